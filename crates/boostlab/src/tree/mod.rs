@@ -1,0 +1,241 @@
+//! The one weak learner: a histogram-based, best-first domain-partitioning tree (SPEC §2.1–2.3).
+//!
+//! The learner sees only per-example statistics — a fixed-width block of non-negative weights,
+//! `(W+, W−)` for binary boosters and `(W+_1, W−_1, ..., W+_k, W−_k)` for the multi-label ones — and
+//! the binned features. It never knows which booster called it. A stump is a tree of two leaves.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Split criterion: the expected Bayes risk of a proper loss, minimised over the leaves (SPEC §2.2).
+///
+/// For statistics of width 2k the criterion is summed over the k labels.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "name")]
+pub enum Criterion {
+    /// Empirical (0/1) risk `2 min(u, 1−u)`: the weighted error of a majority-vote tree.
+    Empirical,
+    /// Gini index `4u(1−u)` (CART).
+    Gini,
+    /// Shannon entropy in nats.
+    Entropy,
+    /// Matusita `2√(u(1−u))`: Schapire–Singer's Z criterion.
+    Matusita,
+    /// Tempered Bayes risk `L^(t)` for `t ∈ [−∞, 2]` (t = 0 Gini, t = 1 Matusita).
+    Tempered {
+        /// The temperature.
+        t: f64,
+    },
+}
+
+impl Criterion {
+    /// The Bayes risk L(u) of this criterion at a positive fraction `u ∈ [0, 1]`.
+    #[inline]
+    pub fn risk(&self, u: f64) -> f64 {
+        if u <= 0.0 || u >= 1.0 {
+            return 0.0;
+        }
+        match *self {
+            Criterion::Empirical => 2.0 * u.min(1.0 - u),
+            Criterion::Gini => 4.0 * u * (1.0 - u),
+            Criterion::Entropy => -u * u.ln() - (1.0 - u) * (1.0 - u).ln(),
+            Criterion::Matusita => 2.0 * (u * (1.0 - u)).sqrt(),
+            Criterion::Tempered { t } => crate::tempered::bayes_risk(u, t),
+        }
+    }
+
+    /// Weighted risk `W·L(W+/W)` of one (W+, W−) pair.
+    #[inline]
+    pub fn cost(&self, wp: f64, wn: f64) -> f64 {
+        let w = wp + wn;
+        if w <= 0.0 {
+            return 0.0;
+        }
+        match *self {
+            // Closed forms avoid a division and keep ties exact.
+            Criterion::Empirical => 2.0 * wp.min(wn),
+            Criterion::Matusita => 2.0 * (wp * wn).sqrt(),
+            _ => w * self.risk(wp / w),
+        }
+    }
+
+    /// Checks the parameter's range.
+    pub fn check(&self) -> Result<()> {
+        if let Criterion::Tempered { t } = *self {
+            if t.is_nan() || t > 2.0 {
+                return Err(Error::param("criterion.t", "a temperature t ≤ 2", t));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Which variant of the tempered leaf value to use (SPEC §2.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum TemperedLink {
+    /// The value that solves boosting's equation at the leaf (bounded by 1/|1−t|). Default.
+    #[default]
+    Optimal,
+    /// What the t-AdaBoost authors' code does: `−L^(t)′(p)`.
+    Canonical,
+}
+
+/// How a leaf turns its statistics `(W+, W−)` into a value (SPEC §2.2, §4.4). Chosen by the booster.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "rule")]
+pub enum LeafRule {
+    /// Sign of the weighted majority, in {−1, +1} (ties give +1).
+    Sign,
+    /// `½ ln((W+ + ε)/(W− + ε))` (Real AdaBoost), capped at ±[`LEAF_CAP`].
+    HalfLogRatio {
+        /// The smoothing ε ≥ 0.
+        eps: f64,
+    },
+    /// The tempered link at `p = W+/(W+ + W−)`.
+    Tempered {
+        /// The temperature.
+        t: f64,
+        /// Which tempered link.
+        link: TemperedLink,
+    },
+}
+
+/// No leaf value exceeds this in absolute value (the t-AdaBoost authors' code caps at ±100 too).
+pub const LEAF_CAP: f64 = 100.0;
+
+impl LeafRule {
+    /// The leaf value of one (W+, W−) pair; always finite, in `[−LEAF_CAP, LEAF_CAP]`.
+    #[inline]
+    pub fn value(&self, wp: f64, wn: f64) -> f64 {
+        let v = match *self {
+            LeafRule::Sign => {
+                if wp >= wn {
+                    1.0
+                } else {
+                    -1.0
+                }
+            }
+            // SPEC §4.4: c = ½ ln((W+ + ε)/(W− + ε)).
+            LeafRule::HalfLogRatio { eps } => 0.5 * ((wp + eps) / (wn + eps)).ln(),
+            LeafRule::Tempered { t, link } => {
+                let w = wp + wn;
+                if w <= 0.0 {
+                    0.0
+                } else {
+                    let p = wp / w;
+                    match link {
+                        TemperedLink::Optimal => crate::tempered::link_optimal(p, t),
+                        TemperedLink::Canonical => crate::tempered::link_canonical(p, t),
+                    }
+                }
+            }
+        };
+        if v.is_nan() {
+            0.0
+        } else {
+            v.clamp(-LEAF_CAP, LEAF_CAP)
+        }
+    }
+}
+
+/// The order in which best-first growth picks the next leaf to split (SPEC §2.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum GrowOrder {
+    /// Largest total weight first (the t-AdaBoost paper's wording). Default.
+    #[default]
+    Weight,
+    /// Most training examples first, ties to the most recently created leaf (the authors' code).
+    Count,
+    /// Largest criterion decrease first (LightGBM's leaf-wise growth).
+    Gain,
+}
+
+/// Whether a split may create a leaf that holds weight of one class only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum PureLeaves {
+    /// Pure leaves are allowed (their values are smoothed or capped). Default.
+    #[default]
+    Allow,
+    /// A split is admissible only if both children hold positive weight of both classes (of every
+    /// label), as in the t-AdaBoost experiments.
+    Forbid,
+}
+
+/// Parameters of the tree learner.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TreeParams {
+    /// Maximum number of leaves. By default 2 (a stump); valid range ≥ 2.
+    pub max_leaves: usize,
+    /// Maximum number of nodes (internal + leaves); overrides `max_leaves` with ⌊(K+1)/2⌋ leaves
+    /// ("size 15" = 8 leaves). By default unset; valid range ≥ 3.
+    pub max_nodes: Option<usize>,
+    /// Maximum depth (root = depth 0). By default unlimited; valid range ≥ 1.
+    pub max_depth: Option<usize>,
+    /// Minimum total weight (sum of the statistics block) in each child. By default 0 (a child must
+    /// only have positive weight); valid range ≥ 0.
+    pub min_leaf_weight: f64,
+    /// Leaf selection order for best-first growth. By default `weight`.
+    pub grow_order: GrowOrder,
+    /// Split criterion. By default chosen by the booster (`None`).
+    pub criterion: Option<Criterion>,
+    /// Pure-leaf policy. By default `allow`.
+    pub pure_leaves: PureLeaves,
+    /// Evaluate at most this many (feature, threshold) candidates per node, a seeded random subset.
+    /// By default unlimited; valid range ≥ 1.
+    pub max_split_candidates: Option<usize>,
+}
+
+impl Default for TreeParams {
+    fn default() -> Self {
+        TreeParams {
+            max_leaves: 2,
+            max_nodes: None,
+            max_depth: None,
+            min_leaf_weight: 0.0,
+            grow_order: GrowOrder::Weight,
+            criterion: None,
+            pure_leaves: PureLeaves::Allow,
+            max_split_candidates: None,
+        }
+    }
+}
+
+impl TreeParams {
+    /// Validates every field.
+    pub fn check(&self) -> Result<()> {
+        if self.max_leaves < 2 {
+            return Err(Error::param("max_leaves", "an integer ≥ 2", self.max_leaves));
+        }
+        if let Some(k) = self.max_nodes {
+            if k < 3 {
+                return Err(Error::param("max_nodes", "an integer ≥ 3", k));
+            }
+        }
+        if self.max_depth == Some(0) {
+            return Err(Error::param("max_depth", "an integer ≥ 1", 0));
+        }
+        if !(self.min_leaf_weight >= 0.0 && self.min_leaf_weight.is_finite()) {
+            return Err(Error::param("min_leaf_weight", "a finite number ≥ 0", self.min_leaf_weight));
+        }
+        if self.max_split_candidates == Some(0) {
+            return Err(Error::param("max_split_candidates", "an integer ≥ 1", 0));
+        }
+        if let Some(c) = &self.criterion {
+            c.check()?;
+        }
+        Ok(())
+    }
+
+    /// The effective leaf limit.
+    pub fn leaf_limit(&self) -> usize {
+        match self.max_nodes {
+            Some(k) => (k + 1) / 2,
+            None => self.max_leaves,
+        }
+    }
+}

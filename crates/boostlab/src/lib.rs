@@ -2,8 +2,13 @@
 #![deny(missing_docs)]
 
 pub mod boost;
+pub mod data;
 pub mod error;
+pub mod model;
 pub mod tempered;
 pub mod tree;
 
+pub use boost::driver::{fit, fit_with, Algorithm, BoostParams, RoundRecord};
+pub use data::{Dataset, Features, Target};
 pub use error::{Error, Result};
+pub use model::Ensemble;

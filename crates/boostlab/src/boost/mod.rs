@@ -4,6 +4,9 @@
 //!
 //! Boosters never see histograms, and the tree learner never sees what the weights mean.
 
+pub mod adaboost;
+pub mod driver;
+
 use std::collections::BTreeMap;
 
 use crate::error::Result;

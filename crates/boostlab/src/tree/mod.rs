@@ -4,6 +4,13 @@
 //! `(W+, W−)` for binary boosters and `(W+_1, W−_1, ..., W+_k, W−_k)` for the multi-label ones — and
 //! the binned features. It never knows which booster called it. A stump is a tree of two leaves.
 
+mod grower;
+#[allow(clippy::module_inception)]
+mod tree;
+
+pub use grower::{grow, GrowSpec, Grown};
+pub use tree::{Node, SplitRule, Tree};
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -209,7 +216,11 @@ impl TreeParams {
     /// Validates every field.
     pub fn check(&self) -> Result<()> {
         if self.max_leaves < 2 {
-            return Err(Error::param("max_leaves", "an integer ≥ 2", self.max_leaves));
+            return Err(Error::param(
+                "max_leaves",
+                "an integer ≥ 2",
+                self.max_leaves,
+            ));
         }
         if let Some(k) = self.max_nodes {
             if k < 3 {
@@ -220,7 +231,11 @@ impl TreeParams {
             return Err(Error::param("max_depth", "an integer ≥ 1", 0));
         }
         if !(self.min_leaf_weight >= 0.0 && self.min_leaf_weight.is_finite()) {
-            return Err(Error::param("min_leaf_weight", "a finite number ≥ 0", self.min_leaf_weight));
+            return Err(Error::param(
+                "min_leaf_weight",
+                "a finite number ≥ 0",
+                self.min_leaf_weight,
+            ));
         }
         if self.max_split_candidates == Some(0) {
             return Err(Error::param("max_split_candidates", "an integer ≥ 1", 0));

@@ -1,0 +1,572 @@
+//! Discrete AdaBoost (SPEC §3) and confidence-rated / Real AdaBoost (SPEC §4.1–4.4).
+
+use serde::{Deserialize, Serialize};
+
+use super::{Booster, Diagnostics, Labels, Step};
+use crate::error::{Error, Result};
+use crate::tree::{Criterion, LeafRule};
+
+/// The largest vote a round can get: the discrete α of a learner with weighted error 1e−10
+/// (`½ ln((1 − 1e−10)/1e−10) ≈ 11.51`). A perfect weak learner is kept with this vote and
+/// boosting stops; α is never infinite.
+pub const MAX_ALPHA: f64 = 11.512925464920228;
+
+/// How α is chosen each round (SPEC §3, §4.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AlphaRule {
+    /// Discrete AdaBoost: `α = ½ ln((1 − ε)/ε)` (SPEC §3). For `h ∈ {−1, +1}`.
+    Discrete,
+    /// `α = 1`: the leaf values already minimise Z (Real AdaBoost, SPEC §4.4).
+    One,
+    /// Linear bound on `h/R`, `R = max |h|`: `α = ½ ln((1 + r)/(1 − r))/R` (SPEC §4.2(a)).
+    LinearBound,
+    /// Exact minimiser of `Z(α) = Σ d e^(−α u)` by safeguarded Newton (SPEC §4.2(b)).
+    LineSearch,
+}
+
+/// Parameters of discrete and Real AdaBoost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct AdaBoostParams {
+    /// α rule. By default `discrete` for `adaboost` and `one` for `real-adaboost`.
+    pub alpha: Option<AlphaRule>,
+    /// Smoothing ε of the leaf values `½ ln((W+ + ε)/(W− + ε))` (Real AdaBoost), with weights
+    /// summing to 1. By default `1/(2m)` (Schapire–Singer); valid range ≥ 0 (0 needs
+    /// `pure_leaves = forbid` to avoid capped leaves).
+    pub smoothing: Option<f64>,
+}
+
+impl AdaBoostParams {
+    /// Validates the parameters.
+    pub fn check(&self) -> Result<()> {
+        if let Some(e) = self.smoothing {
+            if !(e.is_finite() && e >= 0.0) {
+                return Err(Error::param("smoothing", "a finite number ≥ 0", e));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Discrete (sign leaves) or Real (smoothed half log-ratio leaves) AdaBoost.
+#[derive(Debug, Clone)]
+pub struct AdaBoost {
+    y: Vec<f64>,
+    d: Vec<f64>,
+    scores: Vec<f64>,
+    leaf_rule: LeafRule,
+    criterion: Criterion,
+    alpha: AlphaRule,
+    log_bound: f64,
+    u: Vec<f64>,
+}
+
+/// Weighted training error of scores (a score of 0 predicts the negative class).
+pub(crate) fn error_rate(y: &[f64], scores: &[f64]) -> f64 {
+    let wrong = y
+        .iter()
+        .zip(scores)
+        .filter(|(y, s)| (**s > 0.0) != (**y > 0.0))
+        .count();
+    wrong as f64 / y.len().max(1) as f64
+}
+
+/// Initial distribution: uniform, or proportional to the sample weights.
+pub(crate) fn initial_weights(n: usize, sample_weight: Option<&[f64]>) -> Vec<f64> {
+    match sample_weight {
+        Some(w) => {
+            let s: f64 = w.iter().sum();
+            w.iter().map(|x| x / s).collect()
+        }
+        None => vec![1.0 / n as f64; n],
+    }
+}
+
+impl AdaBoost {
+    /// Discrete AdaBoost: sign leaves, empirical-risk splits (weighted error), `α` by `rule`
+    /// (default [`AlphaRule::Discrete`]).
+    pub fn discrete(labels: Labels<'_>, rule: Option<AlphaRule>) -> Result<Self> {
+        Self::new(
+            labels,
+            LeafRule::Sign,
+            Criterion::Empirical,
+            rule.unwrap_or(AlphaRule::Discrete),
+        )
+    }
+
+    /// Real AdaBoost: Matusita (Z) splits, smoothed half log-ratio leaves, `α` by `rule`
+    /// (default [`AlphaRule::One`]).
+    pub fn real(labels: Labels<'_>, params: &AdaBoostParams) -> Result<Self> {
+        let eps = params.smoothing.unwrap_or(1.0 / (2.0 * labels.n as f64));
+        Self::new(
+            labels,
+            LeafRule::HalfLogRatio { eps },
+            Criterion::Matusita,
+            params.alpha.unwrap_or(AlphaRule::One),
+        )
+    }
+
+    fn new(
+        labels: Labels<'_>,
+        leaf_rule: LeafRule,
+        criterion: Criterion,
+        alpha: AlphaRule,
+    ) -> Result<Self> {
+        if labels.k != 1 {
+            return Err(Error::InvalidData(format!(
+                "binary AdaBoost needs two classes, the data have {} (use adaboost-mh)",
+                labels.k
+            )));
+        }
+        if alpha == AlphaRule::Discrete && leaf_rule != LeafRule::Sign {
+            return Err(Error::param(
+                "alpha",
+                "one, linear-bound or line-search for real-valued leaves",
+                "discrete",
+            ));
+        }
+        let n = labels.n;
+        Ok(AdaBoost {
+            y: labels.y.to_vec(),
+            d: initial_weights(n, labels.sample_weight),
+            scores: vec![0.0; n],
+            leaf_rule,
+            criterion,
+            alpha,
+            log_bound: 0.0,
+            u: vec![0.0; n],
+        })
+    }
+
+    /// The current distribution d_t.
+    pub fn weights(&self) -> &[f64] {
+        &self.d
+    }
+}
+
+/// Exact minimiser of `Z(α) = Σ d_i e^(−α u_i)` (SPEC §4.2(b)), or `None` when the non-zero
+/// `u` share a sign (α unbounded). Safeguarded Newton on `Z'(α) = 0`, relative tolerance 1e−12.
+pub fn line_search_alpha(d: &[f64], u: &[f64]) -> Option<f64> {
+    let pos = d.iter().zip(u).any(|(d, u)| *d > 0.0 && *u > 0.0);
+    let neg = d.iter().zip(u).any(|(d, u)| *d > 0.0 && *u < 0.0);
+    if !(pos && neg) {
+        return None;
+    }
+    // g(α) = Z'(α)/scale, computed with a shift so that no exponential overflows.
+    let deriv = |a: f64| -> (f64, f64) {
+        let shift = u.iter().map(|u| -a * u).fold(f64::NEG_INFINITY, f64::max);
+        let (mut g, mut h) = (0.0, 0.0);
+        for (d, u) in d.iter().zip(u) {
+            let e = d * (-a * u - shift).exp();
+            g -= u * e;
+            h += u * u * e;
+        }
+        (g, h)
+    };
+    let (g0, _) = deriv(0.0);
+    if g0 == 0.0 {
+        return Some(0.0);
+    }
+    let dir = if g0 < 0.0 { 1.0 } else { -1.0 };
+    // Bracket the root between lo and hi (in the direction of descent).
+    let (mut lo, mut hi) = (0.0f64, dir);
+    let mut steps = 0;
+    while deriv(hi).0 * dir < 0.0 {
+        lo = hi;
+        hi *= 2.0;
+        steps += 1;
+        if steps > 60 {
+            return None;
+        }
+    }
+    let mut a = (lo + hi) / 2.0;
+    for _ in 0..200 {
+        let (g, h) = deriv(a);
+        if g == 0.0 {
+            return Some(a);
+        }
+        if g * dir < 0.0 {
+            lo = a;
+        } else {
+            hi = a;
+        }
+        let newton = a - g / h;
+        let next = if h > 0.0 && (newton - lo) * (newton - hi) < 0.0 {
+            newton
+        } else {
+            (lo + hi) / 2.0
+        };
+        if (next - a).abs() <= 1e-12 * a.abs().max(1e-300) {
+            return Some(next);
+        }
+        a = next;
+    }
+    Some(a)
+}
+
+impl Booster for AdaBoost {
+    fn stat_width(&self) -> usize {
+        2
+    }
+
+    fn default_criterion(&self) -> Criterion {
+        self.criterion
+    }
+
+    fn leaf_rule(&self) -> LeafRule {
+        self.leaf_rule
+    }
+
+    fn statistics(&self, stats: &mut [f64]) {
+        for ((s, &y), &d) in stats.chunks_exact_mut(2).zip(&self.y).zip(&self.d) {
+            if y > 0.0 {
+                s[0] = d;
+                s[1] = 0.0;
+            } else {
+                s[0] = 0.0;
+                s[1] = d;
+            }
+        }
+    }
+
+    fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
+        for ((u, y), h) in self.u.iter_mut().zip(&self.y).zip(h) {
+            *u = y * h;
+        }
+        let (d, u) = (&self.d, &self.u);
+        // SPEC §3: ε = Σ d [y ≠ f(x)]; r = Σ d u.
+        let eps: f64 = d
+            .iter()
+            .zip(u)
+            .filter(|(_, u)| **u < 0.0)
+            .map(|(d, _)| d)
+            .sum();
+        let r: f64 = d.iter().zip(u).map(|(d, u)| d * u).sum();
+        let rmax = u.iter().fold(0.0f64, |m, u| m.max(u.abs()));
+        diag.insert("epsilon", eps);
+        diag.insert("r", r);
+        if rmax == 0.0 {
+            return Ok(Step::Stop {
+                reason: "the weak hypothesis is zero everywhere".into(),
+            });
+        }
+        let mut stop: Option<String> = None;
+        let alpha = match self.alpha {
+            AlphaRule::Discrete => {
+                if eps >= 0.5 {
+                    return Ok(Step::Stop {
+                        reason: format!("weighted error ε = {eps:.6} ≥ ½: no better than chance"),
+                    });
+                }
+                if eps <= 0.0 {
+                    stop = Some("perfect weak learner (ε = 0)".into());
+                    MAX_ALPHA
+                } else {
+                    // SPEC §3: α = ½ ln((1 − ε)/ε).
+                    (0.5 * ((1.0 - eps) / eps).ln()).min(MAX_ALPHA)
+                }
+            }
+            AlphaRule::One => 1.0,
+            AlphaRule::LinearBound => {
+                // SPEC §4.2(a) on h/R: α' = ½ ln((1 + r')/(1 − r')), r' = r/R; vote α'/R.
+                let rr = r / rmax;
+                if rr <= 0.0 {
+                    return Ok(Step::Stop {
+                        reason: format!("edge r = {rr:.6} ≤ 0: no better than chance"),
+                    });
+                }
+                let a = if rr >= 1.0 {
+                    stop = Some("perfect weak learner (r = 1)".into());
+                    MAX_ALPHA
+                } else {
+                    (0.5 * ((1.0 + rr) / (1.0 - rr)).ln()).min(MAX_ALPHA)
+                };
+                a / rmax
+            }
+            AlphaRule::LineSearch => {
+                match line_search_alpha(d, u) {
+                    Some(a) if a > 0.0 => a.min(MAX_ALPHA / rmax),
+                    Some(_) => {
+                        return Ok(Step::Stop {
+                            reason: "the exact α is ≤ 0: no better than chance".into(),
+                        })
+                    }
+                    None => {
+                        if r > 0.0 {
+                            stop = Some("perfect weak learner: every non-zero edge is positive, α unbounded".into());
+                            MAX_ALPHA / rmax
+                        } else {
+                            return Ok(Step::Stop {
+                                reason: "every non-zero edge is negative".into(),
+                            });
+                        }
+                    }
+                }
+            }
+        };
+        // SPEC §3/§4.1: d_{t+1} = d_t e^(−α u) / Z_t.
+        let mut z = 0.0;
+        for (d, u) in self.d.iter_mut().zip(&self.u) {
+            *d *= (-alpha * u).exp();
+            z += *d;
+        }
+        if !(z.is_finite() && z > 0.0) {
+            return Err(Error::Numerical(format!(
+                "normaliser Z = {z} after α = {alpha}"
+            )));
+        }
+        for d in &mut self.d {
+            *d /= z;
+        }
+        for (s, h) in self.scores.iter_mut().zip(h) {
+            *s += alpha * h;
+        }
+        self.log_bound += z.ln();
+        diag.insert("alpha", alpha);
+        diag.insert("z", z);
+        diag.insert("bound", self.log_bound.exp());
+        diag.insert("train_error", error_rate(&self.y, &self.scores));
+        Ok(match stop {
+            Some(reason) => Step::AddAndStop { alpha, reason },
+            None => Step::Add { alpha },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::boost::driver::{fit, Algorithm, BoostParams};
+    use crate::data::{Column, Dataset, Features, Target};
+    use crate::tree::{Node, SplitRule};
+
+    /// SPEC §3 golden example: x = 1..10, y = (+,+,+,−,−,−,+,+,+,−).
+    fn golden_data() -> Dataset {
+        let x: Vec<f64> = (1..=10).map(f64::from).collect();
+        let y = vec![1, 1, 1, 0, 0, 0, 1, 1, 1, 0];
+        Dataset::new(
+            Features {
+                names: vec!["x".into()],
+                columns: vec![Column::Numeric(x)],
+            },
+            Some(Target::Classes {
+                y,
+                classes: vec!["-".into(), "+".into()],
+            }),
+            None,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn spec_3_golden_three_rounds() {
+        let data = golden_data();
+        let params = BoostParams {
+            n_estimators: 3,
+            ..Default::default()
+        };
+        let m = fit(&data, &params).unwrap();
+        // Tolerance 5e-5: the SPEC states α to 4 decimals.
+        let want_alpha = [0.4236, 0.6496, 0.7520];
+        let want_eps = [0.3, 0.2143, 0.1818];
+        let want_thr = [3.5, 9.5, 6.5];
+        for t in 0..3 {
+            assert!(
+                (m.alphas[t] - want_alpha[t]).abs() < 5e-5,
+                "round {t}: α = {}",
+                m.alphas[t]
+            );
+            let eps = m.history[t].values["epsilon"];
+            assert!((eps - want_eps[t]).abs() < 5e-5, "round {t}: ε = {eps}");
+            let Node::Split {
+                rule: SplitRule::Numeric { threshold, .. },
+                ..
+            } = &m.trees[t].nodes[0]
+            else {
+                panic!()
+            };
+            assert_eq!(*threshold, want_thr[t]);
+        }
+        // Polarities: rounds 1 and 2 "+1 if x < θ", round 3 "−1 if x < 6.5".
+        assert_eq!(m.trees[0].leaf_values, vec![1.0, -1.0]);
+        assert_eq!(m.trees[1].leaf_values, vec![1.0, -1.0]);
+        assert_eq!(m.trees[2].leaf_values, vec![-1.0, 1.0]);
+        // Exact α of round 1: ½ ln(0.7/0.3).
+        assert!((m.alphas[0] - 0.5 * (0.7f64 / 0.3).ln()).abs() < 1e-12);
+        let s = m.decision_function(&data.features, false).unwrap();
+        let want = [
+            0.321, 0.321, 0.321, -0.526, -0.526, -0.526, 0.978, 0.978, 0.978, -0.321,
+        ];
+        for (a, b) in s.iter().zip(want) {
+            assert!((a - b).abs() < 5e-4, "{s:?}");
+        }
+        assert_eq!(m.history[2].values["train_error"], 0.0);
+    }
+
+    #[test]
+    fn spec_3_round_one_weights() {
+        let data = golden_data();
+        let y: Vec<f64> = vec![1., 1., 1., -1., -1., -1., 1., 1., 1., -1.];
+        let labels = Labels {
+            n: 10,
+            k: 1,
+            y: &y,
+            class: None,
+            sample_weight: None,
+        };
+        let mut b = AdaBoost::discrete(labels, None).unwrap();
+        let h: Vec<f64> = (1..=10).map(|x| if x < 4 { 1.0 } else { -1.0 }).collect();
+        let mut diag = Diagnostics::new();
+        b.step(&h, &mut diag).unwrap();
+        for (i, w) in b.weights().iter().enumerate() {
+            let want = if (7..=9).contains(&(i + 1)) {
+                1.0 / 6.0
+            } else {
+                1.0 / 14.0
+            };
+            assert!((w - want).abs() < 1e-15, "{i}: {w}");
+        }
+        // After the update the learner has weighted error exactly ½.
+        let err: f64 = b
+            .weights()
+            .iter()
+            .zip(&y)
+            .zip(&h)
+            .filter(|((_, y), h)| **y != **h)
+            .map(|((w, _), _)| w)
+            .sum();
+        assert!((err - 0.5).abs() < 1e-15);
+        let _ = data;
+    }
+
+    fn random_data(seed: u64, n: usize) -> Dataset {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let mut cols = vec![Vec::new(); 3];
+        let mut y = Vec::new();
+        for _ in 0..n {
+            let x: Vec<f64> = (0..3).map(|_| rng.gen_range(-1.0..1.0)).collect();
+            let noise: f64 = rng.gen_range(-0.5..0.5);
+            y.push(u32::from(x[0] + 0.5 * x[1] * x[2] + noise > 0.0));
+            for (c, v) in cols.iter_mut().zip(x) {
+                c.push((v * 20.0f64).round() / 20.0);
+            }
+        }
+        Dataset::new(
+            Features {
+                names: vec!["a".into(), "b".into(), "c".into()],
+                columns: cols.into_iter().map(Column::Numeric).collect(),
+            },
+            Some(Target::Classes {
+                y,
+                classes: vec!["0".into(), "1".into()],
+            }),
+            None,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn training_error_is_bounded_by_product_of_z() {
+        for seed in 0..5 {
+            let data = random_data(seed, 300);
+            for algo in [Algorithm::AdaBoost, Algorithm::RealAdaBoost] {
+                let mut p = BoostParams {
+                    algorithm: algo,
+                    n_estimators: 30,
+                    ..Default::default()
+                };
+                p.tree.max_leaves = 4;
+                let m = fit(&data, &p).unwrap();
+                for r in &m.history {
+                    assert!(
+                        r.values["train_error"] <= r.values["bound"] + 1e-12,
+                        "{algo:?} seed {seed} round {}",
+                        r.round
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn alpha_rules_coincide_on_discrete_hypotheses() {
+        let data = random_data(7, 200);
+        let mut alphas = Vec::new();
+        for rule in [
+            AlphaRule::Discrete,
+            AlphaRule::LinearBound,
+            AlphaRule::LineSearch,
+        ] {
+            let mut p = BoostParams {
+                n_estimators: 10,
+                ..Default::default()
+            };
+            p.adaboost.alpha = Some(rule);
+            alphas.push(fit(&data, &p).unwrap().alphas);
+        }
+        for t in 0..10 {
+            assert!((alphas[0][t] - alphas[1][t]).abs() < 1e-12);
+            assert!(
+                (alphas[0][t] - alphas[2][t]).abs() < 1e-9,
+                "{} vs {}",
+                alphas[0][t],
+                alphas[2][t]
+            );
+        }
+    }
+
+    #[test]
+    fn line_search_makes_h_uncorrelated_with_the_new_weights() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for _ in 0..50 {
+            let n = 40;
+            let mut d: Vec<f64> = (0..n).map(|_| rng.gen_range(0.01..1.0)).collect();
+            let s: f64 = d.iter().sum();
+            d.iter_mut().for_each(|x| *x /= s);
+            let u: Vec<f64> = (0..n).map(|_| rng.gen_range(-2.0..3.0)).collect();
+            let a = line_search_alpha(&d, &u).unwrap();
+            // SPEC §4.2(b): at the optimum Σ d_{t+1}(i) u_i = 0.
+            let w: Vec<f64> = d.iter().zip(&u).map(|(d, u)| d * (-a * u).exp()).collect();
+            let z: f64 = w.iter().sum();
+            let corr: f64 = w.iter().zip(&u).map(|(w, u)| w / z * u).sum();
+            assert!(corr.abs() < 1e-10, "{corr}");
+        }
+        assert_eq!(line_search_alpha(&[0.5, 0.5], &[1.0, 0.0]), None);
+    }
+
+    #[test]
+    fn real_adaboost_line_search_and_linear_bound_run() {
+        let data = random_data(11, 300);
+        for rule in [
+            AlphaRule::One,
+            AlphaRule::LineSearch,
+            AlphaRule::LinearBound,
+        ] {
+            let mut p = BoostParams {
+                algorithm: Algorithm::RealAdaBoost,
+                n_estimators: 20,
+                ..Default::default()
+            };
+            p.tree.max_leaves = 8;
+            p.adaboost.alpha = Some(rule);
+            let m = fit(&data, &p).unwrap();
+            assert!(
+                m.history.last().unwrap().values["train_error"] < 0.2,
+                "{rule:?}"
+            );
+            assert!(m.alphas.iter().all(|a| a.is_finite()));
+        }
+        let mut p = BoostParams {
+            n_estimators: 2,
+            ..Default::default()
+        };
+        p.adaboost.alpha = Some(AlphaRule::One);
+        assert!(fit(&data, &p).is_ok(), "α = 1 on ±1 stumps is allowed");
+        p.algorithm = Algorithm::RealAdaBoost;
+        p.adaboost.alpha = Some(AlphaRule::Discrete);
+        assert!(fit(&data, &p).unwrap_err().to_string().contains("alpha"));
+    }
+}

@@ -1,0 +1,315 @@
+//! The single boosting loop: bin the data once, then each round ask the booster for statistics,
+//! grow a tree on them, hand the tree's training outputs back to the booster, and record α and the
+//! round's diagnostics.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::adaboost::{AdaBoost, AdaBoostParams};
+use super::{Booster, Diagnostics, Labels, Step};
+use crate::data::{BinMapper, Dataset, Target};
+use crate::error::{Error, Result};
+use crate::model::{Ensemble, Schema, Task};
+use crate::tree::{grow, GrowSpec, TreeParams};
+
+/// The boosting algorithm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Algorithm {
+    /// Discrete AdaBoost (SPEC §3). Default.
+    #[default]
+    #[serde(rename = "adaboost")]
+    AdaBoost,
+    /// Real (confidence-rated, domain-partitioning) AdaBoost (SPEC §4.4).
+    #[serde(rename = "real-adaboost")]
+    RealAdaBoost,
+}
+
+impl Algorithm {
+    /// Every algorithm with its CLI name.
+    pub const ALL: &'static [(&'static str, Algorithm)] = &[
+        ("adaboost", Algorithm::AdaBoost),
+        ("real-adaboost", Algorithm::RealAdaBoost),
+    ];
+
+    /// The CLI / model-file name.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, a)| *a == self)
+            .map_or("?", |(n, _)| n)
+    }
+
+    /// Parses a CLI name.
+    pub fn parse(s: &str) -> Result<Algorithm> {
+        Self::ALL
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, a)| *a)
+            .ok_or_else(|| {
+                Error::param(
+                    "algorithm",
+                    format!(
+                        "one of {:?}",
+                        Self::ALL.iter().map(|p| p.0).collect::<Vec<_>>()
+                    ),
+                    s,
+                )
+            })
+    }
+
+    /// True for the boosters of binary problems.
+    pub fn is_binary(self) -> bool {
+        matches!(self, Algorithm::AdaBoost | Algorithm::RealAdaBoost)
+    }
+}
+
+/// All parameters of a boosting run. Plain data: serialisable, validated by [`BoostParams::check`]
+/// at the start of every fit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BoostParams {
+    /// The algorithm. By default discrete AdaBoost.
+    pub algorithm: Algorithm,
+    /// Number of boosting rounds (trees). By default 100; valid range ≥ 1.
+    pub n_estimators: usize,
+    /// The tree learner's parameters. By default stumps.
+    pub tree: TreeParams,
+    /// Maximum number of value bins per feature. By default 255; valid range 2..=65535.
+    pub max_bins: usize,
+    /// Seed of every random choice (candidate subsampling, random codes, ...). By default 0.
+    pub seed: u64,
+    /// Discrete / Real AdaBoost parameters.
+    pub adaboost: AdaBoostParams,
+}
+
+impl Default for BoostParams {
+    fn default() -> Self {
+        BoostParams {
+            algorithm: Algorithm::AdaBoost,
+            n_estimators: 100,
+            tree: TreeParams::default(),
+            max_bins: 255,
+            seed: 0,
+            adaboost: AdaBoostParams::default(),
+        }
+    }
+}
+
+impl BoostParams {
+    /// Validates every parameter.
+    pub fn check(&self) -> Result<()> {
+        if self.n_estimators == 0 {
+            return Err(Error::param("n_estimators", "an integer ≥ 1", 0));
+        }
+        if !(2..=65535).contains(&self.max_bins) {
+            return Err(Error::param(
+                "max_bins",
+                "an integer in 2..=65535",
+                self.max_bins,
+            ));
+        }
+        self.tree.check()?;
+        self.adaboost.check()?;
+        Ok(())
+    }
+}
+
+/// One round of training, as logged (`--log-json`) and stored in the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundRecord {
+    /// 1-based round number.
+    pub round: usize,
+    /// Diagnostics by name (`alpha`, `z`, `train_error`, ...). Only finite values are kept.
+    #[serde(flatten)]
+    pub values: BTreeMap<String, f64>,
+    /// Why boosting stopped after (or at) this round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+}
+
+/// Training labels in the boosters' form, built from a dataset's target.
+pub(crate) struct OwnedLabels {
+    pub n: usize,
+    pub k: usize,
+    pub y: Vec<f64>,
+    pub class: Option<Vec<u32>>,
+}
+
+impl OwnedLabels {
+    pub fn from_target(target: &Target, binary: bool) -> Result<OwnedLabels> {
+        match target {
+            Target::Classes { y, classes } => {
+                let n = y.len();
+                if binary {
+                    if classes.len() != 2 {
+                        return Err(Error::InvalidData(format!(
+                            "this algorithm needs exactly two classes, the labels have {} ({})",
+                            classes.len(),
+                            classes.join(", ")
+                        )));
+                    }
+                    Ok(OwnedLabels {
+                        n,
+                        k: 1,
+                        y: y.iter().map(|&c| if c == 1 { 1.0 } else { -1.0 }).collect(),
+                        class: Some(y.clone()),
+                    })
+                } else {
+                    let k = classes.len();
+                    let mut m = vec![-1.0; n * k];
+                    for (i, &c) in y.iter().enumerate() {
+                        m[i * k + c as usize] = 1.0;
+                    }
+                    Ok(OwnedLabels {
+                        n,
+                        k,
+                        y: m,
+                        class: Some(y.clone()),
+                    })
+                }
+            }
+            Target::Multilabel { y, labels } => {
+                if binary {
+                    return Err(Error::InvalidData(
+                        "multi-label data need a multi-label algorithm (adaboost-mh, adaboost-mr)"
+                            .into(),
+                    ));
+                }
+                let k = labels.len();
+                Ok(OwnedLabels {
+                    n: y.len() / k,
+                    k,
+                    y: y.iter().map(|&v| if v == 1 { 1.0 } else { -1.0 }).collect(),
+                    class: None,
+                })
+            }
+        }
+    }
+
+    pub fn view<'a>(&'a self, w: Option<&'a [f64]>) -> Labels<'a> {
+        Labels {
+            n: self.n,
+            k: self.k,
+            y: &self.y,
+            class: self.class.as_deref(),
+            sample_weight: w,
+        }
+    }
+}
+
+fn make_booster(params: &BoostParams, labels: Labels<'_>) -> Result<Box<dyn Booster>> {
+    Ok(match params.algorithm {
+        Algorithm::AdaBoost => Box::new(AdaBoost::discrete(labels, params.adaboost.alpha)?),
+        Algorithm::RealAdaBoost => Box::new(AdaBoost::real(labels, &params.adaboost)?),
+    })
+}
+
+/// Trains an ensemble.
+pub fn fit(data: &Dataset, params: &BoostParams) -> Result<Ensemble> {
+    fit_with(data, params, &mut |_| {})
+}
+
+/// Trains an ensemble, calling `on_round` after every round (progress, logs).
+pub fn fit_with(
+    data: &Dataset,
+    params: &BoostParams,
+    on_round: &mut dyn FnMut(&RoundRecord),
+) -> Result<Ensemble> {
+    params.check()?;
+    data.check_trainable()?;
+    let target = data.target()?;
+    let labels = OwnedLabels::from_target(target, params.algorithm.is_binary())?;
+    let weights = data.sample_weight.as_deref();
+    let booster = make_booster(params, labels.view(weights))?;
+    let task = Task::from_target(target);
+    run(data, params, booster, task, on_round)
+}
+
+/// The boosting loop over a ready booster.
+pub(crate) fn run(
+    data: &Dataset,
+    params: &BoostParams,
+    mut booster: Box<dyn Booster>,
+    task: Task,
+    on_round: &mut dyn FnMut(&RoundRecord),
+) -> Result<Ensemble> {
+    let mapper = BinMapper::fit(
+        &data.features,
+        params.max_bins,
+        data.sample_weight.as_deref(),
+    )?;
+    let binned = mapper.transform(&data.features)?;
+    let n = data.n_rows();
+    let width = booster.stat_width();
+    let k = booster.n_outputs();
+    let mut stats = vec![0.0; n * width];
+    let mut h = vec![0.0; n * k];
+    let mut model = Ensemble::new(
+        Schema::from_features(&data.features),
+        task,
+        params.clone(),
+        k,
+    );
+    for round in 1..=params.n_estimators {
+        booster.statistics(&mut stats);
+        let criterion = params
+            .tree
+            .criterion
+            .unwrap_or_else(|| booster.default_criterion());
+        let spec = GrowSpec {
+            params: &params.tree,
+            criterion,
+            leaf_rule: booster.leaf_rule(),
+            seed: params.seed.wrapping_add(round as u64),
+        };
+        let mut grown = grow(&binned, &mapper, &stats, width, &spec)?;
+        booster.finish_leaves(&mut grown.tree.leaf_values);
+        if let Some(v) = grown.tree.leaf_values.iter().find(|v| !v.is_finite()) {
+            return Err(Error::Numerical(format!("round {round}: leaf value {v}")));
+        }
+        for (i, &leaf) in grown.leaf_of_row.iter().enumerate() {
+            let l = leaf as usize;
+            h[i * k..(i + 1) * k].copy_from_slice(&grown.tree.leaf_values[l * k..(l + 1) * k]);
+        }
+        let mut diag = Diagnostics::new();
+        let step = booster.step(&h, &mut diag)?;
+        let (alpha, stop_reason) = match step {
+            Step::Add { alpha } => (Some(alpha), None),
+            Step::AddAndStop { alpha, reason } => (Some(alpha), Some(reason)),
+            Step::Stop { reason } => (None, Some(reason)),
+        };
+        if let Some(a) = alpha {
+            if !a.is_finite() {
+                return Err(Error::Numerical(format!("round {round}: α = {a}")));
+            }
+            model.push(grown.tree, a);
+        }
+        let record = RoundRecord {
+            round,
+            values: diag
+                .into_iter()
+                .filter(|(_, v)| v.is_finite())
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            stop_reason: stop_reason.clone(),
+        };
+        on_round(&record);
+        model.history.push(record);
+        if stop_reason.is_some() {
+            break;
+        }
+    }
+    if model.trees.is_empty() {
+        let reason = model
+            .history
+            .last()
+            .and_then(|r| r.stop_reason.clone())
+            .unwrap_or_default();
+        return Err(Error::InvalidData(format!(
+            "boosting stopped before the first tree: {reason}"
+        )));
+    }
+    Ok(model)
+}

@@ -1,0 +1,494 @@
+//! The trained model: an [`Ensemble`] of weighted trees with the schema of its features, the
+//! task it predicts, its parameters and its training history. Saved as versioned JSON.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::boost::driver::{BoostParams, RoundRecord};
+use crate::data::{Column, Dataset, FeatureKind, Features, Target, MISSING_CODE};
+use crate::error::{Error, Result};
+use crate::tree::Tree;
+
+/// The model-file format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Names, kinds and category levels of the features a model was trained on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Schema {
+    /// Feature names.
+    pub names: Vec<String>,
+    /// Feature kinds.
+    pub kinds: Vec<FeatureKind>,
+    /// Level names of categorical features (`None` for numeric ones).
+    pub levels: Vec<Option<Vec<String>>>,
+}
+
+impl Schema {
+    /// The schema of `features`.
+    pub fn from_features(features: &Features) -> Schema {
+        Schema {
+            names: features.names.clone(),
+            kinds: features.kinds(),
+            levels: features
+                .columns
+                .iter()
+                .map(|c| match c {
+                    Column::Categorical { levels, .. } => Some(levels.clone()),
+                    Column::Numeric(_) => None,
+                })
+                .collect(),
+        }
+    }
+
+    /// Name/kind pairs, to force kinds when reading prediction data.
+    pub fn kinds_by_name(&self) -> Vec<(String, FeatureKind)> {
+        self.names
+            .iter()
+            .cloned()
+            .zip(self.kinds.iter().copied())
+            .collect()
+    }
+}
+
+/// What the model predicts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Task {
+    /// Two classes; `classes[1]` is the positive class (score > 0).
+    Binary {
+        /// Class names `[negative, positive]`.
+        classes: Vec<String>,
+    },
+    /// Single-label multi-class.
+    Multiclass {
+        /// Class names.
+        classes: Vec<String>,
+    },
+    /// Multi-label.
+    Multilabel {
+        /// Label names.
+        labels: Vec<String>,
+    },
+}
+
+impl Task {
+    /// The task of a training target (binary when there are two classes).
+    pub fn from_target(t: &Target) -> Task {
+        match t {
+            Target::Classes { classes, .. } if classes.len() == 2 => Task::Binary {
+                classes: classes.clone(),
+            },
+            Target::Classes { classes, .. } => Task::Multiclass {
+                classes: classes.clone(),
+            },
+            Target::Multilabel { labels, .. } => Task::Multilabel {
+                labels: labels.clone(),
+            },
+        }
+    }
+
+    /// Class or label names.
+    pub fn names(&self) -> &[String] {
+        match self {
+            Task::Binary { classes } | Task::Multiclass { classes } => classes,
+            Task::Multilabel { labels } => labels,
+        }
+    }
+}
+
+/// A trained ensemble `H(x) = Σ_t α_t h_t(x)` (with `n_outputs` scores per example).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ensemble {
+    /// Model-file format version ([`FORMAT_VERSION`]).
+    pub format_version: u32,
+    /// The features the model expects.
+    pub schema: Schema,
+    /// What it predicts.
+    pub task: Task,
+    /// The parameters it was trained with.
+    pub params: BoostParams,
+    /// Scores per example (1 for binary models).
+    pub n_outputs: usize,
+    /// The trees.
+    pub trees: Vec<Tree>,
+    /// Their weights α_t.
+    pub alphas: Vec<f64>,
+    /// Clipping level δ of the clipped model (t-AdaBoost, t < 1): the clipped score is
+    /// `S_t = clip(S_{t−1} + α_t h_t(x), [−δ, δ])`, clipping after every addition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clip: Option<f64>,
+    /// Per-round training diagnostics.
+    pub history: Vec<RoundRecord>,
+}
+
+impl Ensemble {
+    /// An empty ensemble.
+    pub fn new(schema: Schema, task: Task, params: BoostParams, n_outputs: usize) -> Ensemble {
+        Ensemble {
+            format_version: FORMAT_VERSION,
+            schema,
+            task,
+            params,
+            n_outputs,
+            trees: Vec::new(),
+            alphas: Vec::new(),
+            clip: None,
+            history: Vec::new(),
+        }
+    }
+
+    /// Appends a tree with weight α.
+    pub fn push(&mut self, tree: Tree, alpha: f64) {
+        self.trees.push(tree);
+        self.alphas.push(alpha);
+    }
+
+    /// Number of trees.
+    pub fn n_trees(&self) -> usize {
+        self.trees.len()
+    }
+
+    /// Maps `features` onto the model's schema: columns by name when every model feature is
+    /// present, else by position when the counts match; category codes re-mapped by level name
+    /// (unseen levels become missing).
+    pub fn align(&self, features: &Features) -> Result<Vec<Column>> {
+        let s = &self.schema;
+        let by_name = s.names.iter().all(|n| features.names.contains(n));
+        if !by_name && features.n_features() != s.names.len() {
+            return Err(Error::InvalidData(format!(
+                "the data have {} features, the model expects {} ({})",
+                features.n_features(),
+                s.names.len(),
+                s.names.join(", ")
+            )));
+        }
+        let mut out = Vec::with_capacity(s.names.len());
+        for (f, name) in s.names.iter().enumerate() {
+            let j = if by_name {
+                features.names.iter().position(|n| n == name).unwrap_or(f)
+            } else {
+                f
+            };
+            let col = &features.columns[j];
+            out.push(match (s.kinds[f], col) {
+                (FeatureKind::Numeric, Column::Numeric(v)) => Column::Numeric(v.clone()),
+                (FeatureKind::Categorical, Column::Categorical { codes, levels }) => {
+                    let model_levels = s.levels[f].as_deref().unwrap_or(&[]);
+                    let map: Vec<u32> = levels
+                        .iter()
+                        .map(|l| {
+                            model_levels
+                                .iter()
+                                .position(|m| m == l)
+                                .map_or(MISSING_CODE, |p| p as u32)
+                        })
+                        .collect();
+                    Column::Categorical {
+                        codes: codes
+                            .iter()
+                            .map(|&c| {
+                                if c == MISSING_CODE {
+                                    c
+                                } else {
+                                    map[c as usize]
+                                }
+                            })
+                            .collect(),
+                        levels: model_levels.to_vec(),
+                    }
+                }
+                (want, _) => {
+                    return Err(Error::InvalidData(format!(
+                        "feature '{name}' is {} in the data but {} in the model",
+                        if want == FeatureKind::Numeric {
+                            "categorical"
+                        } else {
+                            "numeric"
+                        },
+                        if want == FeatureKind::Numeric {
+                            "numeric"
+                        } else {
+                            "categorical"
+                        },
+                    )))
+                }
+            });
+        }
+        Ok(out)
+    }
+
+    /// Scores of the first `n_rounds` trees (all when `None`) into `out` (`n × n_outputs`,
+    /// row-major); with `clipped`, the clipped model's scores (equal to the linear ones when the
+    /// model has no clipping level).
+    pub fn decision_function_into(
+        &self,
+        columns: &[Column],
+        n_rounds: Option<usize>,
+        clipped: bool,
+        out: &mut [f64],
+    ) -> Result<()> {
+        let n = columns.first().map_or(0, Column::len);
+        let k = self.n_outputs;
+        if out.len() != n * k {
+            return Err(Error::InvalidData(format!(
+                "output buffer of {} for {n} × {k} scores",
+                out.len()
+            )));
+        }
+        out.fill(0.0);
+        let t_max = n_rounds.unwrap_or(self.trees.len()).min(self.trees.len());
+        let clip = if clipped { self.clip } else { None };
+        for (tree, &a) in self.trees[..t_max].iter().zip(&self.alphas) {
+            for i in 0..n {
+                let v = tree.values_of(columns, i);
+                for (o, h) in out[i * k..(i + 1) * k].iter_mut().zip(v) {
+                    *o += a * h;
+                    if let Some(d) = clip {
+                        *o = o.clamp(-d, d);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Scores of every example (`n × n_outputs`).
+    pub fn decision_function(&self, features: &Features, clipped: bool) -> Result<Vec<f64>> {
+        let cols = self.align(features)?;
+        let mut out = vec![0.0; features.n_rows() * self.n_outputs];
+        self.decision_function_into(&cols, None, clipped, &mut out)?;
+        Ok(out)
+    }
+
+    /// Calls `f(round, scores)` after each tree is added (staged scores), `round` 1-based.
+    pub fn for_each_stage(
+        &self,
+        features: &Features,
+        clipped: bool,
+        mut f: impl FnMut(usize, &[f64]),
+    ) -> Result<()> {
+        let cols = self.align(features)?;
+        let n = features.n_rows();
+        let k = self.n_outputs;
+        let clip = if clipped { self.clip } else { None };
+        let mut s = vec![0.0; n * k];
+        for (t, (tree, &a)) in self.trees.iter().zip(&self.alphas).enumerate() {
+            for i in 0..n {
+                let v = tree.values_of(&cols, i);
+                for (o, h) in s[i * k..(i + 1) * k].iter_mut().zip(v) {
+                    *o += a * h;
+                    if let Some(d) = clip {
+                        *o = o.clamp(-d, d);
+                    }
+                }
+            }
+            f(t + 1, &s);
+        }
+        Ok(())
+    }
+
+    /// Predicted class index of each row from its scores (binary: 1 iff score > 0; multi-class:
+    /// the arg-max, ties to the lowest index).
+    pub fn classes_from_scores(&self, scores: &[f64]) -> Vec<u32> {
+        let k = self.n_outputs;
+        match &self.task {
+            Task::Binary { .. } => scores.iter().map(|&s| u32::from(s > 0.0)).collect(),
+            _ => scores
+                .chunks_exact(k)
+                .map(|row| {
+                    let mut best = 0;
+                    for (j, &v) in row.iter().enumerate() {
+                        if v > row[best] {
+                            best = j;
+                        }
+                    }
+                    best as u32
+                })
+                .collect(),
+        }
+    }
+
+    /// Predicted class index of every row.
+    pub fn predict(&self, features: &Features, clipped: bool) -> Result<Vec<u32>> {
+        Ok(self.classes_from_scores(&self.decision_function(features, clipped)?))
+    }
+
+    /// Probability estimates: binary `P(+1|x) = 1/(1 + e^(−2f))` (SPEC §3; boosted scores are not
+    /// calibrated), one column per class (`n × 2`); multi-class: `σ(2 f_ℓ)` normalised over the
+    /// classes; multi-label: `σ(2 f_ℓ)` per label.
+    pub fn predict_proba(&self, features: &Features, clipped: bool) -> Result<Vec<f64>> {
+        let s = self.decision_function(features, clipped)?;
+        Ok(self.proba_from_scores(&s))
+    }
+
+    /// See [`Ensemble::predict_proba`].
+    pub fn proba_from_scores(&self, s: &[f64]) -> Vec<f64> {
+        let sig = |f: f64| 1.0 / (1.0 + (-2.0 * f).exp());
+        match &self.task {
+            Task::Binary { .. } => s.iter().flat_map(|&f| [1.0 - sig(f), sig(f)]).collect(),
+            Task::Multilabel { .. } => s.iter().map(|&f| sig(f)).collect(),
+            Task::Multiclass { .. } => s
+                .chunks_exact(self.n_outputs)
+                .flat_map(|row| {
+                    let p: Vec<f64> = row.iter().map(|&f| sig(f)).collect();
+                    let z: f64 = p.iter().sum();
+                    p.into_iter().map(move |x| x / z)
+                })
+                .collect(),
+        }
+    }
+
+    /// Serialises to JSON.
+    pub fn to_json(&self) -> Result<String> {
+        serde_json::to_string(self).map_err(|e| Error::InvalidModel(e.to_string()))
+    }
+
+    /// Parses and validates a model from JSON.
+    pub fn from_json(text: &str) -> Result<Ensemble> {
+        let v: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| Error::InvalidModel(format!("not valid JSON: {e}")))?;
+        match v.get("format_version").and_then(serde_json::Value::as_u64) {
+            Some(x) if x == u64::from(FORMAT_VERSION) => {}
+            Some(x) => {
+                return Err(Error::InvalidModel(format!(
+                    "format_version {x}; this build reads {FORMAT_VERSION}"
+                )))
+            }
+            None => {
+                return Err(Error::InvalidModel(
+                    "no format_version: not a boostlab model".into(),
+                ))
+            }
+        }
+        let m: Ensemble =
+            serde_json::from_value(v).map_err(|e| Error::InvalidModel(e.to_string()))?;
+        m.validate()?;
+        Ok(m)
+    }
+
+    /// Checks the model's consistency: finite numbers, valid trees, matching lengths.
+    pub fn validate(&self) -> Result<()> {
+        let s = &self.schema;
+        let nf = s.names.len();
+        if s.kinds.len() != nf || s.levels.len() != nf {
+            return Err(Error::InvalidModel("schema lengths differ".into()));
+        }
+        if self.trees.len() != self.alphas.len() {
+            return Err(Error::InvalidModel(format!(
+                "{} trees but {} weights",
+                self.trees.len(),
+                self.alphas.len()
+            )));
+        }
+        if self.n_outputs == 0 {
+            return Err(Error::InvalidModel("n_outputs is 0".into()));
+        }
+        if let Some(a) = self.alphas.iter().find(|a| !a.is_finite()) {
+            return Err(Error::InvalidModel(format!("non-finite tree weight {a}")));
+        }
+        if let Some(d) = self.clip {
+            if !(d.is_finite() && d > 0.0) {
+                return Err(Error::InvalidModel(format!("clipping level {d}")));
+            }
+        }
+        let names_len = self.task.names().len();
+        let expect_outputs_ok = match &self.task {
+            Task::Binary { classes } => classes.len() == 2 && self.n_outputs == 1,
+            _ => names_len >= 2 || matches!(self.task, Task::Multilabel { .. }),
+        };
+        if !expect_outputs_ok {
+            return Err(Error::InvalidModel(
+                "task and n_outputs do not match".into(),
+            ));
+        }
+        for (t, tree) in self.trees.iter().enumerate() {
+            if tree.n_outputs != self.n_outputs {
+                return Err(Error::InvalidModel(format!(
+                    "tree {t} has {} outputs, expected {}",
+                    tree.n_outputs, self.n_outputs
+                )));
+            }
+            tree.validate(nf)
+                .map_err(|e| Error::InvalidModel(format!("tree {t}: {e}")))?;
+            for node in &tree.nodes {
+                if let crate::tree::Node::Split { feature, rule, .. } = node {
+                    let kind = s.kinds[*feature as usize];
+                    let ok = matches!(
+                        (rule, kind),
+                        (crate::tree::SplitRule::Numeric { .. }, FeatureKind::Numeric)
+                            | (
+                                crate::tree::SplitRule::Categorical { .. },
+                                FeatureKind::Categorical
+                            )
+                    );
+                    if !ok {
+                        return Err(Error::InvalidModel(format!(
+                            "tree {t}: split kind does not match feature {feature}"
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the model atomically: to a temporary file beside `path`, flushed, then renamed.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        write_atomic(path.as_ref(), self.to_json()?.as_bytes())
+    }
+
+    /// Reads and validates a model file.
+    pub fn load(path: impl AsRef<Path>) -> Result<Ensemble> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        Ensemble::from_json(&text).map_err(|e| match e {
+            Error::InvalidModel(m) => Error::InvalidModel(format!("{}: {m}", path.display())),
+            other => other,
+        })
+    }
+
+    /// Error rate of the model on a labelled dataset (single-label tasks).
+    pub fn error_rate(&self, data: &Dataset, clipped: bool) -> Result<f64> {
+        let pred = self.predict(&data.features, clipped)?;
+        match data.target()? {
+            Target::Classes { y, classes } => {
+                let names = self.task.names();
+                let wrong = pred
+                    .iter()
+                    .zip(y)
+                    .filter(|(p, y)| names.get(**p as usize) != classes.get(**y as usize))
+                    .count();
+                Ok(wrong as f64 / y.len().max(1) as f64)
+            }
+            Target::Multilabel { .. } => Err(Error::InvalidData(
+                "error rate of multi-label data: use the multi-label metrics".into(),
+            )),
+        }
+    }
+}
+
+/// Writes `bytes` to `path` atomically (temporary file in the same directory, fsync, rename).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    let res = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = res {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Error::io(path, e));
+    }
+    Ok(())
+}

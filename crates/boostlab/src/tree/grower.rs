@@ -84,19 +84,19 @@ pub(crate) fn block_cost(c: &Criterion, s: &[f64]) -> f64 {
     s.chunks_exact(2).map(|p| c.cost(p[0], p[1])).sum()
 }
 
+/// Whether a split into children with sums `l` and `r` is admissible. Weights at or below `tiny`
+/// (a 1e−12 fraction of the node's weight) count as zero, so that rounding residues of sums taken
+/// in different orders never decide admissibility.
 #[inline]
-fn admissible(l: &[f64], r: &[f64], min_w: f64, pure: PureLeaves) -> bool {
+fn admissible(l: &[f64], r: &[f64], min_w: f64, pure: PureLeaves, tiny: f64) -> bool {
     let wl: f64 = l.iter().sum();
     let wr: f64 = r.iter().sum();
-    if !(wl > 0.0 && wr > 0.0 && wl >= min_w && wr >= min_w) {
+    if !(wl > tiny && wr > tiny && wl >= min_w && wr >= min_w) {
         return false;
     }
     match pure {
         PureLeaves::Allow => true,
-        PureLeaves::Forbid => l
-            .chunks_exact(2)
-            .chain(r.chunks_exact(2))
-            .all(|p| p[0] > 0.0 && p[1] > 0.0),
+        PureLeaves::Forbid => l.chunks_exact(2).chain(r.chunks_exact(2)).all(|p| p[0] > tiny && p[1] > tiny),
     }
 }
 
@@ -174,7 +174,7 @@ impl SearchCtx<'_> {
                             left[k] = acc[k] + if missing_left { miss[k] } else { 0.0 };
                             right[k] = total[k] - left[k];
                         }
-                        if !admissible(&left, &right, self.min_w, self.pure) {
+                        if !admissible(&left, &right, self.min_w, self.pure, self.tol) {
                             continue;
                         }
                         let gain = self.parent_cost
@@ -215,7 +215,7 @@ impl SearchCtx<'_> {
                     for k in 0..w {
                         right[k] = total[k] - left[k];
                     }
-                    if !admissible(&left, &right, self.min_w, self.pure) {
+                    if !admissible(&left, &right, self.min_w, self.pure, self.tol) {
                         continue;
                     }
                     let gain = self.parent_cost
@@ -535,10 +535,11 @@ pub fn grow(
             build_histogram(bm, Some(rows), &ordered, width, &mut small);
             let mut big = parent.hist;
             for (b, s) in big.iter_mut().zip(&small) {
-                *b -= s;
-                if *b < 0.0 {
-                    *b = 0.0; // rounding of the subtraction
-                }
+                // When the whole bin went to the small child, the difference of two sums taken
+                // in different orders leaves a rounding residue: make it an exact zero so that an
+                // empty bin stays empty.
+                let d = *b - s;
+                *b = if d <= *b * 1e-12 { 0.0 } else { d };
             }
             if small_left {
                 (small, big)
@@ -630,4 +631,262 @@ pub fn grow(
         leaf_of_row,
         leaf_stats,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{BinMapper, Column, Features, MISSING_CODE};
+    use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+
+    /// Random mixed data: numeric features with ties and missing values, one categorical.
+    fn random_features(seed: u64, n: usize) -> Features {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut columns = Vec::new();
+        for _ in 0..3 {
+            columns.push(Column::Numeric(
+                (0..n).map(|_| if rng.gen_bool(0.1) { f64::NAN } else { f64::from(rng.gen_range(0..12)) }).collect(),
+            ));
+        }
+        columns.push(Column::Categorical {
+            codes: (0..n).map(|_| if rng.gen_bool(0.1) { MISSING_CODE } else { rng.gen_range(0..5) }).collect(),
+            levels: (0..5).map(|i| format!("c{i}")).collect(),
+        });
+        Features { names: (0..4).map(|i| format!("f{i}")).collect(), columns }
+    }
+
+    fn random_stats(seed: u64, n: usize, width: usize) -> Vec<f64> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 77);
+        let mut s = vec![0.0; n * width];
+        for row in s.chunks_exact_mut(2) {
+            let w: f64 = if rng.gen_bool(0.05) { 0.0 } else { rng.gen_range(0.0..1.0) };
+            if rng.gen_bool(0.5) {
+                row[0] = w;
+            } else {
+                row[1] = w;
+            }
+        }
+        s
+    }
+
+    /// naive_* twin of the split search: for every candidate, sums the rows' statistics directly
+    /// (no histograms). Returns (gain, feature, rows going left).
+    fn naive_best_split(
+        bm: &BinnedMatrix,
+        mapper: &BinMapper,
+        rows: &[u32],
+        stats: &[f64],
+        width: usize,
+        crit: &Criterion,
+        pure: PureLeaves,
+    ) -> Option<(f64, usize, Vec<u32>)> {
+        let sum_rows = |pred: &dyn Fn(u32) -> bool| {
+            let mut s = vec![0.0; width];
+            for &r in rows.iter().filter(|r| pred(**r)) {
+                for k in 0..width {
+                    s[k] += stats[r as usize * width + k];
+                }
+            }
+            s
+        };
+        let total = sum_rows(&|_| true);
+        let parent = block_cost(crit, &total);
+        let tol = 1e-12 * total.iter().sum::<f64>();
+        let mut best: Option<(f64, usize, Vec<u32>)> = None;
+        for f in 0..bm.n_features {
+            let nb = bm.n_bins(f);
+            let miss = nb - 1;
+            let weight_of_bin = |b: usize| sum_rows(&|r| bm.bin(r as usize, f) == b).iter().sum::<f64>();
+            let mut partitions: Vec<Vec<bool>> = Vec::new();
+            match &mapper.features[f] {
+                FeatureBins::Numeric { .. } => {
+                    let nonempty: Vec<usize> = (0..miss).filter(|&b| weight_of_bin(b) > 0.0).collect();
+                    let has_missing = weight_of_bin(miss) > 0.0;
+                    for pair in nonempty.windows(2) {
+                        for ml in [false, true] {
+                            if ml && !has_missing {
+                                break;
+                            }
+                            partitions.push((0..nb).map(|b| if b == miss { ml } else { b <= pair[0] }).collect());
+                        }
+                    }
+                }
+                FeatureBins::Categorical { .. } => {
+                    let mut cats: Vec<(f64, usize)> = (0..nb)
+                        .filter(|&b| weight_of_bin(b) > 0.0)
+                        .map(|b| {
+                            let s = sum_rows(&|r| bm.bin(r as usize, f) == b);
+                            (s.iter().step_by(2).sum::<f64>() / s.iter().sum::<f64>(), b)
+                        })
+                        .collect();
+                    cats.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                    for k in 1..cats.len() {
+                        partitions.push((0..nb).map(|b| cats[..k].iter().any(|c| c.1 == b)).collect());
+                    }
+                }
+            }
+            for part in partitions {
+                let l = sum_rows(&|r| part[bm.bin(r as usize, f)]);
+                let rr: Vec<f64> = total.iter().zip(&l).map(|(t, l)| t - l).collect();
+                if !admissible(&l, &rr, 0.0, pure, tol) {
+                    continue;
+                }
+                let gain = parent - block_cost(crit, &l) - block_cost(crit, &rr);
+                if best.as_ref().is_none_or(|b| gain > b.0 + tol) {
+                    let left_rows = rows.iter().copied().filter(|&r| part[bm.bin(r as usize, f)]).collect();
+                    best = Some((gain, f, left_rows));
+                }
+            }
+        }
+        best
+    }
+
+    /// Rows reaching each node of a grown tree, by walking the tree on bins.
+    fn rows_of_node(tree: &Tree, bm: &BinnedMatrix, node: usize) -> Vec<u32> {
+        (0..bm.n_rows as u32)
+            .filter(|&r| {
+                let mut i = 0usize;
+                loop {
+                    if i == node {
+                        return true;
+                    }
+                    match &tree.nodes[i] {
+                        Node::Leaf { .. } => return false,
+                        Node::Split { feature, rule, left, right } => {
+                            let b = bm.bin(r as usize, *feature as usize);
+                            let miss = bm.n_bins(*feature as usize) - 1;
+                            let go_left = match rule {
+                                SplitRule::Numeric { bin_threshold, missing_left, .. } => {
+                                    if b == miss {
+                                        *missing_left
+                                    } else {
+                                        b <= *bin_threshold as usize
+                                    }
+                                }
+                                SplitRule::Categorical { left, missing_left } => {
+                                    if b == miss {
+                                        *missing_left
+                                    } else {
+                                        left.contains(&(b as u32))
+                                    }
+                                }
+                            };
+                            i = if go_left { *left as usize } else { *right as usize };
+                        }
+                    }
+                }
+            })
+            .collect()
+    }
+
+    fn check_against_naive(seed: u64, n: usize, crit: Criterion, pure: PureLeaves, order: GrowOrder, width: usize) {
+        let feats = random_features(seed, n);
+        let mapper = BinMapper::fit(&feats, 255, None).unwrap();
+        let bm = mapper.transform(&feats).unwrap();
+        let stats = if width == 2 {
+            random_stats(seed, n, 2)
+        } else {
+            let a = random_stats(seed, n, 2);
+            let b = random_stats(seed + 1000, n, 2);
+            a.chunks(2).zip(b.chunks(2)).flat_map(|(x, y)| [x[0], x[1], y[0], y[1]]).collect()
+        };
+        let params = TreeParams { max_leaves: 6, pure_leaves: pure, grow_order: order, ..Default::default() };
+        let spec = GrowSpec { params: &params, criterion: crit, leaf_rule: LeafRule::HalfLogRatio { eps: 0.01 }, seed };
+        let g = grow(&bm, &mapper, &stats, width, &spec).unwrap();
+        for (i, node) in g.tree.nodes.iter().enumerate() {
+            let rows = rows_of_node(&g.tree, &bm, i);
+            if let Node::Split { feature, left, .. } = node {
+                let (gain, f, left_rows) = naive_best_split(&bm, &mapper, &rows, &stats, width, &crit, pure).expect("split exists");
+                assert_eq!(*feature as usize, f, "node {i}: gain {gain}");
+                assert_eq!(rows_of_node(&g.tree, &bm, *left as usize), left_rows, "node {i}");
+            }
+        }
+        // Leaves partition the rows and leaf_of_row agrees with walking the tree.
+        for (i, node) in g.tree.nodes.iter().enumerate() {
+            if let Node::Leaf { leaf } = node {
+                for r in rows_of_node(&g.tree, &bm, i) {
+                    assert_eq!(g.leaf_of_row[r as usize], *leaf);
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        #[test]
+        fn histogram_tree_agrees_with_naive_scan(seed in 0u64..10_000, n in 30usize..200) {
+            check_against_naive(seed, n, Criterion::Matusita, PureLeaves::Allow, GrowOrder::Weight, 2);
+            check_against_naive(seed, n, Criterion::Gini, PureLeaves::Forbid, GrowOrder::Count, 2);
+            check_against_naive(seed, n, Criterion::Entropy, PureLeaves::Allow, GrowOrder::Gain, 4);
+        }
+    }
+
+    #[test]
+    fn limits_and_orders() {
+        let feats = random_features(5, 400);
+        let mapper = BinMapper::fit(&feats, 255, None).unwrap();
+        let bm = mapper.transform(&feats).unwrap();
+        let stats = random_stats(5, 400, 2);
+        let mut params = TreeParams { max_nodes: Some(15), ..Default::default() };
+        for order in [GrowOrder::Weight, GrowOrder::Count, GrowOrder::Gain] {
+            params.grow_order = order;
+            let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed: 0 };
+            let g = grow(&bm, &mapper, &stats, 2, &spec).unwrap();
+            assert_eq!(g.tree.n_leaves(), 8, "size 15 = 8 leaves");
+            assert_eq!(g.tree.nodes.len(), 15);
+            g.tree.validate(4).unwrap();
+        }
+        params.max_nodes = None;
+        params.max_leaves = 64;
+        params.max_depth = Some(2);
+        let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed: 0 };
+        assert!(grow(&bm, &mapper, &stats, 2, &spec).unwrap().tree.n_leaves() <= 4);
+    }
+
+    #[test]
+    fn candidate_cap_is_seeded_and_limits_the_search() {
+        let feats = random_features(9, 300);
+        let mapper = BinMapper::fit(&feats, 255, None).unwrap();
+        let bm = mapper.transform(&feats).unwrap();
+        let stats = random_stats(9, 300, 2);
+        let params = TreeParams { max_leaves: 4, max_split_candidates: Some(3), ..Default::default() };
+        let grow_with = |seed| {
+            let spec = GrowSpec { params: &params, criterion: Criterion::Matusita, leaf_rule: LeafRule::Sign, seed };
+            grow(&bm, &mapper, &stats, 2, &spec).unwrap().tree
+        };
+        assert_eq!(grow_with(1), grow_with(1));
+        let differs = (2..20).any(|s| grow_with(s) != grow_with(1));
+        assert!(differs, "different seeds should pick different candidate subsets");
+    }
+
+    #[test]
+    fn bit_identical_across_thread_counts() {
+        let feats = random_features(3, 20_000);
+        let mapper = BinMapper::fit(&feats, 255, None).unwrap();
+        let bm = mapper.transform(&feats).unwrap();
+        let stats = random_stats(3, 20_000, 2);
+        let params = TreeParams { max_leaves: 8, ..Default::default() };
+        let spec = GrowSpec { params: &params, criterion: Criterion::Matusita, leaf_rule: LeafRule::HalfLogRatio { eps: 1e-4 }, seed: 0 };
+        let run = |threads| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| grow(&bm, &mapper, &stats, 2, &spec).unwrap())
+        };
+        let (a, b) = (run(1), run(3));
+        assert_eq!(a.tree, b.tree);
+        assert_eq!(a.leaf_stats.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), b.leaf_stats.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn bad_statistics_are_errors() {
+        let feats = random_features(1, 10);
+        let mapper = BinMapper::fit(&feats, 255, None).unwrap();
+        let bm = mapper.transform(&feats).unwrap();
+        let params = TreeParams::default();
+        let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed: 0 };
+        let mut stats = vec![0.1; 20];
+        stats[3] = f64::NAN;
+        assert!(grow(&bm, &mapper, &stats, 2, &spec).is_err());
+        assert!(grow(&bm, &mapper, &stats[..10], 2, &spec).is_err());
+    }
 }

@@ -1,1 +1,49 @@
-fn main() {}
+//! `boostlab`: train, predict, inspect and cross-validate boosted ensembles from the command line.
+//!
+//! Conversion and presentation only: every algorithm lives in the `boostlab` library.
+
+mod common;
+mod cv;
+mod demo;
+mod predict;
+mod train;
+
+use clap::{Parser, Subcommand};
+
+/// Boosting from the AdaBoost family: discrete, Real, t-AdaBoost, SecBoost, AdaBoost.MH/MO/MR/M2.
+#[derive(Parser)]
+#[command(name = "boostlab", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Train an ensemble on a CSV or LIBSVM file and save it as a JSON model.
+    Train(train::TrainArgs),
+    /// Predict with a saved model (reports accuracy when the data have labels).
+    Predict(predict::PredictArgs),
+    /// Describe a saved model.
+    Inspect(predict::InspectArgs),
+    /// Stratified k-fold cross-validation.
+    Cv(cv::CvArgs),
+    /// Train AdaBoost and Real AdaBoost on an embedded dataset (red wine quality ≥ 6) and print
+    /// their test accuracy. Needs no files.
+    Demo(demo::DemoArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let res = match cli.command {
+        Command::Train(a) => train::run(a),
+        Command::Predict(a) => predict::run(a),
+        Command::Inspect(a) => predict::inspect(a),
+        Command::Cv(a) => cv::run(a),
+        Command::Demo(a) => demo::run(a),
+    };
+    if let Err(e) = res {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}

@@ -121,6 +121,11 @@ pub struct Ensemble {
     pub clip: Option<f64>,
     /// Per-round training diagnostics.
     pub history: Vec<RoundRecord>,
+    /// How the training file's label column(s) were named (the CLI's `--label` / `--labels`
+    /// syntax: `NAME`, `A,B,C` or `PREFIX*`), so that `predict` finds them in a file of the same
+    /// layout. Informational; not used by the library.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_columns: Option<String>,
 }
 
 impl Ensemble {
@@ -136,6 +141,7 @@ impl Ensemble {
             alphas: Vec::new(),
             clip: None,
             history: Vec::new(),
+            target_columns: None,
         }
     }
 
@@ -338,6 +344,67 @@ impl Ensemble {
                 })
                 .collect(),
         }
+    }
+
+    /// Names of the score columns (class or label names; one unnamed score for binary models).
+    pub fn output_names(&self) -> Vec<String> {
+        if self.n_outputs == 1 {
+            return vec!["score".into()];
+        }
+        let names = self.task.names();
+        if names.len() == self.n_outputs {
+            names.to_vec()
+        } else {
+            (0..self.n_outputs).map(|j| format!("code{j}")).collect()
+        }
+    }
+
+    /// Predicted label of each row as text: the class name, or for multi-label models the
+    /// labels with a positive score joined by `;`.
+    pub fn predict_labels_from_scores(&self, scores: &[f64]) -> Vec<String> {
+        let names = self.task.names();
+        match &self.task {
+            Task::Multilabel { labels } => scores
+                .chunks_exact(self.n_outputs)
+                .map(|row| {
+                    labels
+                        .iter()
+                        .zip(row)
+                        .filter(|(_, f)| **f > 0.0)
+                        .map(|(l, _)| l.as_str())
+                        .collect::<Vec<_>>()
+                        .join(";")
+                })
+                .collect(),
+            _ => self
+                .classes_from_scores(scores)
+                .into_iter()
+                .map(|c| names[c as usize].clone())
+                .collect(),
+        }
+    }
+
+    /// Multi-label metrics of the model on labelled multi-label data (name, value).
+    pub fn label_metrics(&self, data: &Dataset, clipped: bool) -> Result<Vec<(&'static str, f64)>> {
+        let Target::Multilabel { y, labels } = data.target()? else {
+            return Err(Error::InvalidData(
+                "label metrics need multi-label data".into(),
+            ));
+        };
+        let k = labels.len();
+        if k != self.n_outputs {
+            return Err(Error::InvalidData(format!(
+                "{k} labels in the data, the model predicts {}",
+                self.n_outputs
+            )));
+        }
+        let s = self.decision_function(&data.features, clipped)?;
+        let wrong = y
+            .iter()
+            .zip(&s)
+            .filter(|(y, f)| (**y == 1) != (**f > 0.0))
+            .count();
+        Ok(vec![("hamming_loss", wrong as f64 / y.len().max(1) as f64)])
     }
 
     /// Serialises to JSON.

@@ -506,14 +506,9 @@ mod tests {
             p.adaboost.alpha = Some(rule);
             alphas.push(fit(&data, &p).unwrap().alphas);
         }
-        for t in 0..10 {
-            assert!((alphas[0][t] - alphas[1][t]).abs() < 1e-12);
-            assert!(
-                (alphas[0][t] - alphas[2][t]).abs() < 1e-9,
-                "{} vs {}",
-                alphas[0][t],
-                alphas[2][t]
-            );
+        for ((a, b), c) in alphas[0].iter().zip(&alphas[1]).zip(&alphas[2]) {
+            assert!((a - b).abs() < 1e-12);
+            assert!((a - c).abs() < 1e-9, "{a} vs {c}");
         }
     }
 

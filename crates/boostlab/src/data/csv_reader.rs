@@ -48,6 +48,34 @@ fn is_missing(s: &str) -> bool {
     matches!(s, "" | "?" | "NA" | "na" | "NaN" | "nan" | "NAN" | "N/A")
 }
 
+/// The column names of a CSV file's header.
+pub fn csv_header(path: impl AsRef<Path>) -> Result<Vec<String>> {
+    let path = path.as_ref();
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(file);
+    match rdr.records().next() {
+        Some(Ok(r)) => Ok(r
+            .iter()
+            .map(|h| h.trim_start_matches('\u{feff}').trim().to_string())
+            .collect()),
+        Some(Err(e)) => Err(Error::Parse {
+            file: path.display().to_string(),
+            line: 1,
+            column: None,
+            message: e.to_string(),
+        }),
+        None => Err(Error::Parse {
+            file: path.display().to_string(),
+            line: 1,
+            column: None,
+            message: "empty file: no header row".into(),
+        }),
+    }
+}
+
 /// Reads a CSV file with a header.
 pub fn read_csv(path: impl AsRef<Path>, opts: &CsvOptions) -> Result<Dataset> {
     let path = path.as_ref();

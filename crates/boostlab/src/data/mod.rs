@@ -9,7 +9,7 @@ mod csv_reader;
 mod libsvm;
 
 pub use binning::{BinData, BinMapper, BinnedMatrix, FeatureBins};
-pub use csv_reader::{read_csv, read_csv_from, CsvOptions, LabelSelector};
+pub use csv_reader::{csv_header, read_csv, read_csv_from, CsvOptions, LabelSelector};
 pub use libsvm::{read_libsvm, read_libsvm_from, LibsvmOptions};
 
 use serde::{Deserialize, Serialize};

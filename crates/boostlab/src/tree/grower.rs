@@ -96,7 +96,10 @@ fn admissible(l: &[f64], r: &[f64], min_w: f64, pure: PureLeaves, tiny: f64) -> 
     }
     match pure {
         PureLeaves::Allow => true,
-        PureLeaves::Forbid => l.chunks_exact(2).chain(r.chunks_exact(2)).all(|p| p[0] > tiny && p[1] > tiny),
+        PureLeaves::Forbid => l
+            .chunks_exact(2)
+            .chain(r.chunks_exact(2))
+            .all(|p| p[0] > tiny && p[1] > tiny),
     }
 }
 
@@ -646,21 +649,44 @@ mod tests {
         let mut columns = Vec::new();
         for _ in 0..3 {
             columns.push(Column::Numeric(
-                (0..n).map(|_| if rng.gen_bool(0.1) { f64::NAN } else { f64::from(rng.gen_range(0..12)) }).collect(),
+                (0..n)
+                    .map(|_| {
+                        if rng.gen_bool(0.1) {
+                            f64::NAN
+                        } else {
+                            f64::from(rng.gen_range(0..12))
+                        }
+                    })
+                    .collect(),
             ));
         }
         columns.push(Column::Categorical {
-            codes: (0..n).map(|_| if rng.gen_bool(0.1) { MISSING_CODE } else { rng.gen_range(0..5) }).collect(),
+            codes: (0..n)
+                .map(|_| {
+                    if rng.gen_bool(0.1) {
+                        MISSING_CODE
+                    } else {
+                        rng.gen_range(0..5)
+                    }
+                })
+                .collect(),
             levels: (0..5).map(|i| format!("c{i}")).collect(),
         });
-        Features { names: (0..4).map(|i| format!("f{i}")).collect(), columns }
+        Features {
+            names: (0..4).map(|i| format!("f{i}")).collect(),
+            columns,
+        }
     }
 
     fn random_stats(seed: u64, n: usize, width: usize) -> Vec<f64> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 77);
         let mut s = vec![0.0; n * width];
         for row in s.chunks_exact_mut(2) {
-            let w: f64 = if rng.gen_bool(0.05) { 0.0 } else { rng.gen_range(0.0..1.0) };
+            let w: f64 = if rng.gen_bool(0.05) {
+                0.0
+            } else {
+                rng.gen_range(0.0..1.0)
+            };
             if rng.gen_bool(0.5) {
                 row[0] = w;
             } else {
@@ -697,18 +723,27 @@ mod tests {
         for f in 0..bm.n_features {
             let nb = bm.n_bins(f);
             let miss = nb - 1;
-            let weight_of_bin = |b: usize| sum_rows(&|r| bm.bin(r as usize, f) == b).iter().sum::<f64>();
+            let weight_of_bin = |b: usize| {
+                sum_rows(&|r| bm.bin(r as usize, f) == b)
+                    .iter()
+                    .sum::<f64>()
+            };
             let mut partitions: Vec<Vec<bool>> = Vec::new();
             match &mapper.features[f] {
                 FeatureBins::Numeric { .. } => {
-                    let nonempty: Vec<usize> = (0..miss).filter(|&b| weight_of_bin(b) > 0.0).collect();
+                    let nonempty: Vec<usize> =
+                        (0..miss).filter(|&b| weight_of_bin(b) > 0.0).collect();
                     let has_missing = weight_of_bin(miss) > 0.0;
                     for pair in nonempty.windows(2) {
                         for ml in [false, true] {
                             if ml && !has_missing {
                                 break;
                             }
-                            partitions.push((0..nb).map(|b| if b == miss { ml } else { b <= pair[0] }).collect());
+                            partitions.push(
+                                (0..nb)
+                                    .map(|b| if b == miss { ml } else { b <= pair[0] })
+                                    .collect(),
+                            );
                         }
                     }
                 }
@@ -722,7 +757,11 @@ mod tests {
                         .collect();
                     cats.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
                     for k in 1..cats.len() {
-                        partitions.push((0..nb).map(|b| cats[..k].iter().any(|c| c.1 == b)).collect());
+                        partitions.push(
+                            (0..nb)
+                                .map(|b| cats[..k].iter().any(|c| c.1 == b))
+                                .collect(),
+                        );
                     }
                 }
             }
@@ -734,7 +773,11 @@ mod tests {
                 }
                 let gain = parent - block_cost(crit, &l) - block_cost(crit, &rr);
                 if best.as_ref().is_none_or(|b| gain > b.0 + tol) {
-                    let left_rows = rows.iter().copied().filter(|&r| part[bm.bin(r as usize, f)]).collect();
+                    let left_rows = rows
+                        .iter()
+                        .copied()
+                        .filter(|&r| part[bm.bin(r as usize, f)])
+                        .collect();
                     best = Some((gain, f, left_rows));
                 }
             }
@@ -753,11 +796,20 @@ mod tests {
                     }
                     match &tree.nodes[i] {
                         Node::Leaf { .. } => return false,
-                        Node::Split { feature, rule, left, right } => {
+                        Node::Split {
+                            feature,
+                            rule,
+                            left,
+                            right,
+                        } => {
                             let b = bm.bin(r as usize, *feature as usize);
                             let miss = bm.n_bins(*feature as usize) - 1;
                             let go_left = match rule {
-                                SplitRule::Numeric { bin_threshold, missing_left, .. } => {
+                                SplitRule::Numeric {
+                                    bin_threshold,
+                                    missing_left,
+                                    ..
+                                } => {
                                     if b == miss {
                                         *missing_left
                                     } else {
@@ -772,7 +824,11 @@ mod tests {
                                     }
                                 }
                             };
-                            i = if go_left { *left as usize } else { *right as usize };
+                            i = if go_left {
+                                *left as usize
+                            } else {
+                                *right as usize
+                            };
                         }
                     }
                 }
@@ -780,7 +836,14 @@ mod tests {
             .collect()
     }
 
-    fn check_against_naive(seed: u64, n: usize, crit: Criterion, pure: PureLeaves, order: GrowOrder, width: usize) {
+    fn check_against_naive(
+        seed: u64,
+        n: usize,
+        crit: Criterion,
+        pure: PureLeaves,
+        order: GrowOrder,
+        width: usize,
+    ) {
         let feats = random_features(seed, n);
         let mapper = BinMapper::fit(&feats, 255, None).unwrap();
         let bm = mapper.transform(&feats).unwrap();
@@ -789,17 +852,36 @@ mod tests {
         } else {
             let a = random_stats(seed, n, 2);
             let b = random_stats(seed + 1000, n, 2);
-            a.chunks(2).zip(b.chunks(2)).flat_map(|(x, y)| [x[0], x[1], y[0], y[1]]).collect()
+            a.chunks(2)
+                .zip(b.chunks(2))
+                .flat_map(|(x, y)| [x[0], x[1], y[0], y[1]])
+                .collect()
         };
-        let params = TreeParams { max_leaves: 6, pure_leaves: pure, grow_order: order, ..Default::default() };
-        let spec = GrowSpec { params: &params, criterion: crit, leaf_rule: LeafRule::HalfLogRatio { eps: 0.01 }, seed };
+        let params = TreeParams {
+            max_leaves: 6,
+            pure_leaves: pure,
+            grow_order: order,
+            ..Default::default()
+        };
+        let spec = GrowSpec {
+            params: &params,
+            criterion: crit,
+            leaf_rule: LeafRule::HalfLogRatio { eps: 0.01 },
+            seed,
+        };
         let g = grow(&bm, &mapper, &stats, width, &spec).unwrap();
         for (i, node) in g.tree.nodes.iter().enumerate() {
             let rows = rows_of_node(&g.tree, &bm, i);
             if let Node::Split { feature, left, .. } = node {
-                let (gain, f, left_rows) = naive_best_split(&bm, &mapper, &rows, &stats, width, &crit, pure).expect("split exists");
+                let (gain, f, left_rows) =
+                    naive_best_split(&bm, &mapper, &rows, &stats, width, &crit, pure)
+                        .expect("split exists");
                 assert_eq!(*feature as usize, f, "node {i}: gain {gain}");
-                assert_eq!(rows_of_node(&g.tree, &bm, *left as usize), left_rows, "node {i}");
+                assert_eq!(
+                    rows_of_node(&g.tree, &bm, *left as usize),
+                    left_rows,
+                    "node {i}"
+                );
             }
         }
         // Leaves partition the rows and leaf_of_row agrees with walking the tree.
@@ -828,10 +910,18 @@ mod tests {
         let mapper = BinMapper::fit(&feats, 255, None).unwrap();
         let bm = mapper.transform(&feats).unwrap();
         let stats = random_stats(5, 400, 2);
-        let mut params = TreeParams { max_nodes: Some(15), ..Default::default() };
+        let mut params = TreeParams {
+            max_nodes: Some(15),
+            ..Default::default()
+        };
         for order in [GrowOrder::Weight, GrowOrder::Count, GrowOrder::Gain] {
             params.grow_order = order;
-            let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed: 0 };
+            let spec = GrowSpec {
+                params: &params,
+                criterion: Criterion::Gini,
+                leaf_rule: LeafRule::Sign,
+                seed: 0,
+            };
             let g = grow(&bm, &mapper, &stats, 2, &spec).unwrap();
             assert_eq!(g.tree.n_leaves(), 8, "size 15 = 8 leaves");
             assert_eq!(g.tree.nodes.len(), 15);
@@ -840,8 +930,19 @@ mod tests {
         params.max_nodes = None;
         params.max_leaves = 64;
         params.max_depth = Some(2);
-        let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed: 0 };
-        assert!(grow(&bm, &mapper, &stats, 2, &spec).unwrap().tree.n_leaves() <= 4);
+        let spec = GrowSpec {
+            params: &params,
+            criterion: Criterion::Gini,
+            leaf_rule: LeafRule::Sign,
+            seed: 0,
+        };
+        assert!(
+            grow(&bm, &mapper, &stats, 2, &spec)
+                .unwrap()
+                .tree
+                .n_leaves()
+                <= 4
+        );
     }
 
     #[test]
@@ -850,14 +951,26 @@ mod tests {
         let mapper = BinMapper::fit(&feats, 255, None).unwrap();
         let bm = mapper.transform(&feats).unwrap();
         let stats = random_stats(9, 300, 2);
-        let params = TreeParams { max_leaves: 4, max_split_candidates: Some(3), ..Default::default() };
+        let params = TreeParams {
+            max_leaves: 4,
+            max_split_candidates: Some(3),
+            ..Default::default()
+        };
         let grow_with = |seed| {
-            let spec = GrowSpec { params: &params, criterion: Criterion::Matusita, leaf_rule: LeafRule::Sign, seed };
+            let spec = GrowSpec {
+                params: &params,
+                criterion: Criterion::Matusita,
+                leaf_rule: LeafRule::Sign,
+                seed,
+            };
             grow(&bm, &mapper, &stats, 2, &spec).unwrap().tree
         };
         assert_eq!(grow_with(1), grow_with(1));
         let differs = (2..20).any(|s| grow_with(s) != grow_with(1));
-        assert!(differs, "different seeds should pick different candidate subsets");
+        assert!(
+            differs,
+            "different seeds should pick different candidate subsets"
+        );
     }
 
     #[test]
@@ -866,15 +979,29 @@ mod tests {
         let mapper = BinMapper::fit(&feats, 255, None).unwrap();
         let bm = mapper.transform(&feats).unwrap();
         let stats = random_stats(3, 20_000, 2);
-        let params = TreeParams { max_leaves: 8, ..Default::default() };
-        let spec = GrowSpec { params: &params, criterion: Criterion::Matusita, leaf_rule: LeafRule::HalfLogRatio { eps: 1e-4 }, seed: 0 };
+        let params = TreeParams {
+            max_leaves: 8,
+            ..Default::default()
+        };
+        let spec = GrowSpec {
+            params: &params,
+            criterion: Criterion::Matusita,
+            leaf_rule: LeafRule::HalfLogRatio { eps: 1e-4 },
+            seed: 0,
+        };
         let run = |threads| {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
             pool.install(|| grow(&bm, &mapper, &stats, 2, &spec).unwrap())
         };
         let (a, b) = (run(1), run(3));
         assert_eq!(a.tree, b.tree);
-        assert_eq!(a.leaf_stats.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), b.leaf_stats.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+        assert_eq!(
+            a.leaf_stats.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            b.leaf_stats.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
     }
 
     #[test]
@@ -883,7 +1010,12 @@ mod tests {
         let mapper = BinMapper::fit(&feats, 255, None).unwrap();
         let bm = mapper.transform(&feats).unwrap();
         let params = TreeParams::default();
-        let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed: 0 };
+        let spec = GrowSpec {
+            params: &params,
+            criterion: Criterion::Gini,
+            leaf_rule: LeafRule::Sign,
+            seed: 0,
+        };
         let mut stats = vec![0.1; 20];
         stats[3] = f64::NAN;
         assert!(grow(&bm, &mapper, &stats, 2, &spec).is_err());

@@ -249,7 +249,7 @@ impl TreeParams {
     /// The effective leaf limit.
     pub fn leaf_limit(&self) -> usize {
         match self.max_nodes {
-            Some(k) => (k + 1) / 2,
+            Some(k) => k.div_ceil(2),
             None => self.max_leaves,
         }
     }

@@ -1,0 +1,276 @@
+//! Flags shared by several commands: data loading and boosting parameters.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use boostlab::data::{
+    read_csv, read_libsvm, CsvOptions, FeatureKind, LabelSelector, LibsvmOptions,
+};
+use boostlab::tree::{Criterion, GrowOrder, PureLeaves};
+use boostlab::{Algorithm, BoostParams, Dataset};
+use clap::{Args, ValueEnum};
+
+/// Where the data come from and how to read them.
+#[derive(Args, Debug, Clone)]
+pub struct DataArgs {
+    /// Data file: CSV with a header, or LIBSVM (by extension .svm/.libsvm, or --format).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// File format. By default from the extension (csv unless .svm, .libsvm, .svmlight).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Label column (CSV). By default the last column.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Multi-label: comma-separated 0/1 label columns, or `PREFIX*` for every column starting with
+    /// PREFIX (e.g. `label_*`).
+    #[arg(long)]
+    pub labels: Option<String>,
+    /// Positive class of binary labels. By default the larger label (1 for 0/1 and −1/+1, the
+    /// later name in alphabetical order for strings).
+    #[arg(long)]
+    pub positive: Option<String>,
+    /// Sample-weight column (CSV).
+    #[arg(long)]
+    pub weight: Option<String>,
+    /// Read only the first N data rows.
+    #[arg(long)]
+    pub max_rows: Option<usize>,
+}
+
+/// Input formats.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Comma-separated values with a header row.
+    Csv,
+    /// LIBSVM / SVMlight sparse format.
+    Libsvm,
+}
+
+impl DataArgs {
+    /// The label selector these flags describe.
+    pub fn selector(&self) -> LabelSelector {
+        if let Some(l) = &self.labels {
+            if let Some(p) = l.strip_suffix('*') {
+                LabelSelector::Prefix(p.to_string())
+            } else {
+                LabelSelector::Multi(l.split(',').map(|s| s.trim().to_string()).collect())
+            }
+        } else if let Some(l) = &self.label {
+            LabelSelector::Name(l.clone())
+        } else {
+            LabelSelector::Last
+        }
+    }
+
+    /// True for CSV input.
+    pub fn is_csv(&self) -> bool {
+        self.format() == Format::Csv
+    }
+
+    fn format(&self) -> Format {
+        self.format.unwrap_or_else(|| {
+            let ext = self
+                .data
+                .extension()
+                .and_then(|e| e.to_str())
+                .unwrap_or("")
+                .to_lowercase();
+            if matches!(ext.as_str(), "svm" | "libsvm" | "svmlight") {
+                Format::Libsvm
+            } else {
+                Format::Csv
+            }
+        })
+    }
+
+    /// Reads the training data.
+    pub fn load(&self) -> Result<Dataset> {
+        load(
+            &self.data,
+            self.format(),
+            self.selector(),
+            self.positive.clone(),
+            self.weight.clone(),
+            self.max_rows,
+            None,
+            None,
+        )
+    }
+}
+
+/// Reads a data file. `kinds` forces feature kinds (a model's schema); `n_features` fixes the
+/// LIBSVM width.
+#[allow(clippy::too_many_arguments)]
+pub fn load(
+    path: &Path,
+    format: Format,
+    label: LabelSelector,
+    positive: Option<String>,
+    weight: Option<String>,
+    max_rows: Option<usize>,
+    kinds: Option<Vec<(String, FeatureKind)>>,
+    n_features: Option<usize>,
+) -> Result<Dataset> {
+    let label_optional = kinds.is_some();
+    match format {
+        Format::Csv => {
+            let opts = CsvOptions {
+                label,
+                positive,
+                weight,
+                kinds,
+                max_rows,
+                label_optional,
+            };
+            Ok(read_csv(path, &opts)?)
+        }
+        Format::Libsvm => {
+            if weight.is_some() {
+                bail!("--weight is for CSV files");
+            }
+            let opts = LibsvmOptions {
+                positive,
+                n_features,
+                ..Default::default()
+            };
+            let mut d = read_libsvm(path, &opts)?;
+            if let Some(m) = max_rows {
+                if m < d.n_rows() {
+                    d = d.subset(&(0..m).collect::<Vec<_>>());
+                }
+            }
+            Ok(d)
+        }
+    }
+}
+
+/// Boosting parameters shared by `train`, `cv` and friends.
+#[derive(Args, Debug, Clone)]
+pub struct BoostArgs {
+    /// Algorithm: adaboost, real-adaboost (more with later features: see --help of the README).
+    #[arg(long, default_value = "adaboost")]
+    pub algo: String,
+    /// Number of boosting rounds.
+    #[arg(long, default_value_t = 100)]
+    pub rounds: usize,
+    /// Maximum number of leaves per tree (2 = stumps).
+    #[arg(long)]
+    pub max_leaves: Option<usize>,
+    /// Maximum number of nodes per tree ("size 15" = 8 leaves); overrides --max-leaves.
+    #[arg(long)]
+    pub max_nodes: Option<usize>,
+    /// Maximum tree depth.
+    #[arg(long)]
+    pub max_depth: Option<usize>,
+    /// Minimum total weight of a child.
+    #[arg(long)]
+    pub min_leaf_weight: Option<f64>,
+    /// Split criterion: empirical, gini, entropy, matusita, tempered:t=T. By default the booster's.
+    #[arg(long)]
+    pub criterion: Option<String>,
+    /// Leaf order of best-first growth.
+    #[arg(long, value_enum, default_value = "weight")]
+    pub grow_order: GrowOrderArg,
+    /// Evaluate at most N (feature, threshold) candidates per node (a seeded random subset).
+    #[arg(long)]
+    pub max_split_candidates: Option<usize>,
+    /// Whether splits may create pure leaves.
+    #[arg(long, value_enum, default_value = "allow")]
+    pub pure_leaves: PureLeavesArg,
+    /// Maximum value bins per feature.
+    #[arg(long, default_value_t = 255)]
+    pub max_bins: usize,
+    /// Random seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// α rule (adaboost, real-adaboost): discrete, one, linear-bound, line-search.
+    #[arg(long)]
+    pub alpha: Option<String>,
+    /// Leaf smoothing ε of Real AdaBoost (weights sum to 1). By default 1/(2m).
+    #[arg(long)]
+    pub smoothing: Option<f64>,
+}
+
+/// `--grow-order` values.
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum GrowOrderArg {
+    /// Heaviest leaf first (default).
+    Weight,
+    /// Leaf with most examples first (the t-AdaBoost authors' code).
+    Count,
+    /// Largest gain first (LightGBM).
+    Gain,
+}
+
+/// `--pure-leaves` values.
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum PureLeavesArg {
+    /// Pure leaves allowed (default).
+    Allow,
+    /// Both children must hold both classes.
+    Forbid,
+}
+
+/// Parses `empirical|gini|entropy|matusita|tempered:t=T`.
+pub fn parse_criterion(s: &str) -> Result<Criterion> {
+    Ok(match s {
+        "empirical" => Criterion::Empirical,
+        "gini" => Criterion::Gini,
+        "entropy" => Criterion::Entropy,
+        "matusita" => Criterion::Matusita,
+        other => {
+            let t = other
+                .strip_prefix("tempered:t=")
+                .and_then(|t| t.parse::<f64>().ok())
+                .with_context(|| format!("unknown criterion '{other}': expected empirical, gini, entropy, matusita or tempered:t=T"))?;
+            Criterion::Tempered { t }
+        }
+    })
+}
+
+fn parse_enum<T: serde::de::DeserializeOwned>(name: &str, s: &str) -> Result<T> {
+    serde_json::from_value(serde_json::Value::String(s.to_string()))
+        .with_context(|| format!("invalid --{name} '{s}'"))
+}
+
+impl BoostArgs {
+    /// The library parameters these flags describe.
+    pub fn params(&self) -> Result<BoostParams> {
+        let mut p = BoostParams {
+            algorithm: Algorithm::parse(&self.algo)?,
+            n_estimators: self.rounds,
+            max_bins: self.max_bins,
+            seed: self.seed,
+            ..Default::default()
+        };
+        let t = &mut p.tree;
+        if let Some(l) = self.max_leaves {
+            t.max_leaves = l;
+        }
+        t.max_nodes = self.max_nodes;
+        t.max_depth = self.max_depth;
+        if let Some(w) = self.min_leaf_weight {
+            t.min_leaf_weight = w;
+        }
+        t.criterion = self.criterion.as_deref().map(parse_criterion).transpose()?;
+        t.grow_order = match self.grow_order {
+            GrowOrderArg::Weight => GrowOrder::Weight,
+            GrowOrderArg::Count => GrowOrder::Count,
+            GrowOrderArg::Gain => GrowOrder::Gain,
+        };
+        t.pure_leaves = match self.pure_leaves {
+            PureLeavesArg::Allow => PureLeaves::Allow,
+            PureLeavesArg::Forbid => PureLeaves::Forbid,
+        };
+        t.max_split_candidates = self.max_split_candidates;
+        p.adaboost.alpha = self
+            .alpha
+            .as_deref()
+            .map(|a| parse_enum("alpha", a))
+            .transpose()?;
+        p.adaboost.smoothing = self.smoothing;
+        p.check()?;
+        Ok(p)
+    }
+}

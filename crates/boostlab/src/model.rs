@@ -559,3 +559,144 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::boost::driver::{fit, Algorithm, BoostParams};
+    use crate::data::{read_csv_from, CsvOptions};
+
+    fn data() -> Dataset {
+        let mut text = String::from("a,b,c,label\n");
+        for i in 0..120 {
+            let a = (i * 7 % 23) as f64 / 3.0;
+            let b = ["x", "y", "z", ""][i % 4];
+            let c = if i % 11 == 0 {
+                String::new()
+            } else {
+                format!("{}", (i * 13 % 17) as f64 - 8.5)
+            };
+            let y = if a + if b == "y" { 3.0 } else { 0.0 } > 4.0 {
+                "pos"
+            } else {
+                "neg"
+            };
+            text.push_str(&format!("{a},{b},{c},{y}\n"));
+        }
+        read_csv_from(text.as_bytes(), "m.csv", &CsvOptions::default()).unwrap()
+    }
+
+    fn model() -> Ensemble {
+        let mut p = BoostParams {
+            algorithm: Algorithm::RealAdaBoost,
+            n_estimators: 15,
+            ..Default::default()
+        };
+        p.tree.max_leaves = 5;
+        fit(&data(), &p).unwrap()
+    }
+
+    #[test]
+    fn save_and_load_predict_bit_identically() {
+        let m = model();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.json");
+        m.save(&path).unwrap();
+        let back = Ensemble::load(&path).unwrap();
+        assert_eq!(back, m);
+        let d = data();
+        let a = m.decision_function(&d.features, false).unwrap();
+        let b = back.decision_function(&d.features, false).unwrap();
+        assert_eq!(
+            a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            b.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
+        // No temporary file is left behind.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn training_scores_match_raw_prediction() {
+        // The booster's own training scores (via bins) equal prediction from raw values.
+        let d = data();
+        let m = model();
+        let s = m.decision_function(&d.features, false).unwrap();
+        let err = m.error_rate(&d, false).unwrap();
+        assert_eq!(err, m.history.last().unwrap().values["train_error"]);
+        assert_eq!(s.len(), d.n_rows());
+    }
+
+    #[test]
+    fn corrupt_and_hostile_files_are_rejected() {
+        let good = model().to_json().unwrap();
+        let cases: Vec<(String, &str)> = vec![
+            ("{not json".into(), "not valid JSON"),
+            ("{}".into(), "no format_version"),
+            (
+                good.replacen("\"format_version\":1", "\"format_version\":99", 1),
+                "format_version 99",
+            ),
+            (
+                good.replacen("\"left\":1", "\"left\":0", 1),
+                "reached twice",
+            ),
+            (
+                good.replacen("\"left\":1", "\"left\":999", 1),
+                "out of range",
+            ),
+            (
+                good.replacen("\"alphas\":[1.0", "\"alphas\":[1e999", 1),
+                "invalid model",
+            ),
+            (
+                good.replacen("\"n_outputs\":1", "\"n_outputs\":0", 1),
+                "n_outputs",
+            ),
+            (
+                good.replacen("\"feature\":", "\"feature\":77,\"x\":", 1),
+                "invalid model",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = Ensemble::from_json(&text).unwrap_err().to_string();
+            assert!(e.contains(want), "expected '{want}' in '{e}'");
+        }
+        let e = Ensemble::load("/nonexistent/m.json")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/nonexistent/m.json"), "{e}");
+    }
+
+    #[test]
+    fn align_by_name_remaps_categories_and_checks_kinds() {
+        let m = model();
+        // Columns reordered and levels in another order: same predictions.
+        let d = data();
+        let mut f2 = d.features.clone();
+        f2.names.reverse();
+        f2.columns.reverse();
+        if let Column::Categorical { codes, levels } = &mut f2.columns[1] {
+            levels.reverse();
+            let k = levels.len() as u32;
+            for c in codes.iter_mut() {
+                if *c != MISSING_CODE {
+                    *c = k - 1 - *c;
+                }
+            }
+        }
+        assert_eq!(
+            m.decision_function(&f2, false).unwrap(),
+            m.decision_function(&d.features, false).unwrap()
+        );
+        let mut f3 = d.features.clone();
+        f3.columns[0] = Column::Categorical {
+            codes: vec![0; d.n_rows()],
+            levels: vec!["q".into()],
+        };
+        assert!(m
+            .decision_function(&f3, false)
+            .unwrap_err()
+            .to_string()
+            .contains("categorical in the data"));
+    }
+}

@@ -23,6 +23,11 @@ pub enum AlphaRule {
     LinearBound,
     /// Exact minimiser of `Z(α) = Σ d e^(−α u)` by safeguarded Newton (SPEC §4.2(b)).
     LineSearch,
+    /// Abstaining `h ∈ {−1, 0, +1}`: `α = ½ ln(W_+/W_−)` (SPEC §4.2(c)).
+    Abstain,
+    /// Freund–Schapire's conservative choice for abstaining h:
+    /// `α = ½ ln((W_+ + ½W_0)/(W_− + ½W_0))`.
+    AbstainConservative,
 }
 
 /// Parameters of discrete and Real AdaBoost.
@@ -84,6 +89,17 @@ pub(crate) fn initial_weights(n: usize, sample_weight: Option<&[f64]>) -> Vec<f6
 }
 
 impl AdaBoost {
+    /// Confidence-rated AdaBoost with abstaining stumps (SPEC §4.2(c)); `α` by `rule` (default
+    /// [`AlphaRule::Abstain`]).
+    pub fn abstaining(labels: Labels<'_>, rule: Option<AlphaRule>) -> Result<Self> {
+        Self::new(
+            labels,
+            LeafRule::Sign,
+            Criterion::Matusita,
+            rule.unwrap_or(AlphaRule::Abstain),
+        )
+    }
+
     /// Discrete AdaBoost: sign leaves, empirical-risk splits (weighted error), `α` by `rule`
     /// (default [`AlphaRule::Discrete`]).
     pub fn discrete(labels: Labels<'_>, rule: Option<AlphaRule>) -> Result<Self> {
@@ -283,6 +299,39 @@ impl Booster for AdaBoost {
                     (0.5 * ((1.0 + rr) / (1.0 - rr)).ln()).min(MAX_ALPHA)
                 };
                 a / rmax
+            }
+            AlphaRule::Abstain | AlphaRule::AbstainConservative => {
+                // SPEC §4.2(c): W_b = Σ_{u_i = b} d(i).
+                let (mut wp, mut wn, mut w0) = (0.0, 0.0, 0.0);
+                for (d, u) in d.iter().zip(u) {
+                    if *u > 0.0 {
+                        wp += d;
+                    } else if *u < 0.0 {
+                        wn += d;
+                    } else {
+                        w0 += d;
+                    }
+                }
+                diag.insert("w_abstain", w0);
+                let (a, b) = if self.alpha == AlphaRule::Abstain {
+                    (wp, wn)
+                } else {
+                    (wp + 0.5 * w0, wn + 0.5 * w0)
+                };
+                if a <= b {
+                    return Ok(Step::Stop {
+                        reason: format!("W+ = {wp:.6} ≤ W− = {wn:.6}: no better than chance"),
+                    });
+                }
+                if b <= 0.0 {
+                    stop = Some(
+                        "perfect weak learner on the examples it does not abstain on (W− = 0)"
+                            .into(),
+                    );
+                    MAX_ALPHA / rmax
+                } else {
+                    (0.5 * (a / b).ln()).min(MAX_ALPHA) / rmax
+                }
             }
             AlphaRule::LineSearch => {
                 match line_search_alpha(d, u) {
@@ -563,5 +612,81 @@ mod tests {
         p.algorithm = Algorithm::RealAdaBoost;
         p.adaboost.alpha = Some(AlphaRule::Discrete);
         assert!(fit(&data, &p).unwrap_err().to_string().contains("alpha"));
+    }
+}
+
+#[cfg(test)]
+mod abstain_tests {
+    use super::*;
+    use crate::boost::driver::{fit, Algorithm, BoostParams};
+    use crate::data::{Column, Dataset, Features, Target};
+
+    #[test]
+    fn abstaining_alpha_is_the_exact_minimiser_and_z_matches() {
+        let d = [0.1, 0.2, 0.3, 0.15, 0.25];
+        let u = [1.0, -1.0, 0.0, 1.0, 1.0];
+        let y = [1.0; 5];
+        let labels = Labels {
+            n: 5,
+            k: 1,
+            y: &y,
+            class: None,
+            sample_weight: Some(&d),
+        };
+        let mut b = AdaBoost::abstaining(labels, None).unwrap();
+        let mut diag = Diagnostics::new();
+        let Step::Add { alpha } = b.step(&u, &mut diag).unwrap() else {
+            panic!()
+        };
+        let (wp, wn, w0) = (0.5, 0.2, 0.3);
+        assert!((alpha - 0.5 * (wp / wn as f64).ln()).abs() < 1e-15);
+        assert!((alpha - line_search_alpha(&d, &u).unwrap()).abs() < 1e-10);
+        // SPEC §4.2(c): Z = W_0 + 2√(W_+ W_−).
+        assert!((diag["z"] - (w0 + 2.0 * (wp * wn as f64).sqrt())).abs() < 1e-15);
+    }
+
+    #[test]
+    fn abstaining_adaboost_learns_and_abstains_on_missing() {
+        // x in 0..100, y = +1 iff x < 30; x missing for rows with label noise.
+        let mut x = Vec::new();
+        let mut y = Vec::new();
+        for i in 0..200 {
+            let v = f64::from(i % 100);
+            let lab = u32::from(v < 30.0);
+            if i % 10 == 0 {
+                x.push(f64::NAN);
+                y.push(u32::from(i % 20 == 0));
+            } else {
+                x.push(v);
+                y.push(lab);
+            }
+        }
+        let data = Dataset::new(
+            Features {
+                names: vec!["x".into()],
+                columns: vec![Column::Numeric(x)],
+            },
+            Some(Target::Classes {
+                y,
+                classes: vec!["0".into(), "1".into()],
+            }),
+            None,
+        )
+        .unwrap();
+        let p = BoostParams {
+            algorithm: Algorithm::AbstainingAdaBoost,
+            n_estimators: 5,
+            ..Default::default()
+        };
+        let m = fit(&data, &p).unwrap();
+        let first = &m.trees[0];
+        assert_eq!(first.n_leaves(), 3, "a missing-value region of its own");
+        assert!(
+            first.leaf_values.contains(&0.0),
+            "it abstains somewhere: {:?}",
+            first.leaf_values
+        );
+        m.trees.iter().for_each(|t| t.validate(1).unwrap());
+        assert!(m.history[0].values["train_error"] <= 0.1);
     }
 }

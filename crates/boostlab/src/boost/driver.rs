@@ -11,7 +11,7 @@ use super::{Booster, Diagnostics, Labels, Step};
 use crate::data::{BinMapper, Dataset, Target};
 use crate::error::{Error, Result};
 use crate::model::{Ensemble, Schema, Task};
-use crate::tree::{grow, GrowSpec, TreeParams};
+use crate::tree::{abstaining_stump, grow, GrowSpec, TreeParams};
 
 /// The boosting algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -24,6 +24,9 @@ pub enum Algorithm {
     /// Real (confidence-rated, domain-partitioning) AdaBoost (SPEC §4.4).
     #[serde(rename = "real-adaboost")]
     RealAdaBoost,
+    /// Confidence-rated AdaBoost with abstaining stumps `h ∈ {−1, 0, +1}` (SPEC §4.2(c)).
+    #[serde(rename = "abstaining-adaboost")]
+    AbstainingAdaBoost,
 }
 
 impl Algorithm {
@@ -61,7 +64,10 @@ impl Algorithm {
 
     /// True for the boosters of binary problems.
     pub fn is_binary(self) -> bool {
-        matches!(self, Algorithm::AdaBoost | Algorithm::RealAdaBoost)
+        matches!(
+            self,
+            Algorithm::AdaBoost | Algorithm::RealAdaBoost | Algorithm::AbstainingAdaBoost
+        )
     }
 }
 
@@ -203,6 +209,9 @@ fn make_booster(params: &BoostParams, labels: Labels<'_>) -> Result<Box<dyn Boos
     Ok(match params.algorithm {
         Algorithm::AdaBoost => Box::new(AdaBoost::discrete(labels, params.adaboost.alpha)?),
         Algorithm::RealAdaBoost => Box::new(AdaBoost::real(labels, &params.adaboost)?),
+        Algorithm::AbstainingAdaBoost => {
+            Box::new(AdaBoost::abstaining(labels, params.adaboost.alpha)?)
+        }
     })
 }
 
@@ -264,7 +273,11 @@ pub(crate) fn run(
             leaf_rule: booster.leaf_rule(),
             seed: params.seed.wrapping_add(round as u64),
         };
-        let mut grown = grow(&binned, &mapper, &stats, width, &spec)?;
+        let mut grown = if params.algorithm == Algorithm::AbstainingAdaBoost {
+            abstaining_stump(&binned, &mapper, &stats)?
+        } else {
+            grow(&binned, &mapper, &stats, width, &spec)?
+        };
         booster.finish_leaves(&mut grown.tree.leaf_values);
         if let Some(v) = grown.tree.leaf_values.iter().find(|v| !v.is_finite()) {
             return Err(Error::Numerical(format!("round {round}: leaf value {v}")));

@@ -4,10 +4,12 @@
 //! `(W+, W−)` for binary boosters and `(W+_1, W−_1, ..., W+_k, W−_k)` for the multi-label ones — and
 //! the binned features. It never knows which booster called it. A stump is a tree of two leaves.
 
+mod abstain;
 mod grower;
 #[allow(clippy::module_inception)]
 mod tree;
 
+pub use abstain::abstaining_stump;
 pub use grower::{grow, GrowSpec, Grown};
 pub use tree::{Node, SplitRule, Tree};
 

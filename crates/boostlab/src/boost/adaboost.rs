@@ -638,11 +638,11 @@ mod abstain_tests {
         let Step::Add { alpha } = b.step(&u, &mut diag).unwrap() else {
             panic!()
         };
-        let (wp, wn, w0) = (0.5, 0.2, 0.3);
-        assert!((alpha - 0.5 * (wp / wn as f64).ln()).abs() < 1e-15);
+        let (wp, wn, w0): (f64, f64, f64) = (0.5, 0.2, 0.3);
+        assert!((alpha - 0.5 * (wp / wn).ln()).abs() < 1e-15);
         assert!((alpha - line_search_alpha(&d, &u).unwrap()).abs() < 1e-10);
         // SPEC §4.2(c): Z = W_0 + 2√(W_+ W_−).
-        assert!((diag["z"] - (w0 + 2.0 * (wp * wn as f64).sqrt())).abs() < 1e-15);
+        assert!((diag["z"] - (w0 + 2.0 * (wp * wn).sqrt())).abs() < 1e-15);
     }
 
     #[test]

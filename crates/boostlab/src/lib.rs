@@ -4,6 +4,7 @@
 pub mod boost;
 pub mod data;
 pub mod error;
+pub mod eval;
 pub mod model;
 pub mod tempered;
 pub mod tree;

@@ -6,6 +6,7 @@
 
 pub mod adaboost;
 pub mod driver;
+pub mod multiclass;
 
 use std::collections::BTreeMap;
 

@@ -57,6 +57,8 @@ impl Criterion {
     /// Weighted risk `W·L(W+/W)` of one (W+, W−) pair.
     #[inline]
     pub fn cost(&self, wp: f64, wn: f64) -> f64 {
+        // Sums obtained by subtraction may carry tiny negative rounding residues.
+        let (wp, wn) = (wp.max(0.0), wn.max(0.0));
         let w = wp + wn;
         if w <= 0.0 {
             return 0.0;

@@ -1,0 +1,950 @@
+//! Schapire & Singer's multi-class / multi-label boosters (SPEC §2.3, §4.5–4.7): AdaBoost.MH
+//! (discrete and real), AdaBoost.MO (output codes), AdaBoost.MR and AdaBoost.M2.
+//!
+//! Each booster is a state machine over `(example, label)` weights and knows nothing of trees: it
+//! hands the tree learner a statistics block of width `2k` per example —
+//! `(W+_1, W−_1, ..., W+_k, W−_k)`, the example's weight on label ℓ placed in the `+` or `−` slot
+//! by the sign of `Y_i[ℓ]` — and receives the tree's outputs `h(x_i, ℓ)` on the training rows.
+//!
+//! | variant        | weights              | leaf rule                   | α                       |
+//! |----------------|----------------------|-----------------------------|-------------------------|
+//! | `mh-discrete`  | `D(i, ℓ)`            | sign per leaf and label     | `½ ln((1+r)/(1−r))`     |
+//! | `mh-real`      | `D(i, ℓ)`            | `½ ln((W+ + ε)/(W− + ε))`   | 1                       |
+//! | `mo-*`         | MH on the code `λ(y)`| as MH                       | as MH                   |
+//! | `mr`, `m2`     | `v(i, ℓ)` → `w(i, ℓ)`| sign per leaf and label     | `½ ln((1+r)/(1−r))`     |
+//!
+//! The one design choice: MR is implemented in its O(mk) form, and its weak learner is the MH one
+//! fed with the per-label weights `w(i, ℓ)` (SPEC §4.7), so every variant reuses the same tree
+//! learner unchanged. The naive O(mk²) form lives in the tests, which check both agree.
+//!
+//! Every booster keeps its own training scores `f(x_i, ℓ)` and records per round the diagnostics
+//! `alpha`, `z`, `r`, `hamming_loss` (MH, MO) or `ranking_loss` (MR), `one_error` and
+//! `bound` = Π Z_t, all on the training set (weighted by the sample weights, if any).
+//!
+//! How a model should store and decode the outputs: see [`MultiOutput`].
+
+mod mh;
+mod mo;
+mod mr;
+
+use std::fmt;
+use std::str::FromStr;
+
+use rand::Rng;
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+pub use mh::AdaBoostMh;
+pub use mo::AdaBoostMo;
+pub use mr::AdaBoostMr;
+
+use crate::boost::{Booster, Diagnostics, Labels, Step};
+use crate::error::{Error, Result};
+use crate::tree::{Criterion, LeafRule};
+
+/// The largest vote α a discrete multi-label booster gives a weak hypothesis. A (numerically)
+/// perfect hypothesis (`r = 1`, where `½ ln((1+r)/(1−r))` is infinite) gets this vote and boosting
+/// stops. `tanh(10) = 1 − 4.1·10⁻⁹`, so any edge above that is treated as perfect.
+pub const MAX_ALPHA: f64 = 10.0;
+
+/// Edges `r` at or below this stop discrete boosting ("no edge").
+pub const MIN_EDGE: f64 = 1e-12;
+
+/// Largest number of classes for the exhaustive code (`2^(k−1) − 1` columns: 2047 at k = 12).
+pub const MAX_EXHAUSTIVE_CLASSES: usize = 12;
+
+// ------------------------------------------------------------------------------------------------
+// Parameters
+
+/// Which member of the Schapire–Singer family to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum MultiVariant {
+    /// Discrete AdaBoost.MH: `h ∈ {−1, +1}` per label, α from the edge r (SPEC §4.5).
+    MhDiscrete,
+    /// Real AdaBoost.MH: smoothed half-log-ratio leaves per label, α = 1 (SPEC §4.5). Default.
+    #[default]
+    MhReal,
+    /// AdaBoost.MO with discrete MH on the coded labels (SPEC §4.6). Single-label data only.
+    MoDiscrete,
+    /// AdaBoost.MO with real MH on the coded labels (SPEC §4.6). Single-label data only.
+    MoReal,
+    /// Discrete AdaBoost.MR, ranking loss (SPEC §4.7).
+    Mr,
+    /// AdaBoost.M2: discrete MR on single-label data (SPEC §4.7).
+    M2,
+}
+
+impl MultiVariant {
+    /// The variant's name as parsed by [`FromStr`]: `mh-discrete`, `mh-real`, `mo-discrete`,
+    /// `mo-real`, `mr`, `m2`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MultiVariant::MhDiscrete => "mh-discrete",
+            MultiVariant::MhReal => "mh-real",
+            MultiVariant::MoDiscrete => "mo-discrete",
+            MultiVariant::MoReal => "mo-real",
+            MultiVariant::Mr => "mr",
+            MultiVariant::M2 => "m2",
+        }
+    }
+
+    /// Whether the weak hypotheses are confidence-rated (real leaves, α = 1).
+    pub fn is_real(self) -> bool {
+        matches!(self, MultiVariant::MhReal | MultiVariant::MoReal)
+    }
+}
+
+impl fmt::Display for MultiVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for MultiVariant {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Ok(match s.trim().to_ascii_lowercase().as_str() {
+            "mh-discrete" => MultiVariant::MhDiscrete,
+            "mh-real" => MultiVariant::MhReal,
+            "mo-discrete" => MultiVariant::MoDiscrete,
+            "mo-real" => MultiVariant::MoReal,
+            "mr" => MultiVariant::Mr,
+            "m2" => MultiVariant::M2,
+            _ => {
+                return Err(Error::param(
+                    "variant",
+                    "one of mh-discrete, mh-real, mo-discrete, mo-real, mr, m2",
+                    s,
+                ))
+            }
+        })
+    }
+}
+
+/// How AdaBoost.MO turns the `k'` column scores into a class (SPEC §4.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Decode {
+    /// Variant 1: the codeword nearest in Hamming distance to `sign f(x, ·)`. A score of exactly 0
+    /// counts as half a mismatch whatever the code entry.
+    Hamming,
+    /// Variant 2: the codeword with the smallest exponential loss `Σ_ℓ' exp(−λ(y)[ℓ'] f(x, ℓ'))`.
+    /// Default.
+    #[default]
+    Loss,
+}
+
+impl fmt::Display for Decode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Decode::Hamming => "hamming",
+            Decode::Loss => "loss",
+        })
+    }
+}
+
+impl FromStr for Decode {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "hamming" => Ok(Decode::Hamming),
+            "loss" => Ok(Decode::Loss),
+            _ => Err(Error::param("decode", "hamming or loss", s)),
+        }
+    }
+}
+
+/// Which output code AdaBoost.MO uses (SPEC §4.6). Written and parsed as `one-vs-all`,
+/// `random:K` (seed 0) or `random:K:SEED`, and `exhaustive`; serialised as that string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(try_from = "String", into = "String")]
+pub enum CodeSpec {
+    /// `k' = k` columns, `λ(y)[ℓ] = +1` iff `ℓ = y`. With loss decoding MO then predicts MH's
+    /// argmax. Default.
+    #[default]
+    OneVsAll,
+    /// `columns` random columns, each entry ±1 with probability ½ from
+    /// `ChaCha8Rng::seed_from_u64(seed)`; constant columns and columns equal to another column or
+    /// to its complement (the same binary problem) are redrawn, as are codes with two equal
+    /// codewords. At most `2^(k−1) − 1` columns exist; at least `⌈log2 k⌉` are needed.
+    Random {
+        /// Number of columns k', ≥ 1.
+        columns: usize,
+        /// The RNG seed.
+        seed: u64,
+    },
+    /// Every non-constant column up to complement: `2^(k−1) − 1` columns, for
+    /// `k ≤` [`MAX_EXHAUSTIVE_CLASSES`].
+    Exhaustive,
+}
+
+impl fmt::Display for CodeSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            CodeSpec::OneVsAll => f.write_str("one-vs-all"),
+            CodeSpec::Random { columns, seed } => write!(f, "random:{columns}:{seed}"),
+            CodeSpec::Exhaustive => f.write_str("exhaustive"),
+        }
+    }
+}
+
+impl FromStr for CodeSpec {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let expected = "one-vs-all, random:K, random:K:SEED or exhaustive";
+        let t = s.trim().to_ascii_lowercase();
+        match t.as_str() {
+            "one-vs-all" => return Ok(CodeSpec::OneVsAll),
+            "exhaustive" => return Ok(CodeSpec::Exhaustive),
+            _ => {}
+        }
+        let mut parts = t.split(':');
+        if parts.next() != Some("random") {
+            return Err(Error::param("code", expected, s));
+        }
+        let columns = parts
+            .next()
+            .and_then(|c| c.parse::<usize>().ok())
+            .ok_or_else(|| Error::param("code", expected, s))?;
+        let seed = match parts.next() {
+            None => 0,
+            Some(v) => v
+                .parse::<u64>()
+                .map_err(|_| Error::param("code", expected, s))?,
+        };
+        if parts.next().is_some() {
+            return Err(Error::param("code", expected, s));
+        }
+        Ok(CodeSpec::Random { columns, seed })
+    }
+}
+
+impl TryFrom<String> for CodeSpec {
+    type Error = Error;
+    fn try_from(s: String) -> Result<Self> {
+        s.parse()
+    }
+}
+
+impl From<CodeSpec> for String {
+    fn from(c: CodeSpec) -> String {
+        c.to_string()
+    }
+}
+
+/// Parameters of the multi-class / multi-label boosters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct MultiParams {
+    /// Which booster. By default `mh-real`; one of `mh-discrete`, `mh-real`, `mo-discrete`,
+    /// `mo-real`, `mr`, `m2`.
+    pub variant: MultiVariant,
+    /// Smoothing ε of the real leaves `½ ln((W+ + ε)/(W− + ε))`, with the weights D summing to 1
+    /// over all (example, label) pairs. Ignored by the discrete variants. By default `1/(2m)`
+    /// (m = number of training examples, Schapire–Singer's choice); valid range: finite, ≥ 0.
+    pub eps: Option<f64>,
+    /// Start real or discrete MH on single-label data from `D_1(i, y_i) = 1/(2m)`,
+    /// `D_1(i, ℓ ≠ y_i) = 1/(2m(k−1))` instead of the uniform `1/(mk)` (SPEC §4.5). The bound
+    /// `bound` then bounds the `D_1`-weighted Hamming loss. By default `false`; `mh-*` only.
+    pub single_label_start: bool,
+    /// Output code of AdaBoost.MO. Ignored by the other variants. By default `one-vs-all`; one of
+    /// `one-vs-all`, `random:K[:SEED]` (K ≥ 1), `exhaustive` (k ≤ 12).
+    pub code: CodeSpec,
+    /// Decoding of AdaBoost.MO. Ignored by the other variants. By default `loss`; `hamming` or
+    /// `loss`.
+    pub decode: Decode,
+}
+
+impl MultiParams {
+    /// Validates every field (run at the start of every fit).
+    pub fn check(&self) -> Result<()> {
+        if let Some(e) = self.eps {
+            if !(e.is_finite() && e >= 0.0) {
+                return Err(Error::param("eps", "a finite number ≥ 0", e));
+            }
+        }
+        if self.single_label_start
+            && !matches!(
+                self.variant,
+                MultiVariant::MhDiscrete | MultiVariant::MhReal
+            )
+        {
+            return Err(Error::param(
+                "single_label_start",
+                "false unless the variant is mh-discrete or mh-real",
+                format!("true with variant {}", self.variant),
+            ));
+        }
+        if let CodeSpec::Random { columns: 0, .. } = self.code {
+            return Err(Error::param("code", "random:K with K ≥ 1", self.code));
+        }
+        Ok(())
+    }
+
+    /// The smoothing ε used with `n` training examples: `eps`, or `1/(2n)` when unset.
+    pub fn smoothing(&self, n: usize) -> f64 {
+        // SPEC §4.5: Schapire–Singer's experiments used ε = 1/(2m).
+        self.eps.unwrap_or(1.0 / (2.0 * n.max(1) as f64))
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Output codes
+
+/// An output code: a `k × k'` matrix of ±1, row `y` the codeword `λ(y)` of class `y` (SPEC §4.6).
+/// Stored row-major as `i8` so that a model file holds it verbatim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodeMatrix {
+    /// Number of classes k (rows).
+    pub n_classes: usize,
+    /// Number of columns k' (binary problems).
+    pub n_columns: usize,
+    /// `entries[y * n_columns + c] ∈ {−1, +1}`.
+    pub entries: Vec<i8>,
+}
+
+impl CodeMatrix {
+    /// Builds the code `spec` for `n_classes ≥ 2` classes.
+    pub fn build(spec: &CodeSpec, n_classes: usize) -> Result<CodeMatrix> {
+        match *spec {
+            CodeSpec::OneVsAll => CodeMatrix::one_vs_all(n_classes),
+            CodeSpec::Random { columns, seed } => CodeMatrix::random(n_classes, columns, seed),
+            CodeSpec::Exhaustive => CodeMatrix::exhaustive(n_classes),
+        }
+    }
+
+    fn need_two_classes(k: usize) -> Result<()> {
+        if k < 2 {
+            return Err(Error::InvalidData(format!(
+                "an output code needs at least 2 classes, got {k}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The one-vs-all code: `λ(y)[ℓ] = +1` iff `ℓ = y`.
+    pub fn one_vs_all(k: usize) -> Result<CodeMatrix> {
+        Self::need_two_classes(k)?;
+        let entries = (0..k * k)
+            .map(|j| if j / k == j % k { 1 } else { -1 })
+            .collect();
+        Ok(CodeMatrix {
+            n_classes: k,
+            n_columns: k,
+            entries,
+        })
+    }
+
+    /// The exhaustive code: column `c` (0-based) gives class 0 the entry +1 and class `y ≥ 1` the
+    /// entry +1 iff bit `y − 1` of `c` is set; the all-ones mask is left out. `2^(k−1) − 1`
+    /// columns, for `2 ≤ k ≤` [`MAX_EXHAUSTIVE_CLASSES`].
+    pub fn exhaustive(k: usize) -> Result<CodeMatrix> {
+        Self::need_two_classes(k)?;
+        if k > MAX_EXHAUSTIVE_CLASSES {
+            return Err(Error::param(
+                "code",
+                format!("exhaustive only for at most {MAX_EXHAUSTIVE_CLASSES} classes"),
+                format!("exhaustive with {k} classes"),
+            ));
+        }
+        let kp = (1usize << (k - 1)) - 1;
+        let mut entries = vec![0i8; k * kp];
+        for c in 0..kp {
+            entries[c] = 1;
+            for y in 1..k {
+                entries[y * kp + c] = if c >> (y - 1) & 1 == 1 { 1 } else { -1 };
+            }
+        }
+        Ok(CodeMatrix {
+            n_classes: k,
+            n_columns: kp,
+            entries,
+        })
+    }
+
+    /// A random code with `columns` columns (see [`CodeSpec::Random`]). Fails if no such code
+    /// exists (`columns > 2^(k−1) − 1` or `2^columns < k`) or none was found in 1000 draws.
+    pub fn random(k: usize, columns: usize, seed: u64) -> Result<CodeMatrix> {
+        Self::need_two_classes(k)?;
+        let max_cols = if k >= usize::BITS as usize {
+            usize::MAX
+        } else {
+            (1usize << (k - 1)) - 1
+        };
+        let min_cols = usize::BITS as usize - (k - 1).leading_zeros() as usize; // ⌈log2 k⌉
+        if columns == 0 || columns > max_cols || columns < min_cols {
+            return Err(Error::param(
+                "code",
+                format!(
+                    "random:K with {min_cols} ≤ K ≤ {} for {k} classes (distinct, non-constant \
+                     columns up to complement, distinct codewords)",
+                    if max_cols == usize::MAX {
+                        "∞".to_string()
+                    } else {
+                        max_cols.to_string()
+                    }
+                ),
+                columns,
+            ));
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        const TRIES: usize = 1000;
+        for _ in 0..TRIES {
+            // Draw column by column; column-major scratch, transposed at the end.
+            let mut cols: Vec<Vec<i8>> = Vec::with_capacity(columns);
+            let mut failed = false;
+            while cols.len() < columns {
+                let mut ok = false;
+                for _ in 0..TRIES {
+                    let col: Vec<i8> = (0..k)
+                        .map(|_| if rng.gen::<bool>() { 1 } else { -1 })
+                        .collect();
+                    let constant = col.iter().all(|&e| e == col[0]);
+                    let dup = cols
+                        .iter()
+                        .any(|c| c == &col || c.iter().zip(&col).all(|(a, b)| *a == -*b));
+                    if !constant && !dup {
+                        cols.push(col);
+                        ok = true;
+                        break;
+                    }
+                }
+                if !ok {
+                    failed = true;
+                    break;
+                }
+            }
+            if failed {
+                continue;
+            }
+            let mut entries = vec![0i8; k * columns];
+            for (c, col) in cols.iter().enumerate() {
+                for (y, &e) in col.iter().enumerate() {
+                    entries[y * columns + c] = e;
+                }
+            }
+            let code = CodeMatrix {
+                n_classes: k,
+                n_columns: columns,
+                entries,
+            };
+            if code.min_distance() > 0 {
+                return Ok(code);
+            }
+        }
+        Err(Error::param(
+            "code",
+            "a random code that can be drawn (try more columns or another seed)",
+            CodeSpec::Random { columns, seed },
+        ))
+    }
+
+    /// Validates a code read from a model file: sizes, ±1 entries, at least 2 classes and 1 column.
+    pub fn check(&self) -> Result<()> {
+        if self.n_classes < 2 || self.n_columns < 1 {
+            return Err(Error::InvalidModel(format!(
+                "output code of {} classes × {} columns",
+                self.n_classes, self.n_columns
+            )));
+        }
+        if self.entries.len() != self.n_classes * self.n_columns {
+            return Err(Error::InvalidModel(format!(
+                "output code has {} entries, expected {} × {}",
+                self.entries.len(),
+                self.n_classes,
+                self.n_columns
+            )));
+        }
+        if let Some(e) = self.entries.iter().find(|&&e| e != 1 && e != -1) {
+            return Err(Error::InvalidModel(format!(
+                "output code entry {e} (expected −1 or +1)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The codeword `λ(y)` of class `y < n_classes`.
+    pub fn codeword(&self, y: usize) -> &[i8] {
+        &self.entries[y * self.n_columns..(y + 1) * self.n_columns]
+    }
+
+    /// The minimum Hamming distance ρ between two codewords (SPEC §4.6 bounds).
+    pub fn min_distance(&self) -> usize {
+        let mut best = usize::MAX;
+        for a in 0..self.n_classes {
+            for b in a + 1..self.n_classes {
+                let d = self
+                    .codeword(a)
+                    .iter()
+                    .zip(self.codeword(b))
+                    .filter(|(x, y)| x != y)
+                    .count();
+                best = best.min(d);
+            }
+        }
+        best
+    }
+
+    /// The coded labels `λ(class_i)` of `n` examples, an `n × k'` row-major ±1 matrix.
+    pub fn encode(&self, class: &[u32]) -> Vec<f64> {
+        let mut y = Vec::with_capacity(class.len() * self.n_columns);
+        for &c in class {
+            y.extend(self.codeword(c as usize).iter().map(|&e| f64::from(e)));
+        }
+        y
+    }
+}
+
+/// Per-class decoding losses of one row of column scores (length `k'`) into `out` (length `k`):
+/// the Hamming distance of `sign f` to each codeword (a zero score counts ½) or the exponential
+/// loss `Σ_ℓ' exp(−λ(y)[ℓ'] f(x, ℓ'))` (SPEC §4.6). The predicted class minimises it.
+pub fn decode_losses_into(code: &CodeMatrix, scores: &[f64], how: Decode, out: &mut [f64]) {
+    debug_assert_eq!(scores.len(), code.n_columns);
+    for (y, o) in out.iter_mut().enumerate().take(code.n_classes) {
+        let cw = code.codeword(y);
+        *o = match how {
+            // SPEC §4.6 variant 1: |{ℓ' : sign f(x, ℓ') ≠ λ(y)[ℓ']}|.
+            Decode::Hamming => cw
+                .iter()
+                .zip(scores)
+                .map(|(&e, &f)| {
+                    let m = f64::from(e) * f;
+                    if m < 0.0 {
+                        1.0
+                    } else if m == 0.0 {
+                        0.5
+                    } else {
+                        0.0
+                    }
+                })
+                .sum(),
+            // SPEC §4.6 variant 2: Σ_ℓ' exp(−λ(y)[ℓ'] f(x, ℓ')).
+            Decode::Loss => cw
+                .iter()
+                .zip(scores)
+                .map(|(&e, &f)| (-f64::from(e) * f).exp())
+                .sum(),
+        };
+    }
+}
+
+/// Decodes one row of MO column scores into a class index (SPEC §4.6). Ties go to the lowest
+/// class index; exponential losses within a relative 1e−12 of each other count as tied (so that
+/// rounding cannot break exact ties of the scores).
+pub fn decode(code: &CodeMatrix, scores: &[f64], how: Decode) -> usize {
+    let mut losses = vec![0.0; code.n_classes];
+    decode_into(code, scores, how, &mut losses)
+}
+
+/// [`decode`] with a caller's scratch buffer of length `k`.
+pub(crate) fn decode_into(
+    code: &CodeMatrix,
+    scores: &[f64],
+    how: Decode,
+    losses: &mut [f64],
+) -> usize {
+    decode_losses_into(code, scores, how, losses);
+    argmin_tolerant(losses, if how == Decode::Loss { 1e-12 } else { 0.0 })
+}
+
+fn argmin_tolerant(losses: &[f64], rel: f64) -> usize {
+    let mut best = 0;
+    for (y, &l) in losses.iter().enumerate().skip(1) {
+        let b = losses[best];
+        if l < b - rel * b.abs() || b.is_nan() {
+            best = y;
+        }
+    }
+    best
+}
+
+// ------------------------------------------------------------------------------------------------
+// Prediction helpers
+
+/// The predicted label set `{ℓ : f(x, ℓ) > 0}` of one score row (SPEC §4.5), in increasing order.
+pub fn label_set(scores: &[f64]) -> Vec<usize> {
+    scores
+        .iter()
+        .enumerate()
+        .filter(|(_, &f)| f > 0.0)
+        .map(|(l, _)| l)
+        .collect()
+}
+
+/// The top label `argmax_ℓ f(x, ℓ)` of one score row (SPEC §4.5, one-error); ties go to the lowest
+/// index, NaN scores are never chosen, and an empty or all-NaN row gives 0.
+pub fn top_label(scores: &[f64]) -> usize {
+    let mut best: Option<(usize, f64)> = None;
+    for (l, &f) in scores.iter().enumerate() {
+        if f.is_nan() {
+            continue;
+        }
+        match best {
+            Some((_, b)) if f <= b => {}
+            _ => best = Some((l, f)),
+        }
+    }
+    best.map_or(0, |(l, _)| l)
+}
+
+/// The labels of one score row ranked by decreasing score, ties by increasing index, NaN last.
+pub fn ranking(scores: &[f64]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (fa, fb) = (scores[a], scores[b]);
+        match (fa.is_nan(), fb.is_nan()) {
+            (true, true) => a.cmp(&b),
+            (true, false) => std::cmp::Ordering::Greater,
+            (false, true) => std::cmp::Ordering::Less,
+            // `partial_cmp` keeps −0.0 and +0.0 tied.
+            (false, false) => fb
+                .partial_cmp(&fa)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.cmp(&b)),
+        }
+    });
+    order
+}
+
+// ------------------------------------------------------------------------------------------------
+// Shared plumbing
+
+/// Validated training labels: `y` (n × k ±1) and sample weights normalised to sum to 1.
+pub(crate) struct Checked {
+    pub n: usize,
+    pub k: usize,
+    pub y: Vec<f64>,
+    pub sw: Vec<f64>,
+}
+
+pub(crate) fn check_labels(labels: &Labels<'_>) -> Result<Checked> {
+    let (n, k) = (labels.n, labels.k);
+    if n == 0 || k == 0 {
+        return Err(Error::InvalidData(format!(
+            "multi-label boosting needs examples and labels, got {n} × {k}"
+        )));
+    }
+    if labels.y.len() != n * k {
+        return Err(Error::InvalidData(format!(
+            "label matrix has {} entries, expected {n} × {k}",
+            labels.y.len()
+        )));
+    }
+    if let Some(p) = labels.y.iter().position(|&v| v != 1.0 && v != -1.0) {
+        return Err(Error::InvalidData(format!(
+            "label of example {} (label {}) is {}, expected −1 or +1",
+            p / k,
+            p % k,
+            labels.y[p]
+        )));
+    }
+    let sw = match labels.sample_weight {
+        None => vec![1.0 / n as f64; n],
+        Some(w) => {
+            if w.len() != n {
+                return Err(Error::InvalidData(format!(
+                    "{} sample weights for {n} examples",
+                    w.len()
+                )));
+            }
+            if w.iter().any(|&v| !(v.is_finite() && v >= 0.0)) {
+                return Err(Error::InvalidData(
+                    "sample weights must be finite and non-negative".into(),
+                ));
+            }
+            let s: f64 = w.iter().sum();
+            if !(s > 0.0 && s.is_finite()) {
+                return Err(Error::InvalidData(
+                    "sample weights sum to zero (or overflow)".into(),
+                ));
+            }
+            w.iter().map(|&v| v / s).collect()
+        }
+    };
+    Ok(Checked {
+        n,
+        k,
+        y: labels.y.to_vec(),
+        sw,
+    })
+}
+
+/// The class of each example of single-label data: `labels.class`, or the one +1 of each row.
+pub(crate) fn single_label_classes(labels: &Labels<'_>) -> Result<Vec<u32>> {
+    let (n, k) = (labels.n, labels.k);
+    if let Some(c) = labels.class {
+        if c.len() != n {
+            return Err(Error::InvalidData(format!(
+                "{} class indices for {n} examples",
+                c.len()
+            )));
+        }
+        if let Some(i) = c.iter().position(|&v| v as usize >= k) {
+            return Err(Error::InvalidData(format!(
+                "class index {} of example {i} is not below {k}",
+                c[i]
+            )));
+        }
+        return Ok(c.to_vec());
+    }
+    let mut out = Vec::with_capacity(n);
+    for (i, row) in labels.y.chunks_exact(k).enumerate() {
+        let mut pos = row.iter().enumerate().filter(|(_, &v)| v > 0.0);
+        match (pos.next(), pos.next()) {
+            (Some((l, _)), None) => out.push(l as u32),
+            _ => {
+                return Err(Error::InvalidData(format!(
+                "this variant needs single-label data; example {i} does not have exactly one label"
+            )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Checks the weak hypothesis' outputs on the training rows.
+pub(crate) fn check_outputs(h: &[f64], expected: usize) -> Result<()> {
+    if h.len() != expected {
+        return Err(Error::InvalidData(format!(
+            "weak hypothesis gave {} outputs, expected {expected}",
+            h.len()
+        )));
+    }
+    if h.iter().any(|v| !v.is_finite()) {
+        return Err(Error::Numerical(
+            "weak hypothesis output is not finite".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// α of a discrete round from its edge r (SPEC §4.2(a), §4.5, §4.7): `α = ½ ln((1+r)/(1−r))`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Vote {
+    /// `r ≤ MIN_EDGE`: discard the hypothesis and stop.
+    NoEdge,
+    /// An ordinary round.
+    Alpha(f64),
+    /// `α ≥ MAX_ALPHA` (r numerically 1): add with `MAX_ALPHA` and stop.
+    Perfect,
+}
+
+pub(crate) fn vote(r: f64) -> Vote {
+    if r.is_nan() || r <= MIN_EDGE {
+        return Vote::NoEdge;
+    }
+    // SPEC §4.5: α_t = ½ ln((1 + r_t)/(1 − r_t)) = atanh(r_t).
+    let a = r.min(1.0).atanh();
+    if a >= MAX_ALPHA {
+        Vote::Perfect
+    } else {
+        Vote::Alpha(a)
+    }
+}
+
+/// Turns a vote into a step, recording α.
+pub(crate) fn step_of(v: Vote, r: f64) -> (f64, Step) {
+    match v {
+        Vote::NoEdge => (
+            0.0,
+            Step::Stop {
+                reason: format!("weak hypothesis has no edge (r = {r:e})"),
+            },
+        ),
+        Vote::Alpha(a) => (a, Step::Add { alpha: a }),
+        Vote::Perfect => (
+            MAX_ALPHA,
+            Step::AddAndStop {
+                alpha: MAX_ALPHA,
+                reason: format!(
+                    "perfect weak hypothesis (r = {r}); its vote is capped at {MAX_ALPHA}"
+                ),
+            },
+        ),
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// The booster enum and the model-side description of its outputs
+
+/// What a multi-class model's `k'` outputs per row mean and how to turn them into classes: the
+/// one thing the model file must store besides the trees and α's.
+///
+/// - MH and MR/M2: the outputs are the label scores `f(x, ℓ)` themselves (`k' = k`); the label set
+///   is `{ℓ : f > 0}` ([`label_set`]), the single-label prediction is [`top_label`], the ranking
+///   [`ranking`].
+/// - MO: the outputs are the `k'` column scores; the model stores the code matrix and the decoding
+///   and predicts [`decode`]; the per-class decision values are minus the decoding losses
+///   ([`decode_losses_into`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum MultiOutput {
+    /// Outputs are per-label scores.
+    LabelScores {
+        /// Number of labels k.
+        n_labels: usize,
+    },
+    /// Outputs are the columns of an output code.
+    Code {
+        /// The code `λ`, `k × k'`.
+        code: CodeMatrix,
+        /// How to decode.
+        decode: Decode,
+    },
+}
+
+impl MultiOutput {
+    /// Number of outputs per row (`k`, or `k'` for a code).
+    pub fn n_outputs(&self) -> usize {
+        match self {
+            MultiOutput::LabelScores { n_labels } => *n_labels,
+            MultiOutput::Code { code, .. } => code.n_columns,
+        }
+    }
+
+    /// Number of classes (labels) k.
+    pub fn n_classes(&self) -> usize {
+        match self {
+            MultiOutput::LabelScores { n_labels } => *n_labels,
+            MultiOutput::Code { code, .. } => code.n_classes,
+        }
+    }
+
+    /// Validates a description read from a model file.
+    pub fn check(&self) -> Result<()> {
+        match self {
+            MultiOutput::LabelScores { n_labels: 0 } => {
+                Err(Error::InvalidModel("model has 0 labels".into()))
+            }
+            MultiOutput::LabelScores { .. } => Ok(()),
+            MultiOutput::Code { code, .. } => code.check(),
+        }
+    }
+
+    /// The single-label prediction of one row of outputs (length [`Self::n_outputs`]).
+    pub fn predict_class(&self, outputs: &[f64]) -> usize {
+        match self {
+            MultiOutput::LabelScores { .. } => top_label(outputs),
+            MultiOutput::Code { code, decode: how } => decode(code, outputs, *how),
+        }
+    }
+
+    /// Per-class decision values of one row of outputs into `out` (length [`Self::n_classes`]):
+    /// the scores themselves, or minus the decoding losses for a code. Larger is more likely.
+    pub fn class_scores_into(&self, outputs: &[f64], out: &mut [f64]) {
+        match self {
+            MultiOutput::LabelScores { .. } => out.copy_from_slice(outputs),
+            MultiOutput::Code { code, decode: how } => {
+                decode_losses_into(code, outputs, *how, out);
+                for v in out.iter_mut() {
+                    *v = -*v;
+                }
+            }
+        }
+    }
+}
+
+/// Any of the multi-class / multi-label boosters, chosen by [`MultiParams::variant`].
+#[derive(Debug, Clone)]
+pub enum MultiBooster {
+    /// AdaBoost.MH, discrete or real.
+    Mh(AdaBoostMh),
+    /// AdaBoost.MO.
+    Mo(AdaBoostMo),
+    /// AdaBoost.MR or M2.
+    Mr(AdaBoostMr),
+}
+
+impl MultiBooster {
+    /// Checks `params` and the labels and builds the booster of `params.variant`.
+    pub fn new(labels: &Labels<'_>, params: &MultiParams) -> Result<MultiBooster> {
+        params.check()?;
+        Ok(match params.variant {
+            MultiVariant::MhDiscrete | MultiVariant::MhReal => {
+                MultiBooster::Mh(AdaBoostMh::new(labels, params)?)
+            }
+            MultiVariant::MoDiscrete | MultiVariant::MoReal => {
+                MultiBooster::Mo(AdaBoostMo::new(labels, params)?)
+            }
+            MultiVariant::Mr | MultiVariant::M2 => {
+                MultiBooster::Mr(AdaBoostMr::new(labels, params)?)
+            }
+        })
+    }
+
+    /// The output code (MO only), for the model file.
+    pub fn code(&self) -> Option<&CodeMatrix> {
+        match self {
+            MultiBooster::Mo(b) => Some(b.code()),
+            _ => None,
+        }
+    }
+
+    /// What the model's outputs mean (store it in the model file).
+    pub fn output(&self) -> MultiOutput {
+        match self {
+            MultiBooster::Mh(b) => MultiOutput::LabelScores { n_labels: b.k() },
+            MultiBooster::Mr(b) => MultiOutput::LabelScores { n_labels: b.k() },
+            MultiBooster::Mo(b) => MultiOutput::Code {
+                code: b.code().clone(),
+                decode: b.decode_rule(),
+            },
+        }
+    }
+
+    /// The training scores `f(x_i, ·)` so far (`n × n_outputs`, row-major).
+    pub fn training_scores(&self) -> &[f64] {
+        match self {
+            MultiBooster::Mh(b) => b.training_scores(),
+            MultiBooster::Mo(b) => b.training_scores(),
+            MultiBooster::Mr(b) => b.training_scores(),
+        }
+    }
+
+    /// Π Z_t so far.
+    pub fn bound(&self) -> f64 {
+        match self {
+            MultiBooster::Mh(b) => b.bound(),
+            MultiBooster::Mo(b) => b.bound(),
+            MultiBooster::Mr(b) => b.bound(),
+        }
+    }
+
+    fn inner(&self) -> &dyn Booster {
+        match self {
+            MultiBooster::Mh(b) => b,
+            MultiBooster::Mo(b) => b,
+            MultiBooster::Mr(b) => b,
+        }
+    }
+}
+
+impl Booster for MultiBooster {
+    fn stat_width(&self) -> usize {
+        self.inner().stat_width()
+    }
+    fn default_criterion(&self) -> Criterion {
+        self.inner().default_criterion()
+    }
+    fn leaf_rule(&self) -> LeafRule {
+        self.inner().leaf_rule()
+    }
+    fn statistics(&self, stats: &mut [f64]) {
+        self.inner().statistics(stats)
+    }
+    fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
+        match self {
+            MultiBooster::Mh(b) => b.step(h, diag),
+            MultiBooster::Mo(b) => b.step(h, diag),
+            MultiBooster::Mr(b) => b.step(h, diag),
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testutil;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,250 @@
+//! AdaBoost.MH, discrete and real (SPEC §4.5).
+
+use super::{check_labels, check_outputs, single_label_classes, step_of, vote};
+use super::{MultiParams, MultiVariant};
+use crate::boost::{Booster, Diagnostics, Labels, Step};
+use crate::error::{Error, Result};
+use crate::eval::multilabel;
+use crate::tree::{Criterion, LeafRule};
+
+/// AdaBoost.MH over a distribution `D(i, ℓ)` on (example, label) pairs (SPEC §4.5).
+///
+/// - Discrete: the weak hypothesis takes values in {−1, +1} per label. With trees it is the sign
+///   of each label's weighted majority in each leaf ([`LeafRule::Sign`] applied to each label's
+///   `(W+_ℓ, W−_ℓ)`), which generalises Schapire–Singer's stump form `h(x, ℓ) = v_ℓ φ(x)` (SPEC
+///   §2.3): a stump with votes `v_ℓ` is the special case where every label flips sign across the
+///   split, whereas here a label may vote the same way in both leaves. The default criterion,
+///   [`Criterion::Empirical`] summed over labels, is `2 Σ D [Y ≠ h]` for sign leaves, so the tree
+///   maximises the edge `r = Σ D Y h`; `α = ½ ln((1+r)/(1−r))`.
+/// - Real: leaves `½ ln((W+_ℓ + ε)/(W−_ℓ + ε))` per label, α = 1; the default criterion is
+///   [`Criterion::Matusita`], i.e. Schapire–Singer's `Z = 2 Σ_j Σ_ℓ √(W+_jℓ W−_jℓ)`.
+///
+/// `D` sums to 1 over all pairs; the sample weights, if any, scale each example's row.
+#[derive(Debug, Clone)]
+pub struct AdaBoostMh {
+    n: usize,
+    k: usize,
+    /// `Y_i[ℓ]`, n × k ±1.
+    y: Vec<f64>,
+    /// Normalised sample weights (for the diagnostics).
+    sw: Vec<f64>,
+    /// `D_t(i, ℓ)`, n × k, sums to 1.
+    d: Vec<f64>,
+    /// Training scores `f(x_i, ℓ)`.
+    f: Vec<f64>,
+    real: bool,
+    eps: f64,
+    /// `Σ_t ln Z_t`.
+    log_bound: f64,
+}
+
+impl AdaBoostMh {
+    /// Builds the booster for `params.variant` ∈ {`mh-discrete`, `mh-real`} on ±1 labels
+    /// (`n × k`, `k ≥ 1`). With `single_label_start` the data must be single-label (`labels.class`,
+    /// or exactly one +1 per row) and `k ≥ 2`.
+    pub fn new(labels: &Labels<'_>, params: &MultiParams) -> Result<AdaBoostMh> {
+        params.check()?;
+        let real = match params.variant {
+            MultiVariant::MhDiscrete => false,
+            MultiVariant::MhReal => true,
+            v => {
+                return Err(Error::param(
+                    "variant",
+                    "mh-discrete or mh-real for AdaBoost.MH",
+                    v,
+                ))
+            }
+        };
+        let c = check_labels(labels)?;
+        let start = if params.single_label_start {
+            if c.k < 2 {
+                return Err(Error::param(
+                    "single_label_start",
+                    "false with a single label column",
+                    true,
+                ));
+            }
+            Some(single_label_classes(labels)?)
+        } else {
+            None
+        };
+        Ok(AdaBoostMh::from_parts(
+            c.n,
+            c.k,
+            c.y,
+            c.sw,
+            real,
+            params.smoothing(labels.n),
+            start.as_deref(),
+        ))
+    }
+
+    /// Builds from checked parts (also used by AdaBoost.MO on coded labels).
+    pub(crate) fn from_parts(
+        n: usize,
+        k: usize,
+        y: Vec<f64>,
+        sw: Vec<f64>,
+        real: bool,
+        eps: f64,
+        start: Option<&[u32]>,
+    ) -> AdaBoostMh {
+        let mut d = vec![0.0; n * k];
+        for i in 0..n {
+            let row = &mut d[i * k..(i + 1) * k];
+            match start {
+                // SPEC §4.5: D_1(i, y_i) = 1/(2m), D_1(i, ℓ ≠ y_i) = 1/(2m(k−1)).
+                Some(cls) => {
+                    for (l, v) in row.iter_mut().enumerate() {
+                        *v = if l == cls[i] as usize {
+                            sw[i] / 2.0
+                        } else {
+                            sw[i] / (2.0 * (k - 1) as f64)
+                        };
+                    }
+                }
+                // SPEC §4.5: D_1(i, ℓ) = 1/(mk).
+                None => row.fill(sw[i] / k as f64),
+            }
+        }
+        AdaBoostMh {
+            n,
+            k,
+            y,
+            sw,
+            d,
+            f: vec![0.0; n * k],
+            real,
+            eps,
+            log_bound: 0.0,
+        }
+    }
+
+    /// Number of labels k.
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// The current distribution `D_t(i, ℓ)` (`n × k`, row-major, sums to 1).
+    pub fn distribution(&self) -> &[f64] {
+        &self.d
+    }
+
+    /// The training scores `f(x_i, ℓ) = Σ_t α_t h_t(x_i, ℓ)` (`n × k`, row-major).
+    pub fn training_scores(&self) -> &[f64] {
+        &self.f
+    }
+
+    /// The training-loss bound Π_t Z_t so far.
+    pub fn bound(&self) -> f64 {
+        self.log_bound.exp()
+    }
+
+    /// The smoothing ε of the real leaves.
+    pub fn eps(&self) -> f64 {
+        self.eps
+    }
+
+    /// The normalised sample weights.
+    pub(crate) fn sample_weights(&self) -> &[f64] {
+        &self.sw
+    }
+}
+
+impl Booster for AdaBoostMh {
+    fn stat_width(&self) -> usize {
+        2 * self.k
+    }
+
+    fn default_criterion(&self) -> Criterion {
+        if self.real {
+            Criterion::Matusita
+        } else {
+            Criterion::Empirical
+        }
+    }
+
+    fn leaf_rule(&self) -> LeafRule {
+        if self.real {
+            LeafRule::HalfLogRatio { eps: self.eps }
+        } else {
+            LeafRule::Sign
+        }
+    }
+
+    fn statistics(&self, stats: &mut [f64]) {
+        debug_assert_eq!(stats.len(), self.n * 2 * self.k);
+        // SPEC §2.3: W^{ℓ±} sums D(i, ℓ) over the examples with Y_i[ℓ] = ±1.
+        for ((s, d), y) in stats.chunks_exact_mut(2).zip(&self.d).zip(&self.y) {
+            if *y > 0.0 {
+                s[0] = *d;
+                s[1] = 0.0;
+            } else {
+                s[0] = 0.0;
+                s[1] = *d;
+            }
+        }
+    }
+
+    fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
+        check_outputs(h, self.n * self.k)?;
+        // SPEC §4.5: r_t = Σ_{i,ℓ} D_t(i,ℓ) Y_i[ℓ] h_t(x_i,ℓ).
+        let r: f64 = self
+            .d
+            .iter()
+            .zip(&self.y)
+            .zip(h)
+            .map(|((d, y), h)| d * y * h)
+            .sum();
+        let (alpha, step) = if self.real {
+            // SPEC §4.5: real MH folds α into the leaves (α = 1).
+            if h.iter().all(|&v| v == 0.0) {
+                (
+                    0.0,
+                    Step::Stop {
+                        reason: "weak hypothesis is identically zero".into(),
+                    },
+                )
+            } else {
+                (1.0, Step::Add { alpha: 1.0 })
+            }
+        } else {
+            step_of(vote(r), r)
+        };
+        if let Step::Stop { .. } = step {
+            diag.insert("r", r);
+            return Ok(step);
+        }
+        // SPEC §4.5: D_{t+1}(i,ℓ) = D_t(i,ℓ) exp(−α_t Y_i[ℓ] h_t(x_i,ℓ)) / Z_t.
+        let mut z = 0.0;
+        for ((d, y), hv) in self.d.iter_mut().zip(&self.y).zip(h) {
+            *d *= (-alpha * y * hv).exp();
+            z += *d;
+        }
+        if !(z > 0.0 && z.is_finite()) {
+            return Err(Error::Numerical(format!(
+                "AdaBoost.MH normaliser Z = {z} (weights under- or overflowed)"
+            )));
+        }
+        for d in &mut self.d {
+            *d /= z;
+        }
+        for (f, hv) in self.f.iter_mut().zip(h) {
+            *f += alpha * hv;
+        }
+        self.log_bound += z.ln();
+        diag.insert("alpha", alpha);
+        diag.insert("z", z);
+        diag.insert("r", r);
+        diag.insert(
+            "hamming_loss",
+            multilabel::hamming_loss(&self.y, &self.f, self.k, Some(&self.sw))?,
+        );
+        diag.insert(
+            "one_error",
+            multilabel::one_error(&self.y, &self.f, self.k, Some(&self.sw))?,
+        );
+        diag.insert("bound", self.bound());
+        Ok(step)
+    }
+}

@@ -1,0 +1,912 @@
+//! Tests of the multi-class / multi-label boosters against naive references and the bounds of
+//! SPEC §4.5–4.7, with a brute-force stump learner standing in for the tree.
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use proptest::prelude::*;
+use rand::Rng as _;
+
+use super::testutil::{random_problem, round, stump_outputs, Problem};
+use super::*;
+use crate::eval::multilabel;
+
+fn labels_of(p: &Problem) -> Labels<'_> {
+    Labels {
+        n: p.n,
+        k: p.k,
+        y: &p.y,
+        class: p.class.as_deref(),
+        sample_weight: None,
+    }
+}
+
+fn params(variant: MultiVariant) -> MultiParams {
+    MultiParams {
+        variant,
+        ..MultiParams::default()
+    }
+}
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol * a.abs().max(b.abs()).max(1.0)
+}
+
+// ------------------------------------------------------------------------------------------------
+// AdaBoost.MR: efficient O(mk) form against the naive triple-indexed form.
+
+/// SPEC §4.7 naive form: the distribution over (i, ℓ0, ℓ1) stored explicitly.
+struct NaiveMr {
+    n: usize,
+    k: usize,
+    /// `d[(i * k + l0) * k + l1]`, non-zero on crucial pairs only.
+    d: Vec<f64>,
+    f: Vec<f64>,
+}
+
+impl NaiveMr {
+    fn new(n: usize, k: usize, y: &[f64], sw: Option<&[f64]>) -> NaiveMr {
+        let s = |i: usize| sw.map_or(1.0, |w| w[i]);
+        let rel = |i: usize| (0..k).filter(|&l| y[i * k + l] > 0.0).count();
+        let total: f64 = (0..n).filter(|&i| rel(i) > 0 && rel(i) < k).map(s).sum();
+        let mut d = vec![0.0; n * k * k];
+        for i in 0..n {
+            for l0 in 0..k {
+                for l1 in 0..k {
+                    if y[i * k + l0] < 0.0 && y[i * k + l1] > 0.0 {
+                        // D_1(i, ℓ0, ℓ1) = 1/(m |Y_i| |Y − Y_i|), with sample weights.
+                        d[(i * k + l0) * k + l1] = s(i) / (total * (rel(i) * (k - rel(i))) as f64);
+                    }
+                }
+            }
+        }
+        NaiveMr {
+            n,
+            k,
+            d,
+            f: vec![0.0; n * k],
+        }
+    }
+
+    /// r = ½ Σ D(i,ℓ0,ℓ1) (h(x_i,ℓ1) − h(x_i,ℓ0)).
+    fn edge(&self, h: &[f64]) -> f64 {
+        let k = self.k;
+        let mut r = 0.0;
+        for i in 0..self.n {
+            for l0 in 0..k {
+                for l1 in 0..k {
+                    r += 0.5 * self.d[(i * k + l0) * k + l1] * (h[i * k + l1] - h[i * k + l0]);
+                }
+            }
+        }
+        r
+    }
+
+    /// D ← D exp(½ α (h(x_i,ℓ0) − h(x_i,ℓ1))) / Z; returns Z.
+    fn update(&mut self, h: &[f64], alpha: f64) -> f64 {
+        let k = self.k;
+        let mut z = 0.0;
+        for i in 0..self.n {
+            for l0 in 0..k {
+                for l1 in 0..k {
+                    let d = &mut self.d[(i * k + l0) * k + l1];
+                    *d *= (0.5 * alpha * (h[i * k + l0] - h[i * k + l1])).exp();
+                    z += *d;
+                }
+            }
+        }
+        for d in &mut self.d {
+            *d /= z;
+        }
+        for (f, hv) in self.f.iter_mut().zip(h) {
+            *f += alpha * hv;
+        }
+        z
+    }
+}
+
+fn check_mr_against_naive(seed: u64, n: usize, k: usize, rounds: usize, weighted: bool) {
+    let prob = random_problem(seed, n, k, 2, true);
+    let sw: Vec<f64> = (0..n)
+        .map(|i| 0.5 + ((seed as usize + 7 * i) % 5) as f64 / 4.0)
+        .collect();
+    let labels = Labels {
+        sample_weight: weighted.then_some(&sw[..]),
+        ..labels_of(&prob)
+    };
+    let Ok(mut fast) = AdaBoostMr::new(&labels, &params(MultiVariant::Mr)) else {
+        return; // no example with a crucial pair: nothing to compare
+    };
+    let mut naive = NaiveMr::new(n, k, &prob.y, weighted.then_some(&sw[..]));
+    let tol = 1e-12;
+    for _ in 0..rounds {
+        for i in 0..n {
+            for l0 in 0..k {
+                for l1 in 0..k {
+                    let (a, b) = (fast.pair_weight(i, l0, l1), naive.d[(i * k + l0) * k + l1]);
+                    assert!((a - b).abs() <= tol, "D({i},{l0},{l1}): {a} vs {b}");
+                }
+            }
+        }
+        let (h, step, diag) = round(&mut fast, &prob.x, prob.p);
+        let r = naive.edge(&h);
+        assert!(close(diag["r"], r, tol), "r {} vs {r}", diag["r"]);
+        let alpha = match step {
+            Step::Add { alpha } | Step::AddAndStop { alpha, .. } => alpha,
+            Step::Stop { .. } => {
+                assert!(r <= MIN_EDGE * 2.0);
+                break;
+            }
+        };
+        // α = ½ ln((1 + r)/(1 − r)) from the naive edge.
+        let naive_alpha = match vote(r) {
+            Vote::Alpha(a) => a,
+            Vote::Perfect => MAX_ALPHA,
+            Vote::NoEdge => panic!("naive form sees no edge"),
+        };
+        assert!(close(alpha, naive_alpha, tol), "α {alpha} vs {naive_alpha}");
+        let z = naive.update(&h, alpha);
+        assert!(close(diag["z"], z, tol), "Z {} vs {z}", diag["z"]);
+        for (a, b) in fast.training_scores().iter().zip(&naive.f) {
+            assert!(close(*a, *b, tol), "f {a} vs {b}");
+        }
+        if matches!(step, Step::AddAndStop { .. }) {
+            break;
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    #[test]
+    fn mr_efficient_equals_naive(
+        seed in any::<u64>(),
+        n in 3usize..10,
+        k in 2usize..6,
+        rounds in 1usize..6,
+        weighted in any::<bool>(),
+    ) {
+        check_mr_against_naive(seed, n, k, rounds, weighted);
+    }
+}
+
+#[test]
+fn mr_weights_start_as_a_distribution() {
+    let prob = random_problem(3, 12, 4, 2, true);
+    let b = AdaBoostMr::new(&labels_of(&prob), &params(MultiVariant::Mr)).unwrap();
+    let mut total = 0.0;
+    for i in 0..prob.n {
+        for l0 in 0..4 {
+            for l1 in 0..4 {
+                total += b.pair_weight(i, l0, l1);
+            }
+        }
+    }
+    assert!((total - 1.0).abs() < 1e-12);
+    // The MH statistics w(i, ℓ) sum to Σ D = 1 as well.
+    let mut stats = vec![0.0; prob.n * 8];
+    b.statistics(&mut stats);
+    assert!((stats.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Bounds (SPEC §4.5, §4.7).
+
+#[test]
+fn mh_hamming_loss_below_product_of_z() {
+    for variant in [MultiVariant::MhDiscrete, MultiVariant::MhReal] {
+        for (seed, multi) in [(1, true), (2, false), (3, true)] {
+            let prob = random_problem(seed, 40, 4, 2, multi);
+            let mut b = AdaBoostMh::new(&labels_of(&prob), &params(variant)).unwrap();
+            let mut prod = 1.0;
+            for _ in 0..12 {
+                let (_, step, diag) = round(&mut b, &prob.x, prob.p);
+                if matches!(step, Step::Stop { .. }) {
+                    break;
+                }
+                prod *= diag["z"];
+                assert!((diag["bound"] - prod).abs() < 1e-12 * prod.max(1.0));
+                let hl = multilabel::hamming_loss(&prob.y, b.training_scores(), 4, None).unwrap();
+                assert!((hl - diag["hamming_loss"]).abs() < 1e-15);
+                assert!(
+                    hl <= prod + 1e-12,
+                    "{variant}: Hamming loss {hl} > Π Z {prod}"
+                );
+                let oe = multilabel::one_error(&prob.y, b.training_scores(), 4, None).unwrap();
+                assert!((oe - diag["one_error"]).abs() < 1e-15);
+                // D stays a distribution.
+                assert!((b.distribution().iter().sum::<f64>() - 1.0).abs() < 1e-12);
+                if matches!(step, Step::AddAndStop { .. }) {
+                    break;
+                }
+            }
+            assert!(prod < 1.0, "{variant}: no progress");
+        }
+    }
+}
+
+#[test]
+fn mr_ranking_loss_below_product_of_z_and_one_error_below_k_minus_1_rloss() {
+    for (variant, multi) in [
+        (MultiVariant::Mr, true),
+        (MultiVariant::M2, false),
+        (MultiVariant::Mr, false),
+    ] {
+        let k = 4;
+        let prob = random_problem(11, 40, k, 2, multi);
+        let mut b = AdaBoostMr::new(&labels_of(&prob), &params(variant)).unwrap();
+        // Examples with a crucial pair, for one-error ≤ (k − 1) rloss.
+        let keep: Vec<usize> = (0..prob.n)
+            .filter(|&i| {
+                let c = prob.y[i * k..(i + 1) * k]
+                    .iter()
+                    .filter(|&&v| v > 0.0)
+                    .count();
+                c > 0 && c < k
+            })
+            .collect();
+        let mut prod = 1.0;
+        for _ in 0..12 {
+            let (_, step, diag) = round(&mut b, &prob.x, prob.p);
+            if matches!(step, Step::Stop { .. }) {
+                break;
+            }
+            prod *= diag["z"];
+            let f = b.training_scores();
+            let rl = multilabel::ranking_loss(&prob.y, f, k, None).unwrap();
+            assert!((rl - diag["ranking_loss"]).abs() < 1e-15);
+            assert!(rl <= prod + 1e-12, "ranking loss {rl} > Π Z {prod}");
+            let ys: Vec<f64> = keep
+                .iter()
+                .flat_map(|&i| prob.y[i * k..(i + 1) * k].to_vec())
+                .collect();
+            let fs: Vec<f64> = keep
+                .iter()
+                .flat_map(|&i| f[i * k..(i + 1) * k].to_vec())
+                .collect();
+            let oe = multilabel::one_error(&ys, &fs, k, None).unwrap();
+            let rlk = multilabel::ranking_loss(&ys, &fs, k, None).unwrap();
+            assert!(
+                oe <= (k as f64 - 1.0) * rlk + 1e-12,
+                "one-error {oe}, rloss {rlk}"
+            );
+            if matches!(step, Step::AddAndStop { .. }) {
+                break;
+            }
+        }
+        assert!(prod < 1.0, "{variant}: no progress");
+    }
+}
+
+#[test]
+fn discrete_mh_hypothesis_has_no_edge_after_its_update() {
+    // With h ∈ {−1, +1} and α = ½ ln((1+r)/(1−r)), Σ D_{t+1} Y h_t = 0 (SPEC §3's "error ½").
+    let prob = random_problem(5, 30, 3, 2, true);
+    let mut b = AdaBoostMh::new(&labels_of(&prob), &params(MultiVariant::MhDiscrete)).unwrap();
+    for _ in 0..5 {
+        let (h, step, _) = round(&mut b, &prob.x, prob.p);
+        assert!(matches!(step, Step::Add { .. }));
+        let r: f64 = b
+            .distribution()
+            .iter()
+            .zip(&prob.y)
+            .zip(&h)
+            .map(|((d, y), h)| d * y * h)
+            .sum();
+        assert!(r.abs() < 1e-12, "edge after update {r}");
+    }
+}
+
+#[test]
+fn mo_decoded_error_below_code_bounds() {
+    let k = 5;
+    let prob = random_problem(21, 50, k, 2, false);
+    for code in [
+        CodeSpec::Random {
+            columns: 7,
+            seed: 4,
+        },
+        CodeSpec::Exhaustive,
+        CodeSpec::OneVsAll,
+    ] {
+        for (decode, factor) in [(Decode::Loss, 1.0), (Decode::Hamming, 2.0)] {
+            for variant in [MultiVariant::MoDiscrete, MultiVariant::MoReal] {
+                let p = MultiParams {
+                    variant,
+                    code,
+                    decode,
+                    ..MultiParams::default()
+                };
+                let mut b = AdaBoostMo::new(&labels_of(&prob), &p).unwrap();
+                let kp = b.code().n_columns as f64;
+                let rho = b.code().min_distance() as f64;
+                for _ in 0..8 {
+                    let (_, step, diag) = round(&mut b, &prob.x, prob.p);
+                    if matches!(step, Step::Stop { .. }) {
+                        break;
+                    }
+                    // SPEC §4.6: error ≤ (k'/ρ) Π Z (loss), (2k'/ρ) Π Z (Hamming).
+                    let bound = factor * kp / rho * diag["bound"];
+                    assert!(
+                        diag["one_error"] <= bound + 1e-9,
+                        "{code} {decode}: error {} > {bound}",
+                        diag["one_error"]
+                    );
+                    let hl = diag["hamming_loss"];
+                    assert!(hl <= diag["bound"] + 1e-12);
+                }
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Agreements: two-class MH = binary AdaBoost; MO one-vs-all + loss decoding = MH argmax.
+
+/// Binary AdaBoost reference (SPEC §3 discrete, §4.4 real) with 2-leaf trees whose leaves are the
+/// weighted majority (discrete, minimising the weighted error) or ½ ln((W+ + ε)/(W− + ε)) (real,
+/// minimising Z = 2 Σ √(W+ W−)).
+fn binary_adaboost(
+    x: &[f64],
+    y: &[f64],
+    sw: &[f64],
+    real: bool,
+    eps: f64,
+    rounds: usize,
+) -> Vec<f64> {
+    let n = y.len();
+    let total: f64 = sw.iter().sum();
+    let mut d: Vec<f64> = sw.iter().map(|s| s / total).collect();
+    let mut f = vec![0.0; n];
+    for _ in 0..rounds {
+        // Best threshold on the single feature.
+        let mut vals = x.to_vec();
+        vals.sort_by(f64::total_cmp);
+        vals.dedup();
+        let side = |theta: f64| {
+            let (mut l, mut r) = ([0.0; 2], [0.0; 2]);
+            for i in 0..n {
+                let s = if x[i] <= theta { &mut l } else { &mut r };
+                s[usize::from(y[i] < 0.0)] += d[i];
+            }
+            (l, r)
+        };
+        let cost = |w: [f64; 2]| {
+            if real {
+                2.0 * (w[0] * w[1]).sqrt()
+            } else {
+                2.0 * w[0].min(w[1])
+            }
+        };
+        let mut best: Option<(f64, f64)> = None;
+        for w in vals.windows(2) {
+            let theta = 0.5 * (w[0] + w[1]);
+            let (l, r) = side(theta);
+            let c = cost(l) + cost(r);
+            if best.map_or(true, |(b, _)| c < b) {
+                best = Some((c, theta));
+            }
+        }
+        let theta = best.expect("a split").1;
+        let (l, r) = side(theta);
+        let leaf = |w: [f64; 2]| {
+            if real {
+                0.5 * ((w[0] + eps) / (w[1] + eps)).ln()
+            } else if w[0] >= w[1] {
+                1.0
+            } else {
+                -1.0
+            }
+        };
+        let h: Vec<f64> = x
+            .iter()
+            .map(|&v| if v <= theta { leaf(l) } else { leaf(r) })
+            .collect();
+        let alpha = if real {
+            1.0
+        } else {
+            let err: f64 = (0..n).filter(|&i| y[i] * h[i] < 0.0).map(|i| d[i]).sum();
+            0.5 * ((1.0 - err) / err).ln()
+        };
+        let mut z = 0.0;
+        for i in 0..n {
+            d[i] *= (-alpha * y[i] * h[i]).exp();
+            z += d[i];
+            f[i] += alpha * h[i];
+        }
+        for v in &mut d {
+            *v /= z;
+        }
+    }
+    f
+}
+
+#[test]
+fn two_class_mh_agrees_with_binary_adaboost() {
+    for seed in 0..6u64 {
+        let mut prob = random_problem(seed, 30, 2, 1, false);
+        // Continuous features and sample weights: no exactly tied splits or leaves.
+        let mut rng = ChaCha8Rng::seed_from_u64(seed + 100);
+        for v in &mut prob.x {
+            *v += rng.gen::<f64>();
+        }
+        let sw: Vec<f64> = (0..prob.n).map(|_| 0.5 + rng.gen::<f64>()).collect();
+        // Binary labels: class 0 is the positive class.
+        let yb: Vec<f64> = prob.y.chunks_exact(2).map(|r| r[0]).collect();
+        for variant in [MultiVariant::MhDiscrete, MultiVariant::MhReal] {
+            let labels = Labels {
+                sample_weight: Some(&sw),
+                ..labels_of(&prob)
+            };
+            let p = params(variant);
+            let mut b = AdaBoostMh::new(&labels, &p).unwrap();
+            let rounds = 8;
+            for _ in 0..rounds {
+                let (_, step, _) = round(&mut b, &prob.x, 1);
+                assert!(matches!(step, Step::Add { .. }), "{step:?}");
+            }
+            // D(i, ℓ) = d_i / 2, so MH's ε matches a binary ε twice as large.
+            let fb = binary_adaboost(&prob.x, &yb, &sw, variant.is_real(), 2.0 * b.eps(), rounds);
+            for (i, row) in b.training_scores().chunks_exact(2).enumerate() {
+                assert!(
+                    close(row[0], fb[i], 1e-9),
+                    "{variant} seed {seed}: {} vs {}",
+                    row[0],
+                    fb[i]
+                );
+                assert!(close(row[1], -fb[i], 1e-9));
+                assert!(fb[i] != 0.0);
+                let binary_class = if fb[i] > 0.0 { 0 } else { 1 };
+                assert_eq!(top_label(row), binary_class);
+            }
+        }
+    }
+}
+
+#[test]
+fn mo_one_vs_all_with_loss_decoding_is_mh_argmax() {
+    for seed in 0..4u64 {
+        let prob = random_problem(seed, 40, 4, 2, false);
+        for (mo, mh) in [
+            (MultiVariant::MoDiscrete, MultiVariant::MhDiscrete),
+            (MultiVariant::MoReal, MultiVariant::MhReal),
+        ] {
+            let pmo = MultiParams {
+                variant: mo,
+                code: CodeSpec::OneVsAll,
+                decode: Decode::Loss,
+                ..MultiParams::default()
+            };
+            let mut a = MultiBooster::new(&labels_of(&prob), &pmo).unwrap();
+            let mut b = MultiBooster::new(&labels_of(&prob), &params(mh)).unwrap();
+            let out = a.output();
+            for _ in 0..6 {
+                let (_, sa, da) = round(&mut a, &prob.x, prob.p);
+                let (_, sb, db) = round(&mut b, &prob.x, prob.p);
+                assert_eq!(sa, sb);
+                assert_eq!(a.training_scores(), b.training_scores());
+                // For single-label data the decoded error is MH's one-error.
+                assert!((da["one_error"] - db["one_error"]).abs() < 1e-12);
+                for row in a.training_scores().chunks_exact(4) {
+                    assert_eq!(out.predict_class(row), top_label(row));
+                    assert_eq!(decode(a.code().unwrap(), row, Decode::Loss), top_label(row));
+                }
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Start distributions, stops, errors.
+
+#[test]
+fn single_label_start_distribution() {
+    let prob = random_problem(8, 10, 4, 1, false);
+    let p = MultiParams {
+        variant: MultiVariant::MhReal,
+        single_label_start: true,
+        ..MultiParams::default()
+    };
+    let b = AdaBoostMh::new(&labels_of(&prob), &p).unwrap();
+    let m = 10.0;
+    let class = prob.class.as_ref().unwrap();
+    for (i, row) in b.distribution().chunks_exact(4).enumerate() {
+        for (l, &d) in row.iter().enumerate() {
+            let want = if l == class[i] as usize {
+                1.0 / (2.0 * m)
+            } else {
+                1.0 / (2.0 * m * 3.0)
+            };
+            assert!((d - want).abs() < 1e-15);
+        }
+    }
+    assert!((b.distribution().iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    assert!((b.eps() - 1.0 / 20.0).abs() < 1e-15);
+    // Without `class`, the classes come from the one-hot rows.
+    let no_class = Labels {
+        class: None,
+        ..labels_of(&prob)
+    };
+    let b2 = AdaBoostMh::new(&no_class, &p).unwrap();
+    assert_eq!(b.distribution(), b2.distribution());
+}
+
+#[test]
+fn perfect_hypothesis_gets_capped_vote_and_stops() {
+    // Two classes separated by x ≤ 1.5.
+    let x = [0.0, 1.0, 2.0, 3.0];
+    let y = [1., -1., 1., -1., -1., 1., -1., 1.];
+    let labels = Labels {
+        n: 4,
+        k: 2,
+        y: &y,
+        class: None,
+        sample_weight: None,
+    };
+    for variant in [MultiVariant::MhDiscrete, MultiVariant::Mr, MultiVariant::M2] {
+        let mut b = MultiBooster::new(&labels, &params(variant)).unwrap();
+        let (_, step, diag) = round(&mut b, &x, 1);
+        match step {
+            Step::AddAndStop { alpha, reason } => {
+                assert_eq!(alpha, MAX_ALPHA);
+                assert!(reason.contains("perfect"), "{reason}");
+            }
+            s => panic!("{variant}: {s:?}"),
+        }
+        assert_eq!(diag["alpha"], MAX_ALPHA);
+        assert_eq!(
+            b.training_scores(),
+            &[10., -10., 10., -10., -10., 10., -10., 10.]
+        );
+        assert!(diag["bound"] > 0.0 && diag["bound"].is_finite());
+    }
+}
+
+#[test]
+fn no_edge_stops_without_changing_state() {
+    let x = [0.0, 1.0, 2.0, 3.0];
+    let y = [1., -1., 1., -1., -1., 1., -1., 1.];
+    let labels = Labels {
+        n: 4,
+        k: 2,
+        y: &y,
+        class: None,
+        sample_weight: None,
+    };
+    let _ = x;
+    for variant in [MultiVariant::MhDiscrete, MultiVariant::Mr] {
+        let mut b = MultiBooster::new(&labels, &params(variant)).unwrap();
+        let before = b.clone();
+        let mut diag = Diagnostics::new();
+        // +1 for every label: r = 0 (balanced classes).
+        let step = b.step(&[1.0; 8], &mut diag).unwrap();
+        assert!(matches!(step, Step::Stop { .. }), "{step:?}");
+        assert_eq!(b.training_scores(), before.training_scores());
+        assert_eq!(b.bound(), 1.0);
+    }
+    let mut real = MultiBooster::new(&labels, &params(MultiVariant::MhReal)).unwrap();
+    let step = real.step(&[0.0; 8], &mut Diagnostics::new()).unwrap();
+    assert!(matches!(step, Step::Stop { .. }));
+}
+
+#[test]
+fn bad_inputs_are_errors() {
+    let y = [1., -1., 1., -1., -1., 1.];
+    let good = Labels {
+        n: 3,
+        k: 2,
+        y: &y,
+        class: None,
+        sample_weight: None,
+    };
+    let mut b = MultiBooster::new(&good, &params(MultiVariant::MhReal)).unwrap();
+    let mut diag = Diagnostics::new();
+    assert!(b.step(&[0.5; 5], &mut diag).is_err());
+    assert!(b.step(&[f64::NAN; 6], &mut diag).is_err());
+
+    let zero = [1., 0., 1., -1., -1., 1.];
+    assert!(
+        MultiBooster::new(&Labels { y: &zero, ..good }, &params(MultiVariant::MhReal)).is_err()
+    );
+    assert!(MultiBooster::new(&Labels { n: 4, ..good }, &params(MultiVariant::MhReal)).is_err());
+    let neg = [1.0, -1.0, 1.0];
+    assert!(MultiBooster::new(
+        &Labels {
+            sample_weight: Some(&neg),
+            ..good
+        },
+        &params(MultiVariant::MhReal)
+    )
+    .is_err());
+    // Multi-label rows where single-label data is required.
+    let multi = [1., 1., 1., -1., -1., 1.];
+    let ml = Labels { y: &multi, ..good };
+    for v in [MultiVariant::M2, MultiVariant::MoReal] {
+        assert!(MultiBooster::new(&ml, &params(v)).is_err());
+    }
+    assert!(MultiBooster::new(&ml, &params(MultiVariant::Mr)).is_ok());
+    // Class index out of range.
+    let cls = [0u32, 2, 1];
+    assert!(MultiBooster::new(
+        &Labels {
+            class: Some(&cls),
+            ..good
+        },
+        &params(MultiVariant::MoReal)
+    )
+    .is_err());
+    // No crucial pair at all.
+    let all = [1., 1., 1., 1., -1., -1.];
+    assert!(MultiBooster::new(&Labels { y: &all, ..good }, &params(MultiVariant::Mr)).is_err());
+    // Wrong variant for a specific booster.
+    assert!(AdaBoostMh::new(&good, &params(MultiVariant::Mr)).is_err());
+    assert!(AdaBoostMr::new(&good, &params(MultiVariant::MhReal)).is_err());
+    assert!(AdaBoostMo::new(&good, &params(MultiVariant::M2)).is_err());
+}
+
+#[test]
+fn booster_interface_widths_and_rules() {
+    let prob = random_problem(1, 10, 3, 1, false);
+    let l = labels_of(&prob);
+    let mh = MultiBooster::new(&l, &params(MultiVariant::MhDiscrete)).unwrap();
+    assert_eq!((mh.stat_width(), mh.n_outputs()), (6, 3));
+    assert_eq!(mh.default_criterion(), Criterion::Empirical);
+    assert_eq!(mh.leaf_rule(), LeafRule::Sign);
+    let real = MultiBooster::new(&l, &params(MultiVariant::MhReal)).unwrap();
+    assert_eq!(real.default_criterion(), Criterion::Matusita);
+    assert_eq!(real.leaf_rule(), LeafRule::HalfLogRatio { eps: 0.05 });
+    let mo = MultiBooster::new(
+        &l,
+        &MultiParams {
+            variant: MultiVariant::MoReal,
+            code: CodeSpec::Exhaustive,
+            eps: Some(0.01),
+            ..MultiParams::default()
+        },
+    )
+    .unwrap();
+    assert_eq!((mo.stat_width(), mo.n_outputs()), (6, 3));
+    assert_eq!(mo.leaf_rule(), LeafRule::HalfLogRatio { eps: 0.01 });
+    assert!(mo.code().is_some() && mh.code().is_none());
+    let mr = MultiBooster::new(&l, &params(MultiVariant::M2)).unwrap();
+    assert_eq!(mr.leaf_rule(), LeafRule::Sign);
+    assert_eq!(mr.output(), MultiOutput::LabelScores { n_labels: 3 });
+    // The stump helper: statistics in, per-label outputs out.
+    let mut stats = vec![0.0; 60];
+    mh.statistics(&mut stats);
+    assert!((stats.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    let h = stump_outputs(&prob.x, 1, &stats, 6, Criterion::Empirical, LeafRule::Sign);
+    assert!(h.iter().all(|&v| v == 1.0 || v == -1.0));
+}
+
+// ------------------------------------------------------------------------------------------------
+// Codes, decoding, helpers, parameters.
+
+#[test]
+fn one_vs_all_and_exhaustive_codes() {
+    let c = CodeMatrix::one_vs_all(3).unwrap();
+    assert_eq!(c.entries, vec![1, -1, -1, -1, 1, -1, -1, -1, 1]);
+    assert_eq!(c.min_distance(), 2);
+    // k = 3: masks 0b00, 0b01, 0b10 over classes 1, 2.
+    let e = CodeMatrix::exhaustive(3).unwrap();
+    assert_eq!((e.n_classes, e.n_columns), (3, 3));
+    assert_eq!(e.codeword(0), &[1, 1, 1]);
+    assert_eq!(e.codeword(1), &[-1, 1, -1]);
+    assert_eq!(e.codeword(2), &[-1, -1, 1]);
+    for k in 2..=7 {
+        let e = CodeMatrix::exhaustive(k).unwrap();
+        assert_eq!(e.n_columns, (1 << (k - 1)) - 1);
+        assert_valid_code(&e);
+        // Exhaustive codes have ρ = 2^(k−2).
+        assert_eq!(e.min_distance(), 1 << (k - 2));
+    }
+    assert!(CodeMatrix::exhaustive(MAX_EXHAUSTIVE_CLASSES).is_ok());
+    assert!(CodeMatrix::exhaustive(MAX_EXHAUSTIVE_CLASSES + 1).is_err());
+    assert!(CodeMatrix::one_vs_all(1).is_err());
+}
+
+fn assert_valid_code(c: &CodeMatrix) {
+    c.check().unwrap();
+    let col = |j: usize| {
+        (0..c.n_classes)
+            .map(|y| c.codeword(y)[j])
+            .collect::<Vec<i8>>()
+    };
+    for a in 0..c.n_columns {
+        let ca = col(a);
+        assert!(ca.iter().any(|&v| v != ca[0]), "constant column {a}");
+        for b in a + 1..c.n_columns {
+            let cb = col(b);
+            assert!(ca != cb, "duplicate columns {a}, {b}");
+            assert!(
+                ca.iter().zip(&cb).any(|(x, y)| *x != -*y),
+                "complement columns {a}, {b}"
+            );
+        }
+    }
+    assert!(c.min_distance() > 0);
+}
+
+#[test]
+fn random_codes() {
+    let a = CodeMatrix::random(6, 10, 42).unwrap();
+    let b = CodeMatrix::random(6, 10, 42).unwrap();
+    let c = CodeMatrix::random(6, 10, 43).unwrap();
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    assert_valid_code(&a);
+    assert_valid_code(&c);
+    // The maximum possible number of columns is still found.
+    assert_valid_code(&CodeMatrix::random(4, 7, 1).unwrap());
+    assert_valid_code(&CodeMatrix::random(2, 1, 0).unwrap());
+    assert_valid_code(&CodeMatrix::random(8, 3, 0).unwrap());
+    assert_valid_code(&CodeMatrix::random(100, 20, 0).unwrap());
+    // Impossible codes.
+    assert!(CodeMatrix::random(3, 4, 0).is_err()); // at most 2^(3−1) − 1 = 3 columns
+    assert!(CodeMatrix::random(9, 3, 0).is_err()); // 2^3 < 9 codewords
+    assert!(CodeMatrix::random(3, 0, 0).is_err());
+    // Model-file validation.
+    let mut bad = a.clone();
+    bad.entries[3] = 0;
+    assert!(bad.check().is_err());
+    bad.entries.pop();
+    assert!(bad.check().is_err());
+}
+
+#[test]
+fn decoding_by_hand() {
+    // Classes 0, 1, 2; columns: 0 = one-vs-rest for class 0, 1 = {0, 1} vs {2}, 2 = {1} vs rest.
+    let code = CodeMatrix {
+        n_classes: 3,
+        n_columns: 3,
+        entries: vec![1, 1, -1, -1, 1, 1, -1, -1, -1],
+    };
+    // f = (−0.5, 2.0, 0.1): signs (−, +, +) → Hamming distances 2, 0, 2 → class 1.
+    // Loss: class 0: e^{0.5} + e^{−2} + e^{0.1}; class 1: e^{−0.5} + e^{−2} + e^{−0.1};
+    // class 2: e^{−0.5} + e^{2} + e^{0.1} → class 1.
+    let f = [-0.5, 2.0, 0.1];
+    assert_eq!(decode(&code, &f, Decode::Hamming), 1);
+    assert_eq!(decode(&code, &f, Decode::Loss), 1);
+    let mut l = [0.0; 3];
+    decode_losses_into(&code, &f, Decode::Loss, &mut l);
+    let e = f64::exp;
+    assert!((l[0] - (e(0.5) + e(-2.0) + e(0.1))).abs() < 1e-15);
+    assert!((l[2] - (e(-0.5) + e(2.0) + e(0.1))).abs() < 1e-15);
+    // Hamming and loss decoding can disagree: f = (3, −0.1, −0.1): signs (+, −, −) → distances
+    // 1, 3, 1 (tie 0/2 → 0 by index); losses: class 0: e^{−3} + e^{0.1} + e^{−0.1} ≈ 2.05,
+    // class 2: e^{3} + e^{−0.1} + e^{−0.1} ≈ 21.9 → 0.
+    assert_eq!(decode(&code, &[3.0, -0.1, -0.1], Decode::Hamming), 0);
+    // f = (0, 0, 0): Hamming counts ½ per column for all → tie → class 0; loss 3 each → class 0.
+    assert_eq!(decode(&code, &[0.0; 3], Decode::Hamming), 0);
+    assert_eq!(decode(&code, &[0.0; 3], Decode::Loss), 0);
+    decode_losses_into(&code, &[0.0, 1.0, -1.0], Decode::Hamming, &mut l);
+    // Class 0 (+,+,−): ½ + 0 + 0; class 1 (−,+,+): ½ + 0 + 1; class 2 (−,−,−): ½ + 1 + 0.
+    assert_eq!(l, [0.5, 1.5, 1.5]);
+    let out = MultiOutput::Code {
+        code: code.clone(),
+        decode: Decode::Hamming,
+    };
+    let mut s = [0.0; 3];
+    out.class_scores_into(&[0.0, 1.0, -1.0], &mut s);
+    assert_eq!(s, [-0.5, -1.5, -1.5]);
+    assert_eq!(out.predict_class(&[0.0, 1.0, -1.0]), 0);
+    assert_eq!((out.n_outputs(), out.n_classes()), (3, 3));
+    let json = serde_json::to_string(&out).unwrap();
+    let back: MultiOutput = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, out);
+    back.check().unwrap();
+}
+
+#[test]
+fn prediction_helpers() {
+    let f = [0.5, -1.0, 2.0, 2.0, 0.0];
+    assert_eq!(label_set(&f), vec![0, 2, 3]);
+    assert_eq!(top_label(&f), 2);
+    assert_eq!(ranking(&f), vec![2, 3, 0, 4, 1]);
+    assert_eq!(top_label(&[f64::NAN, 1.0, 1.0]), 1);
+    assert_eq!(top_label(&[]), 0);
+    assert_eq!(ranking(&[f64::NAN, 0.0, -0.0, 1.0]), vec![3, 1, 2, 0]);
+    assert!(label_set(&[0.0, -0.0]).is_empty());
+}
+
+#[test]
+fn parameters_parse_check_and_round_trip() {
+    assert_eq!(
+        "one-vs-all".parse::<CodeSpec>().unwrap(),
+        CodeSpec::OneVsAll
+    );
+    assert_eq!(
+        "exhaustive".parse::<CodeSpec>().unwrap(),
+        CodeSpec::Exhaustive
+    );
+    assert_eq!(
+        "random:15".parse::<CodeSpec>().unwrap(),
+        CodeSpec::Random {
+            columns: 15,
+            seed: 0
+        }
+    );
+    assert_eq!(
+        "Random:15:7".parse::<CodeSpec>().unwrap(),
+        CodeSpec::Random {
+            columns: 15,
+            seed: 7
+        }
+    );
+    for bad in [
+        "random",
+        "random:",
+        "random:x",
+        "random:3:4:5",
+        "one-vs-one",
+        "random:-1",
+    ] {
+        assert!(bad.parse::<CodeSpec>().is_err(), "{bad}");
+    }
+    assert_eq!("hamming".parse::<Decode>().unwrap(), Decode::Hamming);
+    assert_eq!("loss".parse::<Decode>().unwrap(), Decode::Loss);
+    assert!("l1".parse::<Decode>().is_err());
+    for v in [
+        MultiVariant::MhDiscrete,
+        MultiVariant::MhReal,
+        MultiVariant::MoDiscrete,
+        MultiVariant::MoReal,
+        MultiVariant::Mr,
+        MultiVariant::M2,
+    ] {
+        assert_eq!(v.to_string().parse::<MultiVariant>().unwrap(), v);
+    }
+    assert!("mh".parse::<MultiVariant>().is_err());
+
+    let p = MultiParams {
+        variant: MultiVariant::MoDiscrete,
+        eps: Some(0.25),
+        single_label_start: false,
+        code: CodeSpec::Random {
+            columns: 9,
+            seed: 3,
+        },
+        decode: Decode::Hamming,
+    };
+    let json = serde_json::to_string(&p).unwrap();
+    assert!(json.contains("\"random:9:3\""), "{json}");
+    assert_eq!(serde_json::from_str::<MultiParams>(&json).unwrap(), p);
+    let t: MultiParams = toml::from_str("variant = \"mr\"\ncode = \"random:5\"").unwrap();
+    assert_eq!(t.variant, MultiVariant::Mr);
+    assert_eq!(
+        t.code,
+        CodeSpec::Random {
+            columns: 5,
+            seed: 0
+        }
+    );
+    assert_eq!(t.decode, Decode::Loss);
+    assert!(serde_json::from_str::<MultiParams>("{\"code\": \"random:x\"}").is_err());
+
+    MultiParams::default().check().unwrap();
+    assert_eq!(MultiParams::default().variant, MultiVariant::MhReal);
+    assert!((MultiParams::default().smoothing(50) - 0.01).abs() < 1e-15);
+    for bad in [
+        MultiParams {
+            eps: Some(-1.0),
+            ..MultiParams::default()
+        },
+        MultiParams {
+            eps: Some(f64::NAN),
+            ..MultiParams::default()
+        },
+        MultiParams {
+            variant: MultiVariant::Mr,
+            single_label_start: true,
+            ..MultiParams::default()
+        },
+        MultiParams {
+            code: CodeSpec::Random {
+                columns: 0,
+                seed: 0,
+            },
+            ..MultiParams::default()
+        },
+    ] {
+        assert!(bad.check().is_err(), "{bad:?}");
+    }
+}

@@ -1,0 +1,3 @@
+//! Evaluation: metrics, folds, label noise, significance tests, experiment grids.
+
+pub mod multilabel;

@@ -3,6 +3,7 @@
 
 pub mod boost;
 pub mod error;
+pub mod eval;
 pub mod tempered;
 pub mod tree;
 

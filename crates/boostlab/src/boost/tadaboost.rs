@@ -1,0 +1,1272 @@
+//! t-AdaBoost (Nock, Amid, Warmuth 2023; SPEC §5): AdaBoost with tempered exponential measures.
+//!
+//! The booster keeps tempered weights `q` on the co-simplex (`Σ q^(2−t) = 1`) and, each round,
+//! turns the tree's outputs into the edge `ρ`, the weight leverage `µ`, the model leverage `α` and
+//! the tempered update `q ← exp_t(log_t q − µu)/Z`. At `t = 1` it is AdaBoost with the α of SPEC
+//! §4.2(a) applied to `h/R`.
+//!
+//! Numerics. All per-example quantities are expressed relative to `R`: `a_i = u_i/(R q_i^(1−t))`
+//! lies in `[−1, 1]` and the update is `q_i (1 − (1−t) ν a_i)^(1/(1−t))` with `ν = µR`, evaluated as
+//! `q_i exp(ln_1p(x)/(1−t))`; `ν = tanh((1−t) atanh ρ)/(1−t)` is the closed form of SPEC §5's
+//! `−log_t((1−ρ)/M_{1−t}(1−ρ, 1+ρ))` (see `tempered::link_optimal`), finite at `ρ = ±1` for every
+//! `t ≠ 1` and continuous at `t = 1`. `Π Z` is kept as a logarithm.
+//!
+//! Two consequences of SPEC §5's `R_j = max |u|/q^(1−t)`, verified by the tests: `|ν| ≤ 1/|1−t|`
+//! implies `q^(1−t) − (1−t)µu ≥ 0` for every weight in `R`'s maximum, so (in exact arithmetic)
+//! a weight switches off (`t < 1`) or overflows (`t > 1`) only when `|ρ| = 1` exactly. Overflow
+//! therefore happens only when `ρ` rounds to ±1 while an example of negligible weight is maximally
+//! wrong; it is still detected before use and handled by [`OverflowPolicy`].
+
+use serde::{Deserialize, Serialize};
+
+use super::{Booster, Diagnostics, Labels, Step};
+use crate::error::{Error, Result};
+use crate::tempered::{co_simplex_normalize, is_one, t_star, update_factor};
+use crate::tree::{Criterion, GrowOrder, LeafRule, PureLeaves, TemperedLink, TreeParams};
+
+/// At `t = 1`, a round whose weighted error `ε = (1 − |ρ|)/2` is below this is a perfect (or
+/// perfectly wrong) weak hypothesis: boosting keeps it with `ε` clamped here and stops.
+pub const PERFECT_EPS: f64 = 1e-10;
+
+/// Which weights the tree learner receives (SPEC §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum LearnerWeights {
+    /// `d = q/Σq`, the paper's choice (the authors' code passes raw `q`: same trees). Default.
+    #[default]
+    Normalized,
+    /// The co-density `p = q^(2−t)` (on the probability simplex).
+    CoDensity,
+}
+
+/// What to do when a tempered weight overflows (`t > 1`, SPEC §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum OverflowPolicy {
+    /// The authors' fallback: the `n_inf` overflowed examples get weight `n_inf^(−t*)` each, all
+    /// others 0 (at `t > 1` a zero weight stays zero for good), and `Z_j` is recorded as 1.
+    /// Default.
+    #[default]
+    Fallback,
+    /// Fail the round with [`Error::Numerical`]; the booster's state is left as before the round.
+    Error,
+}
+
+/// Parameters of t-AdaBoost (SPEC §5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TAdaBoostParams {
+    /// The temperature. `[0, 1]` carries the convergence guarantees; `t = 1` is AdaBoost (any `t`
+    /// with `|1 − t| < 1e−9` is treated as exactly 1); `(1, 2)` runs with overflow detection. It is
+    /// also the temperature of the default split criterion `L^(t)` and of the leaf link. By default
+    /// 0.8 (inside the guaranteed range; the paper found `t ≥ 0.6` better on average and reports
+    /// 0.6/0.8/0.9); valid range `[0, 2)`.
+    pub t: f64,
+    /// Tempered leaf link. By default `optimal`; `canonical` reproduces the authors' code (forced by
+    /// `authors_mode`).
+    pub leaf_values: TemperedLink,
+    /// Weights handed to the tree learner. By default `normalized` (`q/Σq`); or `co-density`.
+    pub learner_weights: LearnerWeights,
+    /// Handling of weights that overflow for `t > 1`. By default `fallback` (the authors'); or
+    /// `error`.
+    pub overflow: OverflowPolicy,
+    /// Reproduce the authors' code: canonical leaves here, and through
+    /// [`TAdaBoostParams::apply_authors_mode`] count growth order, pure leaves forbidden and a
+    /// 2000-candidate cap for the tree. By default false.
+    pub authors_mode: bool,
+}
+
+impl Default for TAdaBoostParams {
+    fn default() -> Self {
+        TAdaBoostParams {
+            t: 0.8,
+            leaf_values: TemperedLink::Optimal,
+            learner_weights: LearnerWeights::Normalized,
+            overflow: OverflowPolicy::Fallback,
+            authors_mode: false,
+        }
+    }
+}
+
+impl TAdaBoostParams {
+    /// Validates every field.
+    pub fn check(&self) -> Result<()> {
+        if !(self.t >= 0.0 && self.t < 2.0) {
+            return Err(Error::param("t", "a temperature in [0, 2)", self.t));
+        }
+        Ok(())
+    }
+
+    /// The leaf link in effect (`canonical` in authors' mode).
+    pub fn link(&self) -> TemperedLink {
+        if self.authors_mode {
+            TemperedLink::Canonical
+        } else {
+            self.leaf_values
+        }
+    }
+
+    /// In authors' mode, sets the tree options of the authors' code (SPEC §5): growth order
+    /// `count`, pure leaves forbidden, at most 2000 split candidates per node. Otherwise does
+    /// nothing.
+    pub fn apply_authors_mode(&self, tree: &mut TreeParams) {
+        if self.authors_mode {
+            tree.grow_order = GrowOrder::Count;
+            tree.pure_leaves = PureLeaves::Forbid;
+            tree.max_split_candidates = Some(2000);
+        }
+    }
+}
+
+/// Temperature regime, chosen once so the per-example loops do not branch on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Regime {
+    /// `t < 1`: weights may switch off and back on; clipped model with `δ = 1/(1−t)`.
+    Below,
+    /// `t = 1`: AdaBoost.
+    One,
+    /// `t > 1`: zero weights stay zero; weights may overflow.
+    Above,
+}
+
+/// t-AdaBoost's side of the boosting loop (SPEC §5). Binary labels only.
+///
+/// Sample weights enter through the initial co-density: `q_1,i^(2−t) ∝ sample_weight_i`
+/// (`q_1 = m^(−t*)` without them). Examples with sample weight 0 keep weight 0 and never switch
+/// back on. The training error reported (and bounded by `Π Z^(2−t)`) is weighted by the sample
+/// weights; `m` in `α = m^(1−t*) (Π Z)^(1−t) µ` is the number of examples with positive weight
+/// (the factor does not change the sign of the linear model, only its scale and the clipping).
+#[derive(Debug, Clone)]
+pub struct TAdaBoost {
+    params: TAdaBoostParams,
+    /// Effective temperature (exactly 1 when `is_one(params.t)`).
+    t: f64,
+    regime: Regime,
+    y: Vec<f64>,
+    /// Sample weights normalised to sum 1 (for the training errors).
+    w: Vec<f64>,
+    active: Vec<bool>,
+    /// Number of examples with positive sample weight.
+    m: f64,
+    q: Vec<f64>,
+    ln_prod_z: f64,
+    scores: Vec<f64>,
+    clipped: Vec<f64>,
+    delta: Option<f64>,
+    a: Vec<f64>,
+    q_new: Vec<f64>,
+}
+
+/// Per-round quantities computed before the update.
+struct Edge {
+    /// `max |u|` over the weights in `R`'s maximum (`R = umax · r_rel`).
+    umax: f64,
+    r_rel: f64,
+    rho: f64,
+    m_dag: usize,
+    q_dag: f64,
+    /// Rounding tolerance of ρ: 4 · (number of terms) · machine epsilon.
+    rho_tol: f64,
+}
+
+impl TAdaBoost {
+    /// Builds the booster for binary labels (`labels.k == 1`, `y ∈ {−1, +1}`).
+    pub fn new(params: &TAdaBoostParams, labels: Labels) -> Result<Self> {
+        params.check()?;
+        if labels.k != 1 {
+            return Err(Error::InvalidData(format!(
+                "t-AdaBoost needs binary labels (one label column), got {}",
+                labels.k
+            )));
+        }
+        let n = labels.n;
+        if n == 0 {
+            return Err(Error::InvalidData("no training examples".into()));
+        }
+        if labels.y.len() != n {
+            return Err(Error::InvalidData(format!(
+                "{n} examples but {} labels",
+                labels.y.len()
+            )));
+        }
+        if let Some(v) = labels.y.iter().find(|&&v| v != 1.0 && v != -1.0) {
+            return Err(Error::InvalidData(format!("label {v} is not −1 or +1")));
+        }
+        let w: Vec<f64> = match labels.sample_weight {
+            None => vec![1.0; n],
+            Some(sw) => {
+                if sw.len() != n {
+                    return Err(Error::InvalidData(format!(
+                        "{n} examples but {} sample weights",
+                        sw.len()
+                    )));
+                }
+                if let Some(v) = sw.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
+                    return Err(Error::InvalidData(format!(
+                        "sample weight {v} is not a finite number ≥ 0"
+                    )));
+                }
+                sw.to_vec()
+            }
+        };
+        let total: f64 = w.iter().sum();
+        if !(total > 0.0 && total.is_finite()) {
+            return Err(Error::InvalidData(format!("sample weights sum to {total}")));
+        }
+        let w: Vec<f64> = w.iter().map(|v| v / total).collect();
+        let active: Vec<bool> = w.iter().map(|&v| v > 0.0).collect();
+        let m = active.iter().filter(|&&a| a).count() as f64;
+
+        let t = if is_one(params.t) { 1.0 } else { params.t };
+        let regime = if t == 1.0 {
+            Regime::One
+        } else if t < 1.0 {
+            Regime::Below
+        } else {
+            Regime::Above
+        };
+        // SPEC §5: q_1 = m^(−t*) (co-density 1/m); with sample weights, co-density w_i.
+        let ts = t_star(t);
+        let mut q: Vec<f64> = w
+            .iter()
+            .map(|&v| if v > 0.0 { v.powf(ts) } else { 0.0 })
+            .collect();
+        let z = co_simplex_normalize(&mut q, t);
+        if !(z > 0.0 && z.is_finite()) {
+            return Err(Error::Numerical(format!(
+                "initial weights cannot be normalised (Z = {z})"
+            )));
+        }
+        flush_subnormals(&mut q);
+        let delta = (regime == Regime::Below).then(|| 1.0 / (1.0 - t));
+        Ok(TAdaBoost {
+            params: params.clone(),
+            t,
+            regime,
+            y: labels.y.to_vec(),
+            w,
+            active,
+            m,
+            q,
+            ln_prod_z: 0.0,
+            scores: vec![0.0; n],
+            clipped: vec![0.0; n],
+            delta,
+            a: vec![0.0; n],
+            q_new: vec![0.0; n],
+        })
+    }
+
+    /// The tempered weights `q` (on the co-simplex: `Σ q^(2−t) = 1`).
+    pub fn weights(&self) -> &[f64] {
+        &self.q
+    }
+
+    /// The clipping bound `δ = 1/(1−t)` of the clipped model for `t < 1`; `None` for `t ≥ 1`.
+    pub fn clip_delta(&self) -> Option<f64> {
+        self.delta
+    }
+
+    /// The effective temperature (exactly 1 when `|1 − t| < 1e−9`).
+    pub fn t(&self) -> f64 {
+        self.t
+    }
+
+    /// Training scores of the linear model `H = Σ α_j h_j` so far.
+    pub fn scores(&self) -> &[f64] {
+        &self.scores
+    }
+
+    /// Training scores of the clipped model (equal to [`TAdaBoost::scores`] for `t ≥ 1`).
+    pub fn clipped_scores(&self) -> &[f64] {
+        if self.delta.is_some() {
+            &self.clipped
+        } else {
+            &self.scores
+        }
+    }
+
+    /// The training-error bound `Π_j Z_j^(2−t)` so far (SPEC §5).
+    pub fn bound(&self) -> f64 {
+        ((2.0 - self.t) * self.ln_prod_z).exp()
+    }
+
+    /// `ρ`, `R` and the switched-off summary for edges `u = y·h` (SPEC §5); fills `self.a` with
+    /// `a_i = u_i/(R q_i^(1−t))` on the weights in `R`'s maximum. `None` when `h` is 0 on all of
+    /// them.
+    fn edge(&mut self, h: &[f64]) -> Option<Edge> {
+        let s = 1.0 - self.t;
+        let on = |q: f64, act: bool| act && q > 0.0;
+        // SPEC §5: off_j = {i : q_ji = 0}; only t < 1 lets a zero weight come back.
+        let umax = self
+            .q
+            .iter()
+            .zip(&self.active)
+            .zip(h)
+            .filter(|((&q, &act), _)| on(q, act))
+            .map(|(_, hi)| hi.abs())
+            .fold(0.0f64, f64::max);
+        if umax == 0.0 {
+            return None;
+        }
+        // SPEC §5: R_j = max_{i ∉ off} |u_i|/q_i^(1−t), as R = umax · r_rel; |u|/umax ≤ 1 and
+        // q ≥ f64::MIN_POSITIVE keep every ratio finite for t ∈ [0, 2).
+        let mut r_rel = 0.0f64;
+        for ((a, &q), (&act, (&yi, &hi))) in self
+            .a
+            .iter_mut()
+            .zip(&self.q)
+            .zip(self.active.iter().zip(self.y.iter().zip(h)))
+        {
+            *a = if on(q, act) {
+                let ratio = yi * hi / umax / pow_s(q, s, self.regime);
+                r_rel = r_rel.max(ratio.abs());
+                ratio
+            } else {
+                0.0
+            };
+        }
+        let mut num = 0.0;
+        let e = 2.0 - self.t;
+        for (a, &q) in self.a.iter_mut().zip(&self.q) {
+            *a /= r_rel;
+            if *a != 0.0 {
+                // q_i u_i / R = a_i q_i^(2−t).
+                num += *a * codensity(q, e, self.regime);
+            }
+        }
+        let (mut m_dag, mut v_dag_max, mut v_off_sum) = (0usize, 0.0f64, 0.0);
+        if self.regime == Regime::Below {
+            for ((&q, &act), (&yi, &hi)) in
+                self.q.iter().zip(&self.active).zip(self.y.iter().zip(h))
+            {
+                if act && q == 0.0 {
+                    m_dag += 1;
+                    let v = yi * hi / umax / r_rel; // u_i / R
+                    v_dag_max = v_dag_max.max(v.abs());
+                    v_off_sum += v;
+                }
+            }
+        }
+        // SPEC §5: q† = max_{off} (|u|/R)^(1/(1−t)); ρ = Σ q' u / ((1 + m† q†^(2−t)) R).
+        let q_dag = if m_dag > 0 {
+            v_dag_max.powf(1.0 / s)
+        } else {
+            0.0
+        };
+        let rho = (num + q_dag * v_off_sum) / (1.0 + m_dag as f64 * q_dag.powf(e));
+        let n_terms = self.a.iter().filter(|a| **a != 0.0).count() + m_dag;
+        let rho_tol = 4.0 * n_terms as f64 * f64::EPSILON;
+        Some(Edge {
+            umax,
+            r_rel,
+            rho: rho.clamp(-1.0, 1.0),
+            m_dag,
+            q_dag,
+            rho_tol,
+        })
+    }
+
+    /// Fills `self.q_new` with the un-normalised update `q̃` for leverage `nu = µR`; returns the
+    /// number of overflowed (`+∞`) weights.
+    fn update(&mut self, h: &[f64], edge: &Edge, nu: f64) -> usize {
+        let s = 1.0 - self.t;
+        match self.regime {
+            Regime::One => {
+                // SPEC §5 at t = 1: q̃ = q exp(−µu).
+                for ((qn, &q), &a) in self.q_new.iter_mut().zip(&self.q).zip(&self.a) {
+                    *qn = if q > 0.0 { q * (-nu * a).exp() } else { 0.0 };
+                }
+                0
+            }
+            Regime::Below | Regime::Above => {
+                // SPEC §5: q̃ = [q^(1−t) − (1−t)µu]_+^(1/(1−t)) = q (1 + x)^(1/(1−t)),
+                // x = −(1−t) µ u / q^(1−t) = −(1−t) ν a.
+                let mut n_inf = 0;
+                for ((qn, &q), &a) in self.q_new.iter_mut().zip(&self.q).zip(&self.a) {
+                    *qn = if q > 0.0 {
+                        update_factor(q, -s * nu * a, s)
+                    } else {
+                        0.0
+                    };
+                    if qn.is_infinite() {
+                        n_inf += 1;
+                    }
+                }
+                if self.regime == Regime::Below && edge.m_dag > 0 {
+                    // Switched-off weights: q̃ = [−(1−t) µ u]_+^(1/(1−t)).
+                    let scale = 1.0 / (edge.umax * edge.r_rel);
+                    for (((qn, &q), &act), (&yi, &hi)) in self
+                        .q_new
+                        .iter_mut()
+                        .zip(&self.q)
+                        .zip(&self.active)
+                        .zip(self.y.iter().zip(h))
+                    {
+                        if act && q == 0.0 {
+                            let z = -s * nu * (yi * hi * scale);
+                            *qn = if z > 0.0 { (z.ln() / s).exp() } else { 0.0 };
+                        }
+                    }
+                }
+                n_inf
+            }
+        }
+    }
+
+    fn errors(&self) -> (f64, f64) {
+        // A score of exactly 0 predicts the negative class (SPEC §5).
+        let err = |scores: &[f64]| -> f64 {
+            scores
+                .iter()
+                .zip(&self.y)
+                .zip(&self.w)
+                .filter(|((&hs, &yi), _)| (hs > 0.0) != (yi > 0.0))
+                .map(|(_, &wi)| wi)
+                .sum()
+        };
+        let e = err(&self.scores);
+        let ec = if self.delta.is_some() {
+            err(&self.clipped)
+        } else {
+            e
+        };
+        (e, ec)
+    }
+}
+
+/// `q^s` (1 at t = 1).
+#[inline]
+fn pow_s(q: f64, s: f64, regime: Regime) -> f64 {
+    if regime == Regime::One {
+        1.0
+    } else {
+        q.powf(s)
+    }
+}
+
+/// Co-density `q^(2−t)`.
+#[inline]
+fn codensity(q: f64, e: f64, regime: Regime) -> f64 {
+    if regime == Regime::One {
+        q
+    } else {
+        q.powf(e)
+    }
+}
+
+/// Sets weights below `f64::MIN_POSITIVE` to 0: a subnormal weight carries no information and
+/// would make `R = max |u|/q^(1−t)` overflow.
+fn flush_subnormals(q: &mut [f64]) {
+    for v in q.iter_mut() {
+        if *v < f64::MIN_POSITIVE {
+            *v = 0.0;
+        }
+    }
+}
+
+/// Replaces a non-finite diagnostic by the largest finite value of its sign (JSON has no ∞).
+fn finite(v: f64) -> f64 {
+    if v.is_nan() {
+        0.0
+    } else {
+        v.clamp(f64::MIN, f64::MAX)
+    }
+}
+
+impl Booster for TAdaBoost {
+    fn stat_width(&self) -> usize {
+        2
+    }
+
+    fn default_criterion(&self) -> Criterion {
+        Criterion::Tempered { t: self.t }
+    }
+
+    fn leaf_rule(&self) -> LeafRule {
+        LeafRule::Tempered {
+            t: self.t,
+            link: self.params.link(),
+        }
+    }
+
+    /// `(d_i, 0)` for positives, `(0, d_i)` for negatives, `d = q/Σq` or `q^(2−t)`.
+    fn statistics(&self, stats: &mut [f64]) {
+        debug_assert_eq!(stats.len(), 2 * self.q.len());
+        let e = 2.0 - self.t;
+        let norm = match self.params.learner_weights {
+            LearnerWeights::Normalized => 1.0 / self.q.iter().sum::<f64>(),
+            LearnerWeights::CoDensity => 1.0,
+        };
+        let co = self.params.learner_weights == LearnerWeights::CoDensity;
+        for ((st, &q), &yi) in stats.chunks_exact_mut(2).zip(&self.q).zip(&self.y) {
+            // SPEC §5: d_j = q_j/Σq (option: co-density q^(2−t)).
+            let d = if co {
+                codensity(q, e, self.regime)
+            } else {
+                q * norm
+            };
+            if yi > 0.0 {
+                st[0] = d;
+                st[1] = 0.0;
+            } else {
+                st[0] = 0.0;
+                st[1] = d;
+            }
+        }
+    }
+
+    fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
+        let n = self.y.len();
+        if h.len() != n {
+            return Err(Error::InvalidData(format!(
+                "{n} examples but {} tree outputs",
+                h.len()
+            )));
+        }
+        if let Some(i) = h.iter().position(|v| !v.is_finite()) {
+            return Err(Error::Numerical(format!("tree output {} at row {i}", h[i])));
+        }
+        let t = self.t;
+        let s = 1.0 - t;
+        let e = 2.0 - t;
+
+        let Some(edge) = self.edge(h) else {
+            return Ok(Step::Stop {
+                reason: "the weak hypothesis is 0 on every example with positive weight".into(),
+            });
+        };
+        let rho = edge.rho;
+        if rho.is_nan() {
+            return Ok(Step::Stop {
+                reason: "the edge ρ is undefined (switched-off weights would return unbounded)"
+                    .into(),
+            });
+        }
+        let r = edge.umax * edge.r_rel;
+        diag.insert("rho", rho);
+        diag.insert("r", finite(r));
+        diag.insert("switched_off", edge.m_dag as f64);
+        diag.insert("q_dagger", finite(edge.q_dag));
+
+        // ν = µ_j R_j. SPEC §5: µ_j = −(1/R_j) log_t((1−ρ)/M_{1−t}(1−ρ, 1+ρ))
+        //                          = tanh((1−t) atanh ρ) / ((1−t) R_j).
+        let mut perfect = false;
+        let nu = if self.regime == Regime::One {
+            // SPEC §5 at t = 1: µ = (1/(2R)) ln((1+ρ)/(1−ρ)); SPEC §3: a perfect learner keeps a
+            // large finite vote, ε clamped to PERFECT_EPS (½ ln((1−ε)/ε) ≈ 11.51 for h/R).
+            let eps = (1.0 - rho.abs()) / 2.0;
+            if eps < PERFECT_EPS {
+                perfect = true;
+                rho.signum() * 0.5 * ((1.0 - PERFECT_EPS) / PERFECT_EPS).ln()
+            } else {
+                rho.atanh()
+            }
+        } else {
+            let mut rho = rho;
+            if self.regime == Regime::Below && 1.0 - rho.abs() <= edge.rho_tol {
+                // |ρ| = 1 up to rounding: µ = ±1/((1−t)R) exactly, so that a perfect weak
+                // hypothesis switches every weight off and boosting stops (SPEC §5).
+                rho = rho.signum();
+            }
+            (s * rho.atanh()).tanh() / s
+        };
+        if nu == 0.0 || !nu.is_finite() {
+            return Ok(Step::Stop {
+                reason: format!("the weak hypothesis has no edge (ρ = {rho})"),
+            });
+        }
+        let mu = nu / edge.umax / edge.r_rel;
+        // SPEC §5: α_j = m^(1−t*) (Π_{k<j} Z_k)^(1−t) µ_j, the scale factor in log space (α = µ at
+        // t = 1).
+        let ln_scale = (1.0 - t_star(t)) * self.m.ln() + s * self.ln_prod_z;
+        let mut alpha = if ln_scale == 0.0 {
+            mu
+        } else {
+            mu * ln_scale.exp()
+        };
+        if !alpha.is_finite() || alpha == 0.0 {
+            // µ itself may have under- or overflowed: retry fully in log space.
+            let ln_alpha = ln_scale + nu.abs().ln() - edge.umax.ln() - edge.r_rel.ln();
+            alpha = nu.signum() * ln_alpha.exp();
+            if !alpha.is_finite() || alpha == 0.0 {
+                return Ok(Step::Stop {
+                    reason: format!("the leverage α is not representable (ln|α| = {ln_alpha:.4})"),
+                });
+            }
+        }
+        diag.insert("mu", mu);
+        diag.insert("alpha", alpha);
+
+        let n_inf = self.update(h, &edge, nu);
+        let z = if n_inf > 0 {
+            match self.params.overflow {
+                OverflowPolicy::Error => {
+                    return Err(Error::Numerical(format!(
+                        "{n_inf} tempered weight(s) overflowed at t = {t} (ρ = {rho}); \
+                         use overflow = fallback or a smaller t"
+                    )))
+                }
+                OverflowPolicy::Fallback => {
+                    // SPEC §5 (authors' fallback): overflowed weights n_inf^(−t*), others 0, Z = 1.
+                    let v = (n_inf as f64).powf(-t_star(t));
+                    for qn in self.q_new.iter_mut() {
+                        *qn = if qn.is_infinite() { v } else { 0.0 };
+                    }
+                    1.0
+                }
+            }
+        } else {
+            // SPEC §5: Z_j = (Σ q̃^(2−t))^(1/(2−t)); q_{j+1} = q̃/Z_j.
+            co_simplex_normalize(&mut self.q_new, t)
+        };
+        if !(z >= 0.0 && z.is_finite()) {
+            return Err(Error::Numerical(format!(
+                "normalisation Z = {z} at t = {t}"
+            )));
+        }
+        let all_off = z == 0.0;
+
+        // Models: H += α h; S = clip_[−δ, δ](S + α h) (SPEC §5).
+        for (sc, &hi) in self.scores.iter_mut().zip(h) {
+            *sc += alpha * hi;
+        }
+        if let Some(delta) = self.delta {
+            for (c, &hi) in self.clipped.iter_mut().zip(h) {
+                *c = (*c + alpha * hi).clamp(-delta, delta);
+            }
+        }
+        if !all_off {
+            flush_subnormals(&mut self.q_new);
+            std::mem::swap(&mut self.q, &mut self.q_new);
+            self.ln_prod_z += z.ln();
+        } else {
+            self.ln_prod_z = f64::NEG_INFINITY;
+        }
+
+        let (mut pmin, mut pmax, mut n_zero) = (f64::INFINITY, 0.0f64, 0usize);
+        let weights = if all_off { &self.q_new } else { &self.q };
+        for (&q, &act) in weights.iter().zip(&self.active) {
+            if act {
+                let p = codensity(q, e, self.regime);
+                pmin = pmin.min(p);
+                pmax = pmax.max(p);
+                n_zero += usize::from(p == 0.0);
+            }
+        }
+        let (err, err_clipped) = self.errors();
+        diag.insert("z", z);
+        diag.insert("bound", self.bound());
+        diag.insert("n_infinite", n_inf as f64);
+        diag.insert("n_zero", n_zero as f64);
+        diag.insert("min_weight", pmin);
+        diag.insert("max_weight", pmax);
+        diag.insert("train_error", err);
+        diag.insert("train_error_clipped", err_clipped);
+
+        Ok(if perfect {
+            Step::AddAndStop {
+                alpha,
+                reason: format!(
+                    "perfect weak hypothesis (ρ = {rho}); α = ½ ln((1−ε)/ε)/R with ε = {PERFECT_EPS}"
+                ),
+            }
+        } else if all_off {
+            Step::AddAndStop {
+                alpha,
+                reason: "every weight switched off: all training margins reach δ".into(),
+            }
+        } else {
+            Step::Add { alpha }
+        })
+    }
+}
+
+#[cfg(test)]
+// The tests index several parallel arrays by example; iterator chains would hide that.
+#[allow(clippy::needless_range_loop)]
+mod tests {
+    use super::*;
+    use crate::tempered::{k_t, tempered_update};
+    use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn labels<'a>(y: &'a [f64], sw: Option<&'a [f64]>) -> Labels<'a> {
+        Labels {
+            n: y.len(),
+            k: 1,
+            y,
+            class: None,
+            sample_weight: sw,
+        }
+    }
+
+    fn params(t: f64) -> TAdaBoostParams {
+        TAdaBoostParams {
+            t,
+            ..Default::default()
+        }
+    }
+
+    fn random_labels(rng: &mut ChaCha8Rng, n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|_| if rng.gen_bool(0.5) { 1.0 } else { -1.0 })
+            .collect()
+    }
+
+    /// A synthetic weak hypothesis: ±1 outputs right with probability 0.6–0.85 (`kind` 0), or
+    /// real outputs in [−2, 2] leaning towards the label (`kind` 1).
+    fn random_h(rng: &mut ChaCha8Rng, y: &[f64], kind: usize) -> Vec<f64> {
+        if kind == 0 {
+            let p = rng.gen_range(0.6..0.85);
+            y.iter()
+                .map(|&yi| if rng.gen_bool(p) { yi } else { -yi })
+                .collect()
+        } else {
+            y.iter()
+                .map(|&yi| (rng.gen_range(-2.0..2.0) + 0.7 * yi).clamp(-2.0, 2.0))
+                .collect()
+        }
+    }
+
+    fn co_sum(q: &[f64], t: f64) -> f64 {
+        q.iter().map(|v| v.powf(2.0 - t)).sum()
+    }
+
+    fn rel_close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol * a.abs().max(b.abs()).max(1e-300)
+    }
+
+    /// Runs `rounds` rounds on random hypotheses and checks every SPEC §5 invariant at each one.
+    fn check_invariants(t: f64, seed: u64, kind: usize, rounds: usize) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let n = 40;
+        let y = random_labels(&mut rng, n);
+        let mut b = match TAdaBoost::new(&params(t), labels(&y, None)) {
+            Ok(b) => b,
+            Err(e) => panic!("construction failed: {e}"),
+        };
+        let (tt, s) = (b.t(), 1.0 - b.t());
+        assert!(rel_close(co_sum(b.weights(), tt), 1.0, 1e-12));
+        let mut h_sum = vec![0.0; n];
+        let mut c_sum = vec![0.0; n];
+        for round in 0..rounds {
+            let h = random_h(&mut rng, &y, kind);
+            let q_old = b.weights().to_vec();
+            let mut diag = Diagnostics::new();
+            let step = match b.step(&h, &mut diag) {
+                Ok(st) => st,
+                Err(e) => panic!("t={t} seed={seed} round={round}: {e}"),
+            };
+            let alpha = match step {
+                Step::Add { alpha } => alpha,
+                Step::AddAndStop { alpha, .. } => alpha,
+                Step::Stop { .. } => break,
+            };
+            let ctx = format!("t={t} seed={seed} kind={kind} round={round} diag={diag:?}");
+            for (k, v) in &diag {
+                assert!(v.is_finite(), "{k} not finite: {ctx}");
+            }
+            assert!(alpha.is_finite() && alpha == diag["alpha"], "{ctx}");
+            // Co-simplex after every round.
+            assert!((co_sum(b.weights(), tt) - 1.0).abs() < 1e-9, "{ctx}");
+            // Bounded leverage |µ| ≤ 1/(R|1−t|).
+            let (mu, r, rho, z) = (diag["mu"], diag["r"], diag["rho"], diag["z"]);
+            if tt != 1.0 {
+                assert!(mu.abs() <= 1.0 / (r * s.abs()) * (1.0 + 1e-12), "{ctx}");
+            }
+            assert!((-1.0..=1.0).contains(&rho));
+            // Training error of both models ≤ Π Z^(2−t) ≤ Π (1 + m† q†^(2−t)) K_t(ρ).
+            assert!(diag["train_error"] <= diag["bound"] + 1e-12, "{ctx}");
+            assert!(
+                diag["train_error_clipped"] <= diag["bound"] + 1e-12,
+                "{ctx}"
+            );
+            let factor = 1.0 + diag["switched_off"] * diag["q_dagger"].powf(2.0 - tt);
+            assert!(
+                z.powf(2.0 - tt) <= factor * k_t(rho, tt) * (1.0 + 1e-9) + 1e-15,
+                "{ctx}"
+            );
+            // The update is the scalar tempered update, normalised.
+            for i in 0..n {
+                let expected = tempered_update(q_old[i], mu, y[i] * h[i], tt) / z;
+                assert!(
+                    rel_close(b.weights()[i], expected, 1e-9) || expected < 1e-290,
+                    "{ctx} i={i}"
+                );
+            }
+            // Models: H = Σ α h, S = clipped sum.
+            for i in 0..n {
+                h_sum[i] += alpha * h[i];
+                c_sum[i] = match b.clip_delta() {
+                    Some(d) => (c_sum[i] + alpha * h[i]).clamp(-d, d),
+                    None => h_sum[i],
+                };
+            }
+            assert!(b
+                .scores()
+                .iter()
+                .zip(&h_sum)
+                .all(|(a, e)| rel_close(*a, *e, 1e-12) || a == e));
+            assert!(b
+                .clipped_scores()
+                .iter()
+                .zip(&c_sum)
+                .all(|(a, e)| (a - e).abs() < 1e-12));
+            if matches!(step, Step::AddAndStop { .. }) {
+                break;
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(12))]
+
+        #[test]
+        fn invariants_over_seeds(seed in 0u64..1_000_000, kind in 0usize..2) {
+            for t in [0.0, 0.2, 0.5, 0.8, 0.9, 1.0] {
+                check_invariants(t, seed, kind, 15);
+            }
+        }
+
+        /// t > 1 has no guarantee but must stay finite and on the co-simplex.
+        #[test]
+        fn above_one_stays_finite(seed in 0u64..1_000_000, kind in 0usize..2) {
+            for t in [1.2, 1.5, 1.9] {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                let y = random_labels(&mut rng, 30);
+                let mut b = TAdaBoost::new(&params(t), labels(&y, None)).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                for _ in 0..15 {
+                    let h = random_h(&mut rng, &y, kind);
+                    let mut diag = Diagnostics::new();
+                    let step = b.step(&h, &mut diag).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                    prop_assert!(diag.values().all(|v| v.is_finite()), "{:?}", diag);
+                    // With SPEC §5's R_j no weight overflows unless ρ rounds to ±1 (module doc).
+                    prop_assert_eq!(diag.get("n_infinite").copied().unwrap_or(0.0), 0.0);
+                    if !matches!(step, Step::Add { .. }) { break; }
+                    prop_assert!((co_sum(b.weights(), t) - 1.0).abs() < 1e-9);
+                }
+            }
+        }
+    }
+
+    /// Switched-off weights (t < 1): with some weights forced to 0, ρ uses q† (SPEC §5), the
+    /// per-round bound Z^(2−t) ≤ (1 + m† q†^(2−t)) K_t(ρ) holds, and an off weight comes back on as
+    /// [−(1−t)µu]_+^(1/(1−t)) when its example is misclassified.
+    #[test]
+    fn switched_off_weights() {
+        for t in [0.0, 0.5, 0.9] {
+            for seed in 0..6u64 {
+                let mut rng = ChaCha8Rng::seed_from_u64(100 + seed);
+                let n = 30;
+                let y = random_labels(&mut rng, n);
+                let mut b =
+                    TAdaBoost::new(&params(t), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
+                for i in 0..6 {
+                    b.q[i] = 0.0;
+                }
+                let _ = co_simplex_normalize(&mut b.q, t);
+                let mut came_back = false;
+                for round in 0..8 {
+                    let h = random_h(&mut rng, &y, 1);
+                    let q_old = b.weights().to_vec();
+                    let off = q_old.iter().filter(|&&q| q == 0.0).count();
+                    let mut diag = Diagnostics::new();
+                    let step = b.step(&h, &mut diag).unwrap_or_else(|e| panic!("{e}"));
+                    if !matches!(step, Step::Add { .. }) {
+                        break;
+                    }
+                    let ctx = format!("t={t} seed={seed} round={round} {diag:?}");
+                    assert!(diag.values().all(|v| v.is_finite()), "{ctx}");
+                    assert_eq!(diag["switched_off"], off as f64);
+                    assert!((co_sum(b.weights(), t) - 1.0).abs() < 1e-9, "{ctx}");
+                    assert!(diag["mu"].abs() <= 1.0 / (diag["r"] * (1.0 - t)) * (1.0 + 1e-12));
+                    let factor = 1.0 + diag["switched_off"] * diag["q_dagger"].powf(2.0 - t);
+                    assert!(
+                        diag["z"].powf(2.0 - t) <= factor * k_t(diag["rho"], t) * (1.0 + 1e-9),
+                        "{ctx}"
+                    );
+                    for i in 0..n {
+                        let expected =
+                            tempered_update(q_old[i], diag["mu"], y[i] * h[i], t) / diag["z"];
+                        assert!(rel_close(b.weights()[i], expected, 1e-9), "{ctx} i={i}");
+                        came_back |= q_old[i] == 0.0 && b.weights()[i] > 0.0;
+                    }
+                }
+                assert!(came_back, "t={t} seed={seed}");
+            }
+        }
+    }
+
+    /// Weights are the tempered exponential of the margin: q_{J+1} Π Z = m^(−t*) exp_t(−y H), which
+    /// checks α = m^(1−t*) (Π Z)^(1−t) µ against the update (derivation in the report).
+    #[test]
+    fn weights_are_tempered_exponential_of_margins() {
+        for t in [0.0, 0.3, 0.7, 1.0, 1.3] {
+            let mut rng = ChaCha8Rng::seed_from_u64(7);
+            let n = 25;
+            let y = random_labels(&mut rng, n);
+            let mut b =
+                TAdaBoost::new(&params(t), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
+            for round in 0..10 {
+                let h = random_h(&mut rng, &y, round % 2);
+                let mut diag = Diagnostics::new();
+                let _ = b.step(&h, &mut diag).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(diag["n_zero"], 0.0);
+                let scale = b.ln_prod_z.exp();
+                for i in 0..n {
+                    let lhs = b.weights()[i] * scale;
+                    let rhs = (n as f64).powf(-t_star(t))
+                        * crate::tempered::exp_t(-y[i] * b.scores()[i], t);
+                    assert!(
+                        rel_close(lhs, rhs, 1e-9),
+                        "t={t} round={round} i={i}: {lhs} vs {rhs}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// t = 1 is AdaBoost with α = ½ ln((1+r)/(1−r)) on h/R (SPEC §4.2(a)), computed naively.
+    #[test]
+    fn t_one_is_adaboost() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let n = 30;
+        let y = random_labels(&mut rng, n);
+        let mut b =
+            TAdaBoost::new(&params(1.0), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
+        let mut big_h = vec![0.0f64; n];
+        for round in 0..12 {
+            let h = random_h(&mut rng, &y, round % 2);
+            // Naive AdaBoost: d ∝ exp(−y H).
+            let d: Vec<f64> = (0..n).map(|i| (-y[i] * big_h[i]).exp()).collect();
+            let total: f64 = d.iter().sum();
+            for i in 0..n {
+                assert!(
+                    rel_close(b.weights()[i], d[i] / total, 1e-12),
+                    "round {round} weight {i}"
+                );
+            }
+            let rmax = h.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let r: f64 = (0..n).map(|i| d[i] / total * y[i] * h[i] / rmax).sum();
+            let alpha = 0.5 * ((1.0 + r) / (1.0 - r)).ln() / rmax;
+            let mut diag = Diagnostics::new();
+            let step = b.step(&h, &mut diag).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                step,
+                Step::Add {
+                    alpha: diag["alpha"]
+                }
+            );
+            assert!(
+                rel_close(diag["alpha"], alpha, 1e-12),
+                "round {round}: {} vs {alpha}",
+                diag["alpha"]
+            );
+            assert_eq!(diag["alpha"], diag["mu"]);
+            assert!((diag["rho"] - r).abs() < 1e-14);
+            for i in 0..n {
+                big_h[i] += alpha * h[i];
+            }
+        }
+    }
+
+    /// t = 1 − 1e−9 (which rounds to within the 1e−9 tolerance, so is computed as 1) and the
+    /// genuinely tempered t = 1 ± 2e−9, 1 − 1e−7 match t = 1 to 1e−6.
+    #[test]
+    fn continuity_at_t_one() {
+        assert!(is_one(1.0 - 1e-9) && !is_one(1.0 - 2e-9));
+        for (kind, t_near) in [
+            (0, 1.0 - 1e-9),
+            (0, 1.0 - 2e-9),
+            (1, 1.0 - 2e-9),
+            (0, 1.0 + 2e-9),
+            (1, 1.0 - 1e-7),
+        ] {
+            let mut rng = ChaCha8Rng::seed_from_u64(5 + kind as u64);
+            let n = 30;
+            let y = random_labels(&mut rng, n);
+            let hs: Vec<Vec<f64>> = (0..10).map(|_| random_h(&mut rng, &y, kind)).collect();
+            let mut b1 =
+                TAdaBoost::new(&params(1.0), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
+            let mut b2 =
+                TAdaBoost::new(&params(t_near), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(b2.t() == 1.0, is_one(t_near));
+            for h in &hs {
+                let (mut d1, mut d2) = (Diagnostics::new(), Diagnostics::new());
+                let _ = b1.step(h, &mut d1).unwrap_or_else(|e| panic!("{e}"));
+                let _ = b2.step(h, &mut d2).unwrap_or_else(|e| panic!("{e}"));
+                for key in [
+                    "alpha",
+                    "mu",
+                    "rho",
+                    "z",
+                    "bound",
+                    "r",
+                    "min_weight",
+                    "max_weight",
+                ] {
+                    assert!(
+                        rel_close(d1[key], d2[key], 1e-6),
+                        "{key}: {} vs {}",
+                        d1[key],
+                        d2[key]
+                    );
+                }
+                for (a, c) in b1.weights().iter().zip(b2.weights()) {
+                    assert!(rel_close(*a, *c, 1e-6));
+                }
+                assert_eq!(d1["train_error"], d2["train_error"]);
+            }
+        }
+    }
+
+    /// A perfect (ρ = 1) or perfectly wrong (ρ = −1) hypothesis gives a finite µ for t < 1; at t = 1
+    /// AdaBoost's rule keeps it with α = ½ ln((1 − 1e−10)/1e−10)/R ≈ 11.5129/R and stops.
+    #[test]
+    fn perfect_weak_hypothesis() {
+        let y = [1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0];
+        for t in [0.0, 0.5, 0.9, 1.0, 1.5] {
+            for sign in [1.0, -1.0] {
+                let h: Vec<f64> = y.iter().map(|v| sign * 2.0 * v).collect();
+                let mut b =
+                    TAdaBoost::new(&params(t), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
+                let mut diag = Diagnostics::new();
+                let step = b.step(&h, &mut diag).unwrap_or_else(|e| panic!("{e}"));
+                assert!(diag.values().all(|v| v.is_finite()), "t={t}: {diag:?}");
+                assert!((diag["rho"] - sign).abs() < 1e-12);
+                let mu = diag["mu"];
+                assert!(mu.is_finite() && mu * sign > 0.0);
+                if t == 1.0 {
+                    let alpha = sign * 0.5 * ((1.0 - 1e-10) / 1e-10f64).ln() / 2.0;
+                    assert!((alpha.abs() * 2.0 - 11.512925464970229).abs() < 1e-9);
+                    assert!(
+                        matches!(step, Step::AddAndStop { alpha: a, .. } if a == alpha),
+                        "{step:?}"
+                    );
+                } else {
+                    // |µ| = 1/(R|1−t|) at |ρ| = 1 (up to the rounding of ρ).
+                    let bound = 1.0 / (diag["r"] * (1.0 - t).abs());
+                    assert!(rel_close(mu.abs(), bound, 1e-12), "t={t}: {mu} vs {bound}");
+                    if t < 1.0 {
+                        // Every weight switches off: Z = 0, training error 0, stop.
+                        assert!(matches!(step, Step::AddAndStop { .. }), "t={t}: {step:?}");
+                        assert_eq!((diag["z"], diag["bound"], diag["n_zero"]), (0.0, 0.0, 7.0));
+                    } else {
+                        assert!(matches!(step, Step::Add { .. }));
+                        assert!((co_sum(b.weights(), t) - 1.0).abs() < 1e-9);
+                    }
+                }
+                assert!(diag["train_error"] <= diag["bound"] + 1e-12);
+            }
+        }
+    }
+
+    /// Overflow at t = 1.5: one example of sample weight 2^−80 is maximally wrong while ρ rounds to
+    /// exactly 1 (all numbers are powers of two, so every step is exact). Its weight's bracket
+    /// q^(1−t) − (1−t)µu is exactly 0: +∞.
+    #[test]
+    fn overflow_fallback_and_error() {
+        let y = [1.0, 1.0, -1.0, 1.0, -1.0];
+        let sw = [2f64.powi(-80), 1.0, 1.0, 1.0, 1.0];
+        let mut h: Vec<f64> = y.to_vec();
+        h[0] = -(2f64.powi(80)) * y[0];
+
+        let mut b =
+            TAdaBoost::new(&params(1.5), labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(b.weights()[1], 1.0 / 16.0);
+        assert_eq!(b.weights()[0], 2f64.powi(-164));
+        let mut diag = Diagnostics::new();
+        let step = b.step(&h, &mut diag).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(diag["rho"], 1.0);
+        assert_eq!(diag["n_infinite"], 1.0);
+        assert_eq!(diag["z"], 1.0);
+        assert_eq!(b.weights(), &[1.0, 0.0, 0.0, 0.0, 0.0]);
+        assert_eq!(diag["n_zero"], 4.0);
+        assert!(matches!(step, Step::Add { alpha } if alpha.is_finite() && alpha > 0.0));
+        assert!(diag.values().all(|v| v.is_finite()));
+        // The dead weights stay dead; boosting continues on the survivor.
+        let mut diag = Diagnostics::new();
+        let _ = b
+            .step(&[1.0, 1.0, 1.0, 1.0, 1.0], &mut diag)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(b.weights(), &[1.0, 0.0, 0.0, 0.0, 0.0]);
+
+        let p = TAdaBoostParams {
+            t: 1.5,
+            overflow: OverflowPolicy::Error,
+            ..Default::default()
+        };
+        let mut b = TAdaBoost::new(&p, labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
+        let before = b.weights().to_vec();
+        let res = b.step(&h, &mut Diagnostics::new());
+        assert!(matches!(res, Err(Error::Numerical(_))), "{res:?}");
+        assert_eq!(b.weights(), &before[..]);
+        assert!(b.scores().iter().all(|&v| v == 0.0));
+    }
+
+    #[test]
+    fn zero_hypothesis_and_no_edge_stop() {
+        let y = [1.0, -1.0, 1.0, -1.0];
+        let mut b =
+            TAdaBoost::new(&params(0.5), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
+        let step = b
+            .step(&[0.0; 4], &mut Diagnostics::new())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(step, Step::Stop { .. }));
+        // ρ = 0: right on half the weight, wrong on the other half.
+        let step = b
+            .step(&[1.0, 1.0, 1.0, 1.0], &mut Diagnostics::new())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(step, Step::Stop { .. }), "{step:?}");
+        assert!(b
+            .step(&[1.0, f64::NAN, 0.0, 0.0], &mut Diagnostics::new())
+            .is_err());
+        assert!(b.step(&[1.0], &mut Diagnostics::new()).is_err());
+    }
+
+    #[test]
+    fn sample_weights() {
+        let y = [1.0, -1.0, 1.0, -1.0, 1.0];
+        let h = [1.0, -0.5, -1.0, 0.3, 2.0];
+        for t in [0.0, 0.6, 1.0, 1.4] {
+            // Equal sample weights change nothing.
+            let mut a =
+                TAdaBoost::new(&params(t), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
+            let sw = [3.0; 5];
+            let mut b =
+                TAdaBoost::new(&params(t), labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
+            let (mut da, mut db) = (Diagnostics::new(), Diagnostics::new());
+            let _ = a.step(&h, &mut da).unwrap_or_else(|e| panic!("{e}"));
+            let _ = b.step(&h, &mut db).unwrap_or_else(|e| panic!("{e}"));
+            assert!(rel_close(da["alpha"], db["alpha"], 1e-14));
+            // A zero sample weight keeps the example out, even when it is badly misclassified.
+            let sw = [1.0, 1.0, 0.0, 1.0, 1.0];
+            let mut c =
+                TAdaBoost::new(&params(t), labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
+            let mut stats = vec![0.0; 10];
+            for _ in 0..3 {
+                let _ = c
+                    .step(&h, &mut Diagnostics::new())
+                    .unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(c.weights()[2], 0.0);
+                c.statistics(&mut stats);
+                assert_eq!((stats[4], stats[5]), (0.0, 0.0));
+            }
+        }
+        // Co-density ∝ sample weight at the start.
+        let sw = [1.0, 2.0, 3.0, 4.0, 0.0];
+        let b =
+            TAdaBoost::new(&params(0.5), labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
+        for i in 0..5 {
+            assert!((b.weights()[i].powf(1.5) - sw[i] / 10.0).abs() < 1e-15);
+        }
+    }
+
+    #[test]
+    fn statistics_layout() {
+        let y = [1.0, -1.0, -1.0];
+        for lw in [LearnerWeights::Normalized, LearnerWeights::CoDensity] {
+            let p = TAdaBoostParams {
+                t: 0.0,
+                learner_weights: lw,
+                ..Default::default()
+            };
+            let b = TAdaBoost::new(&p, labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
+            let mut stats = vec![9.0; 6];
+            b.statistics(&mut stats);
+            // t = 0: q = 3^(−1/2), normalised 1/3; co-density q² = 1/3.
+            let third = 1.0 / 3.0;
+            for (got, want) in stats.iter().zip([third, 0.0, 0.0, third, 0.0, third]) {
+                assert!((got - want).abs() < 1e-15, "{lw:?}: {stats:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn parameters() {
+        let p = TAdaBoostParams::default();
+        assert!(p.check().is_ok());
+        for bad in [-0.1, 2.0, f64::NAN, f64::INFINITY] {
+            let p = TAdaBoostParams {
+                t: bad,
+                ..Default::default()
+            };
+            assert!(matches!(
+                p.check(),
+                Err(Error::InvalidParam { name: "t", .. })
+            ));
+        }
+        let json = serde_json::to_string(&p).unwrap_or_default();
+        assert!(
+            json.contains("\"leaf_values\":\"optimal\"")
+                && json.contains("\"overflow\":\"fallback\"")
+        );
+        let back: TAdaBoostParams = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back, p);
+        let partial: TAdaBoostParams =
+            serde_json::from_str(r#"{"t": 0.6, "learner_weights": "co-density"}"#)
+                .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(partial.t, 0.6);
+        assert_eq!(partial.learner_weights, LearnerWeights::CoDensity);
+
+        let y = [1.0, -1.0];
+        let b = TAdaBoost::new(&params(0.6), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(b.stat_width(), 2);
+        assert_eq!(b.n_outputs(), 1);
+        assert_eq!(b.default_criterion(), Criterion::Tempered { t: 0.6 });
+        assert_eq!(
+            b.leaf_rule(),
+            LeafRule::Tempered {
+                t: 0.6,
+                link: TemperedLink::Optimal
+            }
+        );
+        assert_eq!(b.clip_delta(), Some(2.5));
+        let b = TAdaBoost::new(&params(1.0 - 1e-10), labels(&y, None))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(b.t(), 1.0);
+        assert_eq!(b.clip_delta(), None);
+
+        let p = TAdaBoostParams {
+            t: 0.6,
+            authors_mode: true,
+            ..Default::default()
+        };
+        let mut tree = TreeParams::default();
+        p.apply_authors_mode(&mut tree);
+        assert_eq!(tree.grow_order, GrowOrder::Count);
+        assert_eq!(tree.pure_leaves, PureLeaves::Forbid);
+        assert_eq!(tree.max_split_candidates, Some(2000));
+        let b = TAdaBoost::new(&p, labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            b.leaf_rule(),
+            LeafRule::Tempered {
+                t: 0.6,
+                link: TemperedLink::Canonical
+            }
+        );
+        let mut tree = TreeParams::default();
+        params(0.6).apply_authors_mode(&mut tree);
+        assert_eq!(tree, TreeParams::default());
+
+        // Bad labels.
+        assert!(TAdaBoost::new(&p, labels(&[1.0, 0.0], None)).is_err());
+        assert!(TAdaBoost::new(
+            &p,
+            Labels {
+                n: 2,
+                k: 2,
+                y: &[1.0, -1.0, 1.0, -1.0],
+                class: None,
+                sample_weight: None
+            }
+        )
+        .is_err());
+        assert!(TAdaBoost::new(&p, labels(&y, Some(&[0.0, 0.0]))).is_err());
+        assert!(TAdaBoost::new(&p, labels(&y, Some(&[1.0, -1.0]))).is_err());
+        assert!(TAdaBoost::new(&p, labels(&y, Some(&[1.0]))).is_err());
+        assert!(TAdaBoost::new(&p, labels(&[], None)).is_err());
+    }
+}

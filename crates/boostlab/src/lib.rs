@@ -3,6 +3,7 @@
 
 pub mod boost;
 pub mod error;
+pub mod loss;
 pub mod tempered;
 pub mod tree;
 

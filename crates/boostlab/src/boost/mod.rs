@@ -4,6 +4,8 @@
 //!
 //! Boosters never see histograms, and the tree learner never sees what the weights mean.
 
+pub mod secboost;
+
 use std::collections::BTreeMap;
 
 use crate::error::Result;

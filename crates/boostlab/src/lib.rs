@@ -5,6 +5,7 @@ pub mod boost;
 pub mod data;
 pub mod error;
 pub mod eval;
+pub mod loss;
 pub mod model;
 pub mod tempered;
 pub mod tree;

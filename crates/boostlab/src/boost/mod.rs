@@ -7,6 +7,7 @@
 pub mod adaboost;
 pub mod driver;
 pub mod multiclass;
+pub mod secboost;
 pub mod tadaboost;
 
 use std::collections::BTreeMap;

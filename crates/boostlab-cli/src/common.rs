@@ -3,9 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use boostlab::data::{
-    read_csv, read_libsvm, CsvOptions, FeatureKind, LabelSelector, LibsvmOptions,
-};
+use boostlab::data::{read_csv, read_libsvm, CsvOptions, FeatureKind, LabelSelector, LibsvmOptions};
 use boostlab::tree::{Criterion, GrowOrder, PureLeaves};
 use boostlab::{Algorithm, BoostParams, Dataset};
 use clap::{Args, ValueEnum};
@@ -70,12 +68,7 @@ impl DataArgs {
 
     fn format(&self) -> Format {
         self.format.unwrap_or_else(|| {
-            let ext = self
-                .data
-                .extension()
-                .and_then(|e| e.to_str())
-                .unwrap_or("")
-                .to_lowercase();
+            let ext = self.data.extension().and_then(|e| e.to_str()).unwrap_or("").to_lowercase();
             if matches!(ext.as_str(), "svm" | "libsvm" | "svmlight") {
                 Format::Libsvm
             } else {
@@ -115,25 +108,14 @@ pub fn load(
     let label_optional = kinds.is_some();
     match format {
         Format::Csv => {
-            let opts = CsvOptions {
-                label,
-                positive,
-                weight,
-                kinds,
-                max_rows,
-                label_optional,
-            };
+            let opts = CsvOptions { label, positive, weight, kinds, max_rows, label_optional };
             Ok(read_csv(path, &opts)?)
         }
         Format::Libsvm => {
             if weight.is_some() {
                 bail!("--weight is for CSV files");
             }
-            let opts = LibsvmOptions {
-                positive,
-                n_features,
-                ..Default::default()
-            };
+            let opts = LibsvmOptions { positive, n_features, ..Default::default() };
             let mut d = read_libsvm(path, &opts)?;
             if let Some(m) = max_rows {
                 if m < d.n_rows() {
@@ -148,7 +130,8 @@ pub fn load(
 /// Boosting parameters shared by `train`, `cv` and friends.
 #[derive(Args, Debug, Clone)]
 pub struct BoostArgs {
-    /// Algorithm: adaboost, real-adaboost (more with later features: see --help of the README).
+    /// Algorithm: adaboost, real-adaboost, abstaining-adaboost, t-adaboost, secboost, adaboost-mh,
+    /// real-adaboost-mh, adaboost-mo, real-adaboost-mo, adaboost-mr, adaboost-m2.
     #[arg(long, default_value = "adaboost")]
     pub algo: String,
     /// Number of boosting rounds.
@@ -187,9 +170,50 @@ pub struct BoostArgs {
     /// α rule (adaboost, real-adaboost): discrete, one, linear-bound, line-search.
     #[arg(long)]
     pub alpha: Option<String>,
-    /// Leaf smoothing ε of Real AdaBoost (weights sum to 1). By default 1/(2m).
+    /// Leaf smoothing ε of Real AdaBoost and real AdaBoost.MH/MO (weights sum to 1). By default 1/(2m).
     #[arg(long)]
     pub smoothing: Option<f64>,
+    /// t-AdaBoost: the temperature t in [0, 2) (1 = AdaBoost).
+    #[arg(long)]
+    pub t: Option<f64>,
+    /// t-AdaBoost: tempered leaf values, optimal (default) or canonical.
+    #[arg(long)]
+    pub leaf_values: Option<String>,
+    /// t-AdaBoost: weights given to the tree, normalized (default) or co-density.
+    #[arg(long)]
+    pub learner_weights: Option<String>,
+    /// t-AdaBoost, t > 1: fallback (default, the authors' rule) or error when a weight overflows.
+    #[arg(long)]
+    pub overflow: Option<String>,
+    /// t-AdaBoost: exactly what the authors' code does (count order, canonical leaves, pure
+    /// leaves forbidden, 2000-candidate cap).
+    #[arg(long)]
+    pub authors_mode: bool,
+    /// SecBoost loss: logistic, exponential, square, hinge, zero-one, clipped-logistic:q=-2,
+    /// spring:Q=500, tempered:t=0.5.
+    #[arg(long)]
+    pub loss: Option<String>,
+    /// SecBoost: the initial step δ of Solve_α.
+    #[arg(long)]
+    pub delta_init: Option<f64>,
+    /// SecBoost: α rule, auto (closed form when the loss declares β) or solve (always Solve_α).
+    #[arg(long)]
+    pub secboost_alpha: Option<String>,
+    /// SecBoost: offset oracle, auto (dichotomic for convex losses) or grid.
+    #[arg(long)]
+    pub oracle: Option<String>,
+    /// SecBoost: the constant initial score h_0 (the 0/1 loss needs h_0 ≠ 0).
+    #[arg(long)]
+    pub h0: Option<f64>,
+    /// AdaBoost.MO output code: one-vs-all, random:K[:SEED], exhaustive.
+    #[arg(long)]
+    pub code: Option<String>,
+    /// AdaBoost.MO decoding: loss (default) or hamming.
+    #[arg(long)]
+    pub decode: Option<String>,
+    /// AdaBoost.MH on single-label data: start from D_1(i, y_i) = 1/(2m).
+    #[arg(long)]
+    pub single_label_start: bool,
 }
 
 /// `--grow-order` values.
@@ -220,18 +244,16 @@ pub fn parse_criterion(s: &str) -> Result<Criterion> {
         "entropy" => Criterion::Entropy,
         "matusita" => Criterion::Matusita,
         other => {
-            let t = other
-                .strip_prefix("tempered:t=")
-                .and_then(|t| t.parse::<f64>().ok())
-                .with_context(|| format!("unknown criterion '{other}': expected empirical, gini, entropy, matusita or tempered:t=T"))?;
+            let t = other.strip_prefix("tempered:t=").and_then(|t| t.parse::<f64>().ok()).with_context(|| {
+                format!("unknown criterion '{other}': expected empirical, gini, entropy, matusita or tempered:t=T")
+            })?;
             Criterion::Tempered { t }
         }
     })
 }
 
 fn parse_enum<T: serde::de::DeserializeOwned>(name: &str, s: &str) -> Result<T> {
-    serde_json::from_value(serde_json::Value::String(s.to_string()))
-        .with_context(|| format!("invalid --{name} '{s}'"))
+    serde_json::from_value(serde_json::Value::String(s.to_string())).with_context(|| format!("invalid --{name} '{s}'"))
 }
 
 impl BoostArgs {
@@ -264,12 +286,51 @@ impl BoostArgs {
             PureLeavesArg::Forbid => PureLeaves::Forbid,
         };
         t.max_split_candidates = self.max_split_candidates;
-        p.adaboost.alpha = self
-            .alpha
-            .as_deref()
-            .map(|a| parse_enum("alpha", a))
-            .transpose()?;
+        p.adaboost.alpha = self.alpha.as_deref().map(|a| parse_enum("alpha", a)).transpose()?;
         p.adaboost.smoothing = self.smoothing;
+        let ta = &mut p.t_adaboost;
+        if let Some(t) = self.t {
+            ta.t = t;
+        }
+        if let Some(v) = &self.leaf_values {
+            ta.leaf_values = parse_enum("leaf-values", v)?;
+        }
+        if let Some(v) = &self.learner_weights {
+            ta.learner_weights = parse_enum("learner-weights", v)?;
+        }
+        if let Some(v) = &self.overflow {
+            ta.overflow = parse_enum("overflow", v)?;
+        }
+        ta.authors_mode = self.authors_mode;
+        let sb = &mut p.secboost;
+        if let Some(l) = &self.loss {
+            sb.loss = l.parse()?;
+        }
+        if let Some(d) = self.delta_init {
+            sb.delta_init = d;
+        }
+        if let Some(v) = &self.secboost_alpha {
+            sb.alpha_rule = parse_enum("secboost-alpha", v)?;
+        }
+        if let Some(v) = &self.oracle {
+            sb.oracle = parse_enum("oracle", v)?;
+        }
+        if let Some(h) = self.h0 {
+            sb.h0 = h;
+        }
+        sb.seed = self.seed;
+        let mc = &mut p.multiclass;
+        mc.eps = self.smoothing;
+        if let Some(c) = &self.code {
+            mc.code = c.parse()?;
+        }
+        if let Some(d) = &self.decode {
+            mc.decode = d.parse()?;
+        }
+        mc.single_label_start = self.single_label_start;
+        if p.algorithm.multi_variant().is_some() {
+            mc.variant = p.algorithm.multi_variant().unwrap_or_default();
+        }
         p.check()?;
         Ok(p)
     }

@@ -23,21 +23,12 @@ pub struct DemoArgs {
 pub fn winered() -> Result<Dataset> {
     let ds = linfa_datasets::winequality();
     let (n, d) = (ds.records.nrows(), ds.records.ncols());
-    let names: Vec<String> = ds
-        .feature_names()
-        .iter()
-        .map(|s| s.replace(' ', "_"))
-        .collect();
-    let columns = (0..d)
-        .map(|j| Column::Numeric((0..n).map(|i| ds.records[[i, j]]).collect()))
-        .collect();
+    let names: Vec<String> = ds.feature_names().iter().map(|s| s.replace(' ', "_")).collect();
+    let columns = (0..d).map(|j| Column::Numeric((0..n).map(|i| ds.records[[i, j]]).collect())).collect();
     let y = (0..n).map(|i| u32::from(ds.targets[i] >= 6)).collect();
     Ok(Dataset::new(
         Features { names, columns },
-        Some(Target::Classes {
-            y,
-            classes: vec!["quality<6".into(), "quality>=6".into()],
-        }),
+        Some(Target::Classes { y, classes: vec!["quality<6".into(), "quality>=6".into()] }),
         None,
     )?)
 }
@@ -45,10 +36,7 @@ pub fn winered() -> Result<Dataset> {
 pub fn run(a: DemoArgs) -> Result<()> {
     let data = winered()?;
     // A stratified 70/30 split (fold 0..2 of a 10-fold assignment is the test part).
-    let folds: Vec<usize> = {
-        let _ = (class_ids(&data), a.seed);
-        (0..data.n_rows()).map(|i| i % 10).collect()
-    }; // TODO(merge): stratified folds
+    let folds = boostlab::eval::folds::stratified_fold_ids(&class_ids(&data), 10, a.seed)?;
     let (train_rows, test_rows): (Vec<usize>, Vec<usize>) = {
         let test: Vec<usize> = (0..data.n_rows()).filter(|&i| folds[i] < 3).collect();
         let train: Vec<usize> = (0..data.n_rows()).filter(|&i| folds[i] >= 3).collect();
@@ -64,19 +52,12 @@ pub fn run(a: DemoArgs) -> Result<()> {
         a.rounds
     );
     let mut runs: Vec<(&str, BoostParams)> = Vec::new();
-    let mut p = BoostParams {
-        algorithm: Algorithm::AdaBoost,
-        n_estimators: a.rounds,
-        ..Default::default()
-    };
+    let mut p = BoostParams { algorithm: Algorithm::AdaBoost, n_estimators: a.rounds, ..Default::default() };
     runs.push(("AdaBoost (stumps)", p.clone()));
     p.algorithm = Algorithm::RealAdaBoost;
     p.tree.max_leaves = 8;
     runs.push(("Real AdaBoost (8-leaf trees)", p.clone()));
-    println!(
-        "{:<34} {:>10} {:>10} {:>9}",
-        "model", "train acc", "test acc", "seconds"
-    );
+    println!("{:<34} {:>10} {:>10} {:>9}", "model", "train acc", "test acc", "seconds");
     for (name, params) in runs {
         let start = Instant::now();
         let m = fit(&train, &params)?;

@@ -50,9 +50,7 @@ fn selector(spec: Option<&str>) -> LabelSelector {
     match spec {
         None => LabelSelector::None,
         Some(s) if s.ends_with('*') => LabelSelector::Prefix(s.trim_end_matches('*').to_string()),
-        Some(s) if s.contains(',') => {
-            LabelSelector::Multi(s.split(',').map(|x| x.trim().to_string()).collect())
-        }
+        Some(s) if s.contains(',') => LabelSelector::Multi(s.split(',').map(|x| x.trim().to_string()).collect()),
         Some(s) => LabelSelector::Name(s.to_string()),
     }
 }
@@ -60,12 +58,7 @@ fn selector(spec: Option<&str>) -> LabelSelector {
 pub fn run(a: PredictArgs) -> Result<()> {
     let model = Ensemble::load(&a.model)?;
     let format = a.format.unwrap_or_else(|| {
-        let ext = a
-            .data
-            .extension()
-            .and_then(|e| e.to_str())
-            .unwrap_or("")
-            .to_lowercase();
+        let ext = a.data.extension().and_then(|e| e.to_str()).unwrap_or("").to_lowercase();
         if matches!(ext.as_str(), "svm" | "libsvm" | "svmlight") {
             Format::Libsvm
         } else {
@@ -101,11 +94,9 @@ pub fn run(a: PredictArgs) -> Result<()> {
     }
     if a.proba {
         match &model.task {
-            Task::Binary { classes } | Task::Multiclass { classes } => {
-                classes.iter().for_each(|c| {
-                    let _ = write!(out, ",proba_{c}");
-                })
-            }
+            Task::Binary { classes } | Task::Multiclass { classes } => classes.iter().for_each(|c| {
+                let _ = write!(out, ",proba_{c}");
+            }),
             Task::Multilabel { labels } => labels.iter().for_each(|c| {
                 let _ = write!(out, ",proba_{c}");
             }),
@@ -113,11 +104,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
     }
     out.push('\n');
     let pred_labels = model.predict_labels_from_scores(&scores);
-    let proba = if a.proba {
-        Some(model.proba_from_scores(&scores))
-    } else {
-        None
-    };
+    let proba = if a.proba { Some(model.proba_from_scores(&scores)) } else { None };
     let pw = names.len().max(1);
     for (i, label) in pred_labels.iter().enumerate() {
         out.push_str(label);
@@ -125,11 +112,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
             let _ = write!(out, ",{s}");
         }
         if let Some(p) = &proba {
-            let w = if matches!(model.task, Task::Binary { .. }) {
-                2
-            } else {
-                pw
-            };
+            let w = if matches!(model.task, Task::Binary { .. }) { 2 } else { pw };
             for v in &p[i * w..(i + 1) * w] {
                 let _ = write!(out, ",{v}");
             }
@@ -139,11 +122,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
     match &a.output {
         Some(p) => {
             write_atomic(p, out.as_bytes())?;
-            println!(
-                "{} predictions written to {}",
-                pred_labels.len(),
-                p.display()
-            );
+            println!("{} predictions written to {}", pred_labels.len(), p.display());
         }
         None => print!("{out}"),
     }
@@ -157,11 +136,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
     };
     match &data.target {
         Some(Target::Classes { y, classes }) => {
-            let correct = pred_labels
-                .iter()
-                .zip(y)
-                .filter(|(p, y)| **p == classes[**y as usize])
-                .count();
+            let correct = pred_labels.iter().zip(y).filter(|(p, y)| **p == classes[**y as usize]).count();
             let n = y.len();
             report(format!(
                 "accuracy {:.4} ({correct}/{n}), error {:.4}",
@@ -170,7 +145,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
             ));
         }
         Some(Target::Multilabel { .. }) => {
-            for (name, v) in model.label_metrics(&data, a.clipped)? {
+            for (name, v) in model.metrics_from_scores(&data, &scores)? {
                 report(format!("{name} {v:.4}"));
             }
         }
@@ -202,11 +177,7 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
     }
     println!("algorithm      {}", m.params.algorithm.name());
     println!("task           {}", serde_json::to_string(&m.task)?);
-    println!(
-        "features       {} ({})",
-        m.schema.names.len(),
-        m.schema.names.join(", ")
-    );
+    println!("features       {} ({})", m.schema.names.len(), m.schema.names.join(", "));
     println!(
         "trees          {} (leaves: min {}, max {})",
         m.n_trees(),

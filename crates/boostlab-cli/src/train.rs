@@ -124,9 +124,6 @@ pub fn run(a: TrainArgs) -> Result<()> {
 pub fn target_columns(d: &DataArgs) -> Option<String> {
     d.labels.clone().or_else(|| d.label.clone()).or_else(|| {
         // The default label is the last column of a CSV file.
-        boostlab::data::csv_header(&d.data)
-            .ok()
-            .and_then(|h| h.last().cloned())
-            .filter(|_| d.is_csv())
+        boostlab::data::csv_header(&d.data).ok().and_then(|h| h.last().cloned()).filter(|_| d.is_csv())
     })
 }

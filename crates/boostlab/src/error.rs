@@ -57,23 +57,12 @@ pub enum Error {
 
 impl Error {
     /// Shorthand for [`Error::InvalidParam`].
-    pub fn param(
-        name: &'static str,
-        expected: impl Into<String>,
-        got: impl std::fmt::Display,
-    ) -> Self {
-        Error::InvalidParam {
-            name,
-            expected: expected.into(),
-            got: got.to_string(),
-        }
+    pub fn param(name: &'static str, expected: impl Into<String>, got: impl std::fmt::Display) -> Self {
+        Error::InvalidParam { name, expected: expected.into(), got: got.to_string() }
     }
 
     /// Shorthand for [`Error::Io`].
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Error::Io {
-            path: path.into(),
-            source,
-        }
+        Error::Io { path: path.into(), source }
     }
 }

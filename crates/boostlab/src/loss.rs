@@ -108,9 +108,7 @@ impl LossSpec {
     /// Checks the parameter of the loss (see each variant for its range).
     pub fn check(&self) -> Result<()> {
         match *self {
-            LossSpec::ClippedLogistic { q } if !q.is_finite() => {
-                Err(Error::param("loss.q", "a finite real", q))
-            }
+            LossSpec::ClippedLogistic { q } if !q.is_finite() => Err(Error::param("loss.q", "a finite real", q)),
             LossSpec::Spring { q } if !(q.is_finite() && q > 0.0) => {
                 Err(Error::param("loss.Q", "a finite real > 0", q))
             }
@@ -125,11 +123,7 @@ impl LossSpec {
     pub fn declared_convex(&self) -> bool {
         matches!(
             self,
-            LossSpec::Logistic
-                | LossSpec::Exponential
-                | LossSpec::Square
-                | LossSpec::Hinge
-                | LossSpec::Tempered { .. }
+            LossSpec::Logistic | LossSpec::Exponential | LossSpec::Square | LossSpec::Hinge | LossSpec::Tempered { .. }
         )
     }
 
@@ -190,15 +184,9 @@ impl FromStr for LossSpec {
                     _ => LossSpec::ZeroOne,
                 }
             }
-            "clipped-logistic" => LossSpec::ClippedLogistic {
-                q: one_arg(s, &args, "q", Some(DEFAULT_CLIP_Q))?,
-            },
-            "spring" => LossSpec::Spring {
-                q: one_arg(s, &args, "Q", Some(DEFAULT_SPRING_Q))?,
-            },
-            "tempered" => LossSpec::Tempered {
-                t: one_arg(s, &args, "t", None)?,
-            },
+            "clipped-logistic" => LossSpec::ClippedLogistic { q: one_arg(s, &args, "q", Some(DEFAULT_CLIP_Q))? },
+            "spring" => LossSpec::Spring { q: one_arg(s, &args, "Q", Some(DEFAULT_SPRING_Q))? },
+            "tempered" => LossSpec::Tempered { t: one_arg(s, &args, "t", None)? },
             _ => return Err(Error::param("loss", LOSS_GRAMMAR, format!("`{s}`"))),
         };
         spec.check()?;
@@ -221,13 +209,10 @@ fn parse_args(whole: &str, args: Option<&str>) -> Result<Vec<(String, f64)>> {
             ));
         };
         let k = k.trim().to_string();
-        let v: f64 = v.trim().parse().map_err(|_| {
-            Error::param(
-                "loss",
-                format!("a number for `{k}`"),
-                format!("`{}` in `{whole}`", v.trim()),
-            )
-        })?;
+        let v: f64 = v
+            .trim()
+            .parse()
+            .map_err(|_| Error::param("loss", format!("a number for `{k}`"), format!("`{}` in `{whole}`", v.trim())))?;
         out.push((k, v));
     }
     Ok(out)
@@ -245,20 +230,12 @@ fn one_arg(whole: &str, args: &[(String, f64)], key: &str, default: Option<f64>)
             ));
         }
         if found.replace(*v).is_some() {
-            return Err(Error::param(
-                "loss",
-                format!("`{key}` given once"),
-                format!("`{whole}`"),
-            ));
+            return Err(Error::param("loss", format!("`{key}` given once"), format!("`{whole}`")));
         }
     }
-    found.or(default).ok_or_else(|| {
-        Error::param(
-            "loss",
-            format!("`{key}=<value>` ({LOSS_GRAMMAR})"),
-            format!("`{whole}`"),
-        )
-    })
+    found
+        .or(default)
+        .ok_or_else(|| Error::param("loss", format!("`{key}=<value>` ({LOSS_GRAMMAR})"), format!("`{whole}`")))
 }
 
 impl Serialize for LossSpec {
@@ -378,18 +355,8 @@ pub struct Loss {
 #[derive(Clone)]
 enum Inner {
     Builtin(LossSpec),
-    Scalar {
-        name: String,
-        f: LossFn,
-        convex: bool,
-        beta: Option<f64>,
-    },
-    Batch {
-        name: String,
-        f: BatchLossFn,
-        convex: bool,
-        beta: Option<f64>,
-    },
+    Scalar { name: String, f: LossFn, convex: bool, beta: Option<f64> },
+    Batch { name: String, f: BatchLossFn, convex: bool, beta: Option<f64> },
 }
 
 impl fmt::Debug for Loss {
@@ -404,11 +371,9 @@ impl fmt::Debug for Loss {
 
 fn check_beta(beta: Option<f64>) -> Result<()> {
     match beta {
-        Some(b) if !(b.is_finite() && b > 0.0) => Err(Error::param(
-            "beta",
-            "a finite smoothness constant > 0, or none",
-            b,
-        )),
+        Some(b) if !(b.is_finite() && b > 0.0) => {
+            Err(Error::param("beta", "a finite smoothness constant > 0, or none", b))
+        }
         _ => Ok(()),
     }
 }
@@ -417,9 +382,7 @@ impl Loss {
     /// The built-in loss named by `spec` (its parameter is checked).
     pub fn from_spec(spec: &LossSpec) -> Result<Loss> {
         spec.check()?;
-        Ok(Loss {
-            inner: Inner::Builtin(*spec),
-        })
+        Ok(Loss { inner: Inner::Builtin(*spec) })
     }
 
     /// A user loss given as a closure on one edge.
@@ -427,40 +390,16 @@ impl Loss {
     /// `convex` declares F convex (the convex OBI and offset oracle are then used — declaring a
     /// non-convex loss convex voids SecBoost's guarantees); `beta` declares F β-smooth (finite,
     /// > 0), which enables the closed-form leveraging coefficient.
-    pub fn custom(
-        name: impl Into<String>,
-        f: LossFn,
-        convex: bool,
-        beta: Option<f64>,
-    ) -> Result<Loss> {
+    pub fn custom(name: impl Into<String>, f: LossFn, convex: bool, beta: Option<f64>) -> Result<Loss> {
         check_beta(beta)?;
-        Ok(Loss {
-            inner: Inner::Scalar {
-                name: name.into(),
-                f,
-                convex,
-                beta,
-            },
-        })
+        Ok(Loss { inner: Inner::Scalar { name: name.into(), f, convex, beta } })
     }
 
     /// A user loss given as a batch closure (`out[i] = F(z[i])`), the hook for vectorised
     /// callables; otherwise as [`Loss::custom`]. Single values are evaluated as batches of one.
-    pub fn custom_batch(
-        name: impl Into<String>,
-        f: BatchLossFn,
-        convex: bool,
-        beta: Option<f64>,
-    ) -> Result<Loss> {
+    pub fn custom_batch(name: impl Into<String>, f: BatchLossFn, convex: bool, beta: Option<f64>) -> Result<Loss> {
         check_beta(beta)?;
-        Ok(Loss {
-            inner: Inner::Batch {
-                name: name.into(),
-                f,
-                convex,
-                beta,
-            },
-        })
+        Ok(Loss { inner: Inner::Batch { name: name.into(), f, convex, beta } })
     }
 
     /// The loss's name: the canonical [`LossSpec`] string for built-ins, the given name otherwise.
@@ -520,11 +459,7 @@ impl Loss {
     /// # Panics
     /// If `z` and `out` have different lengths (a programming error).
     pub fn eval_many(&self, z: &[f64], out: &mut [f64]) {
-        assert_eq!(
-            z.len(),
-            out.len(),
-            "Loss::eval_many: z and out differ in length"
-        );
+        assert_eq!(z.len(), out.len(), "Loss::eval_many: z and out differ in length");
         match &self.inner {
             // One match per batch, not per element (STYLE 4).
             Inner::Builtin(spec) => match *spec {
@@ -592,9 +527,7 @@ pub fn v_derivative2(loss: &Loss, z: f64, v1: f64, v2: f64) -> f64 {
 /// `b = a` (no line) or a NaN value gives NaN.
 pub fn obi(loss: &Loss, a: f64, b: f64, c: f64, n: usize) -> f64 {
     let n = n.max(1);
-    let mut x: Vec<f64> = (0..=n)
-        .map(|k| a + (c - a) * (k as f64 / n as f64))
-        .collect();
+    let mut x: Vec<f64> = (0..=n).map(|k| a + (c - a) * (k as f64 / n as f64)).collect();
     x[n] = c;
     x.push(b);
     let mut f = vec![0.0; x.len()];
@@ -673,11 +606,7 @@ pub fn obi_convex(loss: &Loss, z: f64, v: f64) -> f64 {
         best = best.max(gbest);
         // The maximiser of a concave function lies between the best point's neighbours.
         let new_lo = if jbest == 0 { lo } else { x[jbest - 1] };
-        let new_hi = if jbest + 1 == ZOOM_POINTS {
-            hi
-        } else {
-            x[jbest + 1]
-        };
+        let new_hi = if jbest + 1 == ZOOM_POINTS { hi } else { x[jbest + 1] };
         lo = new_lo;
         hi = new_hi;
     }
@@ -722,11 +651,7 @@ fn random_offset(e: f64, seed: u64) -> OffsetChoice {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mag = RANDOM_OFFSET * e.abs().max(1.0) * (1.0 + rng.gen::<f64>());
     let v = if rng.gen::<bool>() { mag } else { -mag };
-    OffsetChoice {
-        v,
-        obi: 0.0,
-        random: true,
-    }
+    OffsetChoice { v, obi: 0.0, random: true }
 }
 
 /// The general offset oracle, for any `F` (SPEC §6; the SecBoost paper's simple oracle).
@@ -792,11 +717,7 @@ pub fn offset_grid(
         // Check Q* ≤ z on a finer grid.
         let q = obi_star(loss, e_t, e_prev, v, OBI_REFINE * zk);
         if q <= z {
-            return Some(OffsetChoice {
-                v,
-                obi: q,
-                random: false,
-            });
+            return Some(OffsetChoice { v, obi: q, random: false });
         }
     }
     None
@@ -808,14 +729,7 @@ pub fn offset_grid(
 /// halves it until the convex OBI `Q_F(e_t, e_t + v, e_t + v)` ([`obi_convex`]) is ≤ `z`. For a
 /// convex `F` this always succeeds as `v → 0`; when the offset becomes numerically zero first (or
 /// `e_t = e_prev`), the seeded random offset of the degenerate case is returned instead.
-pub fn offset_convex(
-    loss: &Loss,
-    e_t: f64,
-    e_prev: f64,
-    z: f64,
-    precision: usize,
-    seed: u64,
-) -> OffsetChoice {
+pub fn offset_convex(loss: &Loss, e_t: f64, e_prev: f64, z: f64, precision: usize, seed: u64) -> OffsetChoice {
     let d = e_prev - e_t;
     if negligible(d, e_t) {
         return random_offset(e_t, seed);
@@ -827,11 +741,7 @@ pub fn offset_convex(
         }
         let q = obi_convex(loss, e_t, v);
         if q <= z {
-            return OffsetChoice {
-                v,
-                obi: q,
-                random: false,
-            };
+            return OffsetChoice { v, obi: q, random: false };
         }
         v *= 0.5;
     }
@@ -884,11 +794,7 @@ mod tests {
             ("spring:Q=1", 0.0, ln2 + 1.0),
             ("spring:Q=1", 0.5, (1.0 + (-0.5f64).exp()).ln()),
             // z = 0.25: z_Q = −¼, r = −¼, bump 1 − √(3/4).
-            (
-                "spring:Q=1",
-                0.25,
-                (1.0 + (-0.25f64).exp()).ln() + 1.0 - 0.75f64.sqrt(),
-            ),
+            ("spring:Q=1", 0.25, (1.0 + (-0.25f64).exp()).ln() + 1.0 - 0.75f64.sqrt()),
             // Q = 500 at z = 0.001: z_Q = 0, bottom of a U.
             ("spring:Q=500", 0.001, (1.0 + (-0.001f64).exp()).ln()),
             // Tempered t = ½: [1 − z/2]_+^3.
@@ -911,17 +817,10 @@ mod tests {
             if want.is_infinite() {
                 assert_eq!(got, want, "{s} at {z}");
             } else {
-                assert!(
-                    (got - want).abs() <= 1e-13 * want.abs().max(1.0),
-                    "{s} at {z}: {got} vs {want}"
-                );
+                assert!((got - want).abs() <= 1e-13 * want.abs().max(1.0), "{s} at {z}: {got} vs {want}");
             }
             // Batch and scalar evaluation agree exactly.
-            assert_eq!(
-                l.values(&[z])[0].to_bits(),
-                got.to_bits(),
-                "{s} batch at {z}"
-            );
+            assert_eq!(l.values(&[z])[0].to_bits(), got.to_bits(), "{s} batch at {z}");
         }
     }
 
@@ -984,17 +883,11 @@ mod tests {
                 for &v in &[1e-1, 1e-2, 1e-3, 1e-4, -1e-4] {
                     let err = (v_derivative(&l, z, v) - d).abs();
                     if v > 0.0 {
-                        assert!(
-                            err < prev_err,
-                            "{spec} z={z} v={v}: error {err} not decreasing"
-                        );
+                        assert!(err < prev_err, "{spec} z={z} v={v}: error {err} not decreasing");
                         prev_err = err;
                     }
                     // First-order convergence: |δ_v F − F′| = O(|v|).
-                    assert!(
-                        err < 5.0 * v.abs() * d.abs().max(1.0),
-                        "{spec} z={z} v={v}: {err}"
-                    );
+                    assert!(err < 5.0 * v.abs() * d.abs().max(1.0), "{spec} z={z} v={v}: {err}");
                 }
             }
         }
@@ -1047,38 +940,20 @@ mod tests {
         // F(z) + F*(s) − z s with s = δ_v F(z).
         for spec in [LossSpec::Exponential, LossSpec::Logistic, LossSpec::Square] {
             let l = Loss::from_spec(&spec).expect("valid");
-            for &(z, v) in &[
-                (0.0, 1.0),
-                (0.5, -2.0),
-                (-1.0, 0.3),
-                (2.0, 3.0),
-                (1.0, -0.05),
-            ] {
+            for &(z, v) in &[(0.0, 1.0), (0.5, -2.0), (-1.0, 0.3), (2.0, 3.0), (1.0, -0.05)] {
                 let s = v_derivative(&l, z, v);
                 let bregman = l.value(z) + conjugate(&spec, s) - z * s;
                 let q = obi_convex(&l, z, v);
-                assert!(
-                    (q - bregman).abs() < 1e-10 * bregman.max(1e-3),
-                    "{spec} z={z} v={v}: {q} vs {bregman}"
-                );
+                assert!((q - bregman).abs() < 1e-10 * bregman.max(1e-3), "{spec} z={z} v={v}: {q} vs {bregman}");
                 // The grid version agrees up to its resolution, from below.
                 let qg = obi(&l, z, z + v, z + v, 20_000);
-                assert!(
-                    qg <= q + 1e-12 && q - qg < 1e-6 * q.max(1e-3),
-                    "{spec}: grid {qg} vs {q}"
-                );
+                assert!(qg <= q + 1e-12 && q - qg < 1e-6 * q.max(1e-3), "{spec}: grid {qg} vs {q}");
                 // Q* uses the convex form for a convex loss, whatever z_prev.
                 assert_eq!(obi_star(&l, z, z + 100.0, v, 10), q);
             }
         }
         // Square: closed form v²/4 equals the unimodal search on the same loss given as a closure.
-        let sq = Loss::custom(
-            "sq",
-            Arc::new(|z: f64| (1.0 - z) * (1.0 - z)),
-            true,
-            Some(2.0),
-        )
-        .expect("valid");
+        let sq = Loss::custom("sq", Arc::new(|z: f64| (1.0 - z) * (1.0 - z)), true, Some(2.0)).expect("valid");
         let q = obi_convex(&sq, 0.3, 1.7);
         assert!((q - 1.7 * 1.7 / 4.0).abs() < 1e-12, "{q}");
     }
@@ -1144,15 +1019,9 @@ mod tests {
             assert_eq!(s.parse::<LossSpec>().expect("parses"), spec, "{s}");
             let json = serde_json::to_string(&spec).expect("serialises");
             assert_eq!(json, format!("\"{s}\""));
-            assert_eq!(
-                serde_json::from_str::<LossSpec>(&json).expect("deserialises"),
-                spec
-            );
+            assert_eq!(serde_json::from_str::<LossSpec>(&json).expect("deserialises"), spec);
         }
-        assert_eq!(
-            LossSpec::ClippedLogistic { q: -2.0 }.to_string(),
-            "clipped-logistic:q=-2"
-        );
+        assert_eq!(LossSpec::ClippedLogistic { q: -2.0 }.to_string(), "clipped-logistic:q=-2");
         assert_eq!(LossSpec::Spring { q: 500.0 }.to_string(), "spring:Q=500");
         assert_eq!(LossSpec::Tempered { t: 0.5 }.to_string(), "tempered:t=0.5");
         assert_eq!(LossSpec::default(), LossSpec::Logistic);
@@ -1168,10 +1037,7 @@ mod tests {
         assert_eq!(p(" zero_one "), LossSpec::ZeroOne);
         assert_eq!(p("0/1"), LossSpec::ZeroOne);
         assert_eq!(p("clipped-logistic"), LossSpec::ClippedLogistic { q: -2.0 });
-        assert_eq!(
-            p("clipped_logistic:q = -3.5"),
-            LossSpec::ClippedLogistic { q: -3.5 }
-        );
+        assert_eq!(p("clipped_logistic:q = -3.5"), LossSpec::ClippedLogistic { q: -3.5 });
         assert_eq!(p("spring"), LossSpec::Spring { q: 500.0 });
         assert_eq!(p("spring:q=2"), LossSpec::Spring { q: 2.0 });
         assert_eq!(p("tempered:t=-1"), LossSpec::Tempered { t: -1.0 });
@@ -1196,10 +1062,7 @@ mod tests {
         for (s, needle) in bad {
             let err = s.parse::<LossSpec>().expect_err(s).to_string();
             assert!(err.contains(needle), "`{s}`: {err}");
-            assert!(matches!(
-                s.parse::<LossSpec>(),
-                Err(Error::InvalidParam { .. })
-            ));
+            assert!(matches!(s.parse::<LossSpec>(), Err(Error::InvalidParam { .. })));
         }
         assert!(serde_json::from_str::<LossSpec>("\"spring:Q=0\"").is_err());
         assert!(Loss::from_spec(&LossSpec::Spring { q: -1.0 }).is_err());
@@ -1223,13 +1086,7 @@ mod tests {
 
     #[test]
     fn custom_and_batch_losses() {
-        let f = Loss::custom(
-            "softplus",
-            Arc::new(|z: f64| (1.0 + (-z).exp()).ln()),
-            true,
-            Some(0.25),
-        )
-        .expect("valid");
+        let f = Loss::custom("softplus", Arc::new(|z: f64| (1.0 + (-z).exp()).ln()), true, Some(0.25)).expect("valid");
         let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let c2 = Arc::clone(&calls);
         let g = Loss::custom_batch(
@@ -1246,18 +1103,11 @@ mod tests {
         .expect("valid");
         let z: Vec<f64> = (0..50).map(|i| -3.0 + 0.1 * i as f64).collect();
         assert_eq!(f.values(&z), g.values(&z));
-        assert_eq!(
-            calls.load(std::sync::atomic::Ordering::Relaxed),
-            1,
-            "one batch call"
-        );
+        assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), 1, "one batch call");
         assert_eq!(g.value(0.0), 2f64.ln());
         assert_eq!(f.name(), "softplus");
         assert!(f.spec().is_none() && g.is_batch() && !f.is_batch());
-        assert_eq!(
-            format!("{:?}", loss("spring")),
-            "Loss { name: \"spring:Q=500\", convex: false, beta: None }"
-        );
+        assert_eq!(format!("{:?}", loss("spring")), "Loss { name: \"spring:Q=500\", convex: false, beta: None }");
         // The convex OBI of the batch closure uses batches of 16 points.
         let before = calls.load(std::sync::atomic::Ordering::Relaxed);
         let q = obi_convex(&g, 0.0, 1.0);
@@ -1268,25 +1118,15 @@ mod tests {
 
     #[test]
     fn grid_oracle_finds_admissible_offsets() {
-        for s in [
-            "logistic",
-            "clipped-logistic:q=-2",
-            "spring:Q=500",
-            "spring:Q=1",
-            "hinge",
-        ] {
+        for s in ["logistic", "clipped-logistic:q=-2", "spring:Q=500", "spring:Q=1", "hinge"] {
             let l = loss(s);
             // Several of these edges sit on a cusp of a spring loss (Qz − ½ a half-integer), where
             // F rises like √ and Q* ≈ (c/4)·√(grid step): the budget must allow for it.
             for &(e_t, e_prev) in &[(0.3, -0.2), (-0.2, 0.3), (2.0, 1.0), (-1.0, -3.0)] {
                 let z = 1e-2;
-                let c = offset_grid(&l, e_t, e_prev, z, 100, 8, 7)
-                    .unwrap_or_else(|| panic!("{s} {e_t} {e_prev}"));
+                let c = offset_grid(&l, e_t, e_prev, z, 100, 8, 7).unwrap_or_else(|| panic!("{s} {e_t} {e_prev}"));
                 assert!(!c.random);
-                assert!(
-                    c.v != 0.0 && c.v.signum() == (e_prev - e_t).signum(),
-                    "{s}: {c:?}"
-                );
+                assert!(c.v != 0.0 && c.v.signum() == (e_prev - e_t).signum(), "{s}: {c:?}");
                 assert!(c.obi <= z, "{s}: {c:?}");
                 // The offset stays between the two edges.
                 assert!(c.v.abs() <= (e_prev - e_t).abs() * (1.0 + 1e-12));
@@ -1296,20 +1136,9 @@ mod tests {
 
     #[test]
     fn convex_oracle_respects_the_bound() {
-        for s in [
-            "logistic",
-            "exponential",
-            "square",
-            "hinge",
-            "tempered:t=0.5",
-        ] {
+        for s in ["logistic", "exponential", "square", "hinge", "tempered:t=0.5"] {
             let l = loss(s);
-            for &(e_t, e_prev, z) in &[
-                (0.3, -0.2, 1e-4),
-                (-0.2, 0.3, 1e-8),
-                (2.0, 1.0, 1e-2),
-                (0.9, 1.2, 1e-12),
-            ] {
+            for &(e_t, e_prev, z) in &[(0.3, -0.2, 1e-4), (-0.2, 0.3, 1e-8), (2.0, 1.0, 1e-2), (0.9, 1.2, 1e-12)] {
                 let c = offset_convex(&l, e_t, e_prev, z, 10, 3);
                 if !c.random {
                     assert!(c.obi <= z, "{s}: {c:?}");

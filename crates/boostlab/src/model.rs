@@ -1,12 +1,14 @@
 //! The trained model: an [`Ensemble`] of weighted trees with the schema of its features, the
 //! task it predicts, its parameters and its training history. Saved as versioned JSON.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use crate::boost::driver::{BoostParams, RoundRecord};
+use crate::boost::multiclass::MultiOutput;
 use crate::data::{Column, Dataset, FeatureKind, Features, Target, MISSING_CODE};
 use crate::error::{Error, Result};
 use crate::tree::Tree;
@@ -44,11 +46,7 @@ impl Schema {
 
     /// Name/kind pairs, to force kinds when reading prediction data.
     pub fn kinds_by_name(&self) -> Vec<(String, FeatureKind)> {
-        self.names
-            .iter()
-            .cloned()
-            .zip(self.kinds.iter().copied())
-            .collect()
+        self.names.iter().cloned().zip(self.kinds.iter().copied()).collect()
     }
 }
 
@@ -77,15 +75,9 @@ impl Task {
     /// The task of a training target (binary when there are two classes).
     pub fn from_target(t: &Target) -> Task {
         match t {
-            Target::Classes { classes, .. } if classes.len() == 2 => Task::Binary {
-                classes: classes.clone(),
-            },
-            Target::Classes { classes, .. } => Task::Multiclass {
-                classes: classes.clone(),
-            },
-            Target::Multilabel { labels, .. } => Task::Multilabel {
-                labels: labels.clone(),
-            },
+            Target::Classes { classes, .. } if classes.len() == 2 => Task::Binary { classes: classes.clone() },
+            Target::Classes { classes, .. } => Task::Multiclass { classes: classes.clone() },
+            Target::Multilabel { labels, .. } => Task::Multilabel { labels: labels.clone() },
         }
     }
 
@@ -119,6 +111,12 @@ pub struct Ensemble {
     /// `S_t = clip(S_{t−1} + α_t h_t(x), [−δ, δ])`, clipping after every addition.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clip: Option<f64>,
+    /// Constant added to every score before the trees (SecBoost's `h_0`). By default 0.
+    #[serde(default)]
+    pub base_score: f64,
+    /// How multi-class / multi-label outputs are decoded (AdaBoost.MH/MO/MR/M2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<MultiOutput>,
     /// Per-round training diagnostics.
     pub history: Vec<RoundRecord>,
     /// How the training file's label column(s) were named (the CLI's `--label` / `--labels`
@@ -140,6 +138,8 @@ impl Ensemble {
             trees: Vec::new(),
             alphas: Vec::new(),
             clip: None,
+            base_score: 0.0,
+            output: None,
             history: Vec::new(),
             target_columns: None,
         }
@@ -172,11 +172,7 @@ impl Ensemble {
         }
         let mut out = Vec::with_capacity(s.names.len());
         for (f, name) in s.names.iter().enumerate() {
-            let j = if by_name {
-                features.names.iter().position(|n| n == name).unwrap_or(f)
-            } else {
-                f
-            };
+            let j = if by_name { features.names.iter().position(|n| n == name).unwrap_or(f) } else { f };
             let col = &features.columns[j];
             out.push(match (s.kinds[f], col) {
                 (FeatureKind::Numeric, Column::Numeric(v)) => Column::Numeric(v.clone()),
@@ -184,40 +180,18 @@ impl Ensemble {
                     let model_levels = s.levels[f].as_deref().unwrap_or(&[]);
                     let map: Vec<u32> = levels
                         .iter()
-                        .map(|l| {
-                            model_levels
-                                .iter()
-                                .position(|m| m == l)
-                                .map_or(MISSING_CODE, |p| p as u32)
-                        })
+                        .map(|l| model_levels.iter().position(|m| m == l).map_or(MISSING_CODE, |p| p as u32))
                         .collect();
                     Column::Categorical {
-                        codes: codes
-                            .iter()
-                            .map(|&c| {
-                                if c == MISSING_CODE {
-                                    c
-                                } else {
-                                    map[c as usize]
-                                }
-                            })
-                            .collect(),
+                        codes: codes.iter().map(|&c| if c == MISSING_CODE { c } else { map[c as usize] }).collect(),
                         levels: model_levels.to_vec(),
                     }
                 }
                 (want, _) => {
                     return Err(Error::InvalidData(format!(
                         "feature '{name}' is {} in the data but {} in the model",
-                        if want == FeatureKind::Numeric {
-                            "categorical"
-                        } else {
-                            "numeric"
-                        },
-                        if want == FeatureKind::Numeric {
-                            "numeric"
-                        } else {
-                            "categorical"
-                        },
+                        if want == FeatureKind::Numeric { "categorical" } else { "numeric" },
+                        if want == FeatureKind::Numeric { "numeric" } else { "categorical" },
                     )))
                 }
             });
@@ -238,12 +212,9 @@ impl Ensemble {
         let n = columns.first().map_or(0, Column::len);
         let k = self.n_outputs;
         if out.len() != n * k {
-            return Err(Error::InvalidData(format!(
-                "output buffer of {} for {n} × {k} scores",
-                out.len()
-            )));
+            return Err(Error::InvalidData(format!("output buffer of {} for {n} × {k} scores", out.len())));
         }
-        out.fill(0.0);
+        out.fill(self.base_score);
         let t_max = n_rounds.unwrap_or(self.trees.len()).min(self.trees.len());
         let clip = if clipped { self.clip } else { None };
         for (tree, &a) in self.trees[..t_max].iter().zip(&self.alphas) {
@@ -269,17 +240,12 @@ impl Ensemble {
     }
 
     /// Calls `f(round, scores)` after each tree is added (staged scores), `round` 1-based.
-    pub fn for_each_stage(
-        &self,
-        features: &Features,
-        clipped: bool,
-        mut f: impl FnMut(usize, &[f64]),
-    ) -> Result<()> {
+    pub fn for_each_stage(&self, features: &Features, clipped: bool, mut f: impl FnMut(usize, &[f64])) -> Result<()> {
         let cols = self.align(features)?;
         let n = features.n_rows();
         let k = self.n_outputs;
         let clip = if clipped { self.clip } else { None };
-        let mut s = vec![0.0; n * k];
+        let mut s = vec![self.base_score; n * k];
         for (t, (tree, &a)) in self.trees.iter().zip(&self.alphas).enumerate() {
             for i in 0..n {
                 let v = tree.values_of(&cols, i);
@@ -299,6 +265,9 @@ impl Ensemble {
     /// the arg-max, ties to the lowest index).
     pub fn classes_from_scores(&self, scores: &[f64]) -> Vec<u32> {
         let k = self.n_outputs;
+        if let Some(out) = &self.output {
+            return scores.chunks_exact(k).map(|row| out.predict_class(row) as u32).collect();
+        }
         match &self.task {
             Task::Binary { .. } => scores.iter().map(|&s| u32::from(s > 0.0)).collect(),
             _ => scores
@@ -376,35 +345,95 @@ impl Ensemble {
                         .join(";")
                 })
                 .collect(),
-            _ => self
-                .classes_from_scores(scores)
-                .into_iter()
-                .map(|c| names[c as usize].clone())
-                .collect(),
+            _ => self.classes_from_scores(scores).into_iter().map(|c| names[c as usize].clone()).collect(),
         }
     }
 
-    /// Multi-label metrics of the model on labelled multi-label data (name, value).
-    pub fn label_metrics(&self, data: &Dataset, clipped: bool) -> Result<Vec<(&'static str, f64)>> {
-        let Target::Multilabel { y, labels } = data.target()? else {
-            return Err(Error::InvalidData(
-                "label metrics need multi-label data".into(),
-            ));
-        };
-        let k = labels.len();
-        if k != self.n_outputs {
-            return Err(Error::InvalidData(format!(
-                "{k} labels in the data, the model predicts {}",
-                self.n_outputs
-            )));
+    /// Per-class (or per-label) decision values of each row, `n × n_classes`: the label scores
+    /// themselves, or for output codes (AdaBoost.MO) minus the decoding losses; binary models
+    /// give `[−f, f]`.
+    pub fn class_scores(&self, scores: &[f64]) -> Vec<f64> {
+        match (&self.output, &self.task) {
+            (Some(out), _) => {
+                let c = out.n_classes();
+                let mut v = vec![0.0; scores.len() / self.n_outputs * c];
+                for (row, o) in scores.chunks_exact(self.n_outputs).zip(v.chunks_exact_mut(c)) {
+                    out.class_scores_into(row, o);
+                }
+                v
+            }
+            (None, Task::Binary { .. }) => scores.iter().flat_map(|&f| [-f, f]).collect(),
+            (None, _) => scores.to_vec(),
         }
+    }
+
+    /// Metrics of precomputed scores on a labelled dataset, by name: `test_error` always (the
+    /// error rate for single-label data — for multi-class data it equals the one-error —, the
+    /// Hamming loss for multi-label data), `accuracy`, and for multi-class and multi-label data
+    /// `hamming_loss`, `one_error`, `ranking_loss`, `coverage`, `average_precision`,
+    /// `subset_accuracy`, `jaccard_accuracy`, `micro_f1`, `macro_f1` (see [`crate::eval::multilabel`]).
+    pub fn metrics_from_scores(&self, data: &Dataset, scores: &[f64]) -> Result<BTreeMap<String, f64>> {
+        let mut m = BTreeMap::new();
+        let target = data.target()?;
+        let names = self.task.names();
+        let (y_pm, k) = match target {
+            Target::Classes { y, classes } => {
+                let pred = self.classes_from_scores(scores);
+                let wrong =
+                    pred.iter().zip(y).filter(|(p, y)| names.get(**p as usize) != classes.get(**y as usize)).count();
+                let err = wrong as f64 / y.len().max(1) as f64;
+                m.insert("test_error".to_string(), err);
+                m.insert("accuracy".to_string(), 1.0 - err);
+                if matches!(self.task, Task::Binary { .. }) {
+                    return Ok(m);
+                }
+                // One-hot ±1 in the model's class order.
+                let k = names.len();
+                let mut v = vec![-1.0; y.len() * k];
+                for (i, &c) in y.iter().enumerate() {
+                    if let Some(j) = names.iter().position(|n| *n == classes[c as usize]) {
+                        v[i * k + j] = 1.0;
+                    }
+                }
+                (v, k)
+            }
+            Target::Multilabel { y, labels } => {
+                if labels.len() != self.n_outputs {
+                    return Err(Error::InvalidData(format!(
+                        "{} labels in the data, the model predicts {}",
+                        labels.len(),
+                        self.n_outputs
+                    )));
+                }
+                (y.iter().map(|&v| if v == 1 { 1.0 } else { -1.0 }).collect(), labels.len())
+            }
+        };
+        let cs = self.class_scores(scores);
+        let r = crate::eval::multilabel::report(&y_pm, &cs, k, None)?;
+        for (name, v) in [
+            ("hamming_loss", r.hamming_loss),
+            ("one_error", r.one_error),
+            ("ranking_loss", r.ranking_loss),
+            ("coverage", r.coverage),
+            ("average_precision", r.average_precision),
+            ("subset_accuracy", r.subset_accuracy),
+            ("jaccard_accuracy", r.jaccard_accuracy),
+            ("micro_f1", r.micro_f1),
+            ("macro_f1", r.macro_f1),
+        ] {
+            m.insert(name.to_string(), v);
+        }
+        if matches!(target, Target::Multilabel { .. }) {
+            m.insert("test_error".to_string(), r.hamming_loss);
+            m.insert("accuracy".to_string(), r.subset_accuracy);
+        }
+        Ok(m)
+    }
+
+    /// Metrics of the model on a labelled dataset (see [`Ensemble::metrics_from_scores`]).
+    pub fn evaluate(&self, data: &Dataset, clipped: bool) -> Result<BTreeMap<String, f64>> {
         let s = self.decision_function(&data.features, clipped)?;
-        let wrong = y
-            .iter()
-            .zip(&s)
-            .filter(|(y, f)| (**y == 1) != (**f > 0.0))
-            .count();
-        Ok(vec![("hamming_loss", wrong as f64 / y.len().max(1) as f64)])
+        self.metrics_from_scores(data, &s)
     }
 
     /// Serialises to JSON.
@@ -414,23 +443,16 @@ impl Ensemble {
 
     /// Parses and validates a model from JSON.
     pub fn from_json(text: &str) -> Result<Ensemble> {
-        let v: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| Error::InvalidModel(format!("not valid JSON: {e}")))?;
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| Error::InvalidModel(format!("not valid JSON: {e}")))?;
         match v.get("format_version").and_then(serde_json::Value::as_u64) {
             Some(x) if x == u64::from(FORMAT_VERSION) => {}
             Some(x) => {
-                return Err(Error::InvalidModel(format!(
-                    "format_version {x}; this build reads {FORMAT_VERSION}"
-                )))
+                return Err(Error::InvalidModel(format!("format_version {x}; this build reads {FORMAT_VERSION}")))
             }
-            None => {
-                return Err(Error::InvalidModel(
-                    "no format_version: not a boostlab model".into(),
-                ))
-            }
+            None => return Err(Error::InvalidModel("no format_version: not a boostlab model".into())),
         }
-        let m: Ensemble =
-            serde_json::from_value(v).map_err(|e| Error::InvalidModel(e.to_string()))?;
+        let m: Ensemble = serde_json::from_value(v).map_err(|e| Error::InvalidModel(e.to_string()))?;
         m.validate()?;
         Ok(m)
     }
@@ -443,11 +465,7 @@ impl Ensemble {
             return Err(Error::InvalidModel("schema lengths differ".into()));
         }
         if self.trees.len() != self.alphas.len() {
-            return Err(Error::InvalidModel(format!(
-                "{} trees but {} weights",
-                self.trees.len(),
-                self.alphas.len()
-            )));
+            return Err(Error::InvalidModel(format!("{} trees but {} weights", self.trees.len(), self.alphas.len())));
         }
         if self.n_outputs == 0 {
             return Err(Error::InvalidModel("n_outputs is 0".into()));
@@ -460,15 +478,22 @@ impl Ensemble {
                 return Err(Error::InvalidModel(format!("clipping level {d}")));
             }
         }
+        if !self.base_score.is_finite() {
+            return Err(Error::InvalidModel(format!("base score {}", self.base_score)));
+        }
         let names_len = self.task.names().len();
-        let expect_outputs_ok = match &self.task {
-            Task::Binary { classes } => classes.len() == 2 && self.n_outputs == 1,
-            _ => names_len >= 2 || matches!(self.task, Task::Multilabel { .. }),
+        let expect_outputs_ok = match (&self.task, &self.output) {
+            (Task::Binary { classes }, None) => classes.len() == 2 && self.n_outputs == 1,
+            (Task::Binary { .. }, Some(_)) => false,
+            (_, Some(out)) => {
+                out.check()?;
+                out.n_outputs() == self.n_outputs
+                    && (out.n_classes() == names_len || matches!(self.task, Task::Multilabel { .. }))
+            }
+            (_, None) => names_len == self.n_outputs,
         };
         if !expect_outputs_ok {
-            return Err(Error::InvalidModel(
-                "task and n_outputs do not match".into(),
-            ));
+            return Err(Error::InvalidModel("task and n_outputs do not match".into()));
         }
         for (t, tree) in self.trees.iter().enumerate() {
             if tree.n_outputs != self.n_outputs {
@@ -477,18 +502,14 @@ impl Ensemble {
                     tree.n_outputs, self.n_outputs
                 )));
             }
-            tree.validate(nf)
-                .map_err(|e| Error::InvalidModel(format!("tree {t}: {e}")))?;
+            tree.validate(nf).map_err(|e| Error::InvalidModel(format!("tree {t}: {e}")))?;
             for node in &tree.nodes {
                 if let crate::tree::Node::Split { feature, rule, .. } = node {
                     let kind = s.kinds[*feature as usize];
                     let ok = matches!(
                         (rule, kind),
                         (crate::tree::SplitRule::Numeric { .. }, FeatureKind::Numeric)
-                            | (
-                                crate::tree::SplitRule::Categorical { .. },
-                                FeatureKind::Categorical
-                            )
+                            | (crate::tree::SplitRule::Categorical { .. }, FeatureKind::Categorical)
                     );
                     if !ok {
                         return Err(Error::InvalidModel(format!(
@@ -522,30 +543,21 @@ impl Ensemble {
         match data.target()? {
             Target::Classes { y, classes } => {
                 let names = self.task.names();
-                let wrong = pred
-                    .iter()
-                    .zip(y)
-                    .filter(|(p, y)| names.get(**p as usize) != classes.get(**y as usize))
-                    .count();
+                let wrong =
+                    pred.iter().zip(y).filter(|(p, y)| names.get(**p as usize) != classes.get(**y as usize)).count();
                 Ok(wrong as f64 / y.len().max(1) as f64)
             }
-            Target::Multilabel { .. } => Err(Error::InvalidData(
-                "error rate of multi-label data: use the multi-label metrics".into(),
-            )),
+            Target::Multilabel { .. } => {
+                Err(Error::InvalidData("error rate of multi-label data: use the multi-label metrics".into()))
+            }
         }
     }
 }
 
 /// Writes `bytes` to `path` atomically (temporary file in the same directory, fsync, rename).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
     let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
     let res = (|| -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
@@ -571,27 +583,15 @@ mod tests {
         for i in 0..120 {
             let a = (i * 7 % 23) as f64 / 3.0;
             let b = ["x", "y", "z", ""][i % 4];
-            let c = if i % 11 == 0 {
-                String::new()
-            } else {
-                format!("{}", (i * 13 % 17) as f64 - 8.5)
-            };
-            let y = if a + if b == "y" { 3.0 } else { 0.0 } > 4.0 {
-                "pos"
-            } else {
-                "neg"
-            };
+            let c = if i % 11 == 0 { String::new() } else { format!("{}", (i * 13 % 17) as f64 - 8.5) };
+            let y = if a + if b == "y" { 3.0 } else { 0.0 } > 4.0 { "pos" } else { "neg" };
             text.push_str(&format!("{a},{b},{c},{y}\n"));
         }
         read_csv_from(text.as_bytes(), "m.csv", &CsvOptions::default()).unwrap()
     }
 
     fn model() -> Ensemble {
-        let mut p = BoostParams {
-            algorithm: Algorithm::RealAdaBoost,
-            n_estimators: 15,
-            ..Default::default()
-        };
+        let mut p = BoostParams { algorithm: Algorithm::RealAdaBoost, n_estimators: 15, ..Default::default() };
         p.tree.max_leaves = 5;
         fit(&data(), &p).unwrap()
     }
@@ -632,38 +632,18 @@ mod tests {
         let cases: Vec<(String, &str)> = vec![
             ("{not json".into(), "not valid JSON"),
             ("{}".into(), "no format_version"),
-            (
-                good.replacen("\"format_version\":1", "\"format_version\":99", 1),
-                "format_version 99",
-            ),
-            (
-                good.replacen("\"left\":1", "\"left\":0", 1),
-                "reached twice",
-            ),
-            (
-                good.replacen("\"left\":1", "\"left\":999", 1),
-                "out of range",
-            ),
-            (
-                good.replacen("\"alphas\":[1.0", "\"alphas\":[1e999", 1),
-                "invalid model",
-            ),
-            (
-                good.replacen("\"n_outputs\":1", "\"n_outputs\":0", 1),
-                "n_outputs",
-            ),
-            (
-                good.replacen("\"feature\":", "\"feature\":77,\"x\":", 1),
-                "invalid model",
-            ),
+            (good.replacen("\"format_version\":1", "\"format_version\":99", 1), "format_version 99"),
+            (good.replacen("\"left\":1", "\"left\":0", 1), "reached twice"),
+            (good.replacen("\"left\":1", "\"left\":999", 1), "out of range"),
+            (good.replacen("\"alphas\":[1.0", "\"alphas\":[1e999", 1), "invalid model"),
+            (good.replacen("\"n_outputs\":1", "\"n_outputs\":0", 1), "n_outputs"),
+            (good.replacen("\"feature\":", "\"feature\":77,\"x\":", 1), "invalid model"),
         ];
         for (text, want) in cases {
             let e = Ensemble::from_json(&text).unwrap_err().to_string();
             assert!(e.contains(want), "expected '{want}' in '{e}'");
         }
-        let e = Ensemble::load("/nonexistent/m.json")
-            .unwrap_err()
-            .to_string();
+        let e = Ensemble::load("/nonexistent/m.json").unwrap_err().to_string();
         assert!(e.contains("/nonexistent/m.json"), "{e}");
     }
 
@@ -684,19 +664,9 @@ mod tests {
                 }
             }
         }
-        assert_eq!(
-            m.decision_function(&f2, false).unwrap(),
-            m.decision_function(&d.features, false).unwrap()
-        );
+        assert_eq!(m.decision_function(&f2, false).unwrap(), m.decision_function(&d.features, false).unwrap());
         let mut f3 = d.features.clone();
-        f3.columns[0] = Column::Categorical {
-            codes: vec![0; d.n_rows()],
-            levels: vec!["q".into()],
-        };
-        assert!(m
-            .decision_function(&f3, false)
-            .unwrap_err()
-            .to_string()
-            .contains("categorical in the data"));
+        f3.columns[0] = Column::Categorical { codes: vec![0; d.n_rows()], levels: vec!["q".into()] };
+        assert!(m.decision_function(&f3, false).unwrap_err().to_string().contains("categorical in the data"));
     }
 }

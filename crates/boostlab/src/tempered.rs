@@ -106,11 +106,7 @@ pub fn power_mean(a: f64, b: f64, s: f64) -> f64 {
     if s == 0.0 {
         return a.sqrt() * b.sqrt();
     }
-    let (c, o) = if s > 0.0 {
-        (a.max(b), a.min(b))
-    } else {
-        (a.min(b), a.max(b))
-    };
+    let (c, o) = if s > 0.0 { (a.max(b), a.min(b)) } else { (a.min(b), a.max(b)) };
     if c == 0.0 || c.is_infinite() {
         return c;
     }
@@ -181,11 +177,7 @@ pub fn link_canonical(p: f64, t: f64) -> f64 {
         };
     }
     let v = 1.0 - p;
-    let m = if is_one(t) {
-        (p * v).sqrt()
-    } else {
-        power_mean(p, v, 1.0 - t)
-    };
+    let m = if is_one(t) { (p * v).sqrt() } else { power_mean(p, v, 1.0 - t) };
     let lm = m.ln();
     // (p/M)^(2−t) − ((1−p)/M)^(2−t), each power taken in log space.
     (e * (p.ln() - lm)).exp() - (e * (v.ln() - lm)).exp()
@@ -250,17 +242,10 @@ pub fn co_simplex_normalize(q: &mut [f64], t: f64) -> f64 {
     let e = 2.0 - t;
     let qmax = q.iter().copied().fold(0.0f64, f64::max);
     if qmax == 0.0 || !qmax.is_finite() || q.iter().any(|v| v.is_nan()) {
-        return if q.iter().any(|v| v.is_nan()) {
-            f64::NAN
-        } else {
-            qmax
-        };
+        return if q.iter().any(|v| v.is_nan()) { f64::NAN } else { qmax };
     }
-    let sum: f64 = if e == 1.0 {
-        q.iter().map(|&v| v / qmax).sum()
-    } else {
-        q.iter().map(|&v| (v / qmax).powf(e)).sum()
-    };
+    let sum: f64 =
+        if e == 1.0 { q.iter().map(|&v| v / qmax).sum() } else { q.iter().map(|&v| (v / qmax).powf(e)).sum() };
     // SPEC §5: Z = (Σ q̃^(2−t))^(1/(2−t)).
     let z = qmax * if e == 1.0 { sum } else { sum.powf(1.0 / e) };
     if z > 0.0 && z.is_finite() {
@@ -273,11 +258,7 @@ pub fn co_simplex_normalize(q: &mut [f64], t: f64) -> f64 {
 
 fn check_scores(y: &[f64], scores: &[f64], t: f64) -> Result<()> {
     if y.len() != scores.len() {
-        return Err(Error::InvalidData(format!(
-            "{} labels but {} scores",
-            y.len(),
-            scores.len()
-        )));
+        return Err(Error::InvalidData(format!("{} labels but {} scores", y.len(), scores.len())));
     }
     if y.is_empty() {
         return Err(Error::InvalidData("no examples".into()));
@@ -299,11 +280,7 @@ fn check_scores(y: &[f64], scores: &[f64], t: f64) -> Result<()> {
 pub fn tempered_loss(y: &[f64], scores: &[f64], t: f64) -> Result<f64> {
     check_scores(y, scores, t)?;
     let e = 2.0 - t;
-    let sum: f64 = y
-        .iter()
-        .zip(scores)
-        .map(|(&yi, &hi)| exp_t(-yi * hi, t).powf(e))
-        .sum();
+    let sum: f64 = y.iter().zip(scores).map(|(&yi, &hi)| exp_t(-yi * hi, t).powf(e)).sum();
     Ok(sum / y.len() as f64)
 }
 
@@ -321,17 +298,9 @@ pub fn tempered_margin(yh: f64, t: f64) -> f64 {
 pub fn tempered_margin_risk(y: &[f64], scores: &[f64], t: f64, theta: f64) -> Result<f64> {
     check_scores(y, scores, t)?;
     if theta.is_nan() {
-        return Err(Error::param(
-            "theta",
-            "a margin threshold in (−1, 1)",
-            theta,
-        ));
+        return Err(Error::param("theta", "a margin threshold in (−1, 1)", theta));
     }
-    let count = y
-        .iter()
-        .zip(scores)
-        .filter(|(&yi, &hi)| tempered_margin(yi * hi, t) <= theta)
-        .count();
+    let count = y.iter().zip(scores).filter(|(&yi, &hi)| tempered_margin(yi * hi, t) <= theta).count();
     Ok(count as f64 / y.len() as f64)
 }
 
@@ -399,10 +368,7 @@ mod tests {
             for s in [2e-9, -2e-9, 1e-8] {
                 let e = exp_t(z, 1.0 - s);
                 // exp_t(z) = e^z (1 − s z²/2 + O(s²)).
-                assert!(
-                    close(e, z.exp() * (1.0 - s * z * z / 2.0), 1e-13),
-                    "z={z} s={s}"
-                );
+                assert!(close(e, z.exp() * (1.0 - s * z * z / 2.0), 1e-13), "z={z} s={s}");
             }
         }
         assert!(close(tanh_t(0.8, 1.0 - 2e-9), 0.8f64.tanh(), 1e-9));
@@ -415,11 +381,7 @@ mod tests {
         assert!(close(power_mean(a, b, 0.0), (a * b).sqrt(), 1e-15));
         assert!(close(power_mean(a, b, 1.0), 1.15, 1e-15));
         assert!(close(power_mean(a, b, -1.0), 2.0 * a * b / (a + b), 1e-15));
-        assert!(close(
-            power_mean(a, b, 2.0),
-            ((a * a + b * b) / 2.0).sqrt(),
-            1e-15
-        ));
+        assert!(close(power_mean(a, b, 2.0), ((a * a + b * b) / 2.0).sqrt(), 1e-15));
         assert_eq!(power_mean(a, b, f64::INFINITY), b);
         assert_eq!(power_mean(a, b, f64::NEG_INFINITY), a);
         // Continuity at s = 0 (the naive formula loses ~8 digits at s = 1e−9).
@@ -448,20 +410,12 @@ mod tests {
             // SPEC §2.2: L^(0) = Gini, L^(1) = Matusita, L^(2) = 1.
             assert!(close(bayes_risk(u, 0.0), 4.0 * u * v, 1e-14), "u={u}");
             assert!(close(bayes_risk(u, 1.0), 2.0 * (u * v).sqrt(), 1e-15));
-            assert!(close(
-                bayes_risk(u, 1.0 - 5e-10),
-                2.0 * (u * v).sqrt(),
-                1e-15
-            ));
+            assert!(close(bayes_risk(u, 1.0 - 5e-10), 2.0 * (u * v).sqrt(), 1e-15));
             assert!(close(bayes_risk(u, 1.0 + 2e-9), 2.0 * (u * v).sqrt(), 1e-8));
             assert!(close(bayes_risk(u, 1.0 - 2e-9), 2.0 * (u * v).sqrt(), 1e-8));
             assert!(close(bayes_risk(u, 2.0), 1.0, 1e-14));
             assert!(close(bayes_risk(u, 1.9999), 1.0, 1e-3));
-            assert!(close(
-                bayes_risk(u, f64::NEG_INFINITY),
-                2.0 * u.min(v),
-                1e-15
-            ));
+            assert!(close(bayes_risk(u, f64::NEG_INFINITY), 2.0 * u.min(v), 1e-15));
         }
         for t in TS {
             assert_eq!(bayes_risk(0.0, t), 0.0);
@@ -481,19 +435,13 @@ mod tests {
             let u = k as f64 / 10_000.0;
             let emp = 2.0 * u.min(1.0 - u);
             let gap = bayes_risk(u, t) - emp;
-            assert!(
-                gap >= -1e-15 && gap <= emp * factor + 1e-15,
-                "u={u} gap={gap}"
-            );
+            assert!(gap >= -1e-15 && gap <= emp * factor + 1e-15, "u={u} gap={gap}");
             sup = sup.max(gap);
         }
         assert!((sup - 0.01283).abs() < 2e-4, "sup gap {sup}");
         // Within 1e−2 away from the peak, and within 1e−2 everywhere from t = −100 on.
         for u in [0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99] {
-            assert!(
-                (bayes_risk(u, t) - 2.0 * u.min(1.0 - u)).abs() < 1e-2,
-                "u={u}"
-            );
+            assert!((bayes_risk(u, t) - 2.0 * u.min(1.0 - u)).abs() < 1e-2, "u={u}");
         }
         for k in 1..1000 {
             let u = k as f64 / 1000.0;
@@ -506,44 +454,26 @@ mod tests {
         for p in [1e-12f64, 0.1, 0.3, 0.5, 0.8, 1.0 - 1e-9] {
             let half_logit = 0.5 * (p / (1.0 - p)).ln();
             assert!(close(link_optimal(p, 1.0), half_logit, 1e-14));
-            assert!(
-                close(link_optimal(p, 1.0 - 1e-9), half_logit, 1e-9),
-                "p={p}"
-            );
+            assert!(close(link_optimal(p, 1.0 - 1e-9), half_logit, 1e-9), "p={p}");
             assert!(close(link_optimal(p, 1.0 + 1e-9), half_logit, 1e-9));
             // SPEC §2.2 formula, where it is well conditioned.
             for t in [0.0, 0.3, 0.7, 1.3, 1.8] {
                 let s = 1.0 - t;
                 let (a, b) = (p.powf(s), (1.0 - p).powf(s));
-                assert!(
-                    close(link_optimal(p, t), (a - b) / (s * (a + b)), 1e-12),
-                    "p={p} t={t}"
-                );
+                assert!(close(link_optimal(p, t), (a - b) / (s * (a + b)), 1e-12), "p={p} t={t}");
                 assert!(link_optimal(p, t).abs() <= 1.0 / s.abs());
             }
             // canonical: t = 0 is 4× optimal; t = 1 is (2p−1)/√(p(1−p)).
-            assert!(close(
-                link_canonical(p, 0.0),
-                4.0 * link_optimal(p, 0.0),
-                1e-13
-            ));
+            assert!(close(link_canonical(p, 0.0), 4.0 * link_optimal(p, 0.0), 1e-13));
             assert!(close(link_canonical(p, 0.0), 4.0 * (2.0 * p - 1.0), 1e-13));
-            assert!(close(
-                link_canonical(p, 1.0),
-                (2.0 * p - 1.0) / (p * (1.0 - p)).sqrt(),
-                1e-13
-            ));
+            assert!(close(link_canonical(p, 1.0), (2.0 * p - 1.0) / (p * (1.0 - p)).sqrt(), 1e-13));
         }
         // Pure leaves.
         assert!(close(link_optimal(1.0, 0.5), 2.0, 1e-15));
         assert!(close(link_optimal(0.0, 0.5), -2.0, 1e-15));
         assert!(close(link_optimal(0.0, 1.5), -2.0, 1e-15));
         assert_eq!(link_optimal(1.0, 1.0), f64::INFINITY);
-        assert!(close(
-            link_optimal(0.0, 1.0 - 2e-9),
-            -1.0 / (1.0 - (1.0 - 2e-9)),
-            1e-12
-        ));
+        assert!(close(link_optimal(0.0, 1.0 - 2e-9), -1.0 / (1.0 - (1.0 - 2e-9)), 1e-12));
         assert_eq!(link_canonical(0.0, 1.0), f64::NEG_INFINITY);
         assert_eq!(link_canonical(1.0, 1.5), f64::INFINITY);
         assert_eq!(link_canonical(0.3, 2.0), 0.0);
@@ -578,11 +508,7 @@ mod tests {
         // Where the naive formula is well conditioned the two agree.
         for t in [0.0, 0.3, 0.8, 1.2, 1.6] {
             let s = 1.0 - t;
-            for &(q, mu, u) in &[
-                (0.2f64, 0.7f64, 1.0f64),
-                (0.05, -1.3, 0.4),
-                (0.9, 0.2, -2.0),
-            ] {
+            for &(q, mu, u) in &[(0.2f64, 0.7f64, 1.0f64), (0.05, -1.3, 0.4), (0.9, 0.2, -2.0)] {
                 let base: f64 = q.powf(s) - s * mu * u;
                 let naive = if base <= 0.0 {
                     if s > 0.0 {
@@ -594,18 +520,11 @@ mod tests {
                     base.powf(1.0 / s)
                 };
                 let got = tempered_update(q, mu, u, t);
-                assert!(
-                    close(got, naive, 1e-13),
-                    "t={t} q={q} mu={mu} u={u}: {got} vs {naive}"
-                );
+                assert!(close(got, naive, 1e-13), "t={t} q={q} mu={mu} u={u}: {got} vs {naive}");
                 assert!(close(got, exp_t(log_t(q, t) - mu * u, t), 1e-13));
             }
         }
-        assert!(close(
-            tempered_update(0.2, 0.5, 1.0, 1.0),
-            0.2 * (-0.5f64).exp(),
-            1e-15
-        ));
+        assert!(close(tempered_update(0.2, 0.5, 1.0, 1.0), 0.2 * (-0.5f64).exp(), 1e-15));
         // t < 1: switch off, and a zero weight coming back on.
         assert_eq!(tempered_update(0.25, 3.0, 1.0, 0.0), 0.0);
         assert!(close(tempered_update(0.0, 2.0, -1.0, 0.5), 1.0, 1e-15)); // (0.5·2)^2
@@ -616,11 +535,7 @@ mod tests {
         // Tiny weights near t = 1: relative accuracy is kept.
         let q = 1e-250;
         let t = 1.0 - 1e-8;
-        assert!(close(
-            tempered_update(q, 0.3, 1.0, t),
-            q * (-0.3f64).exp(),
-            1e-5
-        ));
+        assert!(close(tempered_update(q, 0.3, 1.0, t), q * (-0.3f64).exp(), 1e-5));
     }
 
     #[test]
@@ -660,37 +575,16 @@ mod tests {
         let y = [1.0f64, -1.0, 1.0, -1.0];
         let h = [0.5f64, 0.2, -1.0, -3.0];
         let exp_loss: f64 = y.iter().zip(&h).map(|(a, b)| (-a * b).exp()).sum::<f64>() / 4.0;
-        assert!(close(
-            tempered_loss(&y, &h, 1.0).unwrap_or(f64::NAN),
-            exp_loss,
-            1e-15
-        ));
+        assert!(close(tempered_loss(&y, &h, 1.0).unwrap_or(f64::NAN), exp_loss, 1e-15));
         // t = 0: F_0 = mean [1 − yH]_+^2 = (0.25 + 1.44 + 4 + 0)/4.
-        assert!(close(
-            tempered_loss(&y, &h, 0.0).unwrap_or(f64::NAN),
-            5.69 / 4.0,
-            1e-15
-        ));
+        assert!(close(tempered_loss(&y, &h, 0.0).unwrap_or(f64::NAN), 5.69 / 4.0, 1e-15));
         // t = 1.5: y H = −1 gives exp_1.5(1) = 4, 4^0.5 = 2; yH ≤ −2 gives +∞.
-        assert_eq!(
-            tempered_loss(&[1.0], &[-2.0], 1.5).unwrap_or(0.0),
-            f64::INFINITY
-        );
-        assert!(close(
-            tempered_loss(&[1.0], &[-1.0], 1.5).unwrap_or(0.0),
-            2.0,
-            1e-15
-        ));
+        assert_eq!(tempered_loss(&[1.0], &[-2.0], 1.5).unwrap_or(0.0), f64::INFINITY);
+        assert!(close(tempered_loss(&[1.0], &[-1.0], 1.5).unwrap_or(0.0), 2.0, 1e-15));
         // θ = 0: the training error, with a score of 0 counted as an error.
         assert_eq!(tempered_margin_risk(&y, &h, 0.5, 0.0).unwrap_or(-1.0), 0.5);
-        assert_eq!(
-            tempered_margin_risk(&[1.0, -1.0], &[0.0, 0.0], 0.5, 0.0).unwrap_or(-1.0),
-            1.0
-        );
-        assert_eq!(
-            tempered_margin_risk(&y, &h, 0.5, -0.99).unwrap_or(-1.0),
-            0.0
-        );
+        assert_eq!(tempered_margin_risk(&[1.0, -1.0], &[0.0, 0.0], 0.5, 0.0).unwrap_or(-1.0), 1.0);
+        assert_eq!(tempered_margin_risk(&y, &h, 0.5, -0.99).unwrap_or(-1.0), 0.0);
         assert_eq!(tempered_margin_risk(&y, &h, 0.5, 1.0).unwrap_or(-1.0), 1.0);
         assert!(tempered_loss(&y, &h[..3], 0.5).is_err());
         assert!(tempered_loss(&[], &[], 0.5).is_err());

@@ -69,11 +69,7 @@ pub struct AdaBoost {
 
 /// Weighted training error of scores (a score of 0 predicts the negative class).
 pub(crate) fn error_rate(y: &[f64], scores: &[f64]) -> f64 {
-    let wrong = y
-        .iter()
-        .zip(scores)
-        .filter(|(y, s)| (**s > 0.0) != (**y > 0.0))
-        .count();
+    let wrong = y.iter().zip(scores).filter(|(y, s)| (**s > 0.0) != (**y > 0.0)).count();
     wrong as f64 / y.len().max(1) as f64
 }
 
@@ -92,43 +88,23 @@ impl AdaBoost {
     /// Confidence-rated AdaBoost with abstaining stumps (SPEC §4.2(c)); `α` by `rule` (default
     /// [`AlphaRule::Abstain`]).
     pub fn abstaining(labels: Labels<'_>, rule: Option<AlphaRule>) -> Result<Self> {
-        Self::new(
-            labels,
-            LeafRule::Sign,
-            Criterion::Matusita,
-            rule.unwrap_or(AlphaRule::Abstain),
-        )
+        Self::new(labels, LeafRule::Sign, Criterion::Matusita, rule.unwrap_or(AlphaRule::Abstain))
     }
 
     /// Discrete AdaBoost: sign leaves, empirical-risk splits (weighted error), `α` by `rule`
     /// (default [`AlphaRule::Discrete`]).
     pub fn discrete(labels: Labels<'_>, rule: Option<AlphaRule>) -> Result<Self> {
-        Self::new(
-            labels,
-            LeafRule::Sign,
-            Criterion::Empirical,
-            rule.unwrap_or(AlphaRule::Discrete),
-        )
+        Self::new(labels, LeafRule::Sign, Criterion::Empirical, rule.unwrap_or(AlphaRule::Discrete))
     }
 
     /// Real AdaBoost: Matusita (Z) splits, smoothed half log-ratio leaves, `α` by `rule`
     /// (default [`AlphaRule::One`]).
     pub fn real(labels: Labels<'_>, params: &AdaBoostParams) -> Result<Self> {
         let eps = params.smoothing.unwrap_or(1.0 / (2.0 * labels.n as f64));
-        Self::new(
-            labels,
-            LeafRule::HalfLogRatio { eps },
-            Criterion::Matusita,
-            params.alpha.unwrap_or(AlphaRule::One),
-        )
+        Self::new(labels, LeafRule::HalfLogRatio { eps }, Criterion::Matusita, params.alpha.unwrap_or(AlphaRule::One))
     }
 
-    fn new(
-        labels: Labels<'_>,
-        leaf_rule: LeafRule,
-        criterion: Criterion,
-        alpha: AlphaRule,
-    ) -> Result<Self> {
+    fn new(labels: Labels<'_>, leaf_rule: LeafRule, criterion: Criterion, alpha: AlphaRule) -> Result<Self> {
         if labels.k != 1 {
             return Err(Error::InvalidData(format!(
                 "binary AdaBoost needs two classes, the data have {} (use adaboost-mh)",
@@ -136,11 +112,7 @@ impl AdaBoost {
             )));
         }
         if alpha == AlphaRule::Discrete && leaf_rule != LeafRule::Sign {
-            return Err(Error::param(
-                "alpha",
-                "one, linear-bound or line-search for real-valued leaves",
-                "discrete",
-            ));
+            return Err(Error::param("alpha", "one, linear-bound or line-search for real-valued leaves", "discrete"));
         }
         let n = labels.n;
         Ok(AdaBoost {
@@ -208,11 +180,7 @@ pub fn line_search_alpha(d: &[f64], u: &[f64]) -> Option<f64> {
             hi = a;
         }
         let newton = a - g / h;
-        let next = if h > 0.0 && (newton - lo) * (newton - hi) < 0.0 {
-            newton
-        } else {
-            (lo + hi) / 2.0
-        };
+        let next = if h > 0.0 && (newton - lo) * (newton - hi) < 0.0 { newton } else { (lo + hi) / 2.0 };
         if (next - a).abs() <= 1e-12 * a.abs().max(1e-300) {
             return Some(next);
         }
@@ -252,20 +220,13 @@ impl Booster for AdaBoost {
         }
         let (d, u) = (&self.d, &self.u);
         // SPEC §3: ε = Σ d [y ≠ f(x)]; r = Σ d u.
-        let eps: f64 = d
-            .iter()
-            .zip(u)
-            .filter(|(_, u)| **u < 0.0)
-            .map(|(d, _)| d)
-            .sum();
+        let eps: f64 = d.iter().zip(u).filter(|(_, u)| **u < 0.0).map(|(d, _)| d).sum();
         let r: f64 = d.iter().zip(u).map(|(d, u)| d * u).sum();
         let rmax = u.iter().fold(0.0f64, |m, u| m.max(u.abs()));
         diag.insert("epsilon", eps);
         diag.insert("r", r);
         if rmax == 0.0 {
-            return Ok(Step::Stop {
-                reason: "the weak hypothesis is zero everywhere".into(),
-            });
+            return Ok(Step::Stop { reason: "the weak hypothesis is zero everywhere".into() });
         }
         let mut stop: Option<String> = None;
         let alpha = match self.alpha {
@@ -288,9 +249,7 @@ impl Booster for AdaBoost {
                 // SPEC §4.2(a) on h/R: α' = ½ ln((1 + r')/(1 − r')), r' = r/R; vote α'/R.
                 let rr = r / rmax;
                 if rr <= 0.0 {
-                    return Ok(Step::Stop {
-                        reason: format!("edge r = {rr:.6} ≤ 0: no better than chance"),
-                    });
+                    return Ok(Step::Stop { reason: format!("edge r = {rr:.6} ≤ 0: no better than chance") });
                 }
                 let a = if rr >= 1.0 {
                     stop = Some("perfect weak learner (r = 1)".into());
@@ -313,46 +272,31 @@ impl Booster for AdaBoost {
                     }
                 }
                 diag.insert("w_abstain", w0);
-                let (a, b) = if self.alpha == AlphaRule::Abstain {
-                    (wp, wn)
-                } else {
-                    (wp + 0.5 * w0, wn + 0.5 * w0)
-                };
+                let (a, b) = if self.alpha == AlphaRule::Abstain { (wp, wn) } else { (wp + 0.5 * w0, wn + 0.5 * w0) };
                 if a <= b {
                     return Ok(Step::Stop {
-                        reason: format!("W+ = {wp:.6} ≤ W− = {wn:.6}: no better than chance"),
+                        reason: format!("W+ = {wp:.6} ≤ W− = {wn:.6}: no better than chance")
                     });
                 }
                 if b <= 0.0 {
-                    stop = Some(
-                        "perfect weak learner on the examples it does not abstain on (W− = 0)"
-                            .into(),
-                    );
+                    stop = Some("perfect weak learner on the examples it does not abstain on (W− = 0)".into());
                     MAX_ALPHA / rmax
                 } else {
                     (0.5 * (a / b).ln()).min(MAX_ALPHA) / rmax
                 }
             }
-            AlphaRule::LineSearch => {
-                match line_search_alpha(d, u) {
-                    Some(a) if a > 0.0 => a.min(MAX_ALPHA / rmax),
-                    Some(_) => {
-                        return Ok(Step::Stop {
-                            reason: "the exact α is ≤ 0: no better than chance".into(),
-                        })
-                    }
-                    None => {
-                        if r > 0.0 {
-                            stop = Some("perfect weak learner: every non-zero edge is positive, α unbounded".into());
-                            MAX_ALPHA / rmax
-                        } else {
-                            return Ok(Step::Stop {
-                                reason: "every non-zero edge is negative".into(),
-                            });
-                        }
+            AlphaRule::LineSearch => match line_search_alpha(d, u) {
+                Some(a) if a > 0.0 => a.min(MAX_ALPHA / rmax),
+                Some(_) => return Ok(Step::Stop { reason: "the exact α is ≤ 0: no better than chance".into() }),
+                None => {
+                    if r > 0.0 {
+                        stop = Some("perfect weak learner: every non-zero edge is positive, α unbounded".into());
+                        MAX_ALPHA / rmax
+                    } else {
+                        return Ok(Step::Stop { reason: "every non-zero edge is negative".into() });
                     }
                 }
-            }
+            },
         };
         // SPEC §3/§4.1: d_{t+1} = d_t e^(−α u) / Z_t.
         let mut z = 0.0;
@@ -361,9 +305,7 @@ impl Booster for AdaBoost {
             z += *d;
         }
         if !(z.is_finite() && z > 0.0) {
-            return Err(Error::Numerical(format!(
-                "normaliser Z = {z} after α = {alpha}"
-            )));
+            return Err(Error::Numerical(format!("normaliser Z = {z} after α = {alpha}")));
         }
         for d in &mut self.d {
             *d /= z;
@@ -395,14 +337,8 @@ mod tests {
         let x: Vec<f64> = (1..=10).map(f64::from).collect();
         let y = vec![1, 1, 1, 0, 0, 0, 1, 1, 1, 0];
         Dataset::new(
-            Features {
-                names: vec!["x".into()],
-                columns: vec![Column::Numeric(x)],
-            },
-            Some(Target::Classes {
-                y,
-                classes: vec!["-".into(), "+".into()],
-            }),
+            Features { names: vec!["x".into()], columns: vec![Column::Numeric(x)] },
+            Some(Target::Classes { y, classes: vec!["-".into(), "+".into()] }),
             None,
         )
         .unwrap()
@@ -411,30 +347,17 @@ mod tests {
     #[test]
     fn spec_3_golden_three_rounds() {
         let data = golden_data();
-        let params = BoostParams {
-            n_estimators: 3,
-            ..Default::default()
-        };
+        let params = BoostParams { n_estimators: 3, ..Default::default() };
         let m = fit(&data, &params).unwrap();
         // Tolerance 5e-5: the SPEC states α to 4 decimals.
         let want_alpha = [0.4236, 0.6496, 0.7520];
         let want_eps = [0.3, 0.2143, 0.1818];
         let want_thr = [3.5, 9.5, 6.5];
         for t in 0..3 {
-            assert!(
-                (m.alphas[t] - want_alpha[t]).abs() < 5e-5,
-                "round {t}: α = {}",
-                m.alphas[t]
-            );
+            assert!((m.alphas[t] - want_alpha[t]).abs() < 5e-5, "round {t}: α = {}", m.alphas[t]);
             let eps = m.history[t].values["epsilon"];
             assert!((eps - want_eps[t]).abs() < 5e-5, "round {t}: ε = {eps}");
-            let Node::Split {
-                rule: SplitRule::Numeric { threshold, .. },
-                ..
-            } = &m.trees[t].nodes[0]
-            else {
-                panic!()
-            };
+            let Node::Split { rule: SplitRule::Numeric { threshold, .. }, .. } = &m.trees[t].nodes[0] else { panic!() };
             assert_eq!(*threshold, want_thr[t]);
         }
         // Polarities: rounds 1 and 2 "+1 if x < θ", round 3 "−1 if x < 6.5".
@@ -444,9 +367,7 @@ mod tests {
         // Exact α of round 1: ½ ln(0.7/0.3).
         assert!((m.alphas[0] - 0.5 * (0.7f64 / 0.3).ln()).abs() < 1e-12);
         let s = m.decision_function(&data.features, false).unwrap();
-        let want = [
-            0.321, 0.321, 0.321, -0.526, -0.526, -0.526, 0.978, 0.978, 0.978, -0.321,
-        ];
+        let want = [0.321, 0.321, 0.321, -0.526, -0.526, -0.526, 0.978, 0.978, 0.978, -0.321];
         for (a, b) in s.iter().zip(want) {
             assert!((a - b).abs() < 5e-4, "{s:?}");
         }
@@ -457,34 +378,17 @@ mod tests {
     fn spec_3_round_one_weights() {
         let data = golden_data();
         let y: Vec<f64> = vec![1., 1., 1., -1., -1., -1., 1., 1., 1., -1.];
-        let labels = Labels {
-            n: 10,
-            k: 1,
-            y: &y,
-            class: None,
-            sample_weight: None,
-        };
+        let labels = Labels { n: 10, k: 1, y: &y, class: None, sample_weight: None };
         let mut b = AdaBoost::discrete(labels, None).unwrap();
         let h: Vec<f64> = (1..=10).map(|x| if x < 4 { 1.0 } else { -1.0 }).collect();
         let mut diag = Diagnostics::new();
         b.step(&h, &mut diag).unwrap();
         for (i, w) in b.weights().iter().enumerate() {
-            let want = if (7..=9).contains(&(i + 1)) {
-                1.0 / 6.0
-            } else {
-                1.0 / 14.0
-            };
+            let want = if (7..=9).contains(&(i + 1)) { 1.0 / 6.0 } else { 1.0 / 14.0 };
             assert!((w - want).abs() < 1e-15, "{i}: {w}");
         }
         // After the update the learner has weighted error exactly ½.
-        let err: f64 = b
-            .weights()
-            .iter()
-            .zip(&y)
-            .zip(&h)
-            .filter(|((_, y), h)| **y != **h)
-            .map(|((w, _), _)| w)
-            .sum();
+        let err: f64 = b.weights().iter().zip(&y).zip(&h).filter(|((_, y), h)| **y != **h).map(|((w, _), _)| w).sum();
         assert!((err - 0.5).abs() < 1e-15);
         let _ = data;
     }
@@ -507,10 +411,7 @@ mod tests {
                 names: vec!["a".into(), "b".into(), "c".into()],
                 columns: cols.into_iter().map(Column::Numeric).collect(),
             },
-            Some(Target::Classes {
-                y,
-                classes: vec!["0".into(), "1".into()],
-            }),
+            Some(Target::Classes { y, classes: vec!["0".into(), "1".into()] }),
             None,
         )
         .unwrap()
@@ -521,11 +422,7 @@ mod tests {
         for seed in 0..5 {
             let data = random_data(seed, 300);
             for algo in [Algorithm::AdaBoost, Algorithm::RealAdaBoost] {
-                let mut p = BoostParams {
-                    algorithm: algo,
-                    n_estimators: 30,
-                    ..Default::default()
-                };
+                let mut p = BoostParams { algorithm: algo, n_estimators: 30, ..Default::default() };
                 p.tree.max_leaves = 4;
                 let m = fit(&data, &p).unwrap();
                 for r in &m.history {
@@ -543,15 +440,8 @@ mod tests {
     fn alpha_rules_coincide_on_discrete_hypotheses() {
         let data = random_data(7, 200);
         let mut alphas = Vec::new();
-        for rule in [
-            AlphaRule::Discrete,
-            AlphaRule::LinearBound,
-            AlphaRule::LineSearch,
-        ] {
-            let mut p = BoostParams {
-                n_estimators: 10,
-                ..Default::default()
-            };
+        for rule in [AlphaRule::Discrete, AlphaRule::LinearBound, AlphaRule::LineSearch] {
+            let mut p = BoostParams { n_estimators: 10, ..Default::default() };
             p.adaboost.alpha = Some(rule);
             alphas.push(fit(&data, &p).unwrap().alphas);
         }
@@ -584,29 +474,15 @@ mod tests {
     #[test]
     fn real_adaboost_line_search_and_linear_bound_run() {
         let data = random_data(11, 300);
-        for rule in [
-            AlphaRule::One,
-            AlphaRule::LineSearch,
-            AlphaRule::LinearBound,
-        ] {
-            let mut p = BoostParams {
-                algorithm: Algorithm::RealAdaBoost,
-                n_estimators: 20,
-                ..Default::default()
-            };
+        for rule in [AlphaRule::One, AlphaRule::LineSearch, AlphaRule::LinearBound] {
+            let mut p = BoostParams { algorithm: Algorithm::RealAdaBoost, n_estimators: 20, ..Default::default() };
             p.tree.max_leaves = 8;
             p.adaboost.alpha = Some(rule);
             let m = fit(&data, &p).unwrap();
-            assert!(
-                m.history.last().unwrap().values["train_error"] < 0.2,
-                "{rule:?}"
-            );
+            assert!(m.history.last().unwrap().values["train_error"] < 0.2, "{rule:?}");
             assert!(m.alphas.iter().all(|a| a.is_finite()));
         }
-        let mut p = BoostParams {
-            n_estimators: 2,
-            ..Default::default()
-        };
+        let mut p = BoostParams { n_estimators: 2, ..Default::default() };
         p.adaboost.alpha = Some(AlphaRule::One);
         assert!(fit(&data, &p).is_ok(), "α = 1 on ±1 stumps is allowed");
         p.algorithm = Algorithm::RealAdaBoost;
@@ -626,18 +502,10 @@ mod abstain_tests {
         let d = [0.1, 0.2, 0.3, 0.15, 0.25];
         let u = [1.0, -1.0, 0.0, 1.0, 1.0];
         let y = [1.0; 5];
-        let labels = Labels {
-            n: 5,
-            k: 1,
-            y: &y,
-            class: None,
-            sample_weight: Some(&d),
-        };
+        let labels = Labels { n: 5, k: 1, y: &y, class: None, sample_weight: Some(&d) };
         let mut b = AdaBoost::abstaining(labels, None).unwrap();
         let mut diag = Diagnostics::new();
-        let Step::Add { alpha } = b.step(&u, &mut diag).unwrap() else {
-            panic!()
-        };
+        let Step::Add { alpha } = b.step(&u, &mut diag).unwrap() else { panic!() };
         let (wp, wn, w0): (f64, f64, f64) = (0.5, 0.2, 0.3);
         assert!((alpha - 0.5 * (wp / wn).ln()).abs() < 1e-15);
         assert!((alpha - line_search_alpha(&d, &u).unwrap()).abs() < 1e-10);
@@ -662,30 +530,16 @@ mod abstain_tests {
             }
         }
         let data = Dataset::new(
-            Features {
-                names: vec!["x".into()],
-                columns: vec![Column::Numeric(x)],
-            },
-            Some(Target::Classes {
-                y,
-                classes: vec!["0".into(), "1".into()],
-            }),
+            Features { names: vec!["x".into()], columns: vec![Column::Numeric(x)] },
+            Some(Target::Classes { y, classes: vec!["0".into(), "1".into()] }),
             None,
         )
         .unwrap();
-        let p = BoostParams {
-            algorithm: Algorithm::AbstainingAdaBoost,
-            n_estimators: 5,
-            ..Default::default()
-        };
+        let p = BoostParams { algorithm: Algorithm::AbstainingAdaBoost, n_estimators: 5, ..Default::default() };
         let m = fit(&data, &p).unwrap();
         let first = &m.trees[0];
         assert_eq!(first.n_leaves(), 3, "a missing-value region of its own");
-        assert!(
-            first.leaf_values.contains(&0.0),
-            "it abstains somewhere: {:?}",
-            first.leaf_values
-        );
+        assert!(first.leaf_values.contains(&0.0), "it abstains somewhere: {:?}", first.leaf_values);
         m.trees.iter().for_each(|t| t.validate(1).unwrap());
         assert!(m.history[0].values["train_error"] <= 0.1);
     }

@@ -7,9 +7,13 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::adaboost::{AdaBoost, AdaBoostParams};
+use super::multiclass::{MultiBooster, MultiOutput, MultiParams, MultiVariant};
+use super::secboost::{SecBoost, SecBoostParams};
+use super::tadaboost::{TAdaBoost, TAdaBoostParams};
 use super::{Booster, Diagnostics, Labels, Step};
 use crate::data::{BinMapper, Dataset, Target};
 use crate::error::{Error, Result};
+use crate::loss::Loss;
 use crate::model::{Ensemble, Schema, Task};
 use crate::tree::{abstaining_stump, grow, GrowSpec, TreeParams};
 
@@ -27,6 +31,30 @@ pub enum Algorithm {
     /// Confidence-rated AdaBoost with abstaining stumps `h ∈ {−1, 0, +1}` (SPEC §4.2(c)).
     #[serde(rename = "abstaining-adaboost")]
     AbstainingAdaBoost,
+    /// t-AdaBoost: tempered exponential measures, clipped models, tempered trees (SPEC §5).
+    #[serde(rename = "t-adaboost")]
+    TAdaBoost,
+    /// SecBoost: boosting any loss from loss values only (SPEC §6).
+    #[serde(rename = "secboost")]
+    SecBoost,
+    /// Discrete AdaBoost.MH (Hamming loss, SPEC §4.5).
+    #[serde(rename = "adaboost-mh")]
+    AdaBoostMH,
+    /// Real AdaBoost.MH (SPEC §4.5).
+    #[serde(rename = "real-adaboost-mh")]
+    RealAdaBoostMH,
+    /// AdaBoost.MO with discrete MH on the code columns (SPEC §4.6).
+    #[serde(rename = "adaboost-mo")]
+    AdaBoostMO,
+    /// AdaBoost.MO with real MH on the code columns (SPEC §4.6).
+    #[serde(rename = "real-adaboost-mo")]
+    RealAdaBoostMO,
+    /// Discrete AdaBoost.MR (ranking loss, SPEC §4.7).
+    #[serde(rename = "adaboost-mr")]
+    AdaBoostMR,
+    /// AdaBoost.M2 = discrete MR on single-label data (SPEC §4.7).
+    #[serde(rename = "adaboost-m2")]
+    AdaBoostM2,
 }
 
 impl Algorithm {
@@ -34,40 +62,52 @@ impl Algorithm {
     pub const ALL: &'static [(&'static str, Algorithm)] = &[
         ("adaboost", Algorithm::AdaBoost),
         ("real-adaboost", Algorithm::RealAdaBoost),
+        ("abstaining-adaboost", Algorithm::AbstainingAdaBoost),
+        ("t-adaboost", Algorithm::TAdaBoost),
+        ("secboost", Algorithm::SecBoost),
+        ("adaboost-mh", Algorithm::AdaBoostMH),
+        ("real-adaboost-mh", Algorithm::RealAdaBoostMH),
+        ("adaboost-mo", Algorithm::AdaBoostMO),
+        ("real-adaboost-mo", Algorithm::RealAdaBoostMO),
+        ("adaboost-mr", Algorithm::AdaBoostMR),
+        ("adaboost-m2", Algorithm::AdaBoostM2),
     ];
 
     /// The CLI / model-file name.
     pub fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(_, a)| *a == self)
-            .map_or("?", |(n, _)| n)
+        Self::ALL.iter().find(|(_, a)| *a == self).map_or("?", |(n, _)| n)
     }
 
-    /// Parses a CLI name.
+    /// Parses a CLI name (the same names serde uses in model files).
     pub fn parse(s: &str) -> Result<Algorithm> {
-        Self::ALL
-            .iter()
-            .find(|(n, _)| *n == s)
-            .map(|(_, a)| *a)
-            .ok_or_else(|| {
-                Error::param(
-                    "algorithm",
-                    format!(
-                        "one of {:?}",
-                        Self::ALL.iter().map(|p| p.0).collect::<Vec<_>>()
-                    ),
-                    s,
-                )
-            })
+        Self::ALL.iter().find(|(n, _)| *n == s).map(|(_, a)| *a).ok_or_else(|| {
+            Error::param("algorithm", format!("one of {:?}", Self::ALL.iter().map(|p| p.0).collect::<Vec<_>>()), s)
+        })
     }
 
     /// True for the boosters of binary problems.
     pub fn is_binary(self) -> bool {
         matches!(
             self,
-            Algorithm::AdaBoost | Algorithm::RealAdaBoost | Algorithm::AbstainingAdaBoost
+            Algorithm::AdaBoost
+                | Algorithm::RealAdaBoost
+                | Algorithm::AbstainingAdaBoost
+                | Algorithm::TAdaBoost
+                | Algorithm::SecBoost
         )
+    }
+
+    /// The multi-class / multi-label variant of this algorithm, if it is one.
+    pub fn multi_variant(self) -> Option<MultiVariant> {
+        Some(match self {
+            Algorithm::AdaBoostMH => MultiVariant::MhDiscrete,
+            Algorithm::RealAdaBoostMH => MultiVariant::MhReal,
+            Algorithm::AdaBoostMO => MultiVariant::MoDiscrete,
+            Algorithm::RealAdaBoostMO => MultiVariant::MoReal,
+            Algorithm::AdaBoostMR => MultiVariant::Mr,
+            Algorithm::AdaBoostM2 => MultiVariant::M2,
+            _ => return None,
+        })
     }
 }
 
@@ -86,8 +126,14 @@ pub struct BoostParams {
     pub max_bins: usize,
     /// Seed of every random choice (candidate subsampling, random codes, ...). By default 0.
     pub seed: u64,
-    /// Discrete / Real AdaBoost parameters.
+    /// Discrete / Real / abstaining AdaBoost parameters.
     pub adaboost: AdaBoostParams,
+    /// t-AdaBoost parameters.
+    pub t_adaboost: TAdaBoostParams,
+    /// SecBoost parameters.
+    pub secboost: SecBoostParams,
+    /// AdaBoost.MH / MO / MR / M2 parameters (the variant itself comes from `algorithm`).
+    pub multiclass: MultiParams,
 }
 
 impl Default for BoostParams {
@@ -99,6 +145,9 @@ impl Default for BoostParams {
             max_bins: 255,
             seed: 0,
             adaboost: AdaBoostParams::default(),
+            t_adaboost: TAdaBoostParams::default(),
+            secboost: SecBoostParams::default(),
+            multiclass: MultiParams::default(),
         }
     }
 }
@@ -110,14 +159,16 @@ impl BoostParams {
             return Err(Error::param("n_estimators", "an integer ≥ 1", 0));
         }
         if !(2..=65535).contains(&self.max_bins) {
-            return Err(Error::param(
-                "max_bins",
-                "an integer in 2..=65535",
-                self.max_bins,
-            ));
+            return Err(Error::param("max_bins", "an integer in 2..=65535", self.max_bins));
         }
         self.tree.check()?;
         self.adaboost.check()?;
+        match self.algorithm {
+            Algorithm::TAdaBoost => self.t_adaboost.check()?,
+            Algorithm::SecBoost => self.secboost.check()?,
+            a if a.multi_variant().is_some() => self.multiclass.check()?,
+            _ => {}
+        }
         Ok(())
     }
 }
@@ -168,19 +219,13 @@ impl OwnedLabels {
                     for (i, &c) in y.iter().enumerate() {
                         m[i * k + c as usize] = 1.0;
                     }
-                    Ok(OwnedLabels {
-                        n,
-                        k,
-                        y: m,
-                        class: Some(y.clone()),
-                    })
+                    Ok(OwnedLabels { n, k, y: m, class: Some(y.clone()) })
                 }
             }
             Target::Multilabel { y, labels } => {
                 if binary {
                     return Err(Error::InvalidData(
-                        "multi-label data need a multi-label algorithm (adaboost-mh, adaboost-mr)"
-                            .into(),
+                        "multi-label data need a multi-label algorithm (adaboost-mh, adaboost-mr)".into(),
                     ));
                 }
                 let k = labels.len();
@@ -195,24 +240,45 @@ impl OwnedLabels {
     }
 
     pub fn view<'a>(&'a self, w: Option<&'a [f64]>) -> Labels<'a> {
-        Labels {
-            n: self.n,
-            k: self.k,
-            y: &self.y,
-            class: self.class.as_deref(),
-            sample_weight: w,
-        }
+        Labels { n: self.n, k: self.k, y: &self.y, class: self.class.as_deref(), sample_weight: w }
     }
 }
 
-fn make_booster(params: &BoostParams, labels: Labels<'_>) -> Result<Box<dyn Booster>> {
-    Ok(match params.algorithm {
+/// What the model needs to know about its booster besides the trees.
+struct Extras {
+    clip: Option<f64>,
+    base_score: f64,
+    output: Option<MultiOutput>,
+}
+
+fn make_booster(params: &BoostParams, labels: Labels<'_>, loss: Option<Loss>) -> Result<(Box<dyn Booster>, Extras)> {
+    let mut extras = Extras { clip: None, base_score: 0.0, output: None };
+    let b: Box<dyn Booster> = match params.algorithm {
         Algorithm::AdaBoost => Box::new(AdaBoost::discrete(labels, params.adaboost.alpha)?),
         Algorithm::RealAdaBoost => Box::new(AdaBoost::real(labels, &params.adaboost)?),
-        Algorithm::AbstainingAdaBoost => {
-            Box::new(AdaBoost::abstaining(labels, params.adaboost.alpha)?)
+        Algorithm::AbstainingAdaBoost => Box::new(AdaBoost::abstaining(labels, params.adaboost.alpha)?),
+        Algorithm::TAdaBoost => {
+            let b = TAdaBoost::new(&params.t_adaboost, labels)?;
+            extras.clip = b.clip_delta();
+            Box::new(b)
         }
-    })
+        Algorithm::SecBoost => {
+            let b = match loss {
+                Some(l) => SecBoost::new(params.secboost.clone(), l, labels)?,
+                None => SecBoost::from_params(params.secboost.clone(), labels)?,
+            };
+            extras.base_score = b.init_score();
+            Box::new(b)
+        }
+        a => {
+            let mut mp = params.multiclass.clone();
+            mp.variant = a.multi_variant().ok_or_else(|| Error::param("algorithm", "a known algorithm", a.name()))?;
+            let b = MultiBooster::new(&labels, &mp)?;
+            extras.output = Some(b.output());
+            Box::new(b)
+        }
+    };
+    Ok((b, extras))
 }
 
 /// Trains an ensemble.
@@ -221,19 +287,58 @@ pub fn fit(data: &Dataset, params: &BoostParams) -> Result<Ensemble> {
 }
 
 /// Trains an ensemble, calling `on_round` after every round (progress, logs).
-pub fn fit_with(
+pub fn fit_with(data: &Dataset, params: &BoostParams, on_round: &mut dyn FnMut(&RoundRecord)) -> Result<Ensemble> {
+    fit_full(data, params, None, on_round)
+}
+
+/// Trains SecBoost with a user-defined loss (a Rust closure, or a Python callable through the
+/// bindings); `params.algorithm` must be `secboost`.
+pub fn fit_with_loss(
     data: &Dataset,
     params: &BoostParams,
+    loss: Loss,
+    on_round: &mut dyn FnMut(&RoundRecord),
+) -> Result<Ensemble> {
+    if params.algorithm != Algorithm::SecBoost {
+        return Err(Error::param(
+            "algorithm",
+            "secboost (a custom loss is a SecBoost feature)",
+            params.algorithm.name(),
+        ));
+    }
+    fit_full(data, params, Some(loss), on_round)
+}
+
+fn fit_full(
+    data: &Dataset,
+    params: &BoostParams,
+    loss: Option<Loss>,
     on_round: &mut dyn FnMut(&RoundRecord),
 ) -> Result<Ensemble> {
     params.check()?;
     data.check_trainable()?;
+    let mut params = params.clone();
+    if params.algorithm == Algorithm::TAdaBoost && params.t_adaboost.authors_mode {
+        // SPEC §5 "Reproducing the authors' code": count order, pure leaves forbidden, 2000 cap.
+        let tp = params.t_adaboost.clone();
+        tp.apply_authors_mode(&mut params.tree);
+    }
     let target = data.target()?;
-    let labels = OwnedLabels::from_target(target, params.algorithm.is_binary())?;
+    let binary = params.algorithm.is_binary();
+    let labels = OwnedLabels::from_target(target, binary)?;
     let weights = data.sample_weight.as_deref();
-    let booster = make_booster(params, labels.view(weights))?;
-    let task = Task::from_target(target);
-    run(data, params, booster, task, on_round)
+    let (booster, extras) = make_booster(&params, labels.view(weights), loss)?;
+    let task = match target {
+        Target::Classes { classes, .. } if binary => Task::Binary { classes: classes.clone() },
+        Target::Classes { classes, .. } => Task::Multiclass { classes: classes.clone() },
+        Target::Multilabel { labels, .. } => Task::Multilabel { labels: labels.clone() },
+    };
+    let mut model = run(data, &params, booster, task, on_round)?;
+    model.clip = extras.clip;
+    model.base_score = extras.base_score;
+    model.output = extras.output;
+    model.validate()?;
+    Ok(model)
 }
 
 /// The boosting loop over a ready booster.
@@ -244,29 +349,17 @@ pub(crate) fn run(
     task: Task,
     on_round: &mut dyn FnMut(&RoundRecord),
 ) -> Result<Ensemble> {
-    let mapper = BinMapper::fit(
-        &data.features,
-        params.max_bins,
-        data.sample_weight.as_deref(),
-    )?;
+    let mapper = BinMapper::fit(&data.features, params.max_bins, data.sample_weight.as_deref())?;
     let binned = mapper.transform(&data.features)?;
     let n = data.n_rows();
     let width = booster.stat_width();
     let k = booster.n_outputs();
     let mut stats = vec![0.0; n * width];
     let mut h = vec![0.0; n * k];
-    let mut model = Ensemble::new(
-        Schema::from_features(&data.features),
-        task,
-        params.clone(),
-        k,
-    );
+    let mut model = Ensemble::new(Schema::from_features(&data.features), task, params.clone(), k);
     for round in 1..=params.n_estimators {
         booster.statistics(&mut stats);
-        let criterion = params
-            .tree
-            .criterion
-            .unwrap_or_else(|| booster.default_criterion());
+        let criterion = params.tree.criterion.unwrap_or_else(|| booster.default_criterion());
         let spec = GrowSpec {
             params: &params.tree,
             criterion,
@@ -301,11 +394,7 @@ pub(crate) fn run(
         }
         let record = RoundRecord {
             round,
-            values: diag
-                .into_iter()
-                .filter(|(_, v)| v.is_finite())
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
+            values: diag.into_iter().filter(|(_, v)| v.is_finite()).map(|(k, v)| (k.to_string(), v + 0.0)).collect(), // + 0.0: no −0
             stop_reason: stop_reason.clone(),
         };
         on_round(&record);
@@ -315,14 +404,25 @@ pub(crate) fn run(
         }
     }
     if model.trees.is_empty() {
-        let reason = model
-            .history
-            .last()
-            .and_then(|r| r.stop_reason.clone())
-            .unwrap_or_default();
-        return Err(Error::InvalidData(format!(
-            "boosting stopped before the first tree: {reason}"
-        )));
+        let reason = model.history.last().and_then(|r| r.stop_reason.clone()).unwrap_or_default();
+        return Err(Error::InvalidData(format!("boosting stopped before the first tree: {reason}")));
     }
     Ok(model)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_algorithm_name_round_trips_through_serde() {
+        let all: Vec<Algorithm> = Algorithm::ALL.iter().map(|p| p.1).collect();
+        assert_eq!(all.len(), 11);
+        for (name, a) in Algorithm::ALL {
+            assert_eq!(Algorithm::parse(name).unwrap(), *a);
+            assert_eq!(serde_json::to_string(a).unwrap(), format!("\"{name}\""));
+            assert_eq!(a.name(), *name);
+        }
+        assert!(Algorithm::parse("xgboost").unwrap_err().to_string().contains("t-adaboost"));
+    }
 }

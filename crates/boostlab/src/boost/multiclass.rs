@@ -112,13 +112,7 @@ impl FromStr for MultiVariant {
             "mo-real" => MultiVariant::MoReal,
             "mr" => MultiVariant::Mr,
             "m2" => MultiVariant::M2,
-            _ => {
-                return Err(Error::param(
-                    "variant",
-                    "one of mh-discrete, mh-real, mo-discrete, mo-real, mr, m2",
-                    s,
-                ))
-            }
+            _ => return Err(Error::param("variant", "one of mh-discrete, mh-real, mo-discrete, mo-real, mr, m2", s)),
         })
     }
 }
@@ -204,15 +198,11 @@ impl FromStr for CodeSpec {
         if parts.next() != Some("random") {
             return Err(Error::param("code", expected, s));
         }
-        let columns = parts
-            .next()
-            .and_then(|c| c.parse::<usize>().ok())
-            .ok_or_else(|| Error::param("code", expected, s))?;
+        let columns =
+            parts.next().and_then(|c| c.parse::<usize>().ok()).ok_or_else(|| Error::param("code", expected, s))?;
         let seed = match parts.next() {
             None => 0,
-            Some(v) => v
-                .parse::<u64>()
-                .map_err(|_| Error::param("code", expected, s))?,
+            Some(v) => v.parse::<u64>().map_err(|_| Error::param("code", expected, s))?,
         };
         if parts.next().is_some() {
             return Err(Error::param("code", expected, s));
@@ -265,12 +255,7 @@ impl MultiParams {
                 return Err(Error::param("eps", "a finite number ≥ 0", e));
             }
         }
-        if self.single_label_start
-            && !matches!(
-                self.variant,
-                MultiVariant::MhDiscrete | MultiVariant::MhReal
-            )
-        {
+        if self.single_label_start && !matches!(self.variant, MultiVariant::MhDiscrete | MultiVariant::MhReal) {
             return Err(Error::param(
                 "single_label_start",
                 "false unless the variant is mh-discrete or mh-real",
@@ -317,9 +302,7 @@ impl CodeMatrix {
 
     fn need_two_classes(k: usize) -> Result<()> {
         if k < 2 {
-            return Err(Error::InvalidData(format!(
-                "an output code needs at least 2 classes, got {k}"
-            )));
+            return Err(Error::InvalidData(format!("an output code needs at least 2 classes, got {k}")));
         }
         Ok(())
     }
@@ -327,14 +310,8 @@ impl CodeMatrix {
     /// The one-vs-all code: `λ(y)[ℓ] = +1` iff `ℓ = y`.
     pub fn one_vs_all(k: usize) -> Result<CodeMatrix> {
         Self::need_two_classes(k)?;
-        let entries = (0..k * k)
-            .map(|j| if j / k == j % k { 1 } else { -1 })
-            .collect();
-        Ok(CodeMatrix {
-            n_classes: k,
-            n_columns: k,
-            entries,
-        })
+        let entries = (0..k * k).map(|j| if j / k == j % k { 1 } else { -1 }).collect();
+        Ok(CodeMatrix { n_classes: k, n_columns: k, entries })
     }
 
     /// The exhaustive code: column `c` (0-based) gives class 0 the entry +1 and class `y ≥ 1` the
@@ -357,22 +334,14 @@ impl CodeMatrix {
                 entries[y * kp + c] = if c >> (y - 1) & 1 == 1 { 1 } else { -1 };
             }
         }
-        Ok(CodeMatrix {
-            n_classes: k,
-            n_columns: kp,
-            entries,
-        })
+        Ok(CodeMatrix { n_classes: k, n_columns: kp, entries })
     }
 
     /// A random code with `columns` columns (see [`CodeSpec::Random`]). Fails if no such code
     /// exists (`columns > 2^(k−1) − 1` or `2^columns < k`) or none was found in 1000 draws.
     pub fn random(k: usize, columns: usize, seed: u64) -> Result<CodeMatrix> {
         Self::need_two_classes(k)?;
-        let max_cols = if k >= usize::BITS as usize {
-            usize::MAX
-        } else {
-            (1usize << (k - 1)) - 1
-        };
+        let max_cols = if k >= usize::BITS as usize { usize::MAX } else { (1usize << (k - 1)) - 1 };
         let min_cols = usize::BITS as usize - (k - 1).leading_zeros() as usize; // ⌈log2 k⌉
         if columns == 0 || columns > max_cols || columns < min_cols {
             return Err(Error::param(
@@ -380,11 +349,7 @@ impl CodeMatrix {
                 format!(
                     "random:K with {min_cols} ≤ K ≤ {} for {k} classes (distinct, non-constant \
                      columns up to complement, distinct codewords)",
-                    if max_cols == usize::MAX {
-                        "∞".to_string()
-                    } else {
-                        max_cols.to_string()
-                    }
+                    if max_cols == usize::MAX { "∞".to_string() } else { max_cols.to_string() }
                 ),
                 columns,
             ));
@@ -398,13 +363,9 @@ impl CodeMatrix {
             while cols.len() < columns {
                 let mut ok = false;
                 for _ in 0..TRIES {
-                    let col: Vec<i8> = (0..k)
-                        .map(|_| if rng.gen::<bool>() { 1 } else { -1 })
-                        .collect();
+                    let col: Vec<i8> = (0..k).map(|_| if rng.gen::<bool>() { 1 } else { -1 }).collect();
                     let constant = col.iter().all(|&e| e == col[0]);
-                    let dup = cols
-                        .iter()
-                        .any(|c| c == &col || c.iter().zip(&col).all(|(a, b)| *a == -*b));
+                    let dup = cols.iter().any(|c| c == &col || c.iter().zip(&col).all(|(a, b)| *a == -*b));
                     if !constant && !dup {
                         cols.push(col);
                         ok = true;
@@ -425,11 +386,7 @@ impl CodeMatrix {
                     entries[y * columns + c] = e;
                 }
             }
-            let code = CodeMatrix {
-                n_classes: k,
-                n_columns: columns,
-                entries,
-            };
+            let code = CodeMatrix { n_classes: k, n_columns: columns, entries };
             if code.min_distance() > 0 {
                 return Ok(code);
             }
@@ -458,9 +415,7 @@ impl CodeMatrix {
             )));
         }
         if let Some(e) = self.entries.iter().find(|&&e| e != 1 && e != -1) {
-            return Err(Error::InvalidModel(format!(
-                "output code entry {e} (expected −1 or +1)"
-            )));
+            return Err(Error::InvalidModel(format!("output code entry {e} (expected −1 or +1)")));
         }
         Ok(())
     }
@@ -475,12 +430,7 @@ impl CodeMatrix {
         let mut best = usize::MAX;
         for a in 0..self.n_classes {
             for b in a + 1..self.n_classes {
-                let d = self
-                    .codeword(a)
-                    .iter()
-                    .zip(self.codeword(b))
-                    .filter(|(x, y)| x != y)
-                    .count();
+                let d = self.codeword(a).iter().zip(self.codeword(b)).filter(|(x, y)| x != y).count();
                 best = best.min(d);
             }
         }
@@ -521,11 +471,7 @@ pub fn decode_losses_into(code: &CodeMatrix, scores: &[f64], how: Decode, out: &
                 })
                 .sum(),
             // SPEC §4.6 variant 2: Σ_ℓ' exp(−λ(y)[ℓ'] f(x, ℓ')).
-            Decode::Loss => cw
-                .iter()
-                .zip(scores)
-                .map(|(&e, &f)| (-f64::from(e) * f).exp())
-                .sum(),
+            Decode::Loss => cw.iter().zip(scores).map(|(&e, &f)| (-f64::from(e) * f).exp()).sum(),
         };
     }
 }
@@ -539,12 +485,7 @@ pub fn decode(code: &CodeMatrix, scores: &[f64], how: Decode) -> usize {
 }
 
 /// [`decode`] with a caller's scratch buffer of length `k`.
-pub(crate) fn decode_into(
-    code: &CodeMatrix,
-    scores: &[f64],
-    how: Decode,
-    losses: &mut [f64],
-) -> usize {
+pub(crate) fn decode_into(code: &CodeMatrix, scores: &[f64], how: Decode, losses: &mut [f64]) -> usize {
     decode_losses_into(code, scores, how, losses);
     argmin_tolerant(losses, if how == Decode::Loss { 1e-12 } else { 0.0 })
 }
@@ -565,12 +506,7 @@ fn argmin_tolerant(losses: &[f64], rel: f64) -> usize {
 
 /// The predicted label set `{ℓ : f(x, ℓ) > 0}` of one score row (SPEC §4.5), in increasing order.
 pub fn label_set(scores: &[f64]) -> Vec<usize> {
-    scores
-        .iter()
-        .enumerate()
-        .filter(|(_, &f)| f > 0.0)
-        .map(|(l, _)| l)
-        .collect()
+    scores.iter().enumerate().filter(|(_, &f)| f > 0.0).map(|(l, _)| l).collect()
 }
 
 /// The top label `argmax_ℓ f(x, ℓ)` of one score row (SPEC §4.5, one-error); ties go to the lowest
@@ -599,10 +535,7 @@ pub fn ranking(scores: &[f64]) -> Vec<usize> {
             (true, false) => std::cmp::Ordering::Greater,
             (false, true) => std::cmp::Ordering::Less,
             // `partial_cmp` keeps −0.0 and +0.0 tied.
-            (false, false) => fb
-                .partial_cmp(&fa)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(a.cmp(&b)),
+            (false, false) => fb.partial_cmp(&fa).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b)),
         }
     });
     order
@@ -622,15 +555,10 @@ pub(crate) struct Checked {
 pub(crate) fn check_labels(labels: &Labels<'_>) -> Result<Checked> {
     let (n, k) = (labels.n, labels.k);
     if n == 0 || k == 0 {
-        return Err(Error::InvalidData(format!(
-            "multi-label boosting needs examples and labels, got {n} × {k}"
-        )));
+        return Err(Error::InvalidData(format!("multi-label boosting needs examples and labels, got {n} × {k}")));
     }
     if labels.y.len() != n * k {
-        return Err(Error::InvalidData(format!(
-            "label matrix has {} entries, expected {n} × {k}",
-            labels.y.len()
-        )));
+        return Err(Error::InvalidData(format!("label matrix has {} entries, expected {n} × {k}", labels.y.len())));
     }
     if let Some(p) = labels.y.iter().position(|&v| v != 1.0 && v != -1.0) {
         return Err(Error::InvalidData(format!(
@@ -644,31 +572,19 @@ pub(crate) fn check_labels(labels: &Labels<'_>) -> Result<Checked> {
         None => vec![1.0 / n as f64; n],
         Some(w) => {
             if w.len() != n {
-                return Err(Error::InvalidData(format!(
-                    "{} sample weights for {n} examples",
-                    w.len()
-                )));
+                return Err(Error::InvalidData(format!("{} sample weights for {n} examples", w.len())));
             }
             if w.iter().any(|&v| !(v.is_finite() && v >= 0.0)) {
-                return Err(Error::InvalidData(
-                    "sample weights must be finite and non-negative".into(),
-                ));
+                return Err(Error::InvalidData("sample weights must be finite and non-negative".into()));
             }
             let s: f64 = w.iter().sum();
             if !(s > 0.0 && s.is_finite()) {
-                return Err(Error::InvalidData(
-                    "sample weights sum to zero (or overflow)".into(),
-                ));
+                return Err(Error::InvalidData("sample weights sum to zero (or overflow)".into()));
             }
             w.iter().map(|&v| v / s).collect()
         }
     };
-    Ok(Checked {
-        n,
-        k,
-        y: labels.y.to_vec(),
-        sw,
-    })
+    Ok(Checked { n, k, y: labels.y.to_vec(), sw })
 }
 
 /// The class of each example of single-label data: `labels.class`, or the one +1 of each row.
@@ -676,16 +592,10 @@ pub(crate) fn single_label_classes(labels: &Labels<'_>) -> Result<Vec<u32>> {
     let (n, k) = (labels.n, labels.k);
     if let Some(c) = labels.class {
         if c.len() != n {
-            return Err(Error::InvalidData(format!(
-                "{} class indices for {n} examples",
-                c.len()
-            )));
+            return Err(Error::InvalidData(format!("{} class indices for {n} examples", c.len())));
         }
         if let Some(i) = c.iter().position(|&v| v as usize >= k) {
-            return Err(Error::InvalidData(format!(
-                "class index {} of example {i} is not below {k}",
-                c[i]
-            )));
+            return Err(Error::InvalidData(format!("class index {} of example {i} is not below {k}", c[i])));
         }
         return Ok(c.to_vec());
     }
@@ -696,8 +606,8 @@ pub(crate) fn single_label_classes(labels: &Labels<'_>) -> Result<Vec<u32>> {
             (Some((l, _)), None) => out.push(l as u32),
             _ => {
                 return Err(Error::InvalidData(format!(
-                "this variant needs single-label data; example {i} does not have exactly one label"
-            )))
+                    "this variant needs single-label data; example {i} does not have exactly one label"
+                )))
             }
         }
     }
@@ -707,15 +617,10 @@ pub(crate) fn single_label_classes(labels: &Labels<'_>) -> Result<Vec<u32>> {
 /// Checks the weak hypothesis' outputs on the training rows.
 pub(crate) fn check_outputs(h: &[f64], expected: usize) -> Result<()> {
     if h.len() != expected {
-        return Err(Error::InvalidData(format!(
-            "weak hypothesis gave {} outputs, expected {expected}",
-            h.len()
-        )));
+        return Err(Error::InvalidData(format!("weak hypothesis gave {} outputs, expected {expected}", h.len())));
     }
     if h.iter().any(|v| !v.is_finite()) {
-        return Err(Error::Numerical(
-            "weak hypothesis output is not finite".into(),
-        ));
+        return Err(Error::Numerical("weak hypothesis output is not finite".into()));
     }
     Ok(())
 }
@@ -747,20 +652,13 @@ pub(crate) fn vote(r: f64) -> Vote {
 /// Turns a vote into a step, recording α.
 pub(crate) fn step_of(v: Vote, r: f64) -> (f64, Step) {
     match v {
-        Vote::NoEdge => (
-            0.0,
-            Step::Stop {
-                reason: format!("weak hypothesis has no edge (r = {r:e})"),
-            },
-        ),
+        Vote::NoEdge => (0.0, Step::Stop { reason: format!("weak hypothesis has no edge (r = {r:e})") }),
         Vote::Alpha(a) => (a, Step::Add { alpha: a }),
         Vote::Perfect => (
             MAX_ALPHA,
             Step::AddAndStop {
                 alpha: MAX_ALPHA,
-                reason: format!(
-                    "perfect weak hypothesis (r = {r}); its vote is capped at {MAX_ALPHA}"
-                ),
+                reason: format!("perfect weak hypothesis (r = {r}); its vote is capped at {MAX_ALPHA}"),
             },
         ),
     }
@@ -815,9 +713,7 @@ impl MultiOutput {
     /// Validates a description read from a model file.
     pub fn check(&self) -> Result<()> {
         match self {
-            MultiOutput::LabelScores { n_labels: 0 } => {
-                Err(Error::InvalidModel("model has 0 labels".into()))
-            }
+            MultiOutput::LabelScores { n_labels: 0 } => Err(Error::InvalidModel("model has 0 labels".into())),
             MultiOutput::LabelScores { .. } => Ok(()),
             MultiOutput::Code { code, .. } => code.check(),
         }
@@ -862,15 +758,9 @@ impl MultiBooster {
     pub fn new(labels: &Labels<'_>, params: &MultiParams) -> Result<MultiBooster> {
         params.check()?;
         Ok(match params.variant {
-            MultiVariant::MhDiscrete | MultiVariant::MhReal => {
-                MultiBooster::Mh(AdaBoostMh::new(labels, params)?)
-            }
-            MultiVariant::MoDiscrete | MultiVariant::MoReal => {
-                MultiBooster::Mo(AdaBoostMo::new(labels, params)?)
-            }
-            MultiVariant::Mr | MultiVariant::M2 => {
-                MultiBooster::Mr(AdaBoostMr::new(labels, params)?)
-            }
+            MultiVariant::MhDiscrete | MultiVariant::MhReal => MultiBooster::Mh(AdaBoostMh::new(labels, params)?),
+            MultiVariant::MoDiscrete | MultiVariant::MoReal => MultiBooster::Mo(AdaBoostMo::new(labels, params)?),
+            MultiVariant::Mr | MultiVariant::M2 => MultiBooster::Mr(AdaBoostMr::new(labels, params)?),
         })
     }
 
@@ -887,10 +777,7 @@ impl MultiBooster {
         match self {
             MultiBooster::Mh(b) => MultiOutput::LabelScores { n_labels: b.k() },
             MultiBooster::Mr(b) => MultiOutput::LabelScores { n_labels: b.k() },
-            MultiBooster::Mo(b) => MultiOutput::Code {
-                code: b.code().clone(),
-                decode: b.decode_rule(),
-            },
+            MultiBooster::Mo(b) => MultiOutput::Code { code: b.code().clone(), decode: b.decode_rule() },
         }
     }
 

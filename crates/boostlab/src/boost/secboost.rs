@@ -131,11 +131,7 @@ impl SecBoostParams {
     pub fn check(&self) -> Result<()> {
         self.loss.check()?;
         if !(self.delta_init.is_finite() && self.delta_init > 0.0) {
-            return Err(Error::param(
-                "delta_init",
-                "a finite real > 0",
-                self.delta_init,
-            ));
+            return Err(Error::param("delta_init", "a finite real > 0", self.delta_init));
         }
         if !self.h0.is_finite() {
             return Err(Error::param("h0", "a finite real", self.h0));
@@ -147,15 +143,9 @@ impl SecBoostParams {
             return Err(Error::param("epsilon", "a finite real > 0", self.epsilon));
         }
         if !(1..=1_000_000).contains(&self.oracle_precision) {
-            return Err(Error::param(
-                "oracle_precision",
-                "an integer in [1, 1000000]",
-                self.oracle_precision,
-            ));
+            return Err(Error::param("oracle_precision", "an integer in [1, 1000000]", self.oracle_precision));
         }
-        if self.oracle_max_doublings > 30
-            || (self.oracle_precision as u64) << self.oracle_max_doublings > 1 << 24
-        {
+        if self.oracle_max_doublings > 30 || (self.oracle_precision as u64) << self.oracle_max_doublings > 1 << 24 {
             return Err(Error::param(
                 "oracle_max_doublings",
                 format!(
@@ -166,11 +156,7 @@ impl SecBoostParams {
             ));
         }
         if !(1..=2000).contains(&self.max_halvings) {
-            return Err(Error::param(
-                "max_halvings",
-                "an integer in [1, 2000]",
-                self.max_halvings,
-            ));
+            return Err(Error::param("max_halvings", "an integer in [1, 2000]", self.max_halvings));
         }
         Ok(())
     }
@@ -215,13 +201,7 @@ pub struct AlphaSolution {
 /// `η(w, h) = mean_i s_i w_i y_i h_i` (SPEC §6).
 fn edge(sw: &[f64], w: &[f64], y: &[f64], h: &[f64]) -> f64 {
     let m = w.len() as f64;
-    sw.iter()
-        .zip(w)
-        .zip(y)
-        .zip(h)
-        .map(|(((s, w), y), h)| s * w * y * h)
-        .sum::<f64>()
-        / m
+    sw.iter().zip(w).zip(y).zip(h).map(|(((s, w), y), h)| s * w * y * h).sum::<f64>() / m
 }
 
 /// Scratch buffers for secant weights.
@@ -236,13 +216,7 @@ struct Scratch {
 impl Scratch {
     /// `out_i = −δ_{v_i} F(z_i)` (SPEC §6: the weights, or with `z = ẽ + α y h` the partial weights
     /// w̃(α)). Leaves `F(z)` in `self.fz`.
-    fn secant_weights(
-        &mut self,
-        loss: &Loss,
-        z: impl Iterator<Item = f64>,
-        v: &[f64],
-        out: &mut [f64],
-    ) {
+    fn secant_weights(&mut self, loss: &Loss, z: impl Iterator<Item = f64>, v: &[f64], out: &mut [f64]) {
         self.z.clear();
         self.z.extend(z);
         let m = self.z.len();
@@ -260,30 +234,13 @@ impl Scratch {
 }
 
 /// `ẽ_i + α y_i h_i`.
-fn shifted<'a>(
-    edges: &'a [f64],
-    alpha: f64,
-    y: &'a [f64],
-    h: &'a [f64],
-) -> impl Iterator<Item = f64> + 'a {
-    edges
-        .iter()
-        .zip(y)
-        .zip(h)
-        .map(move |((e, y), h)| e + alpha * y * h)
+fn shifted<'a>(edges: &'a [f64], alpha: f64, y: &'a [f64], h: &'a [f64]) -> impl Iterator<Item = f64> + 'a {
+    edges.iter().zip(y).zip(h).map(move |((e, y), h)| e + alpha * y * h)
 }
 
 /// `W = |mean_i s_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)|` (SPEC §6), from the weights `w` at α = 0
 /// and the partial weights `wt` at α: `δ_{e,v}F(ẽ) = (δ_vF(ẽ + e) − δ_vF(ẽ))/e = (w − w̃)/e`.
-fn order2_bound(
-    sw: &[f64],
-    y: &[f64],
-    h: &[f64],
-    w: &[f64],
-    wt: &[f64],
-    alpha: f64,
-    m_t: f64,
-) -> f64 {
+fn order2_bound(sw: &[f64], y: &[f64], h: &[f64], w: &[f64], wt: &[f64], alpha: f64, m_t: f64) -> f64 {
     let m = w.len() as f64;
     let mut acc = 0.0;
     for i in 0..w.len() {
@@ -311,29 +268,11 @@ fn order2_bound(
 /// [`Error::InvalidData`] if the slices differ in length or `η₀` is 0 or not finite;
 /// [`Error::Numerical`] if no α is accepted within the halvings, or W/ε cannot be made finite
 /// and positive.
-pub fn solve_alpha(
-    input: &AlphaInput<'_>,
-    delta_init: f64,
-    max_halvings: usize,
-) -> Result<AlphaSolution> {
-    let AlphaInput {
-        loss,
-        y,
-        h,
-        sample_weight: sw,
-        edges,
-        offsets,
-        weights: w,
-    } = *input;
+pub fn solve_alpha(input: &AlphaInput<'_>, delta_init: f64, max_halvings: usize) -> Result<AlphaSolution> {
+    let AlphaInput { loss, y, h, sample_weight: sw, edges, offsets, weights: w } = *input;
     let m = y.len();
-    if [h.len(), sw.len(), edges.len(), offsets.len(), w.len()]
-        .iter()
-        .any(|&l| l != m)
-        || m == 0
-    {
-        return Err(Error::InvalidData(
-            "solve_alpha: the input slices must be non-empty and of equal length".into(),
-        ));
+    if [h.len(), sw.len(), edges.len(), offsets.len(), w.len()].iter().any(|&l| l != m) || m == 0 {
+        return Err(Error::InvalidData("solve_alpha: the input slices must be non-empty and of equal length".into()));
     }
     let m_t = h.iter().fold(0.0_f64, |a, &v| a.max(v.abs()));
     let eta0 = edge(sw, w, y, h);
@@ -369,9 +308,7 @@ pub fn solve_alpha(
         // SPEC §6 Solve_α step 2: W = |mean (h/M)² δ_{αyh, v} F(ẽ)|.
         let mut big_w = order2_bound(sw, y, h, w, &wt, alpha, m_t);
         if !big_w.is_finite() {
-            return Err(Error::Numerical(format!(
-                "Solve_α: W̄ is not finite ({big_w}) at α = {alpha}"
-            )));
+            return Err(Error::Numerical(format!("Solve_α: W̄ is not finite ({big_w}) at α = {alpha}")));
         }
         if big_w < f64::MIN_POSITIVE {
             // Machine zero: any W with |α| ≤ |η₀|/(W M²) will do.
@@ -383,12 +320,7 @@ pub fn solve_alpha(
         // SPEC §6 Solve_α step 3: ε = |η₀|/(W M² |α|) − 1.
         let epsilon = eta0.abs() / (big_w * m_t * m_t * alpha.abs()) - 1.0;
         if epsilon > 0.0 && epsilon.is_finite() && big_w > 0.0 {
-            return Ok(AlphaSolution {
-                alpha,
-                w2: big_w,
-                epsilon,
-                halvings,
-            });
+            return Ok(AlphaSolution { alpha, w2: big_w, epsilon, halvings });
         }
         // ε ≤ 0: α lies outside η₀·(0, 1/(M² W)); halve it and recompute W and ε.
         alpha *= 0.5;
@@ -429,9 +361,7 @@ pub struct SecBoost {
 /// splitmix64 of (seed, round, example): the seed of one example's random offset, so results do
 /// not depend on the order (or thread) in which examples are processed.
 fn offset_seed(seed: u64, round: u64, i: usize) -> u64 {
-    let mut x = seed
-        ^ round.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        ^ (i as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
+    let mut x = seed ^ round.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -478,19 +408,13 @@ impl SecBoost {
             )));
         }
         if let Some(i) = labels.y.iter().position(|&v| v != 1.0 && v != -1.0) {
-            return Err(Error::InvalidData(format!(
-                "label {i} is {}, not ±1",
-                labels.y[i]
-            )));
+            return Err(Error::InvalidData(format!("label {i} is {}, not ±1", labels.y[i])));
         }
         let sw = match labels.sample_weight {
             None => vec![1.0; n],
             Some(s) => {
                 if s.len() != n {
-                    return Err(Error::InvalidData(format!(
-                        "{} sample weights for {n} examples",
-                        s.len()
-                    )));
+                    return Err(Error::InvalidData(format!("{} sample weights for {n} examples", s.len())));
                 }
                 if let Some(i) = s.iter().position(|&v| !(v.is_finite() && v >= 0.0)) {
                     return Err(Error::InvalidData(format!("sample weight {i} is {}", s[i])));
@@ -577,12 +501,7 @@ impl SecBoost {
 
     /// The current training risk `F(S, H_t) = Σ s_i F(ẽ_i) / Σ s_i`.
     pub fn risk(&self) -> f64 {
-        self.sw
-            .iter()
-            .zip(&self.losses)
-            .map(|(s, f)| s * f)
-            .sum::<f64>()
-            / self.y.len() as f64
+        self.sw.iter().zip(&self.losses).map(|(s, f)| s * f).sum::<f64>() / self.y.len() as f64
     }
 
     /// The current weighted training error (`H(x) > 0` predicts +1; a score of 0 predicts −1).
@@ -612,41 +531,18 @@ impl SecBoost {
             let seed = offset_seed(p.seed, self.round, i);
             let (e_t, e_prev) = (new_edges[i], self.edges[i]);
             if convex {
-                Some(offset_convex(
-                    &self.loss,
-                    e_t,
-                    e_prev,
-                    z,
-                    p.oracle_precision,
-                    seed,
-                ))
+                Some(offset_convex(&self.loss, e_t, e_prev, z, p.oracle_precision, seed))
             } else {
-                offset_grid(
-                    &self.loss,
-                    e_t,
-                    e_prev,
-                    z,
-                    p.oracle_precision,
-                    p.oracle_max_doublings,
-                    seed,
-                )
+                offset_grid(&self.loss, e_t, e_prev, z, p.oracle_precision, p.oracle_max_doublings, seed)
             }
         };
         let found: Vec<Option<OffsetChoice>> = if self.loss.is_batch() {
             // A batch closure (e.g. a Python callable) is only ever called from this thread.
             (0..self.y.len()).map(one).collect()
         } else {
-            (0..self.y.len())
-                .into_par_iter()
-                .with_min_len(64)
-                .map(one)
-                .collect()
+            (0..self.y.len()).into_par_iter().with_min_len(64).map(one).collect()
         };
-        found
-            .into_iter()
-            .enumerate()
-            .map(|(i, c)| c.ok_or(i))
-            .collect()
+        found.into_iter().enumerate().map(|(i, c)| c.ok_or(i)).collect()
     }
 }
 
@@ -681,23 +577,9 @@ impl Booster for SecBoost {
     /// `(|w_i| s_i, 0)` if `ỹ_i = y_i·sign(w_i) = +1`, else `(0, |w_i| s_i)`, normalised to sum to 1
     /// (a zero weight keeps its label).
     fn statistics(&self, stats: &mut [f64]) {
-        let total: f64 = self
-            .weights
-            .iter()
-            .zip(&self.sw)
-            .map(|(w, s)| w.abs() * s)
-            .sum();
-        let scale = if total > 0.0 && total.is_finite() {
-            1.0 / total
-        } else {
-            0.0
-        };
-        for (((row, w), s), y) in stats
-            .chunks_exact_mut(2)
-            .zip(&self.weights)
-            .zip(&self.sw)
-            .zip(&self.y)
-        {
+        let total: f64 = self.weights.iter().zip(&self.sw).map(|(w, s)| w.abs() * s).sum();
+        let scale = if total > 0.0 && total.is_finite() { 1.0 / total } else { 0.0 };
+        for (((row, w), s), y) in stats.chunks_exact_mut(2).zip(&self.weights).zip(&self.sw).zip(&self.y) {
             let a = w.abs() * s * scale;
             // SPEC §6: ỹ_i = y_i · sign(w_ti), weight |w_ti|.
             let relabel = if *w >= 0.0 { *y } else { -*y };
@@ -726,54 +608,33 @@ impl Booster for SecBoost {
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
         let m = self.y.len();
         if h.len() != m {
-            return Err(Error::InvalidData(format!(
-                "SecBoost: {} outputs for {m} examples",
-                h.len()
-            )));
+            return Err(Error::InvalidData(format!("SecBoost: {} outputs for {m} examples", h.len())));
         }
         if let Some((i, v)) = first_non_finite(h) {
-            return Err(Error::Numerical(format!(
-                "weak hypothesis output {v} at example {i}"
-            )));
+            return Err(Error::Numerical(format!("weak hypothesis output {v} at example {i}")));
         }
         self.round += 1;
         let n = m as f64;
         let p = &self.params;
         // SPEC §6: W̄_1 = |mean w_t| (eq. 16 of the paper).
-        let w1 = (self
-            .sw
-            .iter()
-            .zip(&self.weights)
-            .map(|(s, w)| s * w)
-            .sum::<f64>()
-            / n)
-            .abs();
+        let w1 = (self.sw.iter().zip(&self.weights).map(|(s, w)| s * w).sum::<f64>() / n).abs();
         diag.insert("mean_abs_weight", w1);
         // SPEC §6: M_t = max |h_t(x_i)|, η_t = η(w_t, h_t).
         let m_t = h.iter().fold(0.0_f64, |a, &v| a.max(v.abs()));
         if m_t == 0.0 {
-            return Ok(Step::Stop {
-                reason: "the weak hypothesis is 0 on every training example".into(),
-            });
+            return Ok(Step::Stop { reason: "the weak hypothesis is 0 on every training example".into() });
         }
         let eta = edge(&self.sw, &self.weights, &self.y, h);
         diag.insert("eta", eta);
         if eta == 0.0 {
-            return Ok(Step::Stop {
-                reason: "the weak hypothesis has zero edge (η = 0)".into(),
-            });
+            return Ok(Step::Stop { reason: "the weak hypothesis has zero edge (η = 0)".into() });
         }
         let sol = match (p.alpha_rule, self.loss.beta()) {
             (AlphaRule::Auto, Some(beta)) => {
                 // SPEC §6: β-smooth F: W̄ = 2β, α = η/(2(1+ε)M²W̄) (the middle of the interval, π = 0).
                 let w2 = 2.0 * beta;
                 let alpha = eta / (2.0 * (1.0 + p.epsilon) * m_t * m_t * w2);
-                AlphaSolution {
-                    alpha,
-                    w2,
-                    epsilon: p.epsilon,
-                    halvings: 0,
-                }
+                AlphaSolution { alpha, w2, epsilon: p.epsilon, halvings: 0 }
             }
             _ => solve_alpha(
                 &AlphaInput {
@@ -789,33 +650,18 @@ impl Booster for SecBoost {
                 p.max_halvings,
             )?,
         };
-        let AlphaSolution {
-            alpha,
-            w2,
-            epsilon,
-            halvings,
-        } = sol;
+        let AlphaSolution { alpha, w2, epsilon, halvings } = sol;
         if !(alpha.is_finite() && alpha != 0.0) {
-            return Err(Error::Numerical(format!(
-                "SecBoost: α = {alpha} (η = {eta}, M = {m_t}, W̄ = {w2})"
-            )));
+            return Err(Error::Numerical(format!("SecBoost: α = {alpha} (η = {eta}, M = {m_t}, W̄ = {w2})")));
         }
         diag.insert("alpha", alpha);
         diag.insert("w2", w2);
         diag.insert("epsilon", epsilon);
         diag.insert("halvings", halvings as f64);
         // SPEC §6: ẽ_ti = ẽ_(t−1)i + α_t y_i h_t(x_i).
-        let new_edges: Vec<f64> = self
-            .edges
-            .iter()
-            .zip(&self.y)
-            .zip(h)
-            .map(|((e, y), h)| e + alpha * y * h)
-            .collect();
+        let new_edges: Vec<f64> = self.edges.iter().zip(&self.y).zip(h).map(|((e, y), h)| e + alpha * y * h).collect();
         if let Some((i, e)) = first_non_finite(&new_edges) {
-            return Err(Error::Numerical(format!(
-                "SecBoost: edge {e} at example {i}"
-            )));
+            return Err(Error::Numerical(format!("SecBoost: edge {e} at example {i}")));
         }
         // SPEC §6: z_t = ε_t α_t² M_t² W̄_t.
         let z = epsilon * alpha * alpha * m_t * m_t * w2;
@@ -843,12 +689,7 @@ impl Booster for SecBoost {
         self.offsets = choices.iter().map(|c| c.v).collect();
         // SPEC §6: w_(t+1)i = −δ_{v_ti} F(ẽ_ti).
         let mut new_w = vec![0.0; m];
-        self.scratch.secant_weights(
-            &self.loss,
-            self.edges.iter().copied(),
-            &self.offsets,
-            &mut new_w,
-        );
+        self.scratch.secant_weights(&self.loss, self.edges.iter().copied(), &self.offsets, &mut new_w);
         self.losses.clone_from(&self.scratch.fz);
         if let Some((i, w)) = first_non_finite(&new_w).or_else(|| first_non_finite(&self.losses)) {
             return Err(Error::Numerical(format!(
@@ -860,24 +701,13 @@ impl Booster for SecBoost {
         self.weights = new_w;
         diag.insert("max_obi", max_obi);
         diag.insert("random_offsets", n_random as f64);
-        diag.insert(
-            "negative_weights",
-            self.weights.iter().filter(|w| **w < 0.0).count() as f64,
-        );
-        let zero = self
-            .weights
-            .iter()
-            .zip(&self.sw)
-            .filter(|(w, s)| **w == 0.0 || **s == 0.0)
-            .count();
+        diag.insert("negative_weights", self.weights.iter().filter(|w| **w < 0.0).count() as f64);
+        let zero = self.weights.iter().zip(&self.sw).filter(|(w, s)| **w == 0.0 || **s == 0.0).count();
         diag.insert("zero_weights", zero as f64);
         self.record(diag);
         if zero == m {
             // SPEC §6: if all w_(t+1)i = 0, stop.
-            return Ok(Step::AddAndStop {
-                alpha,
-                reason: "all weights are zero".into(),
-            });
+            return Ok(Step::AddAndStop { alpha, reason: "all weights are zero".into() });
         }
         Ok(Step::Add { alpha })
     }
@@ -906,9 +736,7 @@ mod tests {
         b.statistics(&mut stats);
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by(|&i, &j| x[i].total_cmp(&x[j]));
-        let (tp, tn) = (0..n).fold((0.0, 0.0), |(a, c), i| {
-            (a + stats[2 * i], c + stats[2 * i + 1])
-        });
+        let (tp, tn) = (0..n).fold((0.0, 0.0), |(a, c), i| (a + stats[2 * i], c + stats[2 * i + 1]));
         let crit = b.default_criterion();
         let mut best = (crit.cost(tp, tn), f64::INFINITY);
         let (mut lp, mut ln) = (0.0, 0.0);
@@ -937,9 +765,7 @@ mod tests {
         }
         let mut leaves = [rule.value(sl[0], sl[1]), rule.value(sr[0], sr[1])];
         b.finish_leaves(&mut leaves);
-        (0..n)
-            .map(|i| if side(i) { leaves[0] } else { leaves[1] })
-            .collect()
+        (0..n).map(|i| if side(i) { leaves[0] } else { leaves[1] }).collect()
     }
 
     /// Random 1-D data: y = sign(x − 0.1), each label flipped with probability `noise`.
@@ -961,20 +787,11 @@ mod tests {
     }
 
     fn labels(y: &[f64]) -> Labels<'_> {
-        Labels {
-            n: y.len(),
-            k: 1,
-            y,
-            class: None,
-            sample_weight: None,
-        }
+        Labels { n: y.len(), k: 1, y, class: None, sample_weight: None }
     }
 
     fn params(loss: &str) -> SecBoostParams {
-        SecBoostParams {
-            loss: loss.parse().expect("valid loss"),
-            ..SecBoostParams::default()
-        }
+        SecBoostParams { loss: loss.parse().expect("valid loss"), ..SecBoostParams::default() }
     }
 
     /// Runs up to `rounds` rounds of stumps; returns the risks (before, then after every round),
@@ -982,9 +799,7 @@ mod tests {
     fn run(b: &mut SecBoost, x: &[f64], rounds: usize) -> (Vec<f64>, Step, Vec<Diagnostics>) {
         let mut risks = vec![b.risk()];
         let mut diags = Vec::new();
-        let mut last = Step::Stop {
-            reason: "no round".into(),
-        };
+        let mut last = Step::Stop { reason: "no round".into() };
         for _ in 0..rounds {
             let h = fit_stump(b, x);
             let mut d = Diagnostics::new();
@@ -992,12 +807,7 @@ mod tests {
             for (k, v) in &d {
                 assert!(v.is_finite(), "diagnostic {k} = {v}");
             }
-            assert!(b
-                .edges()
-                .iter()
-                .chain(b.weights())
-                .chain(b.offsets())
-                .all(|v| v.is_finite()));
+            assert!(b.edges().iter().chain(b.weights()).chain(b.offsets()).all(|v| v.is_finite()));
             risks.push(b.risk());
             diags.push(d);
             if !matches!(last, Step::Add { .. }) {
@@ -1015,67 +825,26 @@ mod tests {
         assert_eq!(p.delta_init, 1.0);
         let json = serde_json::to_string(&p).expect("serialises");
         assert!(json.contains("\"loss\":\"logistic\""), "{json}");
-        assert_eq!(
-            serde_json::from_str::<SecBoostParams>(&json).expect("deserialises"),
-            p
-        );
-        let q: SecBoostParams = serde_json::from_str(
-            r#"{"loss":"spring:Q=500","delta_init":0.1,"alpha_rule":"solve","oracle":"grid"}"#,
-        )
-        .expect("partial config");
+        assert_eq!(serde_json::from_str::<SecBoostParams>(&json).expect("deserialises"), p);
+        let q: SecBoostParams =
+            serde_json::from_str(r#"{"loss":"spring:Q=500","delta_init":0.1,"alpha_rule":"solve","oracle":"grid"}"#)
+                .expect("partial config");
         assert_eq!(q.loss, LossSpec::Spring { q: 500.0 });
-        assert_eq!(
-            (q.alpha_rule, q.oracle, q.v0),
-            (AlphaRule::Solve, OffsetOracle::Grid, 0.1)
-        );
+        assert_eq!((q.alpha_rule, q.oracle, q.v0), (AlphaRule::Solve, OffsetOracle::Grid, 0.1));
         let bad = [
-            SecBoostParams {
-                delta_init: 0.0,
-                ..p.clone()
-            },
-            SecBoostParams {
-                delta_init: f64::INFINITY,
-                ..p.clone()
-            },
-            SecBoostParams {
-                h0: f64::NAN,
-                ..p.clone()
-            },
-            SecBoostParams {
-                v0: 0.0,
-                ..p.clone()
-            },
-            SecBoostParams {
-                epsilon: -1.0,
-                ..p.clone()
-            },
-            SecBoostParams {
-                oracle_precision: 0,
-                ..p.clone()
-            },
-            SecBoostParams {
-                oracle_max_doublings: 31,
-                ..p.clone()
-            },
-            SecBoostParams {
-                oracle_precision: 1 << 20,
-                oracle_max_doublings: 5,
-                ..p.clone()
-            },
-            SecBoostParams {
-                max_halvings: 0,
-                ..p.clone()
-            },
-            SecBoostParams {
-                loss: LossSpec::Spring { q: 0.0 },
-                ..p.clone()
-            },
+            SecBoostParams { delta_init: 0.0, ..p.clone() },
+            SecBoostParams { delta_init: f64::INFINITY, ..p.clone() },
+            SecBoostParams { h0: f64::NAN, ..p.clone() },
+            SecBoostParams { v0: 0.0, ..p.clone() },
+            SecBoostParams { epsilon: -1.0, ..p.clone() },
+            SecBoostParams { oracle_precision: 0, ..p.clone() },
+            SecBoostParams { oracle_max_doublings: 31, ..p.clone() },
+            SecBoostParams { oracle_precision: 1 << 20, oracle_max_doublings: 5, ..p.clone() },
+            SecBoostParams { max_halvings: 0, ..p.clone() },
+            SecBoostParams { loss: LossSpec::Spring { q: 0.0 }, ..p.clone() },
         ];
         for b in bad {
-            assert!(
-                matches!(b.check(), Err(Error::InvalidParam { .. })),
-                "{b:?}"
-            );
+            assert!(matches!(b.check(), Err(Error::InvalidParam { .. })), "{b:?}");
         }
     }
 
@@ -1083,44 +852,20 @@ mod tests {
     fn constructor_validates() {
         let y = [1.0, -1.0, 1.0];
         let l = Loss::from_spec(&LossSpec::Logistic).expect("valid");
-        let two = Labels {
-            n: 3,
-            k: 2,
-            y: &[1.0; 6],
-            class: None,
-            sample_weight: None,
-        };
-        assert!(matches!(
-            SecBoost::new(params("logistic"), l.clone(), two),
-            Err(Error::InvalidData(_))
-        ));
+        let two = Labels { n: 3, k: 2, y: &[1.0; 6], class: None, sample_weight: None };
+        assert!(matches!(SecBoost::new(params("logistic"), l.clone(), two), Err(Error::InvalidData(_))));
         let bad_y = [1.0, 0.0, 1.0];
-        assert!(matches!(
-            SecBoost::new(params("logistic"), l.clone(), labels(&bad_y)),
-            Err(Error::InvalidData(_))
-        ));
+        assert!(matches!(SecBoost::new(params("logistic"), l.clone(), labels(&bad_y)), Err(Error::InvalidData(_))));
         // A built-in loss other than params.loss.
-        assert!(matches!(
-            SecBoost::new(params("hinge"), l.clone(), labels(&y)),
-            Err(Error::InvalidParam { .. })
-        ));
+        assert!(matches!(SecBoost::new(params("hinge"), l.clone(), labels(&y)), Err(Error::InvalidParam { .. })));
         // Zero initial weights: 0/1 loss at h0 = 0 with a negative offset.
-        let p = SecBoostParams {
-            v0: -0.1,
-            ..params("zero-one")
-        };
+        let p = SecBoostParams { v0: -0.1, ..params("zero-one") };
         let err = SecBoost::from_params(p, labels(&y)).expect_err("all-zero initial weights");
         assert!(err.to_string().contains("v0"), "{err}");
         // Sample weights.
         let sw = [1.0, -1.0, 1.0];
-        let lab = Labels {
-            sample_weight: Some(&sw),
-            ..labels(&y)
-        };
-        assert!(matches!(
-            SecBoost::new(params("logistic"), l.clone(), lab),
-            Err(Error::InvalidData(_))
-        ));
+        let lab = Labels { sample_weight: Some(&sw), ..labels(&y) };
+        assert!(matches!(SecBoost::new(params("logistic"), l.clone(), lab), Err(Error::InvalidData(_))));
         // Initial state: every weight −δ_{0.1}F(0) for the logistic loss.
         let b = SecBoost::new(params("logistic"), l, labels(&y)).expect("valid");
         let w0 = -((1.0 + (-0.1f64).exp()).ln() - 2f64.ln()) / 0.1;
@@ -1150,12 +895,7 @@ mod tests {
     fn solve_alpha_identity() {
         // At the returned α, (1 + ε)·W̄·M²·|α| = |η₀| (the bound of the paper's eq. 12 is tight),
         // and the acceptance test holds.
-        for loss in [
-            "exponential",
-            "clipped-logistic:q=-2",
-            "spring:Q=500",
-            "hinge",
-        ] {
+        for loss in ["exponential", "clipped-logistic:q=-2", "spring:Q=500", "hinge"] {
             let (x, y) = data(3, 200, 0.1);
             let mut b = SecBoost::from_params(params(loss), labels(&y)).expect("valid");
             for _ in 0..3 {
@@ -1172,15 +912,9 @@ mod tests {
                 let s = solve_alpha(&input, 1.0, 200).expect("solves");
                 let m_t = h.iter().fold(0.0_f64, |a, v| a.max(v.abs()));
                 let eta = edge(&b.sw, &b.weights, &b.y, &h);
-                assert!(
-                    s.epsilon > 0.0 && s.w2 > 0.0 && s.alpha.signum() == eta.signum(),
-                    "{loss}: {s:?}"
-                );
+                assert!(s.epsilon > 0.0 && s.w2 > 0.0 && s.alpha.signum() == eta.signum(), "{loss}: {s:?}");
                 let lhs = (1.0 + s.epsilon) * s.w2 * m_t * m_t * s.alpha.abs();
-                assert!(
-                    (lhs - eta.abs()).abs() < 1e-9 * eta.abs(),
-                    "{loss}: {lhs} vs {eta}"
-                );
+                assert!((lhs - eta.abs()).abs() < 1e-9 * eta.abs(), "{loss}: {lhs} vs {eta}");
                 let mut d = Diagnostics::new();
                 if !matches!(b.step(&h, &mut d).expect("step"), Step::Add { .. }) {
                     break;
@@ -1195,9 +929,7 @@ mod tests {
         let (x, y) = data(1, 50, 0.0);
         let mut b = SecBoost::from_params(params("zero-one"), labels(&y)).expect("valid");
         let h = fit_stump(&b, &x);
-        let err = b
-            .step(&h, &mut Diagnostics::new())
-            .expect_err("Solve_α fails");
+        let err = b.step(&h, &mut Diagnostics::new()).expect_err("Solve_α fails");
         assert!(matches!(err, Error::Numerical(_)));
         assert!(err.to_string().contains("h0"), "{err}");
     }
@@ -1208,17 +940,9 @@ mod tests {
         // (weight 1/v0 = 5), negatives right (weight 0). After one round no example crosses 0
         // (Solve_α keeps α small enough), and secants on flat parts are 0: every weight is 0.
         let (x, y) = data(2, 100, 0.0);
-        let p = SecBoostParams {
-            h0: -0.1,
-            v0: 0.2,
-            ..params("zero-one")
-        };
+        let p = SecBoostParams { h0: -0.1, v0: 0.2, ..params("zero-one") };
         let mut b = SecBoost::from_params(p, labels(&y)).expect("valid");
-        assert!(b.weights().iter().zip(&y).all(|(w, y)| if *y > 0.0 {
-            *w == 5.0
-        } else {
-            *w == 0.0
-        }));
+        assert!(b.weights().iter().zip(&y).all(|(w, y)| if *y > 0.0 { *w == 5.0 } else { *w == 0.0 }));
         let (_, last, diags) = run(&mut b, &x, 10);
         assert_eq!(diags.len(), 1);
         match last {
@@ -1245,10 +969,7 @@ mod tests {
         )
         .expect("valid");
         let (_, y) = data(4, 40, 0.0);
-        let p = SecBoostParams {
-            delta_init: 0.5,
-            ..SecBoostParams::default()
-        };
+        let p = SecBoostParams { delta_init: 0.5, ..SecBoostParams::default() };
         let mut b = SecBoost::new(p, jump, labels(&y)).expect("valid");
         let mut d = Diagnostics::new();
         let step = b.step(&y, &mut d).expect("step");
@@ -1306,14 +1027,8 @@ mod tests {
         y2.push(y[0]);
         let mut sw = vec![1.0; 30];
         sw[0] = 2.0;
-        let lab = Labels {
-            sample_weight: Some(&sw),
-            ..labels(&y)
-        };
-        let p = SecBoostParams {
-            alpha_rule: AlphaRule::Solve,
-            ..params("exponential")
-        };
+        let lab = Labels { sample_weight: Some(&sw), ..labels(&y) };
+        let p = SecBoostParams { alpha_rule: AlphaRule::Solve, ..params("exponential") };
         let mut a = SecBoost::from_params(p.clone(), lab).expect("valid");
         let mut b = SecBoost::from_params(p, labels(&y2)).expect("valid");
         // The leaf smoothing is 1/(2n): use the same in both runs.
@@ -1324,12 +1039,7 @@ mod tests {
             a.step(&ha, &mut da).expect("step");
             b.step(&hb, &mut db).expect("step");
             for k in ["alpha", "eta", "risk", "train_error", "w2"] {
-                assert!(
-                    (da[k] - db[k]).abs() <= 1e-9 * da[k].abs().max(1e-9),
-                    "{k}: {} vs {}",
-                    da[k],
-                    db[k]
-                );
+                assert!((da[k] - db[k]).abs() <= 1e-9 * da[k].abs().max(1e-9), "{k}: {} vs {}", da[k], db[k]);
             }
         }
     }
@@ -1365,10 +1075,7 @@ mod tests {
         for loss in ["spring:Q=500", "clipped-logistic:q=-2"] {
             for delta_init in [1.0, 0.1] {
                 let (x, y) = data(7, 200, 0.0);
-                let p = SecBoostParams {
-                    delta_init,
-                    ..params(loss)
-                };
+                let p = SecBoostParams { delta_init, ..params(loss) };
                 let mut b = SecBoost::from_params(p, labels(&y)).expect("valid");
                 let (risks, last, diags) = run(&mut b, &x, 50);
                 assert!(risks.iter().all(|r| r.is_finite()));

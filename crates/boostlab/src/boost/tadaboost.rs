@@ -184,10 +184,7 @@ impl TAdaBoost {
             return Err(Error::InvalidData("no training examples".into()));
         }
         if labels.y.len() != n {
-            return Err(Error::InvalidData(format!(
-                "{n} examples but {} labels",
-                labels.y.len()
-            )));
+            return Err(Error::InvalidData(format!("{n} examples but {} labels", labels.y.len())));
         }
         if let Some(v) = labels.y.iter().find(|&&v| v != 1.0 && v != -1.0) {
             return Err(Error::InvalidData(format!("label {v} is not −1 or +1")));
@@ -196,15 +193,10 @@ impl TAdaBoost {
             None => vec![1.0; n],
             Some(sw) => {
                 if sw.len() != n {
-                    return Err(Error::InvalidData(format!(
-                        "{n} examples but {} sample weights",
-                        sw.len()
-                    )));
+                    return Err(Error::InvalidData(format!("{n} examples but {} sample weights", sw.len())));
                 }
                 if let Some(v) = sw.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
-                    return Err(Error::InvalidData(format!(
-                        "sample weight {v} is not a finite number ≥ 0"
-                    )));
+                    return Err(Error::InvalidData(format!("sample weight {v} is not a finite number ≥ 0")));
                 }
                 sw.to_vec()
             }
@@ -227,15 +219,10 @@ impl TAdaBoost {
         };
         // SPEC §5: q_1 = m^(−t*) (co-density 1/m); with sample weights, co-density w_i.
         let ts = t_star(t);
-        let mut q: Vec<f64> = w
-            .iter()
-            .map(|&v| if v > 0.0 { v.powf(ts) } else { 0.0 })
-            .collect();
+        let mut q: Vec<f64> = w.iter().map(|&v| if v > 0.0 { v.powf(ts) } else { 0.0 }).collect();
         let z = co_simplex_normalize(&mut q, t);
         if !(z > 0.0 && z.is_finite()) {
-            return Err(Error::Numerical(format!(
-                "initial weights cannot be normalised (Z = {z})"
-            )));
+            return Err(Error::Numerical(format!("initial weights cannot be normalised (Z = {z})")));
         }
         flush_subnormals(&mut q);
         let delta = (regime == Regime::Below).then(|| 1.0 / (1.0 - t));
@@ -312,11 +299,8 @@ impl TAdaBoost {
         // SPEC §5: R_j = max_{i ∉ off} |u_i|/q_i^(1−t), as R = umax · r_rel; |u|/umax ≤ 1 and
         // q ≥ f64::MIN_POSITIVE keep every ratio finite for t ∈ [0, 2).
         let mut r_rel = 0.0f64;
-        for ((a, &q), (&act, (&yi, &hi))) in self
-            .a
-            .iter_mut()
-            .zip(&self.q)
-            .zip(self.active.iter().zip(self.y.iter().zip(h)))
+        for ((a, &q), (&act, (&yi, &hi))) in
+            self.a.iter_mut().zip(&self.q).zip(self.active.iter().zip(self.y.iter().zip(h)))
         {
             *a = if on(q, act) {
                 let ratio = yi * hi / umax / pow_s(q, s, self.regime);
@@ -337,9 +321,7 @@ impl TAdaBoost {
         }
         let (mut m_dag, mut v_dag_max, mut v_off_sum) = (0usize, 0.0f64, 0.0);
         if self.regime == Regime::Below {
-            for ((&q, &act), (&yi, &hi)) in
-                self.q.iter().zip(&self.active).zip(self.y.iter().zip(h))
-            {
+            for ((&q, &act), (&yi, &hi)) in self.q.iter().zip(&self.active).zip(self.y.iter().zip(h)) {
                 if act && q == 0.0 {
                     m_dag += 1;
                     let v = yi * hi / umax / r_rel; // u_i / R
@@ -349,22 +331,11 @@ impl TAdaBoost {
             }
         }
         // SPEC §5: q† = max_{off} (|u|/R)^(1/(1−t)); ρ = Σ q' u / ((1 + m† q†^(2−t)) R).
-        let q_dag = if m_dag > 0 {
-            v_dag_max.powf(1.0 / s)
-        } else {
-            0.0
-        };
+        let q_dag = if m_dag > 0 { v_dag_max.powf(1.0 / s) } else { 0.0 };
         let rho = (num + q_dag * v_off_sum) / (1.0 + m_dag as f64 * q_dag.powf(e));
         let n_terms = self.a.iter().filter(|a| **a != 0.0).count() + m_dag;
         let rho_tol = 4.0 * n_terms as f64 * f64::EPSILON;
-        Some(Edge {
-            umax,
-            r_rel,
-            rho: rho.clamp(-1.0, 1.0),
-            m_dag,
-            q_dag,
-            rho_tol,
-        })
+        Some(Edge { umax, r_rel, rho: rho.clamp(-1.0, 1.0), m_dag, q_dag, rho_tol })
     }
 
     /// Fills `self.q_new` with the un-normalised update `q̃` for leverage `nu = µR`; returns the
@@ -384,11 +355,7 @@ impl TAdaBoost {
                 // x = −(1−t) µ u / q^(1−t) = −(1−t) ν a.
                 let mut n_inf = 0;
                 for ((qn, &q), &a) in self.q_new.iter_mut().zip(&self.q).zip(&self.a) {
-                    *qn = if q > 0.0 {
-                        update_factor(q, -s * nu * a, s)
-                    } else {
-                        0.0
-                    };
+                    *qn = if q > 0.0 { update_factor(q, -s * nu * a, s) } else { 0.0 };
                     if qn.is_infinite() {
                         n_inf += 1;
                     }
@@ -396,12 +363,8 @@ impl TAdaBoost {
                 if self.regime == Regime::Below && edge.m_dag > 0 {
                     // Switched-off weights: q̃ = [−(1−t) µ u]_+^(1/(1−t)).
                     let scale = 1.0 / (edge.umax * edge.r_rel);
-                    for (((qn, &q), &act), (&yi, &hi)) in self
-                        .q_new
-                        .iter_mut()
-                        .zip(&self.q)
-                        .zip(&self.active)
-                        .zip(self.y.iter().zip(h))
+                    for (((qn, &q), &act), (&yi, &hi)) in
+                        self.q_new.iter_mut().zip(&self.q).zip(&self.active).zip(self.y.iter().zip(h))
                     {
                         if act && q == 0.0 {
                             let z = -s * nu * (yi * hi * scale);
@@ -426,11 +389,7 @@ impl TAdaBoost {
                 .sum()
         };
         let e = err(&self.scores);
-        let ec = if self.delta.is_some() {
-            err(&self.clipped)
-        } else {
-            e
-        };
+        let ec = if self.delta.is_some() { err(&self.clipped) } else { e };
         (e, ec)
     }
 }
@@ -484,10 +443,7 @@ impl Booster for TAdaBoost {
     }
 
     fn leaf_rule(&self) -> LeafRule {
-        LeafRule::Tempered {
-            t: self.t,
-            link: self.params.link(),
-        }
+        LeafRule::Tempered { t: self.t, link: self.params.link() }
     }
 
     /// `(d_i, 0)` for positives, `(0, d_i)` for negatives, `d = q/Σq` or `q^(2−t)`.
@@ -501,11 +457,7 @@ impl Booster for TAdaBoost {
         let co = self.params.learner_weights == LearnerWeights::CoDensity;
         for ((st, &q), &yi) in stats.chunks_exact_mut(2).zip(&self.q).zip(&self.y) {
             // SPEC §5: d_j = q_j/Σq (option: co-density q^(2−t)).
-            let d = if co {
-                codensity(q, e, self.regime)
-            } else {
-                q * norm
-            };
+            let d = if co { codensity(q, e, self.regime) } else { q * norm };
             if yi > 0.0 {
                 st[0] = d;
                 st[1] = 0.0;
@@ -519,10 +471,7 @@ impl Booster for TAdaBoost {
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
         let n = self.y.len();
         if h.len() != n {
-            return Err(Error::InvalidData(format!(
-                "{n} examples but {} tree outputs",
-                h.len()
-            )));
+            return Err(Error::InvalidData(format!("{n} examples but {} tree outputs", h.len())));
         }
         if let Some(i) = h.iter().position(|v| !v.is_finite()) {
             return Err(Error::Numerical(format!("tree output {} at row {i}", h[i])));
@@ -532,15 +481,12 @@ impl Booster for TAdaBoost {
         let e = 2.0 - t;
 
         let Some(edge) = self.edge(h) else {
-            return Ok(Step::Stop {
-                reason: "the weak hypothesis is 0 on every example with positive weight".into(),
-            });
+            return Ok(Step::Stop { reason: "the weak hypothesis is 0 on every example with positive weight".into() });
         };
         let rho = edge.rho;
         if rho.is_nan() {
             return Ok(Step::Stop {
-                reason: "the edge ρ is undefined (switched-off weights would return unbounded)"
-                    .into(),
+                reason: "the edge ρ is undefined (switched-off weights would return unbounded)".into(),
             });
         }
         let r = edge.umax * edge.r_rel;
@@ -572,19 +518,13 @@ impl Booster for TAdaBoost {
             (s * rho.atanh()).tanh() / s
         };
         if nu == 0.0 || !nu.is_finite() {
-            return Ok(Step::Stop {
-                reason: format!("the weak hypothesis has no edge (ρ = {rho})"),
-            });
+            return Ok(Step::Stop { reason: format!("the weak hypothesis has no edge (ρ = {rho})") });
         }
         let mu = nu / edge.umax / edge.r_rel;
         // SPEC §5: α_j = m^(1−t*) (Π_{k<j} Z_k)^(1−t) µ_j, the scale factor in log space (α = µ at
         // t = 1).
         let ln_scale = (1.0 - t_star(t)) * self.m.ln() + s * self.ln_prod_z;
-        let mut alpha = if ln_scale == 0.0 {
-            mu
-        } else {
-            mu * ln_scale.exp()
-        };
+        let mut alpha = if ln_scale == 0.0 { mu } else { mu * ln_scale.exp() };
         if !alpha.is_finite() || alpha == 0.0 {
             // µ itself may have under- or overflowed: retry fully in log space.
             let ln_alpha = ln_scale + nu.abs().ln() - edge.umax.ln() - edge.r_rel.ln();
@@ -621,9 +561,7 @@ impl Booster for TAdaBoost {
             co_simplex_normalize(&mut self.q_new, t)
         };
         if !(z >= 0.0 && z.is_finite()) {
-            return Err(Error::Numerical(format!(
-                "normalisation Z = {z} at t = {t}"
-            )));
+            return Err(Error::Numerical(format!("normalisation Z = {z} at t = {t}")));
         }
         let all_off = z == 0.0;
 
@@ -667,15 +605,10 @@ impl Booster for TAdaBoost {
         Ok(if perfect {
             Step::AddAndStop {
                 alpha,
-                reason: format!(
-                    "perfect weak hypothesis (ρ = {rho}); α = ½ ln((1−ε)/ε)/R with ε = {PERFECT_EPS}"
-                ),
+                reason: format!("perfect weak hypothesis (ρ = {rho}); α = ½ ln((1−ε)/ε)/R with ε = {PERFECT_EPS}"),
             }
         } else if all_off {
-            Step::AddAndStop {
-                alpha,
-                reason: "every weight switched off: all training margins reach δ".into(),
-            }
+            Step::AddAndStop { alpha, reason: "every weight switched off: all training margins reach δ".into() }
         } else {
             Step::Add { alpha }
         })
@@ -693,26 +626,15 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     fn labels<'a>(y: &'a [f64], sw: Option<&'a [f64]>) -> Labels<'a> {
-        Labels {
-            n: y.len(),
-            k: 1,
-            y,
-            class: None,
-            sample_weight: sw,
-        }
+        Labels { n: y.len(), k: 1, y, class: None, sample_weight: sw }
     }
 
     fn params(t: f64) -> TAdaBoostParams {
-        TAdaBoostParams {
-            t,
-            ..Default::default()
-        }
+        TAdaBoostParams { t, ..Default::default() }
     }
 
     fn random_labels(rng: &mut ChaCha8Rng, n: usize) -> Vec<f64> {
-        (0..n)
-            .map(|_| if rng.gen_bool(0.5) { 1.0 } else { -1.0 })
-            .collect()
+        (0..n).map(|_| if rng.gen_bool(0.5) { 1.0 } else { -1.0 }).collect()
     }
 
     /// A synthetic weak hypothesis: ±1 outputs right with probability 0.6–0.85 (`kind` 0), or
@@ -720,13 +642,9 @@ mod tests {
     fn random_h(rng: &mut ChaCha8Rng, y: &[f64], kind: usize) -> Vec<f64> {
         if kind == 0 {
             let p = rng.gen_range(0.6..0.85);
-            y.iter()
-                .map(|&yi| if rng.gen_bool(p) { yi } else { -yi })
-                .collect()
+            y.iter().map(|&yi| if rng.gen_bool(p) { yi } else { -yi }).collect()
         } else {
-            y.iter()
-                .map(|&yi| (rng.gen_range(-2.0..2.0) + 0.7 * yi).clamp(-2.0, 2.0))
-                .collect()
+            y.iter().map(|&yi| (rng.gen_range(-2.0..2.0) + 0.7 * yi).clamp(-2.0, 2.0)).collect()
         }
     }
 
@@ -779,22 +697,13 @@ mod tests {
             assert!((-1.0..=1.0).contains(&rho));
             // Training error of both models ≤ Π Z^(2−t) ≤ Π (1 + m† q†^(2−t)) K_t(ρ).
             assert!(diag["train_error"] <= diag["bound"] + 1e-12, "{ctx}");
-            assert!(
-                diag["train_error_clipped"] <= diag["bound"] + 1e-12,
-                "{ctx}"
-            );
+            assert!(diag["train_error_clipped"] <= diag["bound"] + 1e-12, "{ctx}");
             let factor = 1.0 + diag["switched_off"] * diag["q_dagger"].powf(2.0 - tt);
-            assert!(
-                z.powf(2.0 - tt) <= factor * k_t(rho, tt) * (1.0 + 1e-9) + 1e-15,
-                "{ctx}"
-            );
+            assert!(z.powf(2.0 - tt) <= factor * k_t(rho, tt) * (1.0 + 1e-9) + 1e-15, "{ctx}");
             // The update is the scalar tempered update, normalised.
             for i in 0..n {
                 let expected = tempered_update(q_old[i], mu, y[i] * h[i], tt) / z;
-                assert!(
-                    rel_close(b.weights()[i], expected, 1e-9) || expected < 1e-290,
-                    "{ctx} i={i}"
-                );
+                assert!(rel_close(b.weights()[i], expected, 1e-9) || expected < 1e-290, "{ctx} i={i}");
             }
             // Models: H = Σ α h, S = clipped sum.
             for i in 0..n {
@@ -804,16 +713,8 @@ mod tests {
                     None => h_sum[i],
                 };
             }
-            assert!(b
-                .scores()
-                .iter()
-                .zip(&h_sum)
-                .all(|(a, e)| rel_close(*a, *e, 1e-12) || a == e));
-            assert!(b
-                .clipped_scores()
-                .iter()
-                .zip(&c_sum)
-                .all(|(a, e)| (a - e).abs() < 1e-12));
+            assert!(b.scores().iter().zip(&h_sum).all(|(a, e)| rel_close(*a, *e, 1e-12) || a == e));
+            assert!(b.clipped_scores().iter().zip(&c_sum).all(|(a, e)| (a - e).abs() < 1e-12));
             if matches!(step, Step::AddAndStop { .. }) {
                 break;
             }
@@ -861,8 +762,7 @@ mod tests {
                 let mut rng = ChaCha8Rng::seed_from_u64(100 + seed);
                 let n = 30;
                 let y = random_labels(&mut rng, n);
-                let mut b =
-                    TAdaBoost::new(&params(t), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
+                let mut b = TAdaBoost::new(&params(t), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
                 for i in 0..6 {
                     b.q[i] = 0.0;
                 }
@@ -883,13 +783,9 @@ mod tests {
                     assert!((co_sum(b.weights(), t) - 1.0).abs() < 1e-9, "{ctx}");
                     assert!(diag["mu"].abs() <= 1.0 / (diag["r"] * (1.0 - t)) * (1.0 + 1e-12));
                     let factor = 1.0 + diag["switched_off"] * diag["q_dagger"].powf(2.0 - t);
-                    assert!(
-                        diag["z"].powf(2.0 - t) <= factor * k_t(diag["rho"], t) * (1.0 + 1e-9),
-                        "{ctx}"
-                    );
+                    assert!(diag["z"].powf(2.0 - t) <= factor * k_t(diag["rho"], t) * (1.0 + 1e-9), "{ctx}");
                     for i in 0..n {
-                        let expected =
-                            tempered_update(q_old[i], diag["mu"], y[i] * h[i], t) / diag["z"];
+                        let expected = tempered_update(q_old[i], diag["mu"], y[i] * h[i], t) / diag["z"];
                         assert!(rel_close(b.weights()[i], expected, 1e-9), "{ctx} i={i}");
                         came_back |= q_old[i] == 0.0 && b.weights()[i] > 0.0;
                     }
@@ -907,8 +803,7 @@ mod tests {
             let mut rng = ChaCha8Rng::seed_from_u64(7);
             let n = 25;
             let y = random_labels(&mut rng, n);
-            let mut b =
-                TAdaBoost::new(&params(t), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
+            let mut b = TAdaBoost::new(&params(t), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
             for round in 0..10 {
                 let h = random_h(&mut rng, &y, round % 2);
                 let mut diag = Diagnostics::new();
@@ -917,12 +812,8 @@ mod tests {
                 let scale = b.ln_prod_z.exp();
                 for i in 0..n {
                     let lhs = b.weights()[i] * scale;
-                    let rhs = (n as f64).powf(-t_star(t))
-                        * crate::tempered::exp_t(-y[i] * b.scores()[i], t);
-                    assert!(
-                        rel_close(lhs, rhs, 1e-9),
-                        "t={t} round={round} i={i}: {lhs} vs {rhs}"
-                    );
+                    let rhs = (n as f64).powf(-t_star(t)) * crate::tempered::exp_t(-y[i] * b.scores()[i], t);
+                    assert!(rel_close(lhs, rhs, 1e-9), "t={t} round={round} i={i}: {lhs} vs {rhs}");
                 }
             }
         }
@@ -934,8 +825,7 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(11);
         let n = 30;
         let y = random_labels(&mut rng, n);
-        let mut b =
-            TAdaBoost::new(&params(1.0), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
+        let mut b = TAdaBoost::new(&params(1.0), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
         let mut big_h = vec![0.0f64; n];
         for round in 0..12 {
             let h = random_h(&mut rng, &y, round % 2);
@@ -943,27 +833,15 @@ mod tests {
             let d: Vec<f64> = (0..n).map(|i| (-y[i] * big_h[i]).exp()).collect();
             let total: f64 = d.iter().sum();
             for i in 0..n {
-                assert!(
-                    rel_close(b.weights()[i], d[i] / total, 1e-12),
-                    "round {round} weight {i}"
-                );
+                assert!(rel_close(b.weights()[i], d[i] / total, 1e-12), "round {round} weight {i}");
             }
             let rmax = h.iter().fold(0.0f64, |m, v| m.max(v.abs()));
             let r: f64 = (0..n).map(|i| d[i] / total * y[i] * h[i] / rmax).sum();
             let alpha = 0.5 * ((1.0 + r) / (1.0 - r)).ln() / rmax;
             let mut diag = Diagnostics::new();
             let step = b.step(&h, &mut diag).unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(
-                step,
-                Step::Add {
-                    alpha: diag["alpha"]
-                }
-            );
-            assert!(
-                rel_close(diag["alpha"], alpha, 1e-12),
-                "round {round}: {} vs {alpha}",
-                diag["alpha"]
-            );
+            assert_eq!(step, Step::Add { alpha: diag["alpha"] });
+            assert!(rel_close(diag["alpha"], alpha, 1e-12), "round {round}: {} vs {alpha}", diag["alpha"]);
             assert_eq!(diag["alpha"], diag["mu"]);
             assert!((diag["rho"] - r).abs() < 1e-14);
             for i in 0..n {
@@ -977,42 +855,20 @@ mod tests {
     #[test]
     fn continuity_at_t_one() {
         assert!(is_one(1.0 - 1e-9) && !is_one(1.0 - 2e-9));
-        for (kind, t_near) in [
-            (0, 1.0 - 1e-9),
-            (0, 1.0 - 2e-9),
-            (1, 1.0 - 2e-9),
-            (0, 1.0 + 2e-9),
-            (1, 1.0 - 1e-7),
-        ] {
+        for (kind, t_near) in [(0, 1.0 - 1e-9), (0, 1.0 - 2e-9), (1, 1.0 - 2e-9), (0, 1.0 + 2e-9), (1, 1.0 - 1e-7)] {
             let mut rng = ChaCha8Rng::seed_from_u64(5 + kind as u64);
             let n = 30;
             let y = random_labels(&mut rng, n);
             let hs: Vec<Vec<f64>> = (0..10).map(|_| random_h(&mut rng, &y, kind)).collect();
-            let mut b1 =
-                TAdaBoost::new(&params(1.0), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
-            let mut b2 =
-                TAdaBoost::new(&params(t_near), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
+            let mut b1 = TAdaBoost::new(&params(1.0), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
+            let mut b2 = TAdaBoost::new(&params(t_near), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(b2.t() == 1.0, is_one(t_near));
             for h in &hs {
                 let (mut d1, mut d2) = (Diagnostics::new(), Diagnostics::new());
                 let _ = b1.step(h, &mut d1).unwrap_or_else(|e| panic!("{e}"));
                 let _ = b2.step(h, &mut d2).unwrap_or_else(|e| panic!("{e}"));
-                for key in [
-                    "alpha",
-                    "mu",
-                    "rho",
-                    "z",
-                    "bound",
-                    "r",
-                    "min_weight",
-                    "max_weight",
-                ] {
-                    assert!(
-                        rel_close(d1[key], d2[key], 1e-6),
-                        "{key}: {} vs {}",
-                        d1[key],
-                        d2[key]
-                    );
+                for key in ["alpha", "mu", "rho", "z", "bound", "r", "min_weight", "max_weight"] {
+                    assert!(rel_close(d1[key], d2[key], 1e-6), "{key}: {} vs {}", d1[key], d2[key]);
                 }
                 for (a, c) in b1.weights().iter().zip(b2.weights()) {
                     assert!(rel_close(*a, *c, 1e-6));
@@ -1030,8 +886,7 @@ mod tests {
         for t in [0.0, 0.5, 0.9, 1.0, 1.5] {
             for sign in [1.0, -1.0] {
                 let h: Vec<f64> = y.iter().map(|v| sign * 2.0 * v).collect();
-                let mut b =
-                    TAdaBoost::new(&params(t), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
+                let mut b = TAdaBoost::new(&params(t), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
                 let mut diag = Diagnostics::new();
                 let step = b.step(&h, &mut diag).unwrap_or_else(|e| panic!("{e}"));
                 assert!(diag.values().all(|v| v.is_finite()), "t={t}: {diag:?}");
@@ -1041,10 +896,7 @@ mod tests {
                 if t == 1.0 {
                     let alpha = sign * 0.5 * ((1.0 - 1e-10) / 1e-10f64).ln() / 2.0;
                     assert!((alpha.abs() * 2.0 - 11.512925464970229).abs() < 1e-9);
-                    assert!(
-                        matches!(step, Step::AddAndStop { alpha: a, .. } if a == alpha),
-                        "{step:?}"
-                    );
+                    assert!(matches!(step, Step::AddAndStop { alpha: a, .. } if a == alpha), "{step:?}");
                 } else {
                     // |µ| = 1/(R|1−t|) at |ρ| = 1 (up to the rounding of ρ).
                     let bound = 1.0 / (diag["r"] * (1.0 - t).abs());
@@ -1073,8 +925,7 @@ mod tests {
         let mut h: Vec<f64> = y.to_vec();
         h[0] = -(2f64.powi(80)) * y[0];
 
-        let mut b =
-            TAdaBoost::new(&params(1.5), labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
+        let mut b = TAdaBoost::new(&params(1.5), labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(b.weights()[1], 1.0 / 16.0);
         assert_eq!(b.weights()[0], 2f64.powi(-164));
         let mut diag = Diagnostics::new();
@@ -1088,16 +939,10 @@ mod tests {
         assert!(diag.values().all(|v| v.is_finite()));
         // The dead weights stay dead; boosting continues on the survivor.
         let mut diag = Diagnostics::new();
-        let _ = b
-            .step(&[1.0, 1.0, 1.0, 1.0, 1.0], &mut diag)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let _ = b.step(&[1.0, 1.0, 1.0, 1.0, 1.0], &mut diag).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(b.weights(), &[1.0, 0.0, 0.0, 0.0, 0.0]);
 
-        let p = TAdaBoostParams {
-            t: 1.5,
-            overflow: OverflowPolicy::Error,
-            ..Default::default()
-        };
+        let p = TAdaBoostParams { t: 1.5, overflow: OverflowPolicy::Error, ..Default::default() };
         let mut b = TAdaBoost::new(&p, labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
         let before = b.weights().to_vec();
         let res = b.step(&h, &mut Diagnostics::new());
@@ -1109,20 +954,13 @@ mod tests {
     #[test]
     fn zero_hypothesis_and_no_edge_stop() {
         let y = [1.0, -1.0, 1.0, -1.0];
-        let mut b =
-            TAdaBoost::new(&params(0.5), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
-        let step = b
-            .step(&[0.0; 4], &mut Diagnostics::new())
-            .unwrap_or_else(|e| panic!("{e}"));
+        let mut b = TAdaBoost::new(&params(0.5), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
+        let step = b.step(&[0.0; 4], &mut Diagnostics::new()).unwrap_or_else(|e| panic!("{e}"));
         assert!(matches!(step, Step::Stop { .. }));
         // ρ = 0: right on half the weight, wrong on the other half.
-        let step = b
-            .step(&[1.0, 1.0, 1.0, 1.0], &mut Diagnostics::new())
-            .unwrap_or_else(|e| panic!("{e}"));
+        let step = b.step(&[1.0, 1.0, 1.0, 1.0], &mut Diagnostics::new()).unwrap_or_else(|e| panic!("{e}"));
         assert!(matches!(step, Step::Stop { .. }), "{step:?}");
-        assert!(b
-            .step(&[1.0, f64::NAN, 0.0, 0.0], &mut Diagnostics::new())
-            .is_err());
+        assert!(b.step(&[1.0, f64::NAN, 0.0, 0.0], &mut Diagnostics::new()).is_err());
         assert!(b.step(&[1.0], &mut Diagnostics::new()).is_err());
     }
 
@@ -1132,24 +970,19 @@ mod tests {
         let h = [1.0, -0.5, -1.0, 0.3, 2.0];
         for t in [0.0, 0.6, 1.0, 1.4] {
             // Equal sample weights change nothing.
-            let mut a =
-                TAdaBoost::new(&params(t), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
+            let mut a = TAdaBoost::new(&params(t), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
             let sw = [3.0; 5];
-            let mut b =
-                TAdaBoost::new(&params(t), labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
+            let mut b = TAdaBoost::new(&params(t), labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
             let (mut da, mut db) = (Diagnostics::new(), Diagnostics::new());
             let _ = a.step(&h, &mut da).unwrap_or_else(|e| panic!("{e}"));
             let _ = b.step(&h, &mut db).unwrap_or_else(|e| panic!("{e}"));
             assert!(rel_close(da["alpha"], db["alpha"], 1e-14));
             // A zero sample weight keeps the example out, even when it is badly misclassified.
             let sw = [1.0, 1.0, 0.0, 1.0, 1.0];
-            let mut c =
-                TAdaBoost::new(&params(t), labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
+            let mut c = TAdaBoost::new(&params(t), labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
             let mut stats = vec![0.0; 10];
             for _ in 0..3 {
-                let _ = c
-                    .step(&h, &mut Diagnostics::new())
-                    .unwrap_or_else(|e| panic!("{e}"));
+                let _ = c.step(&h, &mut Diagnostics::new()).unwrap_or_else(|e| panic!("{e}"));
                 assert_eq!(c.weights()[2], 0.0);
                 c.statistics(&mut stats);
                 assert_eq!((stats[4], stats[5]), (0.0, 0.0));
@@ -1157,8 +990,7 @@ mod tests {
         }
         // Co-density ∝ sample weight at the start.
         let sw = [1.0, 2.0, 3.0, 4.0, 0.0];
-        let b =
-            TAdaBoost::new(&params(0.5), labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
+        let b = TAdaBoost::new(&params(0.5), labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
         for i in 0..5 {
             assert!((b.weights()[i].powf(1.5) - sw[i] / 10.0).abs() < 1e-15);
         }
@@ -1168,11 +1000,7 @@ mod tests {
     fn statistics_layout() {
         let y = [1.0, -1.0, -1.0];
         for lw in [LearnerWeights::Normalized, LearnerWeights::CoDensity] {
-            let p = TAdaBoostParams {
-                t: 0.0,
-                learner_weights: lw,
-                ..Default::default()
-            };
+            let p = TAdaBoostParams { t: 0.0, learner_weights: lw, ..Default::default() };
             let b = TAdaBoost::new(&p, labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
             let mut stats = vec![9.0; 6];
             b.statistics(&mut stats);
@@ -1189,25 +1017,15 @@ mod tests {
         let p = TAdaBoostParams::default();
         assert!(p.check().is_ok());
         for bad in [-0.1, 2.0, f64::NAN, f64::INFINITY] {
-            let p = TAdaBoostParams {
-                t: bad,
-                ..Default::default()
-            };
-            assert!(matches!(
-                p.check(),
-                Err(Error::InvalidParam { name: "t", .. })
-            ));
+            let p = TAdaBoostParams { t: bad, ..Default::default() };
+            assert!(matches!(p.check(), Err(Error::InvalidParam { name: "t", .. })));
         }
         let json = serde_json::to_string(&p).unwrap_or_default();
-        assert!(
-            json.contains("\"leaf_values\":\"optimal\"")
-                && json.contains("\"overflow\":\"fallback\"")
-        );
+        assert!(json.contains("\"leaf_values\":\"optimal\"") && json.contains("\"overflow\":\"fallback\""));
         let back: TAdaBoostParams = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back, p);
         let partial: TAdaBoostParams =
-            serde_json::from_str(r#"{"t": 0.6, "learner_weights": "co-density"}"#)
-                .unwrap_or_else(|e| panic!("{e}"));
+            serde_json::from_str(r#"{"t": 0.6, "learner_weights": "co-density"}"#).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(partial.t, 0.6);
         assert_eq!(partial.learner_weights, LearnerWeights::CoDensity);
 
@@ -1216,37 +1034,20 @@ mod tests {
         assert_eq!(b.stat_width(), 2);
         assert_eq!(b.n_outputs(), 1);
         assert_eq!(b.default_criterion(), Criterion::Tempered { t: 0.6 });
-        assert_eq!(
-            b.leaf_rule(),
-            LeafRule::Tempered {
-                t: 0.6,
-                link: TemperedLink::Optimal
-            }
-        );
+        assert_eq!(b.leaf_rule(), LeafRule::Tempered { t: 0.6, link: TemperedLink::Optimal });
         assert_eq!(b.clip_delta(), Some(2.5));
-        let b = TAdaBoost::new(&params(1.0 - 1e-10), labels(&y, None))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let b = TAdaBoost::new(&params(1.0 - 1e-10), labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(b.t(), 1.0);
         assert_eq!(b.clip_delta(), None);
 
-        let p = TAdaBoostParams {
-            t: 0.6,
-            authors_mode: true,
-            ..Default::default()
-        };
+        let p = TAdaBoostParams { t: 0.6, authors_mode: true, ..Default::default() };
         let mut tree = TreeParams::default();
         p.apply_authors_mode(&mut tree);
         assert_eq!(tree.grow_order, GrowOrder::Count);
         assert_eq!(tree.pure_leaves, PureLeaves::Forbid);
         assert_eq!(tree.max_split_candidates, Some(2000));
         let b = TAdaBoost::new(&p, labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(
-            b.leaf_rule(),
-            LeafRule::Tempered {
-                t: 0.6,
-                link: TemperedLink::Canonical
-            }
-        );
+        assert_eq!(b.leaf_rule(), LeafRule::Tempered { t: 0.6, link: TemperedLink::Canonical });
         let mut tree = TreeParams::default();
         params(0.6).apply_authors_mode(&mut tree);
         assert_eq!(tree, TreeParams::default());
@@ -1255,13 +1056,7 @@ mod tests {
         assert!(TAdaBoost::new(&p, labels(&[1.0, 0.0], None)).is_err());
         assert!(TAdaBoost::new(
             &p,
-            Labels {
-                n: 2,
-                k: 2,
-                y: &[1.0, -1.0, 1.0, -1.0],
-                class: None,
-                sample_weight: None
-            }
+            Labels { n: 2, k: 2, y: &[1.0, -1.0, 1.0, -1.0], class: None, sample_weight: None }
         )
         .is_err());
         assert!(TAdaBoost::new(&p, labels(&y, Some(&[0.0, 0.0]))).is_err());

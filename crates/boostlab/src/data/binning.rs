@@ -71,22 +71,16 @@ impl BinMapper {
     ///
     /// `max_bins`: value bins per feature, by default 255; valid range 2..=65535. A categorical
     /// feature with more levels than `max_bins` is an error.
-    pub fn fit(
-        features: &Features,
-        max_bins: usize,
-        sample_weight: Option<&[f64]>,
-    ) -> Result<BinMapper> {
+    pub fn fit(features: &Features, max_bins: usize, sample_weight: Option<&[f64]>) -> Result<BinMapper> {
         if !(2..=65535).contains(&max_bins) {
-            return Err(Error::param(
-                "max_bins",
-                "an integer in 2..=65535",
-                max_bins,
-            ));
+            return Err(Error::param("max_bins", "an integer in 2..=65535", max_bins));
         }
         let mut out = Vec::with_capacity(features.n_features());
         for (f, col) in features.columns.iter().enumerate() {
             out.push(match col {
-                Column::Numeric(v) => FeatureBins::Numeric { thresholds: numeric_thresholds(v, max_bins, sample_weight) },
+                Column::Numeric(v) => {
+                    FeatureBins::Numeric { thresholds: numeric_thresholds(v, max_bins, sample_weight) }
+                }
                 Column::Categorical { levels, .. } => {
                     if levels.len() > max_bins {
                         return Err(Error::InvalidData(format!(
@@ -123,10 +117,7 @@ impl BinMapper {
         for (f, (fb, col)) in self.features.iter().zip(&features.columns).enumerate() {
             match (fb, col) {
                 (FeatureBins::Numeric { thresholds }, Column::Numeric(v)) => {
-                    bins.extend(
-                        v.iter()
-                            .map(|&x| FeatureBins::bin_of_value(thresholds, x) as u32),
-                    );
+                    bins.extend(v.iter().map(|&x| FeatureBins::bin_of_value(thresholds, x) as u32));
                 }
                 (FeatureBins::Categorical { n_levels }, Column::Categorical { codes, .. }) => {
                     bins.extend(codes.iter().map(|&c| {
@@ -150,22 +141,13 @@ impl BinMapper {
         } else {
             BinData::U8(bins.into_iter().map(|b| b as u8).collect())
         };
-        Ok(BinnedMatrix {
-            n_rows: n,
-            n_features: self.features.len(),
-            offsets,
-            data,
-        })
+        Ok(BinnedMatrix { n_rows: n, n_features: self.features.len(), offsets, data })
     }
 }
 
 fn numeric_thresholds(v: &[f64], max_bins: usize, w: Option<&[f64]>) -> Vec<f64> {
-    let mut pairs: Vec<(f64, f64)> = v
-        .iter()
-        .enumerate()
-        .filter(|(_, x)| !x.is_nan())
-        .map(|(i, &x)| (x, w.map_or(1.0, |w| w[i])))
-        .collect();
+    let mut pairs: Vec<(f64, f64)> =
+        v.iter().enumerate().filter(|(_, x)| !x.is_nan()).map(|(i, &x)| (x, w.map_or(1.0, |w| w[i]))).collect();
     if pairs.is_empty() {
         return Vec::new();
     }
@@ -179,10 +161,7 @@ fn numeric_thresholds(v: &[f64], max_bins: usize, w: Option<&[f64]>) -> Vec<f64>
         }
     }
     if distinct.len() <= max_bins {
-        return distinct
-            .windows(2)
-            .map(|p| midpoint(p[0].0, p[1].0))
-            .collect();
+        return distinct.windows(2).map(|p| midpoint(p[0].0, p[1].0)).collect();
     }
     // Weighted quantiles: cut whenever the cumulative weight passes the next multiple of
     // total / max_bins (a distinct value is never split).
@@ -248,36 +227,21 @@ mod tests {
 
     #[test]
     fn small_data_thresholds_are_midpoints() {
-        let f = Features {
-            names: vec!["x".into()],
-            columns: vec![Column::Numeric(vec![3.0, 1.0, 2.0, 2.0, f64::NAN])],
-        };
+        let f =
+            Features { names: vec!["x".into()], columns: vec![Column::Numeric(vec![3.0, 1.0, 2.0, 2.0, f64::NAN])] };
         let m = BinMapper::fit(&f, 255, None).unwrap();
-        assert_eq!(
-            m.features[0],
-            FeatureBins::Numeric {
-                thresholds: vec![1.5, 2.5]
-            }
-        );
+        assert_eq!(m.features[0], FeatureBins::Numeric { thresholds: vec![1.5, 2.5] });
         let b = m.transform(&f).unwrap();
-        assert_eq!(
-            (0..5).map(|r| b.bin(r, 0)).collect::<Vec<_>>(),
-            vec![2, 0, 1, 1, 3]
-        );
+        assert_eq!((0..5).map(|r| b.bin(r, 0)).collect::<Vec<_>>(), vec![2, 0, 1, 1, 3]);
         assert!(matches!(b.data, BinData::U8(_)));
     }
 
     #[test]
     fn quantile_bins_respect_the_limit_and_balance() {
         let v: Vec<f64> = (0..10_000).map(|i| (i as f64).sqrt()).collect();
-        let f = Features {
-            names: vec!["x".into()],
-            columns: vec![Column::Numeric(v)],
-        };
+        let f = Features { names: vec!["x".into()], columns: vec![Column::Numeric(v)] };
         let m = BinMapper::fit(&f, 16, None).unwrap();
-        let FeatureBins::Numeric { thresholds } = &m.features[0] else {
-            panic!()
-        };
+        let FeatureBins::Numeric { thresholds } = &m.features[0] else { panic!() };
         assert_eq!(thresholds.len(), 15);
         let b = m.transform(&f).unwrap();
         let mut counts = [0usize; 17];
@@ -292,23 +256,14 @@ mod tests {
     #[test]
     fn wide_bins_and_categorical_limits() {
         let v: Vec<f64> = (0..1000).map(f64::from).collect();
-        let f = Features {
-            names: vec!["x".into()],
-            columns: vec![Column::Numeric(v)],
-        };
-        let b = BinMapper::fit(&f, 1000, None)
-            .unwrap()
-            .transform(&f)
-            .unwrap();
+        let f = Features { names: vec!["x".into()], columns: vec![Column::Numeric(v)] };
+        let b = BinMapper::fit(&f, 1000, None).unwrap().transform(&f).unwrap();
         assert!(matches!(b.data, BinData::U16(_)));
         assert_eq!(b.bin(999, 0), 999);
         let levels: Vec<String> = (0..300).map(|i| format!("c{i}")).collect();
         let f = Features {
             names: vec!["c".into()],
-            columns: vec![Column::Categorical {
-                codes: (0..300).collect(),
-                levels,
-            }],
+            columns: vec![Column::Categorical { codes: (0..300).collect(), levels }],
         };
         let e = BinMapper::fit(&f, 255, None).unwrap_err().to_string();
         assert!(e.contains("300 categories"), "{e}");

@@ -52,21 +52,12 @@ fn is_missing(s: &str) -> bool {
 pub fn csv_header(path: impl AsRef<Path>) -> Result<Vec<String>> {
     let path = path.as_ref();
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut rdr = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(file);
+    let mut rdr = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(file);
     match rdr.records().next() {
-        Some(Ok(r)) => Ok(r
-            .iter()
-            .map(|h| h.trim_start_matches('\u{feff}').trim().to_string())
-            .collect()),
-        Some(Err(e)) => Err(Error::Parse {
-            file: path.display().to_string(),
-            line: 1,
-            column: None,
-            message: e.to_string(),
-        }),
+        Some(Ok(r)) => Ok(r.iter().map(|h| h.trim_start_matches('\u{feff}').trim().to_string()).collect()),
+        Some(Err(e)) => {
+            Err(Error::Parse { file: path.display().to_string(), line: 1, column: None, message: e.to_string() })
+        }
         None => Err(Error::Parse {
             file: path.display().to_string(),
             line: 1,
@@ -80,11 +71,7 @@ pub fn csv_header(path: impl AsRef<Path>) -> Result<Vec<String>> {
 pub fn read_csv(path: impl AsRef<Path>, opts: &CsvOptions) -> Result<Dataset> {
     let path = path.as_ref();
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    read_csv_from(
-        std::io::BufReader::new(file),
-        &path.display().to_string(),
-        opts,
-    )
+    read_csv_from(std::io::BufReader::new(file), &path.display().to_string(), opts)
 }
 
 /// Reads CSV text from any reader; `name` is used in error messages.
@@ -95,10 +82,7 @@ pub fn read_csv_from(reader: impl Read, name: &str, opts: &CsvOptions) -> Result
         column: column.map(str::to_string),
         message,
     };
-    let mut rdr = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(reader);
+    let mut rdr = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(reader);
     let mut records = rdr.records();
     let header = match records.next() {
         None => return Err(perr(1, None, "empty file: no header row".into())),
@@ -108,11 +92,7 @@ pub fn read_csv_from(reader: impl Read, name: &str, opts: &CsvOptions) -> Result
         .iter()
         .enumerate()
         .map(|(i, h)| {
-            let h = if i == 0 {
-                h.trim_start_matches('\u{feff}')
-            } else {
-                h
-            };
+            let h = if i == 0 { h.trim_start_matches('\u{feff}') } else { h };
             h.trim().to_string()
         })
         .collect();
@@ -121,18 +101,10 @@ pub fn read_csv_from(reader: impl Read, name: &str, opts: &CsvOptions) -> Result
         let mut seen = std::collections::HashSet::new();
         for (i, n) in names.iter().enumerate() {
             if n.is_empty() {
-                return Err(perr(
-                    1,
-                    Some(&format!("#{}", i + 1)),
-                    "empty column name in the header".into(),
-                ));
+                return Err(perr(1, Some(&format!("#{}", i + 1)), "empty column name in the header".into()));
             }
             if !seen.insert(n) {
-                return Err(perr(
-                    1,
-                    Some(n),
-                    "duplicate column name in the header".into(),
-                ));
+                return Err(perr(1, Some(n), "duplicate column name in the header".into()));
             }
         }
     }
@@ -147,21 +119,12 @@ pub fn read_csv_from(reader: impl Read, name: &str, opts: &CsvOptions) -> Result
             let line = e.position().map_or(0, |p| p.line() as usize);
             perr(line, None, e.to_string())
         })?;
-        let line = rec
-            .position()
-            .map_or(lines.len() + 2, |p| p.line() as usize);
+        let line = rec.position().map_or(lines.len() + 2, |p| p.line() as usize);
         if rec.len() == 1 && rec.get(0).is_some_and(|s| s.trim().is_empty()) {
             continue; // blank line
         }
         if rec.len() != ncol {
-            return Err(perr(
-                line,
-                None,
-                format!(
-                    "expected {ncol} fields (as in the header), found {}",
-                    rec.len()
-                ),
-            ));
+            return Err(perr(line, None, format!("expected {ncol} fields (as in the header), found {}", rec.len())));
         }
         for (c, field) in rec.iter().enumerate() {
             raw[c].push(field.trim().to_string());
@@ -180,65 +143,35 @@ pub fn read_csv_from(reader: impl Read, name: &str, opts: &CsvOptions) -> Result
         LabelSelector::Name(n) => match col_index(n) {
             Some(c) => vec![c],
             None if opts.label_optional => vec![],
-            None => {
-                return Err(perr(
-                    1,
-                    Some(n),
-                    format!("no label column '{n}' in the header {names:?}"),
-                ))
-            }
+            None => return Err(perr(1, Some(n), format!("no label column '{n}' in the header {names:?}"))),
         },
         LabelSelector::Multi(list) => {
             let mut v = Vec::new();
             for n in list {
                 match col_index(n) {
                     Some(c) => v.push(c),
-                    None if opts.label_optional => {
-                        return read_without(names, raw, lines, &[], opts, name)
-                    }
-                    None => {
-                        return Err(perr(
-                            1,
-                            Some(n),
-                            "no such label column in the header".into(),
-                        ))
-                    }
+                    None if opts.label_optional => return read_without(names, raw, lines, &[], opts, name),
+                    None => return Err(perr(1, Some(n), "no such label column in the header".into())),
                 }
             }
             v
         }
         LabelSelector::Prefix(p) => {
-            let v: Vec<usize> = (0..ncol)
-                .filter(|&c| names[c].starts_with(p.as_str()))
-                .collect();
+            let v: Vec<usize> = (0..ncol).filter(|&c| names[c].starts_with(p.as_str())).collect();
             if v.is_empty() && !opts.label_optional {
-                return Err(perr(
-                    1,
-                    None,
-                    format!("no column name starts with the label prefix '{p}'"),
-                ));
+                return Err(perr(1, None, format!("no column name starts with the label prefix '{p}'")));
             }
             v
         }
     };
     let weight_col = match &opts.weight {
         None => None,
-        Some(w) => Some(
-            col_index(w)
-                .ok_or_else(|| perr(1, Some(w), "no such weight column in the header".into()))?,
-        ),
+        Some(w) => Some(col_index(w).ok_or_else(|| perr(1, Some(w), "no such weight column in the header".into()))?),
     };
     if weight_col.is_some_and(|w| label_cols.contains(&w)) {
-        return Err(Error::param(
-            "weight",
-            "a column other than the label",
-            opts.weight.clone().unwrap_or_default(),
-        ));
+        return Err(Error::param("weight", "a column other than the label", opts.weight.clone().unwrap_or_default()));
     }
-    let multi = matches!(
-        opts.label,
-        LabelSelector::Multi(_) | LabelSelector::Prefix(_)
-    );
+    let multi = matches!(opts.label, LabelSelector::Multi(_) | LabelSelector::Prefix(_));
     let target = if label_cols.is_empty() {
         None
     } else if multi {
@@ -260,10 +193,7 @@ pub fn read_csv_from(reader: impl Read, name: &str, opts: &CsvOptions) -> Result
                 };
             }
         }
-        Some(Target::Multilabel {
-            y,
-            labels: label_cols.iter().map(|&c| names[c].clone()).collect(),
-        })
+        Some(Target::Multilabel { y, labels: label_cols.iter().map(|&c| names[c].clone()).collect() })
     } else {
         let c = label_cols[0];
         for (r, v) in raw[c].iter().enumerate() {
@@ -271,11 +201,7 @@ pub fn read_csv_from(reader: impl Read, name: &str, opts: &CsvOptions) -> Result
                 return Err(perr(
                     lines[r],
                     Some(&names[c]),
-                    if v.to_lowercase() == "nan" {
-                        "NaN label".into()
-                    } else {
-                        "missing label".into()
-                    },
+                    if v.to_lowercase() == "nan" { "NaN label".into() } else { "missing label".into() },
                 ));
             }
         }
@@ -332,24 +258,11 @@ fn build_features(
         if skip.contains(&c) {
             continue;
         }
-        let forced = opts.kinds.as_ref().and_then(|k| {
-            k.iter()
-                .find(|(n, _)| n == &names[c])
-                .map(|(_, kind)| *kind)
-        });
+        let forced = opts.kinds.as_ref().and_then(|k| k.iter().find(|(n, _)| n == &names[c]).map(|(_, kind)| *kind));
         let parsed: Option<Vec<f64>> = if forced == Some(FeatureKind::Categorical) {
             None
         } else {
-            values
-                .iter()
-                .map(|v| {
-                    if is_missing(v) {
-                        Some(f64::NAN)
-                    } else {
-                        v.parse::<f64>().ok()
-                    }
-                })
-                .collect()
+            values.iter().map(|v| if is_missing(v) { Some(f64::NAN) } else { v.parse::<f64>().ok() }).collect()
         };
         match parsed {
             Some(nums) => {
@@ -365,48 +278,27 @@ fn build_features(
             }
             None => {
                 if forced == Some(FeatureKind::Numeric) {
-                    let r = values
-                        .iter()
-                        .position(|v| !is_missing(v) && v.parse::<f64>().is_err())
-                        .unwrap_or(0);
+                    let r = values.iter().position(|v| !is_missing(v) && v.parse::<f64>().is_err()).unwrap_or(0);
                     return Err(Error::Parse {
                         file: name.into(),
                         line: lines[r],
                         column: Some(names[c].clone()),
-                        message: format!(
-                            "'{}' is not a number, but the model expects a numeric feature",
-                            values[r]
-                        ),
+                        message: format!("'{}' is not a number, but the model expects a numeric feature", values[r]),
                     });
                 }
-                let mut levels: Vec<String> =
-                    values.iter().filter(|v| !is_missing(v)).cloned().collect();
+                let mut levels: Vec<String> = values.iter().filter(|v| !is_missing(v)).cloned().collect();
                 levels.sort();
                 levels.dedup();
-                let index: std::collections::HashMap<&str, u32> = levels
-                    .iter()
-                    .enumerate()
-                    .map(|(i, l)| (l.as_str(), i as u32))
-                    .collect();
-                let codes = values
-                    .iter()
-                    .map(|v| {
-                        if is_missing(v) {
-                            MISSING_CODE
-                        } else {
-                            index[v.as_str()]
-                        }
-                    })
-                    .collect();
+                let index: std::collections::HashMap<&str, u32> =
+                    levels.iter().enumerate().map(|(i, l)| (l.as_str(), i as u32)).collect();
+                let codes =
+                    values.iter().map(|v| if is_missing(v) { MISSING_CODE } else { index[v.as_str()] }).collect();
                 columns.push(Column::Categorical { codes, levels });
             }
         }
         fnames.push(names[c].clone());
     }
-    Ok(Features {
-        names: fnames,
-        columns,
-    })
+    Ok(Features { names: fnames, columns })
 }
 
 #[cfg(test)]
@@ -419,11 +311,7 @@ mod tests {
 
     #[test]
     fn infers_types_missing_and_labels() {
-        let d = read(
-            "a,b,c,label\n1,x,,yes\n2.5,?,3,no\nNA,y,4,yes\n",
-            &CsvOptions::default(),
-        )
-        .unwrap();
+        let d = read("a,b,c,label\n1,x,,yes\n2.5,?,3,no\nNA,y,4,yes\n", &CsvOptions::default()).unwrap();
         assert_eq!(d.features.names, vec!["a", "b", "c"]);
         match &d.features.columns[0] {
             Column::Numeric(v) => {
@@ -453,68 +341,33 @@ mod tests {
         let d = read("a,label\n1,1\n2,-1\n", &CsvOptions::default()).unwrap();
         assert_eq!(d.target.unwrap().names(), &["-1", "1"]);
         let d = read("a,label\n1,10\n2,9\n", &CsvOptions::default()).unwrap();
-        assert_eq!(
-            d.target.unwrap().names(),
-            &["9", "10"],
-            "numeric order, not lexicographic"
-        );
-        let o = CsvOptions {
-            positive: Some("9".into()),
-            ..Default::default()
-        };
+        assert_eq!(d.target.unwrap().names(), &["9", "10"], "numeric order, not lexicographic");
+        let o = CsvOptions { positive: Some("9".into()), ..Default::default() };
         let d = read("a,label\n1,10\n2,9\n", &o).unwrap();
         assert_eq!(d.target.unwrap().names(), &["10", "9"]);
-        let o = CsvOptions {
-            positive: Some("7".into()),
-            ..Default::default()
-        };
+        let o = CsvOptions { positive: Some("7".into()), ..Default::default() };
         let e = read("a,label\n1,10\n2,9\n", &o).unwrap_err().to_string();
         assert!(e.contains("positive"), "{e}");
     }
 
     #[test]
     fn errors_name_file_line_and_column() {
-        let e = read("a,b,label\n1,2,0\n1,2\n", &CsvOptions::default())
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("t.csv:3:") && e.contains("expected 3 fields"),
-            "{e}"
-        );
+        let e = read("a,b,label\n1,2,0\n1,2\n", &CsvOptions::default()).unwrap_err().to_string();
+        assert!(e.starts_with("t.csv:3:") && e.contains("expected 3 fields"), "{e}");
         let e = read("", &CsvOptions::default()).unwrap_err().to_string();
         assert!(e.contains("empty file"), "{e}");
-        let e = read("a,label\n", &CsvOptions::default())
-            .unwrap_err()
-            .to_string();
+        let e = read("a,label\n", &CsvOptions::default()).unwrap_err().to_string();
         assert!(e.contains("no data rows"), "{e}");
-        let e = read("a,label\n1,0\ninf,1\n", &CsvOptions::default())
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("t.csv:3: column 'a'") && e.contains("infinite"),
-            "{e}"
-        );
-        let e = read("a,label\n1,0\n2,nan\n", &CsvOptions::default())
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("t.csv:3: column 'label'") && e.contains("NaN label"),
-            "{e}"
-        );
-        let e = read("a,a,label\n1,2,0\n", &CsvOptions::default())
-            .unwrap_err()
-            .to_string();
+        let e = read("a,label\n1,0\ninf,1\n", &CsvOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("t.csv:3: column 'a'") && e.contains("infinite"), "{e}");
+        let e = read("a,label\n1,0\n2,nan\n", &CsvOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("t.csv:3: column 'label'") && e.contains("NaN label"), "{e}");
+        let e = read("a,a,label\n1,2,0\n", &CsvOptions::default()).unwrap_err().to_string();
         assert!(e.contains("duplicate column"), "{e}");
-        let o = CsvOptions {
-            label: LabelSelector::Name("y".into()),
-            ..Default::default()
-        };
+        let o = CsvOptions { label: LabelSelector::Name("y".into()), ..Default::default() };
         let e = read("a,label\n1,0\n", &o).unwrap_err().to_string();
         assert!(e.contains("no label column 'y'"), "{e}");
-        let o = CsvOptions {
-            weight: Some("w".into()),
-            ..Default::default()
-        };
+        let o = CsvOptions { weight: Some("w".into()), ..Default::default() };
         let e = read("a,w,label\n1,-1,0\n", &o).unwrap_err().to_string();
         assert!(e.contains("t.csv:2: column 'w'"), "{e}");
     }
@@ -538,17 +391,11 @@ mod tests {
         assert_eq!(d.sample_weight, Some(vec![2.0, 1.0]));
         assert_eq!(
             d.target,
-            Some(Target::Multilabel {
-                y: vec![0, 1, 1, 1],
-                labels: vec!["label_0".into(), "label_1".into()]
-            })
+            Some(Target::Multilabel { y: vec![0, 1, 1, 1], labels: vec!["label_0".into(), "label_1".into()] })
         );
         let e = read(
             "a,label_0\n1,2\n",
-            &CsvOptions {
-                label: LabelSelector::Prefix("label_".into()),
-                ..Default::default()
-            },
+            &CsvOptions { label: LabelSelector::Prefix("label_".into()), ..Default::default() },
         )
         .unwrap_err()
         .to_string();
@@ -557,16 +404,10 @@ mod tests {
 
     #[test]
     fn forced_kinds() {
-        let o = CsvOptions {
-            kinds: Some(vec![("a".into(), FeatureKind::Categorical)]),
-            ..Default::default()
-        };
+        let o = CsvOptions { kinds: Some(vec![("a".into(), FeatureKind::Categorical)]), ..Default::default() };
         let d = read("a,label\n1,0\n2,1\n", &o).unwrap();
         assert_eq!(d.features.kinds(), vec![FeatureKind::Categorical]);
-        let o = CsvOptions {
-            kinds: Some(vec![("a".into(), FeatureKind::Numeric)]),
-            ..Default::default()
-        };
+        let o = CsvOptions { kinds: Some(vec![("a".into(), FeatureKind::Numeric)]), ..Default::default() };
         let e = read("a,label\n1,0\nx,1\n", &o).unwrap_err().to_string();
         assert!(e.contains("t.csv:3: column 'a'"), "{e}");
     }

@@ -29,11 +29,7 @@ pub struct LibsvmOptions {
 pub fn read_libsvm(path: impl AsRef<Path>, opts: &LibsvmOptions) -> Result<Dataset> {
     let path = path.as_ref();
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    read_libsvm_from(
-        std::io::BufReader::new(file),
-        &path.display().to_string(),
-        opts,
-    )
+    read_libsvm_from(std::io::BufReader::new(file), &path.display().to_string(), opts)
 }
 
 /// Reads LIBSVM text from any reader; `name` is used in error messages.
@@ -58,49 +54,24 @@ pub fn read_libsvm_from(reader: impl BufRead, name: &str, opts: &LibsvmOptions) 
         let mut tokens = content.split_whitespace();
         let label = tokens.next().unwrap_or_default();
         if label.contains(':') {
-            return Err(perr(
-                line_no,
-                None,
-                format!("line starts with '{label}' instead of a label"),
-            ));
+            return Err(perr(line_no, None, format!("line starts with '{label}' instead of a label")));
         }
         let mut row = Vec::new();
         let mut last: Option<usize> = None;
         for tok in tokens {
-            let (i, v) = tok.split_once(':').ok_or_else(|| {
-                perr(
-                    line_no,
-                    None,
-                    format!("'{tok}' is not of the form index:value"),
-                )
-            })?;
+            let (i, v) = tok
+                .split_once(':')
+                .ok_or_else(|| perr(line_no, None, format!("'{tok}' is not of the form index:value")))?;
             let idx: usize = i.parse().map_err(|_| {
-                perr(
-                    line_no,
-                    Some(i.to_string()),
-                    format!("feature index '{i}' is not a non-negative integer"),
-                )
+                perr(line_no, Some(i.to_string()), format!("feature index '{i}' is not a non-negative integer"))
             })?;
-            let val: f64 = v.parse().map_err(|_| {
-                perr(
-                    line_no,
-                    Some(i.to_string()),
-                    format!("value '{v}' is not a number"),
-                )
-            })?;
+            let val: f64 =
+                v.parse().map_err(|_| perr(line_no, Some(i.to_string()), format!("value '{v}' is not a number")))?;
             if !val.is_finite() {
-                return Err(perr(
-                    line_no,
-                    Some(i.to_string()),
-                    format!("value '{v}' is not finite"),
-                ));
+                return Err(perr(line_no, Some(i.to_string()), format!("value '{v}' is not finite")));
             }
             if last.is_some_and(|l| idx <= l) {
-                return Err(perr(
-                    line_no,
-                    Some(i.to_string()),
-                    "feature indices must be strictly increasing".into(),
-                ));
+                return Err(perr(line_no, Some(i.to_string()), "feature indices must be strictly increasing".into()));
             }
             last = Some(idx);
             saw_zero |= idx == 0;
@@ -118,18 +89,10 @@ pub fn read_libsvm_from(reader: impl BufRead, name: &str, opts: &LibsvmOptions) 
         return Err(perr(1, None, "index 0 found in a one-based file".into()));
     }
     let offset = usize::from(!zero_based);
-    let seen = if entries.iter().all(Vec::is_empty) {
-        0
-    } else {
-        max_index + 1 - offset
-    };
+    let seen = if entries.iter().all(Vec::is_empty) { 0 } else { max_index + 1 - offset };
     let d = opts.n_features.unwrap_or(seen);
     if seen > d {
-        return Err(perr(
-            1,
-            None,
-            format!("feature index {max_index} beyond the expected {d} features"),
-        ));
+        return Err(perr(1, None, format!("feature index {max_index} beyond the expected {d} features")));
     }
     let n = labels.len();
     let mut cols = vec![vec![0.0; n]; d];
@@ -144,15 +107,8 @@ pub fn read_libsvm_from(reader: impl BufRead, name: &str, opts: &LibsvmOptions) 
     };
     let multilabel = opts.multilabel || labels.iter().any(|l| l.contains(','));
     let target = if multilabel {
-        let sets: Vec<Vec<String>> = labels
-            .iter()
-            .map(|l| {
-                l.split(',')
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string)
-                    .collect()
-            })
-            .collect();
+        let sets: Vec<Vec<String>> =
+            labels.iter().map(|l| l.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect()).collect();
         let mut names: Vec<String> = sets.iter().flatten().cloned().collect();
         names.sort();
         names.dedup();
@@ -194,30 +150,19 @@ mod tests {
         assert_eq!(d.n_features(), 3);
         assert_eq!(
             d.target,
-            Some(Target::Multilabel {
-                y: vec![1, 0, 1, 0, 1, 0],
-                labels: vec!["1".into(), "2".into(), "3".into()]
-            })
+            Some(Target::Multilabel { y: vec![1, 0, 1, 0, 1, 0], labels: vec!["1".into(), "2".into(), "3".into()] })
         );
     }
 
     #[test]
     fn errors() {
-        let e = read_libsvm_from("1 1:a\n".as_bytes(), "x.svm", &LibsvmOptions::default())
-            .unwrap_err()
-            .to_string();
+        let e = read_libsvm_from("1 1:a\n".as_bytes(), "x.svm", &LibsvmOptions::default()).unwrap_err().to_string();
         assert!(e.contains("x.svm:1") && e.contains("not a number"), "{e}");
-        let e = read_libsvm_from("1 2:1 1:1\n".as_bytes(), "x.svm", &LibsvmOptions::default())
-            .unwrap_err()
-            .to_string();
+        let e = read_libsvm_from("1 2:1 1:1\n".as_bytes(), "x.svm", &LibsvmOptions::default()).unwrap_err().to_string();
         assert!(e.contains("increasing"), "{e}");
-        let e = read_libsvm_from("".as_bytes(), "x.svm", &LibsvmOptions::default())
-            .unwrap_err()
-            .to_string();
+        let e = read_libsvm_from("".as_bytes(), "x.svm", &LibsvmOptions::default()).unwrap_err().to_string();
         assert!(e.contains("empty"), "{e}");
-        let e = read_libsvm_from("1 1:inf\n".as_bytes(), "x.svm", &LibsvmOptions::default())
-            .unwrap_err()
-            .to_string();
+        let e = read_libsvm_from("1 1:inf\n".as_bytes(), "x.svm", &LibsvmOptions::default()).unwrap_err().to_string();
         assert!(e.contains("not finite"), "{e}");
     }
 }

@@ -68,10 +68,9 @@ impl Column {
     fn take(&self, rows: &[usize]) -> Column {
         match self {
             Column::Numeric(v) => Column::Numeric(rows.iter().map(|&r| v[r]).collect()),
-            Column::Categorical { codes, levels } => Column::Categorical {
-                codes: rows.iter().map(|&r| codes[r]).collect(),
-                levels: levels.clone(),
-            },
+            Column::Categorical { codes, levels } => {
+                Column::Categorical { codes: rows.iter().map(|&r| codes[r]).collect(), levels: levels.clone() }
+            }
         }
     }
 }
@@ -126,31 +125,24 @@ impl Target {
         uniq.sort();
         uniq.dedup();
         let classes = order_classes(uniq, positive)?;
-        let index: std::collections::HashMap<&str, u32> = classes
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.as_str(), i as u32))
-            .collect();
+        let index: std::collections::HashMap<&str, u32> =
+            classes.iter().enumerate().map(|(i, c)| (c.as_str(), i as u32)).collect();
         let y = values.iter().map(|v| index[v.as_str()]).collect();
         Ok(Target::Classes { y, classes })
     }
 
     fn take(&self, rows: &[usize]) -> Target {
         match self {
-            Target::Classes { y, classes } => Target::Classes {
-                y: rows.iter().map(|&r| y[r]).collect(),
-                classes: classes.clone(),
-            },
+            Target::Classes { y, classes } => {
+                Target::Classes { y: rows.iter().map(|&r| y[r]).collect(), classes: classes.clone() }
+            }
             Target::Multilabel { y, labels } => {
                 let k = labels.len();
                 let mut out = Vec::with_capacity(rows.len() * k);
                 for &r in rows {
                     out.extend_from_slice(&y[r * k..(r + 1) * k]);
                 }
-                Target::Multilabel {
-                    y: out,
-                    labels: labels.clone(),
-                }
+                Target::Multilabel { y: out, labels: labels.clone() }
             }
         }
     }
@@ -161,10 +153,7 @@ impl Target {
 /// −1/+1 labels, `true` for false/true, the later name in alphabetical order otherwise. A given
 /// `positive` name is moved to the end instead.
 pub fn order_classes(mut classes: Vec<String>, positive: Option<&str>) -> Result<Vec<String>> {
-    let numeric: Option<Vec<f64>> = classes
-        .iter()
-        .map(|c| c.trim().parse::<f64>().ok())
-        .collect();
+    let numeric: Option<Vec<f64>> = classes.iter().map(|c| c.trim().parse::<f64>().ok()).collect();
     if let Some(nums) = numeric {
         let mut pairs: Vec<(f64, String)> = nums.into_iter().zip(classes).collect();
         pairs.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
@@ -173,13 +162,10 @@ pub fn order_classes(mut classes: Vec<String>, positive: Option<&str>) -> Result
         classes.sort();
     }
     if let Some(p) = positive {
-        let pos = classes.iter().position(|c| c == p).ok_or_else(|| {
-            Error::param(
-                "positive",
-                format!("one of the labels {classes:?}"),
-                format!("'{p}'"),
-            )
-        })?;
+        let pos = classes
+            .iter()
+            .position(|c| c == p)
+            .ok_or_else(|| Error::param("positive", format!("one of the labels {classes:?}"), format!("'{p}'")))?;
         let c = classes.remove(pos);
         classes.push(c);
     }
@@ -222,10 +208,7 @@ impl Features {
         let columns = (0..n_features)
             .map(|f| Column::Numeric((0..n_rows).map(|r| values[r * n_features + f]).collect()))
             .collect();
-        Ok(Features {
-            names: (0..n_features).map(|f| format!("f{f}")).collect(),
-            columns,
-        })
+        Ok(Features { names: (0..n_features).map(|f| format!("f{f}")).collect(), columns })
     }
 }
 
@@ -244,11 +227,7 @@ impl Dataset {
     /// Builds and validates a dataset: equal column lengths, no infinite feature values,
     /// codes within their levels, a target of matching length with at least two classes (or
     /// labels), valid weights.
-    pub fn new(
-        features: Features,
-        target: Option<Target>,
-        sample_weight: Option<Vec<f64>>,
-    ) -> Result<Dataset> {
+    pub fn new(features: Features, target: Option<Target>, sample_weight: Option<Vec<f64>>) -> Result<Dataset> {
         let n = features.n_rows();
         if features.names.len() != features.columns.len() {
             return Err(Error::InvalidData(format!(
@@ -260,33 +239,22 @@ impl Dataset {
         let mut seen = std::collections::HashSet::new();
         for name in &features.names {
             if !seen.insert(name) {
-                return Err(Error::InvalidData(format!(
-                    "duplicate feature name '{name}'"
-                )));
+                return Err(Error::InvalidData(format!("duplicate feature name '{name}'")));
             }
         }
         for (f, col) in features.columns.iter().enumerate() {
             let name = &features.names[f];
             if col.len() != n {
-                return Err(Error::InvalidData(format!(
-                    "feature '{name}' has {} rows, expected {n}",
-                    col.len()
-                )));
+                return Err(Error::InvalidData(format!("feature '{name}' has {} rows, expected {n}", col.len())));
             }
             match col {
                 Column::Numeric(v) => {
                     if let Some(r) = v.iter().position(|x| x.is_infinite()) {
-                        return Err(Error::InvalidData(format!(
-                            "feature '{name}', row {}: infinite value",
-                            r + 1
-                        )));
+                        return Err(Error::InvalidData(format!("feature '{name}', row {}: infinite value", r + 1)));
                     }
                 }
                 Column::Categorical { codes, levels } => {
-                    if let Some(r) = codes
-                        .iter()
-                        .position(|&c| c != MISSING_CODE && c as usize >= levels.len())
-                    {
+                    if let Some(r) = codes.iter().position(|&c| c != MISSING_CODE && c as usize >= levels.len()) {
                         return Err(Error::InvalidData(format!(
                             "feature '{name}', row {}: category code {} but only {} levels",
                             r + 1,
@@ -299,40 +267,27 @@ impl Dataset {
         }
         if let Some(t) = &target {
             if t.len() != n {
-                return Err(Error::InvalidData(format!(
-                    "target has {} rows, features have {n}",
-                    t.len()
-                )));
+                return Err(Error::InvalidData(format!("target has {} rows, features have {n}", t.len())));
             }
             match t {
                 Target::Classes { y, classes } => {
                     if let Some(r) = y.iter().position(|&c| c as usize >= classes.len()) {
-                        return Err(Error::InvalidData(format!(
-                            "row {}: class index out of range",
-                            r + 1
-                        )));
+                        return Err(Error::InvalidData(format!("row {}: class index out of range", r + 1)));
                     }
                 }
                 Target::Multilabel { y, labels } => {
                     if labels.is_empty() {
-                        return Err(Error::InvalidData(
-                            "multi-label target with no labels".into(),
-                        ));
+                        return Err(Error::InvalidData("multi-label target with no labels".into()));
                     }
                     if y.iter().any(|&v| v > 1) {
-                        return Err(Error::InvalidData(
-                            "multi-label values must be 0 or 1".into(),
-                        ));
+                        return Err(Error::InvalidData("multi-label values must be 0 or 1".into()));
                     }
                 }
             }
         }
         if let Some(w) = &sample_weight {
             if w.len() != n {
-                return Err(Error::InvalidData(format!(
-                    "{} sample weights for {n} rows",
-                    w.len()
-                )));
+                return Err(Error::InvalidData(format!("{} sample weights for {n} rows", w.len())));
             }
             if let Some(r) = w.iter().position(|x| !(x.is_finite() && *x >= 0.0)) {
                 return Err(Error::InvalidData(format!(
@@ -345,11 +300,7 @@ impl Dataset {
                 return Err(Error::InvalidData("all sample weights are zero".into()));
             }
         }
-        Ok(Dataset {
-            features,
-            target,
-            sample_weight,
-        })
+        Ok(Dataset { features, target, sample_weight })
     }
 
     /// Number of rows.
@@ -370,18 +321,13 @@ impl Dataset {
                 columns: self.features.columns.iter().map(|c| c.take(rows)).collect(),
             },
             target: self.target.as_ref().map(|t| t.take(rows)),
-            sample_weight: self
-                .sample_weight
-                .as_ref()
-                .map(|w| rows.iter().map(|&r| w[r]).collect()),
+            sample_weight: self.sample_weight.as_ref().map(|w| rows.iter().map(|&r| w[r]).collect()),
         }
     }
 
     /// The target, or an error saying that labels are needed.
     pub fn target(&self) -> Result<&Target> {
-        self.target
-            .as_ref()
-            .ok_or_else(|| Error::InvalidData("the data have no label column".into()))
+        self.target.as_ref().ok_or_else(|| Error::InvalidData("the data have no label column".into()))
     }
 
     /// Checks that the target can be trained on: at least one row, at least two classes present
@@ -403,11 +349,7 @@ impl Dataset {
                 if n_present < 2 {
                     return Err(Error::InvalidData(format!(
                         "only one class ({}) in the training labels: need at least two",
-                        classes
-                            .iter()
-                            .zip(&present)
-                            .find(|p| *p.1)
-                            .map_or("none", |p| p.0)
+                        classes.iter().zip(&present).find(|p| *p.1).map_or("none", |p| p.0)
                     )));
                 }
             }
@@ -418,9 +360,7 @@ impl Dataset {
                     s > 0 && s < self.n_rows()
                 });
                 if !varied {
-                    return Err(Error::InvalidData(
-                        "every label is constant over the training rows".into(),
-                    ));
+                    return Err(Error::InvalidData("every label is constant over the training rows".into()));
                 }
             }
         }

@@ -260,11 +260,7 @@ pub struct CellResult {
 
 impl CellResult {
     /// A result whose final numbers are the last entries of the curves (NaN for an empty curve).
-    pub fn from_curves(
-        test_error: Vec<f64>,
-        test_error_clipped: Option<Vec<f64>>,
-        train_error: Vec<f64>,
-    ) -> Self {
+    pub fn from_curves(test_error: Vec<f64>, test_error_clipped: Option<Vec<f64>>, train_error: Vec<f64>) -> Self {
         let last = |v: &[f64]| v.last().copied().unwrap_or(f64::NAN);
         CellResult {
             final_test_error: last(&test_error),
@@ -377,24 +373,13 @@ pub fn derive_seed(seed: u64, parts: &[&str]) -> u64 {
 // Spec parsing, validation and expansion.
 
 fn toml_error(e: &toml::de::Error, text: &str, file: &str) -> Error {
-    let line = e.span().map_or(0, |s| {
-        text[..s.start.min(text.len())].matches('\n').count() + 1
-    });
-    Error::Parse {
-        file: file.to_string(),
-        line,
-        column: None,
-        message: e.message().to_string(),
-    }
+    let line = e.span().map_or(0, |s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+    Error::Parse { file: file.to_string(), line, column: None, message: e.message().to_string() }
 }
 
 fn check_name(kind: &'static str, name: &str) -> Result<()> {
     if name.is_empty() || name.contains('|') || name.chars().any(char::is_control) {
-        return Err(Error::param(
-            kind,
-            "a non-empty name without '|' or control characters",
-            format!("{name:?}"),
-        ));
+        return Err(Error::param(kind, "a non-empty name without '|' or control characters", format!("{name:?}")));
     }
     Ok(())
 }
@@ -435,21 +420,13 @@ impl ExperimentSpec {
     /// Checks names, ranges and uniqueness (called by the parsers and by [`run_experiment`]).
     pub fn validate(&self) -> Result<()> {
         if self.name.trim().is_empty() {
-            return Err(Error::param(
-                "name",
-                "a non-empty experiment name",
-                format!("{:?}", self.name),
-            ));
+            return Err(Error::param("name", "a non-empty experiment name", format!("{:?}", self.name)));
         }
         if self.folds < 2 {
             return Err(Error::param("folds", "an integer ≥ 2", self.folds));
         }
         if self.noise.is_empty() {
-            return Err(Error::param(
-                "noise",
-                "a non-empty list of rates in [0, 1]",
-                "[]",
-            ));
+            return Err(Error::param("noise", "a non-empty list of rates in [0, 1]", "[]"));
         }
         let mut seen = HashSet::new();
         for &eta in &self.noise {
@@ -461,21 +438,13 @@ impl ExperimentSpec {
             }
         }
         if self.datasets.is_empty() {
-            return Err(Error::param(
-                "datasets",
-                "at least one [[datasets]] entry",
-                "none",
-            ));
+            return Err(Error::param("datasets", "at least one [[datasets]] entry", "none"));
         }
         let mut names = HashSet::new();
         for d in &self.datasets {
             check_name("datasets.name", &d.name)?;
             if !names.insert(d.name.as_str()) {
-                return Err(Error::param(
-                    "datasets.name",
-                    "distinct dataset names",
-                    &d.name,
-                ));
+                return Err(Error::param("datasets.name", "distinct dataset names", &d.name));
             }
             if let Some(k) = d.folds {
                 if k < 2 {
@@ -484,10 +453,7 @@ impl ExperimentSpec {
                 if d.fold_file.is_some() {
                     return Err(Error::param(
                         "datasets.folds",
-                        format!(
-                            "either `folds` or `fold_file` for dataset `{}`, not both",
-                            d.name
-                        ),
+                        format!("either `folds` or `fold_file` for dataset `{}`, not both", d.name),
                         "both",
                     ));
                 }
@@ -499,21 +465,13 @@ impl ExperimentSpec {
             }
         }
         if self.settings.is_empty() {
-            return Err(Error::param(
-                "settings",
-                "at least one [[settings]] entry",
-                "none",
-            ));
+            return Err(Error::param("settings", "at least one [[settings]] entry", "none"));
         }
         let expanded = self.expanded_settings()?;
         if let Some(r) = &self.reference {
             if !expanded.iter().any(|s| &s.name == r) {
                 let known: Vec<&str> = expanded.iter().map(|s| s.name.as_str()).collect();
-                return Err(Error::param(
-                    "reference",
-                    format!("one of the settings {known:?}"),
-                    format!("{r:?}"),
-                ));
+                return Err(Error::param("reference", format!("one of the settings {known:?}"), format!("{r:?}")));
             }
         }
         Ok(())
@@ -536,10 +494,7 @@ impl ExperimentSpec {
                 if s.params.contains_key(key) {
                     return Err(Error::param(
                         "settings.grid",
-                        format!(
-                            "`{key}` either fixed or in the grid of setting `{}`, not both",
-                            s.name
-                        ),
+                        format!("`{key}` either fixed or in the grid of setting `{}`, not both", s.name),
                         "both",
                     ));
                 }
@@ -563,21 +518,14 @@ impl ExperimentSpec {
                 let name = if point.is_empty() {
                     s.name.clone()
                 } else {
-                    let inner: Vec<String> = point
-                        .iter()
-                        .map(|(k, v)| format!("{k}={}", fmt_value(v)))
-                        .collect();
+                    let inner: Vec<String> = point.iter().map(|(k, v)| format!("{k}={}", fmt_value(v))).collect();
                     format!("{}[{}]", s.name, inner.join(","))
                 };
                 for (k, v) in point {
                     params.insert(k.clone(), v.clone());
                 }
                 if !names.insert(name.clone()) {
-                    return Err(Error::param(
-                        "settings.name",
-                        "distinct expanded setting names",
-                        name,
-                    ));
+                    return Err(Error::param("settings.name", "distinct expanded setting names", name));
                 }
                 out.push(ExpandedSetting { name, params });
             }
@@ -595,8 +543,7 @@ impl ExperimentSpec {
 
     /// Hash of the spec's canonical JSON (FNV-1a 64, 16 hex digits); `base_dir` is excluded.
     pub fn spec_hash(&self) -> Result<String> {
-        let json =
-            serde_json::to_string(self).map_err(|e| Error::InvalidData(format!("spec: {e}")))?;
+        let json = serde_json::to_string(self).map_err(|e| Error::InvalidData(format!("spec: {e}")))?;
         Ok(format!("{:016x}", fnv1a(FNV_OFFSET, json.as_bytes())))
     }
 
@@ -632,10 +579,7 @@ impl ExperimentSpec {
                         cells.push(Cell {
                             index: cells.len(),
                             seed: derive_seed(self.seed, &["cell", &key]),
-                            noise_seed: derive_seed(
-                                self.seed,
-                                &["noise", &d.name, &noise_str, &fold_str],
-                            ),
+                            noise_seed: derive_seed(self.seed, &["noise", &d.name, &noise_str, &fold_str]),
                             key,
                             dataset: dataset.clone(),
                             setting: s.name.clone(),
@@ -705,9 +649,9 @@ impl Cell {
     pub fn param_usize(&self, name: &str) -> Result<Option<usize>> {
         match self.param(name) {
             None => Ok(None),
-            Some(v @ toml::Value::Integer(i)) => usize::try_from(*i)
-                .map(Some)
-                .map_err(|_| self.param_error(name, "a non-negative integer", v)),
+            Some(v @ toml::Value::Integer(i)) => {
+                usize::try_from(*i).map(Some).map_err(|_| self.param_error(name, "a non-negative integer", v))
+            }
             Some(v) => Err(self.param_error(name, "a non-negative integer", v)),
         }
     }
@@ -829,11 +773,7 @@ impl From<CellResult> for CellResultRepr {
             test_error: wrap(r.test_error),
             test_error_clipped: r.test_error_clipped.map(wrap),
             train_error: wrap(r.train_error),
-            diagnostics: r
-                .diagnostics
-                .into_iter()
-                .map(|(k, v)| (k, wrap(v)))
-                .collect(),
+            diagnostics: r.diagnostics.into_iter().map(|(k, v)| (k, wrap(v))).collect(),
             final_test_error: JsonF64(r.final_test_error),
             final_test_error_clipped: r.final_test_error_clipped.map(JsonF64),
             final_train_error: JsonF64(r.final_train_error),
@@ -849,11 +789,7 @@ impl From<CellResultRepr> for CellResult {
             test_error: unwrap(r.test_error),
             test_error_clipped: r.test_error_clipped.map(unwrap),
             train_error: unwrap(r.train_error),
-            diagnostics: r
-                .diagnostics
-                .into_iter()
-                .map(|(k, v)| (k, unwrap(v)))
-                .collect(),
+            diagnostics: r.diagnostics.into_iter().map(|(k, v)| (k, unwrap(v))).collect(),
             final_test_error: r.final_test_error.0,
             final_test_error_clipped: r.final_test_error_clipped.map(|x| x.0),
             final_train_error: r.final_train_error.0,
@@ -884,14 +820,9 @@ static TMP_COUNTER: AtomicUsize = AtomicUsize::new(0);
 /// then a best-effort fsync of the directory (not supported on every platform).
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(
-        ".{name}.{}.{}{TMP_SUFFIX}",
-        std::process::id(),
-        TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
+    let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let tmp =
+        dir.join(format!(".{name}.{}.{}{TMP_SUFFIX}", std::process::id(), TMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
     let write = || -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
@@ -914,13 +845,7 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 fn cell_file_name(key: &str) -> String {
     let safe: String = key
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '=' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '=' | '-') { c } else { '_' })
         .take(120)
         .collect();
     format!("{safe}-{:016x}.json", fnv1a(FNV_OFFSET, key.as_bytes()))
@@ -952,11 +877,7 @@ fn read_records(cells_dir: &Path) -> Result<Vec<CellRecord>> {
     records.sort_by(|a, b| a.index.cmp(&b.index).then_with(|| a.key.cmp(&b.key)));
     for w in records.windows(2) {
         if w[0].key == w[1].key {
-            return Err(Error::InvalidData(format!(
-                "{}: two records for cell {}",
-                cells_dir.display(),
-                w[0].key
-            )));
+            return Err(Error::InvalidData(format!("{}: two records for cell {}", cells_dir.display(), w[0].key)));
         }
     }
     Ok(records)
@@ -984,11 +905,7 @@ fn read_stored_spec(path: &Path) -> Result<StoredSpec> {
 pub fn load_results(results_dir: &Path) -> Result<ExperimentResults> {
     let stored = read_stored_spec(&results_dir.join(SPEC_FILE))?;
     let records = read_records(&results_dir.join(CELLS_DIR))?;
-    Ok(ExperimentResults {
-        spec: stored.spec,
-        spec_hash: stored.spec_hash,
-        records,
-    })
+    Ok(ExperimentResults { spec: stored.spec, spec_hash: stored.spec_hash, records })
 }
 
 /// Prepares `results_dir` for `spec`: creates it and `spec.json`, or checks that an existing one
@@ -1020,13 +937,8 @@ fn prepare_dir(spec: &ExperimentSpec, results_dir: &Path) -> Result<PathBuf> {
                 results_dir.display()
             )));
         }
-        let stored = StoredSpec {
-            format: RESULTS_FORMAT,
-            spec_hash: hash,
-            spec: spec.clone(),
-        };
-        let json = serde_json::to_string_pretty(&stored)
-            .map_err(|e| Error::InvalidData(format!("spec: {e}")))?;
+        let stored = StoredSpec { format: RESULTS_FORMAT, spec_hash: hash, spec: spec.clone() };
+        let json = serde_json::to_string_pretty(&stored).map_err(|e| Error::InvalidData(format!("spec: {e}")))?;
         write_atomic(&spec_path, json.as_bytes())?;
     }
     // Temporary files can only come from a killed run (one process per directory).
@@ -1043,8 +955,7 @@ fn prepare_dir(spec: &ExperimentSpec, results_dir: &Path) -> Result<PathBuf> {
 fn write_merged(results_dir: &Path, records: &[CellRecord]) -> Result<()> {
     let mut out = String::new();
     for r in records {
-        let line = serde_json::to_string(r)
-            .map_err(|e| Error::InvalidData(format!("record {}: {e}", r.key)))?;
+        let line = serde_json::to_string(r).map_err(|e| Error::InvalidData(format!("record {}: {e}", r.key)))?;
         out.push_str(&line);
         out.push('\n');
     }
@@ -1116,10 +1027,7 @@ where
                 let record = cell.record(result);
                 let json = serde_json::to_string(&record)
                     .map_err(|e| Error::InvalidData(format!("record {}: {e}", cell.key)))?;
-                write_atomic(
-                    &cells_dir.join(cell_file_name(&cell.key)),
-                    format!("{json}\n").as_bytes(),
-                )
+                write_atomic(&cells_dir.join(cell_file_name(&cell.key)), format!("{json}\n").as_bytes())
             });
             match outcome {
                 Ok(()) => {
@@ -1127,10 +1035,7 @@ where
                 }
                 Err(error) => {
                     if let Ok(mut f) = failures.lock() {
-                        f.push(CellFailure {
-                            key: cell.key.clone(),
-                            error,
-                        });
+                        f.push(CellFailure { key: cell.key.clone(), error });
                     }
                 }
             }
@@ -1141,12 +1046,7 @@ where
     let index: HashMap<&str, usize> = cells.iter().map(|c| (c.key.as_str(), c.index)).collect();
     failures.sort_by_key(|f| index.get(f.key.as_str()).copied().unwrap_or(usize::MAX));
     write_merged(results_dir, &read_records(&cells_dir)?)?;
-    Ok(RunSummary {
-        total,
-        already_done,
-        completed: completed.into_inner(),
-        failures,
-    })
+    Ok(RunSummary { total, already_done, completed: completed.into_inner(), failures })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1175,9 +1075,7 @@ impl Measure {
     fn value(self, r: &CellResult, is_reference: bool) -> Option<f64> {
         match self {
             Measure::TestError => Some(r.final_test_error),
-            Measure::TestErrorClipped if is_reference => {
-                Some(r.final_test_error_clipped.unwrap_or(r.final_test_error))
-            }
+            Measure::TestErrorClipped if is_reference => Some(r.final_test_error_clipped.unwrap_or(r.final_test_error)),
             Measure::TestErrorClipped => r.final_test_error_clipped,
         }
     }
@@ -1282,10 +1180,7 @@ pub struct ReportOptions {
 
 impl Default for ReportOptions {
     fn default() -> Self {
-        ReportOptions {
-            reference: None,
-            alpha: 0.1,
-        }
+        ReportOptions { reference: None, alpha: 0.1 }
     }
 }
 
@@ -1334,16 +1229,9 @@ impl<'a> Groups<'a> {
 }
 
 /// The records of one (dataset, setting, noise), sorted by fold.
-fn group<'a>(
-    records: &'a [CellRecord],
-    dataset: &str,
-    setting: &str,
-    noise: f64,
-) -> Vec<&'a CellRecord> {
-    let mut g: Vec<&CellRecord> = records
-        .iter()
-        .filter(|r| r.dataset == dataset && r.setting == setting && r.noise == noise)
-        .collect();
+fn group<'a>(records: &'a [CellRecord], dataset: &str, setting: &str, noise: f64) -> Vec<&'a CellRecord> {
+    let mut g: Vec<&CellRecord> =
+        records.iter().filter(|r| r.dataset == dataset && r.setting == setting && r.noise == noise).collect();
     g.sort_by_key(|r| r.fold);
     g
 }
@@ -1361,10 +1249,7 @@ pub fn summarize(records: &[CellRecord]) -> Vec<SummaryRow> {
                 }
                 let test: Vec<f64> = g.iter().map(|r| r.result.final_test_error).collect();
                 let train: Vec<f64> = g.iter().map(|r| r.result.final_train_error).collect();
-                let clipped: Option<Vec<f64>> = g
-                    .iter()
-                    .map(|r| r.result.final_test_error_clipped)
-                    .collect();
+                let clipped: Option<Vec<f64>> = g.iter().map(|r| r.result.final_test_error_clipped).collect();
                 rows.push(SummaryRow {
                     dataset: d.to_string(),
                     setting: s.to_string(),
@@ -1393,11 +1278,7 @@ pub fn compare_to_reference(
     alpha: f64,
 ) -> Result<(Vec<ComparisonCounts>, Vec<PairedDetail>)> {
     if !(alpha > 0.0 && alpha <= 1.0) {
-        return Err(Error::param(
-            "alpha",
-            "a significance level in (0, 1]",
-            alpha,
-        ));
+        return Err(Error::param("alpha", "a significance level in (0, 1]", alpha));
     }
     let groups = Groups::new(records);
     if !groups.settings.contains(&reference) {
@@ -1431,15 +1312,9 @@ pub fn compare_to_reference(
                     .filter_map(|r| measure.value(&r.result, true).map(|v| (r.fold, v)))
                     .collect();
                 any_value |= !cand.is_empty();
-                let (a, b): (Vec<f64>, Vec<f64>) = cand
-                    .iter()
-                    .filter_map(|(f, &v)| refs.get(f).map(|&w| (v, w)))
-                    .unzip();
-                let test = if a.len() >= 2 {
-                    paired_t_test(&a, &b).ok()
-                } else {
-                    None
-                };
+                let (a, b): (Vec<f64>, Vec<f64>) =
+                    cand.iter().filter_map(|(f, &v)| refs.get(f).map(|&w| (v, w))).unzip();
+                let test = if a.len() >= 2 { paired_t_test(&a, &b).ok() } else { None };
                 let (Some(test), Ok(outcome)) = (test, compare(&a, &b, alpha)) else {
                     if !cand.is_empty() || !refs.is_empty() {
                         c.skipped += 1;
@@ -1521,9 +1396,7 @@ pub fn mean_curves(records: &[CellRecord], curve: &str) -> Vec<MeanCurve> {
 
 /// Summary, comparisons (both measures when any cell has a clipped model) and mean curves.
 pub fn build_report(records: &[CellRecord], options: &ReportOptions) -> Result<Report> {
-    let has_clipped = records
-        .iter()
-        .any(|r| r.result.final_test_error_clipped.is_some());
+    let has_clipped = records.iter().any(|r| r.result.final_test_error_clipped.is_some());
     let mut comparisons = Vec::new();
     let mut details = Vec::new();
     if let Some(reference) = &options.reference {
@@ -1537,24 +1410,14 @@ pub fn build_report(records: &[CellRecord], options: &ReportOptions) -> Result<R
             details.extend(d);
         }
     } else if !(options.alpha > 0.0 && options.alpha <= 1.0) {
-        return Err(Error::param(
-            "alpha",
-            "a significance level in (0, 1]",
-            options.alpha,
-        ));
+        return Err(Error::param("alpha", "a significance level in (0, 1]", options.alpha));
     }
     let mut curves = mean_curves(records, "test_error");
     if has_clipped {
         curves.extend(mean_curves(records, "test_error_clipped"));
     }
     curves.extend(mean_curves(records, "train_error"));
-    Ok(Report {
-        options: options.clone(),
-        summary: summarize(records),
-        comparisons,
-        details,
-        curves,
-    })
+    Ok(Report { options: options.clone(), summary: summarize(records), comparisons, details, curves })
 }
 
 fn pm(m: f64, s: f64) -> String {
@@ -1568,16 +1431,10 @@ pub fn render_markdown(report: &Report) -> String {
     let has_clipped = report.summary.iter().any(|r| r.clipped.is_some());
     let _ = writeln!(out, "## Final error (mean ± std over folds)\n");
     if has_clipped {
-        let _ = writeln!(
-            out,
-            "| dataset | setting | noise | folds | test error | clipped test error | train error |"
-        );
+        let _ = writeln!(out, "| dataset | setting | noise | folds | test error | clipped test error | train error |");
         let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---:|");
     } else {
-        let _ = writeln!(
-            out,
-            "| dataset | setting | noise | folds | test error | train error |"
-        );
+        let _ = writeln!(out, "| dataset | setting | noise | folds | test error | train error |");
         let _ = writeln!(out, "|---|---|---:|---:|---:|---:|");
     }
     for r in &report.summary {
@@ -1598,15 +1455,8 @@ pub fn render_markdown(report: &Report) -> String {
         );
     }
     if let Some(reference) = &report.options.reference {
-        let _ = writeln!(
-            out,
-            "\n## Paired t-test against `{reference}` (two-sided, p < {})\n",
-            report.options.alpha
-        );
-        let _ = writeln!(
-            out,
-            "| setting | noise | measure | better | equivalent | worse | skipped |"
-        );
+        let _ = writeln!(out, "\n## Paired t-test against `{reference}` (two-sided, p < {})\n", report.options.alpha);
+        let _ = writeln!(out, "| setting | noise | measure | better | equivalent | worse | skipped |");
         let _ = writeln!(out, "|---|---:|---|---:|---:|---:|---:|");
         for c in &report.comparisons {
             let _ = writeln!(
@@ -1623,7 +1473,8 @@ pub fn render_markdown(report: &Report) -> String {
         }
         if !report.details.is_empty() {
             let _ = writeln!(out, "\n### Per dataset\n");
-            let _ = writeln!(out, "| dataset | setting | noise | measure | folds | mean | reference | t | p | outcome |");
+            let _ =
+                writeln!(out, "| dataset | setting | noise | measure | folds | mean | reference | t | p | outcome |");
             let _ = writeln!(out, "|---|---|---:|---|---:|---:|---:|---:|---:|---|");
             for d in &report.details {
                 let outcome = match d.outcome {
@@ -1693,26 +1544,15 @@ grid = { t = [0.0, 0.5], clipped = [true, false] }
     fn derive_seed_is_pinned() {
         // Values computed independently (Python: FNV-1a 64 + SplitMix64 as documented).
         assert_eq!(derive_seed(0, &[]), 6_603_144_262_649_002_859);
-        assert_eq!(
-            derive_seed(42, &["cell", "iris|ada|noise=0.1|fold=3"]),
-            7_187_896_504_034_626_209
-        );
-        assert_eq!(
-            derive_seed(7, &["noise", "iris", "0.1", "3"]),
-            10_838_659_984_574_544_593
-        );
+        assert_eq!(derive_seed(42, &["cell", "iris|ada|noise=0.1|fold=3"]), 7_187_896_504_034_626_209);
+        assert_eq!(derive_seed(7, &["noise", "iris", "0.1", "3"]), 10_838_659_984_574_544_593);
         assert_eq!(fnv1a(FNV_OFFSET, b"hello"), 0xa430_d846_80aa_bd0b);
     }
 
     #[test]
     fn parse_and_expand() {
         let spec = ExperimentSpec::from_toml_str(SPEC).expect("valid spec");
-        let names: Vec<String> = spec
-            .expanded_settings()
-            .expect("ok")
-            .into_iter()
-            .map(|s| s.name)
-            .collect();
+        let names: Vec<String> = spec.expanded_settings().expect("ok").into_iter().map(|s| s.name).collect();
         assert_eq!(
             names,
             [
@@ -1728,22 +1568,13 @@ grid = { t = [0.0, 0.5], clipped = [true, false] }
         assert_eq!(cells.len(), 30 + 20);
         assert!(cells.iter().enumerate().all(|(i, c)| c.index == i));
         assert_eq!(cells[0].key, "d1|base|noise=0|fold=0");
-        assert_eq!(
-            cells[29].key,
-            "d1|tada[clipped=false,t=0.5]|noise=0.1|fold=2"
-        );
-        assert_eq!(
-            cells[49].key,
-            "d2|tada[clipped=false,t=0.5]|noise=0.1|fold=1"
-        );
+        assert_eq!(cells[29].key, "d1|tada[clipped=false,t=0.5]|noise=0.1|fold=2");
+        assert_eq!(cells[49].key, "d2|tada[clipped=false,t=0.5]|noise=0.1|fold=1");
         let keys: HashSet<&str> = cells.iter().map(|c| c.key.as_str()).collect();
         assert_eq!(keys.len(), cells.len());
         let seeds: HashSet<u64> = cells.iter().map(|c| c.seed).collect();
         assert_eq!(seeds.len(), cells.len());
-        assert_eq!(
-            cells[0].seed,
-            derive_seed(7, &["cell", "d1|base|noise=0|fold=0"])
-        );
+        assert_eq!(cells[0].seed, derive_seed(7, &["cell", "d1|base|noise=0|fold=0"]));
         // Parameter precedence: spec < setting < dataset.
         let c = &cells[10]; // d1, tada[clipped=true,t=0], noise 0.1, fold 1
         assert_eq!(c.key, "d1|tada[clipped=true,t=0]|noise=0.1|fold=1");
@@ -1759,26 +1590,19 @@ grid = { t = [0.0, 0.5], clipped = [true, false] }
         assert_eq!((c.fold, c.n_folds), (1, 3));
         assert_eq!(c.folds, FoldSource::Stratified { k: 3, seed: 7 });
         assert_eq!(c.dataset.label.as_deref(), Some("y"));
-        let d2 = cells
-            .iter()
-            .find(|c| c.dataset.name == "d2" && c.setting != "base")
-            .expect("d2");
+        let d2 = cells.iter().find(|c| c.dataset.name == "d2" && c.setting != "base").expect("d2");
         assert_eq!(d2.param_usize("max_nodes").expect("ok"), Some(5));
         assert_eq!(d2.n_folds, 2);
         // The noise seed is shared by all settings of a (dataset, noise, fold), and only those.
         for a in &cells {
             for b in &cells {
-                let same =
-                    a.dataset.name == b.dataset.name && a.noise == b.noise && a.fold == b.fold;
+                let same = a.dataset.name == b.dataset.name && a.noise == b.noise && a.fold == b.fold;
                 assert_eq!(a.noise_seed == b.noise_seed, same, "{} {}", a.key, b.key);
             }
         }
         // Stratified fold ids come from the spec seed.
         let labels = [0u32, 1, 0, 1, 0, 1, 1];
-        assert_eq!(
-            c.fold_ids(&labels).expect("ok"),
-            stratified_fold_ids(&labels, 3, 7).expect("ok")
-        );
+        assert_eq!(c.fold_ids(&labels).expect("ok"), stratified_fold_ids(&labels, 3, 7).expect("ok"));
     }
 
     #[test]
@@ -1805,53 +1629,32 @@ grid = { t = [0.0, 0.5], clipped = [true, false] }
         assert_eq!(cells[0].dataset.path, dir.path().join("data/d1.csv"));
         assert_eq!(cells[0].n_folds, 4);
         assert_eq!(cells[0].folds, FoldSource::File(dir.path().join("f.txt")));
-        assert_eq!(
-            cells[0].fold_ids(&[0u8; 8]).expect("ok"),
-            vec![0, 1, 2, 3, 0, 1, 2, 3]
-        );
+        assert_eq!(cells[0].fold_ids(&[0u8; 8]).expect("ok"), vec![0, 1, 2, 3, 0, 1, 2, 3]);
         assert!(cells[0].fold_ids(&[0u8; 7]).is_err());
         assert_eq!(cells[45].dataset.path, PathBuf::from("/abs/d2.csv"));
     }
 
     #[test]
     fn spec_errors_are_clear() {
-        let err = |text: &str| {
-            ExperimentSpec::from_toml_str(text)
-                .expect_err("invalid")
-                .to_string()
-        };
+        let err = |text: &str| ExperimentSpec::from_toml_str(text).expect_err("invalid").to_string();
         let typo = SPEC.replace("folds = 3", "fold = 3");
         let e = err(&typo);
         // SPEC starts with a newline: `folds` is on line 4.
-        assert!(
-            e.contains("<spec>:4") && e.contains("unknown field `fold`"),
-            "{e}"
-        );
-        assert!(
-            err(&SPEC.replace("label = \"y\"", "lable = \"y\"")).contains("unknown field `lable`")
-        );
-        assert!(
-            err(&SPEC.replace("folds = 2", "folds = 2\nfold_file = \"f\"")).contains("not both")
-        );
+        assert!(e.contains("<spec>:4") && e.contains("unknown field `fold`"), "{e}");
+        assert!(err(&SPEC.replace("label = \"y\"", "lable = \"y\"")).contains("unknown field `lable`"));
+        assert!(err(&SPEC.replace("folds = 2", "folds = 2\nfold_file = \"f\"")).contains("not both"));
         assert!(err(&SPEC.replace("0.1]", "1.5]")).contains("noise"));
         assert!(err(&SPEC.replace("0.1]", "0.0]")).contains("distinct"));
         assert!(err(&SPEC.replace("name = \"d2\"", "name = \"d1\"")).contains("distinct dataset"));
         assert!(err(&SPEC.replace("name = \"d2\"", "name = \"d|2\"")).contains("'|'"));
-        assert!(
-            err(&SPEC.replace("reference = \"base\"", "reference = \"nope\""))
-                .contains("reference")
-        );
+        assert!(err(&SPEC.replace("reference = \"base\"", "reference = \"nope\"")).contains("reference"));
         assert!(err(&SPEC.replace("max_nodes = 7", "t = 0.3")).contains("not both"));
         assert!(err(&SPEC.replace("t = [0.0, 0.5]", "t = []")).contains("non-empty list"));
         assert!(err(&SPEC.replace("folds = 3", "folds = 1")).contains("folds"));
         let dup = SPEC
             .replace("name = \"tada\"", "name = \"base\"")
             .replace("grid = { t = [0.0, 0.5], clipped = [true, false] }\n", "");
-        assert!(
-            err(&dup).contains("distinct expanded setting names"),
-            "{}",
-            err(&dup)
-        );
+        assert!(err(&dup).contains("distinct expanded setting names"), "{}", err(&dup));
     }
 
     /// A deterministic stand-in for training: a function of the cell's seeds only. Setting
@@ -1862,18 +1665,12 @@ grid = { t = [0.0, 0.5], clipped = [true, false] }
         let base = 0.2 + 0.1 * shared.gen::<f64>();
         let shift = if cell.setting == "good" { -0.05 } else { 0.0 };
         let rounds = 3 + (cell.seed % 3) as usize;
-        let test: Vec<f64> = (0..rounds)
-            .map(|j| base + shift + 0.01 * own.gen::<f64>() / (j + 1) as f64)
-            .collect();
+        let test: Vec<f64> = (0..rounds).map(|j| base + shift + 0.01 * own.gen::<f64>() / (j + 1) as f64).collect();
         let clipped: Vec<f64> = test.iter().map(|e| e + 0.001).collect();
         let train: Vec<f64> = test.iter().map(|e| e / 2.0).collect();
         let mut r = CellResult::from_curves(test, Some(clipped), train);
-        r.diagnostics.insert(
-            "alpha".into(),
-            (0..rounds).map(|j| own.gen::<f64>() + j as f64).collect(),
-        );
-        r.diagnostics
-            .insert("bound".into(), vec![f64::INFINITY; rounds]);
+        r.diagnostics.insert("alpha".into(), (0..rounds).map(|j| own.gen::<f64>() + j as f64).collect());
+        r.diagnostics.insert("bound".into(), vec![f64::INFINITY; rounds]);
         r.extra.insert("rounds".into(), rounds as f64);
         Ok(r)
     }
@@ -1916,11 +1713,7 @@ name = "good"
         .expect("run");
         assert!(s.is_complete());
         assert_eq!((s.total, s.already_done, s.completed), (12, 0, 12));
-        assert_eq!(
-            calls.load(Ordering::Relaxed),
-            13,
-            "one initial call plus one per cell"
-        );
+        assert_eq!(calls.load(Ordering::Relaxed), 13, "one initial call plus one per cell");
         assert_eq!(*last.lock().expect("lock"), (12, 12));
         let reference = records_of(&full);
         assert_eq!(reference.len(), 12);
@@ -1963,23 +1756,11 @@ name = "good"
         assert_eq!(records_of(&partial), reference);
         let merged = |d: &Path| std::fs::read(d.join(MERGED_FILE)).expect("merged");
         assert_eq!(merged(&partial), merged(&full));
-        assert_eq!(
-            String::from_utf8(merged(&full))
-                .expect("utf8")
-                .lines()
-                .count(),
-            12
-        );
+        assert_eq!(String::from_utf8(merged(&full)).expect("utf8").lines().count(), 12);
 
         // Nothing left to do.
-        let s = run_experiment(
-            &spec,
-            &partial,
-            2,
-            |_: &Cell| Err(Error::Numerical("no".into())),
-            |_, _| {},
-        )
-        .expect("noop");
+        let s =
+            run_experiment(&spec, &partial, 2, |_: &Cell| Err(Error::Numerical("no".into())), |_, _| {}).expect("noop");
         assert_eq!((s.already_done, s.completed, s.failures.len()), (12, 0, 0));
     }
 
@@ -1991,21 +1772,13 @@ name = "good"
         let mut other = spec.clone();
         other.seed = 4;
         let e = run_experiment(&other, tmp.path(), 1, fake, |_, _| {}).expect_err("refused");
-        assert!(matches!(
-            e,
-            Error::InvalidParam {
-                name: "results_dir",
-                ..
-            }
-        ));
+        assert!(matches!(e, Error::InvalidParam { name: "results_dir", .. }));
         assert!(e.to_string().contains("different spec"), "{e}");
         // Records without spec.json are refused too.
         let bare = tmp.path().join("bare");
         std::fs::create_dir_all(bare.join(CELLS_DIR)).expect("mkdir");
         std::fs::copy(
-            tmp.path()
-                .join(CELLS_DIR)
-                .join(cell_file_name("a|plain|noise=0|fold=0")),
+            tmp.path().join(CELLS_DIR).join(cell_file_name("a|plain|noise=0|fold=0")),
             bare.join(CELLS_DIR).join("x.json"),
         )
         .expect("copy");
@@ -2019,40 +1792,22 @@ name = "good"
         let _ = run_experiment(&spec, tmp.path(), 2, fake, |_, _| {}).expect("run");
         let loaded = load_results(tmp.path()).expect("load");
         assert_eq!(loaded.spec, spec);
-        let opts = ReportOptions {
-            reference: spec.reference.clone(),
-            ..ReportOptions::default()
-        };
+        let opts = ReportOptions { reference: spec.reference.clone(), ..ReportOptions::default() };
         let report = build_report(&loaded.records, &opts).expect("report");
         assert_eq!(report.summary.len(), 4);
         // "good" beats "plain" by 0.05 ± 0.01 on both datasets, for both measures.
         assert_eq!(report.comparisons.len(), 2);
         for c in &report.comparisons {
-            assert_eq!(
-                (c.setting.as_str(), c.better, c.equivalent, c.worse),
-                ("good", 2, 0, 0)
-            );
+            assert_eq!((c.setting.as_str(), c.better, c.equivalent, c.worse), ("good", 2, 0, 0));
         }
         // Non-finite diagnostics survive the round trip.
-        assert!(loaded.records[0].result.diagnostics["bound"]
-            .iter()
-            .all(|v| *v == f64::INFINITY));
+        assert!(loaded.records[0].result.diagnostics["bound"].iter().all(|v| *v == f64::INFINITY));
         let md = render_markdown(&report);
-        assert!(
-            md.contains("| good | 0 | test error | 2 | 0 | 0 | 0 |"),
-            "{md}"
-        );
+        assert!(md.contains("| good | 0 | test error | 2 | 0 | 0 | 0 |"), "{md}");
     }
 
-    fn rec(
-        index: usize,
-        setting: &str,
-        fold: usize,
-        test: Vec<f64>,
-        clipped: Option<f64>,
-    ) -> CellRecord {
-        let mut result =
-            CellResult::from_curves(test.clone(), None, test.iter().map(|e| e / 2.0).collect());
+    fn rec(index: usize, setting: &str, fold: usize, test: Vec<f64>, clipped: Option<f64>) -> CellRecord {
+        let mut result = CellResult::from_curves(test.clone(), None, test.iter().map(|e| e / 2.0).collect());
         result.final_test_error_clipped = clipped;
         CellRecord {
             index,
@@ -2082,89 +1837,46 @@ name = "good"
         assert!((summary[0].test_std - 0.05).abs() < 1e-15);
         assert_eq!(summary[0].clipped, None);
         let (m, s) = summary[1].clipped.expect("clipped");
-        assert!(
-            (m - 0.85 / 3.0).abs() < 1e-15 && (s - sample_std(&[0.3, 0.3, 0.25])).abs() < 1e-15
-        );
+        assert!((m - 0.85 / 3.0).abs() < 1e-15 && (s - sample_std(&[0.3, 0.3, 0.25])).abs() < 1e-15);
 
         // Differences (−0.10, −0.08, −0.11): t = mean/(sd/√3), df 2, p = 1 − |t|/√(2 + t²).
-        let (counts, details) =
-            compare_to_reference(&records, "ref", Measure::TestError, 0.1).expect("ok");
-        assert_eq!(
-            (counts[0].better, counts[0].equivalent, counts[0].worse),
-            (1, 0, 0)
-        );
+        let (counts, details) = compare_to_reference(&records, "ref", Measure::TestError, 0.1).expect("ok");
+        assert_eq!((counts[0].better, counts[0].equivalent, counts[0].worse), (1, 0, 0));
         let d = [-0.10, -0.08, -0.11];
         let t = mean(&d) / (sample_std(&d) / 3f64.sqrt());
         assert!((details[0].t - t).abs() < 1e-9);
         assert!((details[0].p - (1.0 - t.abs() / (2.0 + t * t).sqrt())).abs() < 1e-9);
         // Clipped: candidate (0.30, 0.30, 0.25) against the reference's unclipped errors
         // (0.20, 0.30, 0.25): differences (0.1, 0, 0), p = 0.42 → equivalent.
-        let (counts, _) =
-            compare_to_reference(&records, "ref", Measure::TestErrorClipped, 0.1).expect("ok");
-        assert_eq!(
-            (counts[0].better, counts[0].equivalent, counts[0].worse),
-            (0, 1, 0)
-        );
+        let (counts, _) = compare_to_reference(&records, "ref", Measure::TestErrorClipped, 0.1).expect("ok");
+        assert_eq!((counts[0].better, counts[0].equivalent, counts[0].worse), (0, 1, 0));
         assert!(compare_to_reference(&records, "nope", Measure::TestError, 0.1).is_err());
 
         // Curves: a fold that stopped early keeps its last value.
         let curves = mean_curves(&records, "test_error");
         let cand = curves.iter().find(|c| c.setting == "cand").expect("cand");
-        let expect = [
-            (0.3 + 0.22 + 0.4) / 3.0,
-            (0.1 + 0.22 + 0.2) / 3.0,
-            (0.1 + 0.22 + 0.14) / 3.0,
-        ];
+        let expect = [(0.3 + 0.22 + 0.4) / 3.0, (0.1 + 0.22 + 0.2) / 3.0, (0.1 + 0.22 + 0.14) / 3.0];
         assert_eq!(cand.mean.len(), 3);
         for (a, b) in cand.mean.iter().zip(expect) {
             assert!((a - b).abs() < 1e-15);
         }
         assert!(mean_curves(&records, "test_error_clipped").is_empty());
 
-        let report = build_report(
-            &records,
-            &ReportOptions {
-                reference: Some("ref".into()),
-                alpha: 0.1,
-            },
-        )
-        .expect("ok");
+        let report = build_report(&records, &ReportOptions { reference: Some("ref".into()), alpha: 0.1 }).expect("ok");
         let md = render_markdown(&report);
-        assert!(
-            md.contains("| d | ref | 0 | 3 | 0.2500 ± 0.0500 | — |"),
-            "{md}"
-        );
-        assert!(
-            md.contains("| cand | 0 | test error | 1 | 0 | 0 | 0 |"),
-            "{md}"
-        );
-        assert!(
-            md.contains("| cand | 0 | clipped test error | 0 | 1 | 0 | 0 |"),
-            "{md}"
-        );
-        assert!(build_report(
-            &records,
-            &ReportOptions {
-                reference: None,
-                alpha: 0.0
-            }
-        )
-        .is_err());
+        assert!(md.contains("| d | ref | 0 | 3 | 0.2500 ± 0.0500 | — |"), "{md}");
+        assert!(md.contains("| cand | 0 | test error | 1 | 0 | 0 | 0 |"), "{md}");
+        assert!(md.contains("| cand | 0 | clipped test error | 0 | 1 | 0 | 0 |"), "{md}");
+        assert!(build_report(&records, &ReportOptions { reference: None, alpha: 0.0 }).is_err());
     }
 
     #[test]
     fn non_finite_values_round_trip() {
         let mut r = CellResult::from_curves(vec![0.1, f64::NAN], None, vec![]);
-        r.diagnostics.insert(
-            "z".into(),
-            vec![f64::INFINITY, f64::NEG_INFINITY, -0.0, 1e-300],
-        );
+        r.diagnostics.insert("z".into(), vec![f64::INFINITY, f64::NEG_INFINITY, -0.0, 1e-300]);
         r.stop_reason = Some("perfect".into());
         let json = serde_json::to_string(&r).expect("ser");
-        assert!(
-            json.contains("\"NaN\"") && json.contains("\"-inf\""),
-            "{json}"
-        );
+        assert!(json.contains("\"NaN\"") && json.contains("\"-inf\""), "{json}");
         let back: CellResult = serde_json::from_str(&json).expect("de");
         assert!(back.final_test_error.is_nan() && back.final_train_error.is_nan());
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
@@ -2177,10 +1889,7 @@ name = "good"
     #[test]
     fn cell_file_names_are_safe() {
         let n = cell_file_name("d/x|tada[t=0.5]|noise=0.1|fold=3");
-        assert!(
-            n.starts_with("d_x_tada_t=0.5__noise=0.1_fold=3-") && n.ends_with(".json"),
-            "{n}"
-        );
+        assert!(n.starts_with("d_x_tada_t=0.5__noise=0.1_fold=3-") && n.ends_with(".json"), "{n}");
         let long = "x".repeat(500);
         assert!(cell_file_name(&long).len() < 150);
     }

@@ -37,11 +37,7 @@ use crate::error::{Error, Result};
 pub fn stratified_fold_ids<L: Ord>(labels: &[L], k: usize, seed: u64) -> Result<Vec<usize>> {
     let n = labels.len();
     if k < 2 || k > n {
-        return Err(Error::param(
-            "folds",
-            format!("an integer in 2..={n} (the number of rows)"),
-            k,
-        ));
+        return Err(Error::param("folds", format!("an integer in 2..={n} (the number of rows)"), k));
     }
     // Step 1: rows in ascending label order, ties (same class) in ascending row order.
     let mut order: Vec<usize> = (0..n).collect();
@@ -104,9 +100,7 @@ pub fn parse_fold_ids(text: &str, file: &str) -> Result<Vec<usize>> {
     }
     let n = raw.len();
     if n < 2 {
-        return Err(Error::InvalidData(format!(
-            "{file}: {n} fold ids; at least 2 rows in 2 folds are required"
-        )));
+        return Err(Error::InvalidData(format!("{file}: {n} fold ids; at least 2 rows in 2 folds are required")));
     }
     let one_based = raw.iter().all(|&(id, _)| id != 0);
     let mut ids = Vec::with_capacity(n);
@@ -127,9 +121,7 @@ pub fn parse_fold_ids(text: &str, file: &str) -> Result<Vec<usize>> {
     }
     let k = n_folds(&ids);
     if k < 2 {
-        return Err(Error::InvalidData(format!(
-            "{file}: all rows are in one fold; at least 2 folds are required"
-        )));
+        return Err(Error::InvalidData(format!("{file}: all rows are in one fold; at least 2 folds are required")));
     }
     let mut sizes = vec![0usize; k];
     for &id in &ids {
@@ -243,12 +235,7 @@ mod tests {
         let y = [1.0, -1.0, 1.0, 1.0, -1.0, -1.0];
         let pos: Vec<bool> = y.iter().map(|&v| v > 0.0).collect();
         let ids = stratified_fold_ids(&pos, 3, 0).expect("valid");
-        let c = counts(
-            &pos.iter().map(|&p| p as u32).collect::<Vec<_>>(),
-            &ids,
-            3,
-            2,
-        );
+        let c = counts(&pos.iter().map(|&p| p as u32).collect::<Vec<_>>(), &ids, 3, 2);
         assert_eq!(c, vec![vec![1, 1, 1], vec![1, 1, 1]]);
     }
 
@@ -261,14 +248,8 @@ mod tests {
 
     #[test]
     fn fold_file_zero_and_one_based() {
-        assert_eq!(
-            parse_fold_ids("0\n1\n1\n0\n", "f").expect("ok"),
-            vec![0, 1, 1, 0]
-        );
-        assert_eq!(
-            parse_fold_ids("\u{feff}1\r\n2\r\n3\r\n1\r\n\r\n", "f").expect("ok"),
-            vec![0, 1, 2, 0]
-        );
+        assert_eq!(parse_fold_ids("0\n1\n1\n0\n", "f").expect("ok"), vec![0, 1, 1, 0]);
+        assert_eq!(parse_fold_ids("\u{feff}1\r\n2\r\n3\r\n1\r\n\r\n", "f").expect("ok"), vec![0, 1, 2, 0]);
     }
 
     #[test]
@@ -287,10 +268,7 @@ mod tests {
         let e = parse_fold_ids("0\n1\n99\n", "f").expect_err("too big");
         assert!(e.to_string().contains("f:3"), "{e}");
         assert!(parse_fold_ids("", "f").is_err());
-        assert!(
-            parse_fold_ids("0\n\n1\n", "f").is_err(),
-            "blank line inside the file"
-        );
+        assert!(parse_fold_ids("0\n\n1\n", "f").is_err(), "blank line inside the file");
     }
 
     #[test]

@@ -9,20 +9,13 @@ use crate::error::{Error, Result};
 
 fn check_binary(y: &[f64], scores: &[f64]) -> Result<()> {
     if y.len() != scores.len() {
-        return Err(Error::InvalidData(format!(
-            "{} labels but {} scores",
-            y.len(),
-            scores.len()
-        )));
+        return Err(Error::InvalidData(format!("{} labels but {} scores", y.len(), scores.len())));
     }
     if y.is_empty() {
         return Err(Error::InvalidData("no examples to evaluate".into()));
     }
     if let Some(i) = y.iter().position(|&v| v != 1.0 && v != -1.0) {
-        return Err(Error::InvalidData(format!(
-            "binary label of row {i} is {}, expected −1 or +1",
-            y[i]
-        )));
+        return Err(Error::InvalidData(format!("binary label of row {i} is {}, expected −1 or +1", y[i])));
     }
     Ok(())
 }
@@ -40,11 +33,7 @@ pub fn predict_binary(score: f64) -> f64 {
 /// Binary error rate: the fraction of rows with `predict_binary(score) ≠ y`, labels ±1.
 pub fn binary_error(y: &[f64], scores: &[f64]) -> Result<f64> {
     check_binary(y, scores)?;
-    let wrong = y
-        .iter()
-        .zip(scores)
-        .filter(|&(&y, &f)| predict_binary(f) != y)
-        .count();
+    let wrong = y.iter().zip(scores).filter(|&(&y, &f)| predict_binary(f) != y).count();
     Ok(wrong as f64 / y.len() as f64)
 }
 
@@ -67,11 +56,7 @@ fn softplus(x: f64) -> f64 {
 pub fn log_loss(y: &[f64], scores: &[f64]) -> Result<f64> {
     check_binary(y, scores)?;
     // SPEC §3: −ln P(y | x) = −ln σ(2 y f) = ln(1 + e^(−2 y f)).
-    let total: f64 = y
-        .iter()
-        .zip(scores)
-        .map(|(&y, &f)| softplus(-2.0 * y * f))
-        .sum();
+    let total: f64 = y.iter().zip(scores).map(|(&y, &f)| softplus(-2.0 * y * f)).sum();
     Ok(total / y.len() as f64)
 }
 
@@ -111,10 +96,7 @@ pub fn auc(y: &[f64], scores: &[f64]) -> Result<f64> {
 /// row's maximum (NaN entries are never chosen unless the whole row is NaN, then class 0).
 pub fn argmax_rows(scores: &[f64], k: usize) -> Result<Vec<u32>> {
     if k == 0 || scores.len() % k != 0 {
-        return Err(Error::InvalidData(format!(
-            "{} scores do not form rows of {k} classes",
-            scores.len()
-        )));
+        return Err(Error::InvalidData(format!("{} scores do not form rows of {k} classes", scores.len())));
     }
     Ok(scores
         .chunks_exact(k)
@@ -135,11 +117,7 @@ pub fn argmax_rows(scores: &[f64], k: usize) -> Result<Vec<u32>> {
 pub fn multiclass_error(class: &[u32], scores: &[f64], k: usize) -> Result<f64> {
     let pred = argmax_rows(scores, k)?;
     if pred.len() != class.len() {
-        return Err(Error::InvalidData(format!(
-            "{} labels but {} score rows",
-            class.len(),
-            pred.len()
-        )));
+        return Err(Error::InvalidData(format!("{} labels but {} score rows", class.len(), pred.len())));
     }
     if class.is_empty() {
         return Err(Error::InvalidData("no examples to evaluate".into()));

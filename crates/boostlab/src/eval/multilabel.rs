@@ -20,9 +20,7 @@ use crate::error::{Error, Result};
 /// Checks the shapes and values; returns n and the weights (uniform when not given).
 fn check(y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64]>) -> Result<usize> {
     if k == 0 {
-        return Err(Error::InvalidData(
-            "multi-label metric with 0 labels".into(),
-        ));
+        return Err(Error::InvalidData("multi-label metric with 0 labels".into()));
     }
     if y.is_empty() || y.len() % k != 0 {
         return Err(Error::InvalidData(format!(
@@ -31,16 +29,10 @@ fn check(y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64]>) -> 
         )));
     }
     if scores.len() != y.len() {
-        return Err(Error::InvalidData(format!(
-            "{} scores for {} labels",
-            scores.len(),
-            y.len()
-        )));
+        return Err(Error::InvalidData(format!("{} scores for {} labels", scores.len(), y.len())));
     }
     if let Some(v) = y.iter().find(|&&v| v != 1.0 && v != 0.0 && v != -1.0) {
-        return Err(Error::InvalidData(format!(
-            "label value {v}, expected −1, 0 or +1"
-        )));
+        return Err(Error::InvalidData(format!("label value {v}, expected −1, 0 or +1")));
     }
     if scores.iter().any(|v| v.is_nan()) {
         return Err(Error::InvalidData("a score is NaN".into()));
@@ -48,26 +40,17 @@ fn check(y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64]>) -> 
     let n = y.len() / k;
     if let Some(w) = sample_weight {
         if w.len() != n {
-            return Err(Error::InvalidData(format!(
-                "{} sample weights for {n} examples",
-                w.len()
-            )));
+            return Err(Error::InvalidData(format!("{} sample weights for {n} examples", w.len())));
         }
         if w.iter().any(|&v| !(v.is_finite() && v >= 0.0)) || w.iter().sum::<f64>() <= 0.0 {
-            return Err(Error::InvalidData(
-                "sample weights must be finite, non-negative and not all zero".into(),
-            ));
+            return Err(Error::InvalidData("sample weights must be finite, non-negative and not all zero".into()));
         }
     }
     Ok(n)
 }
 
 /// Weighted mean of `value(i)` over the examples where it is `Some`; 0 if there are none.
-fn weighted_mean(
-    n: usize,
-    sample_weight: Option<&[f64]>,
-    mut value: impl FnMut(usize) -> Option<f64>,
-) -> f64 {
+fn weighted_mean(n: usize, sample_weight: Option<&[f64]>, mut value: impl FnMut(usize) -> Option<f64>) -> f64 {
     let (mut num, mut den) = (0.0, 0.0);
     for i in 0..n {
         if let Some(v) = value(i) {
@@ -104,13 +87,7 @@ fn rank_stats(rel: impl Fn(usize) -> bool, f: &[f64], order: &mut Vec<usize>) ->
     order.extend(0..k);
     // Decreasing score; NaN was rejected, and partial_cmp keeps −0.0 and +0.0 tied.
     order.sort_by(|&a, &b| f[b].partial_cmp(&f[a]).unwrap_or(std::cmp::Ordering::Equal));
-    let mut s = RankStats {
-        n_rel: 0,
-        n_irr: 0,
-        misordered: 0,
-        max_rel_rank: 0,
-        precision_sum: 0.0,
-    };
+    let mut s = RankStats { n_rel: 0, n_irr: 0, misordered: 0, max_rel_rank: 0, precision_sum: 0.0 };
     let mut start = 0;
     while start < k {
         let mut end = start + 1;
@@ -136,25 +113,15 @@ fn rank_stats(rel: impl Fn(usize) -> bool, f: &[f64], order: &mut Vec<usize>) ->
 /// Per-example ranking statistics of every row.
 fn all_rank_stats(y: &[f64], scores: &[f64], k: usize) -> Vec<RankStats> {
     let mut order = Vec::with_capacity(k);
-    y.chunks_exact(k)
-        .zip(scores.chunks_exact(k))
-        .map(|(yr, fr)| rank_stats(|l| yr[l] > 0.0, fr, &mut order))
-        .collect()
+    y.chunks_exact(k).zip(scores.chunks_exact(k)).map(|(yr, fr)| rank_stats(|l| yr[l] > 0.0, fr, &mut order)).collect()
 }
 
 /// Hamming loss: the weighted mean over examples of `|{ℓ : [f(x_i, ℓ) > 0] ≠ [ℓ ∈ Y_i]}| / k`.
 /// In [0, 1]; 0 is perfect.
-pub fn hamming_loss(
-    y: &[f64],
-    scores: &[f64],
-    k: usize,
-    sample_weight: Option<&[f64]>,
-) -> Result<f64> {
+pub fn hamming_loss(y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64]>) -> Result<f64> {
     let n = check(y, scores, k, sample_weight)?;
     Ok(weighted_mean(n, sample_weight, |i| {
-        let wrong = (0..k)
-            .filter(|&l| (scores[i * k + l] > 0.0) != (y[i * k + l] > 0.0))
-            .count();
+        let wrong = (0..k).filter(|&l| (scores[i * k + l] > 0.0) != (y[i * k + l] > 0.0)).count();
         Some(wrong as f64 / k as f64)
     }))
 }
@@ -162,12 +129,7 @@ pub fn hamming_loss(
 /// One-error: the weighted fraction of examples whose top-scored label (ties to the lowest index)
 /// is not relevant. An example with no relevant label always counts as an error. For single-label
 /// data this is the classification error of the argmax. In [0, 1].
-pub fn one_error(
-    y: &[f64],
-    scores: &[f64],
-    k: usize,
-    sample_weight: Option<&[f64]>,
-) -> Result<f64> {
+pub fn one_error(y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64]>) -> Result<f64> {
     let n = check(y, scores, k, sample_weight)?;
     Ok(weighted_mean(n, sample_weight, |i| {
         let top = top_label(&scores[i * k..(i + 1) * k]);
@@ -179,12 +141,7 @@ pub fn one_error(
 /// irrelevant label of the fraction of crucial pairs (ℓ0 ∉ Y_i, ℓ1 ∈ Y_i) ordered wrongly,
 /// `f(x_i, ℓ1) ≤ f(x_i, ℓ0)` (a tie is an error). In [0, 1]. When every example has a crucial
 /// pair, one-error ≤ (k − 1) · ranking loss.
-pub fn ranking_loss(
-    y: &[f64],
-    scores: &[f64],
-    k: usize,
-    sample_weight: Option<&[f64]>,
-) -> Result<f64> {
+pub fn ranking_loss(y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64]>) -> Result<f64> {
     let n = check(y, scores, k, sample_weight)?;
     let st = all_rank_stats(y, scores, k);
     Ok(weighted_mean(n, sample_weight, |i| {
@@ -209,12 +166,7 @@ pub fn coverage(y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64
 /// Average precision (Schapire & Singer; scikit-learn's label-ranking average precision): the
 /// weighted mean over examples with a relevant label of
 /// `(1/|Y_i|) Σ_{ℓ ∈ Y_i} |{ℓ' ∈ Y_i : rank(ℓ') ≤ rank(ℓ)}| / rank(ℓ)`. In (0, 1]; 1 is perfect.
-pub fn average_precision(
-    y: &[f64],
-    scores: &[f64],
-    k: usize,
-    sample_weight: Option<&[f64]>,
-) -> Result<f64> {
+pub fn average_precision(y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64]>) -> Result<f64> {
     let n = check(y, scores, k, sample_weight)?;
     let st = all_rank_stats(y, scores, k);
     Ok(weighted_mean(n, sample_weight, |i| {
@@ -225,12 +177,7 @@ pub fn average_precision(
 
 /// Subset accuracy (exact match): the weighted fraction of examples whose predicted label set
 /// `{ℓ : f > 0}` equals `Y_i`. In [0, 1].
-pub fn subset_accuracy(
-    y: &[f64],
-    scores: &[f64],
-    k: usize,
-    sample_weight: Option<&[f64]>,
-) -> Result<f64> {
+pub fn subset_accuracy(y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64]>) -> Result<f64> {
     let n = check(y, scores, k, sample_weight)?;
     Ok(weighted_mean(n, sample_weight, |i| {
         let exact = (0..k).all(|l| (scores[i * k + l] > 0.0) == (y[i * k + l] > 0.0));
@@ -240,12 +187,7 @@ pub fn subset_accuracy(
 
 /// Jaccard accuracy (Godbole & Sarawagi): the weighted mean of `|Y_i ∩ H_i| / |Y_i ∪ H_i|`, with
 /// `H_i = {ℓ : f > 0}`; 1 for an example where both sets are empty. In [0, 1].
-pub fn jaccard_accuracy(
-    y: &[f64],
-    scores: &[f64],
-    k: usize,
-    sample_weight: Option<&[f64]>,
-) -> Result<f64> {
+pub fn jaccard_accuracy(y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64]>) -> Result<f64> {
     let n = check(y, scores, k, sample_weight)?;
     Ok(weighted_mean(n, sample_weight, |i| {
         let (mut inter, mut union) = (0usize, 0usize);
@@ -254,23 +196,12 @@ pub fn jaccard_accuracy(
             inter += usize::from(p && t);
             union += usize::from(p || t);
         }
-        Some(if union == 0 {
-            1.0
-        } else {
-            inter as f64 / union as f64
-        })
+        Some(if union == 0 { 1.0 } else { inter as f64 / union as f64 })
     }))
 }
 
 /// Weighted (tp, fp, fn) of label `l`.
-fn confusion(
-    y: &[f64],
-    scores: &[f64],
-    k: usize,
-    n: usize,
-    w: Option<&[f64]>,
-    l: usize,
-) -> (f64, f64, f64) {
+fn confusion(y: &[f64], scores: &[f64], k: usize, n: usize, w: Option<&[f64]>, l: usize) -> (f64, f64, f64) {
     let (mut tp, mut fp, mut fnn) = (0.0, 0.0, 0.0);
     for i in 0..n {
         let wi = w.map_or(1.0, |s| s[i]);
@@ -346,12 +277,7 @@ pub struct MultilabelReport {
 }
 
 /// Computes every metric of this module (see each function for its definition).
-pub fn report(
-    y: &[f64],
-    scores: &[f64],
-    k: usize,
-    sample_weight: Option<&[f64]>,
-) -> Result<MultilabelReport> {
+pub fn report(y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64]>) -> Result<MultilabelReport> {
     Ok(MultilabelReport {
         hamming_loss: hamming_loss(y, scores, k, sample_weight)?,
         one_error: one_error(y, scores, k, sample_weight)?,
@@ -447,10 +373,7 @@ mod tests {
 
         // ±1 labels give the same numbers as 0/1 labels.
         let ypm: Vec<f64> = y.iter().map(|&v| 2.0 * v - 1.0).collect();
-        assert_eq!(
-            report(&y, &f, 3, None).unwrap(),
-            report(&ypm, &f, 3, None).unwrap()
-        );
+        assert_eq!(report(&y, &f, 3, None).unwrap(), report(&ypm, &f, 3, None).unwrap());
     }
 
     #[test]
@@ -504,11 +427,8 @@ mod tests {
         let r: Vec<usize> = (0..k).filter(|&l| rel[l]).collect();
         let ir: Vec<usize> = (0..k).filter(|&l| !rel[l]).collect();
         let rl = (!r.is_empty() && !ir.is_empty()).then(|| {
-            let bad = r
-                .iter()
-                .flat_map(|&l1| ir.iter().map(move |&l0| (l0, l1)))
-                .filter(|&(l0, l1)| f[l1] <= f[l0])
-                .count();
+            let bad =
+                r.iter().flat_map(|&l1| ir.iter().map(move |&l0| (l0, l1))).filter(|&(l0, l1)| f[l1] <= f[l0]).count();
             bad as f64 / (r.len() * ir.len()) as f64
         });
         let cov = (!r.is_empty()).then(|| (r.iter().map(|&l| rank(l)).max().unwrap() - 1) as f64);

@@ -25,9 +25,7 @@ fn check_eta(eta: f64) -> Result<()> {
 
 fn check_index(i: usize, n: usize) -> Result<()> {
     if i >= n {
-        return Err(Error::InvalidData(format!(
-            "training index {i} out of range for {n} labels"
-        )));
+        return Err(Error::InvalidData(format!("training index {i} out of range for {n} labels")));
     }
     Ok(())
 }
@@ -38,20 +36,12 @@ fn check_index(i: usize, n: usize) -> Result<()> {
 /// `eta`: flip probability, valid range `[0, 1]` (experiments default to 0). Rows not listed in
 /// `train` are never read or written. Fails without changing `y` if an index is out of range, a
 /// training label is not ±1, or `eta` is out of range.
-pub fn flip_binary_labels(
-    y: &mut [f64],
-    train: &[usize],
-    eta: f64,
-    seed: u64,
-) -> Result<Vec<usize>> {
+pub fn flip_binary_labels(y: &mut [f64], train: &[usize], eta: f64, seed: u64) -> Result<Vec<usize>> {
     check_eta(eta)?;
     for &i in train {
         check_index(i, y.len())?;
         if y[i] != 1.0 && y[i] != -1.0 {
-            return Err(Error::InvalidData(format!(
-                "binary label of row {i} is {}, expected −1 or +1",
-                y[i]
-            )));
+            return Err(Error::InvalidData(format!("binary label of row {i} is {}, expected −1 or +1", y[i])));
         }
     }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -86,10 +76,7 @@ pub fn flip_multiclass_labels(
     for &i in train {
         check_index(i, class.len())?;
         if class[i] >= n_classes {
-            return Err(Error::InvalidData(format!(
-                "class of row {i} is {}, expected 0..{n_classes}",
-                class[i]
-            )));
+            return Err(Error::InvalidData(format!("class of row {i} is {}, expected 0..{n_classes}", class[i])));
         }
     }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -123,9 +110,7 @@ mod tests {
     #[test]
     fn binary_rate_and_test_rows_untouched() {
         let n = 20_000;
-        let y0: Vec<f64> = (0..n)
-            .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
-            .collect();
+        let y0: Vec<f64> = (0..n).map(|i| if i % 3 == 0 { 1.0 } else { -1.0 }).collect();
         // Train = even rows, test = odd rows.
         let train: Vec<usize> = (0..n).step_by(2).collect();
         for (eta, seed) in [(0.1, 1u64), (0.2, 2), (0.05, 3)] {
@@ -144,10 +129,7 @@ mod tests {
             }
             // Deterministic per seed.
             let mut y2 = y0.clone();
-            assert_eq!(
-                flip_binary_labels(&mut y2, &train, eta, seed).expect("valid"),
-                flipped
-            );
+            assert_eq!(flip_binary_labels(&mut y2, &train, eta, seed).expect("valid"), flipped);
             assert_eq!(y, y2);
         }
     }
@@ -155,13 +137,8 @@ mod tests {
     #[test]
     fn zero_and_one_rates() {
         let mut y = vec![1.0, -1.0, 1.0];
-        assert!(flip_binary_labels(&mut y, &[0, 1, 2], 0.0, 9)
-            .expect("ok")
-            .is_empty());
-        assert_eq!(
-            flip_binary_labels(&mut y, &[0, 2], 1.0, 9).expect("ok"),
-            vec![0, 2]
-        );
+        assert!(flip_binary_labels(&mut y, &[0, 1, 2], 0.0, 9).expect("ok").is_empty());
+        assert_eq!(flip_binary_labels(&mut y, &[0, 2], 1.0, 9).expect("ok"), vec![0, 2]);
         assert_eq!(y, vec![-1.0, -1.0, -1.0]);
     }
 

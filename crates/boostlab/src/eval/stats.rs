@@ -55,14 +55,10 @@ pub fn paired_t_test(a: &[f64], b: &[f64]) -> Result<PairedTTest> {
     }
     let n = a.len();
     if n < 2 {
-        return Err(Error::InvalidData(format!(
-            "paired t-test needs at least 2 pairs, got {n}"
-        )));
+        return Err(Error::InvalidData(format!("paired t-test needs at least 2 pairs, got {n}")));
     }
     if a.iter().chain(b).any(|v| !v.is_finite()) {
-        return Err(Error::InvalidData(
-            "paired t-test on a non-finite value".into(),
-        ));
+        return Err(Error::InvalidData("paired t-test on a non-finite value".into()));
     }
     let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
     let mean_diff = mean(&d);
@@ -71,31 +67,16 @@ pub fn paired_t_test(a: &[f64], b: &[f64]) -> Result<PairedTTest> {
     if sd == 0.0 {
         // All differences equal: zero → no evidence (p = 1); non-zero → certain (p = 0).
         return Ok(if mean_diff == 0.0 {
-            PairedTTest {
-                t: 0.0,
-                df,
-                p: 1.0,
-                mean_diff,
-            }
+            PairedTTest { t: 0.0, df, p: 1.0, mean_diff }
         } else {
-            PairedTTest {
-                t: mean_diff.signum() * f64::INFINITY,
-                df,
-                p: 0.0,
-                mean_diff,
-            }
+            PairedTTest { t: mean_diff.signum() * f64::INFINITY, df, p: 0.0, mean_diff }
         });
     }
     let t = mean_diff / (sd / (n as f64).sqrt());
     let dist = StudentsT::new(0.0, 1.0, df).map_err(|e| Error::Numerical(e.to_string()))?;
     // Two-sided: 2 P(T > |t|), computed from the upper tail for accuracy at small p.
     let p = (2.0 * dist.sf(t.abs())).clamp(0.0, 1.0);
-    Ok(PairedTTest {
-        t,
-        df,
-        p,
-        mean_diff,
-    })
+    Ok(PairedTTest { t, df, p, mean_diff })
 }
 
 /// Outcome of comparing a candidate's errors to a reference's errors.
@@ -117,11 +98,7 @@ pub enum Comparison {
 /// `alpha`: significance level, valid range `(0, 1]` (the paper, and the report default, use 0.1).
 pub fn compare(a: &[f64], b: &[f64], alpha: f64) -> Result<Comparison> {
     if !(alpha > 0.0 && alpha <= 1.0) {
-        return Err(Error::param(
-            "alpha",
-            "a significance level in (0, 1]",
-            alpha,
-        ));
+        return Err(Error::param("alpha", "a significance level in (0, 1]", alpha));
     }
     let test = paired_t_test(a, b)?;
     Ok(if test.p < alpha && test.mean_diff < 0.0 {
@@ -145,11 +122,7 @@ mod tests {
     fn mean_and_std() {
         assert_eq!(mean(&[1.0, 2.0, 3.0, 4.0]), 2.5);
         // Σ(x − 2.5)² = 5, / 3.
-        assert!(close(
-            sample_std(&[1.0, 2.0, 3.0, 4.0]),
-            (5.0f64 / 3.0).sqrt(),
-            1e-15
-        ));
+        assert!(close(sample_std(&[1.0, 2.0, 3.0, 4.0]), (5.0f64 / 3.0).sqrt(), 1e-15));
         assert_eq!(sample_std(&[7.0]), 0.0);
         assert!(mean(&[]).is_nan() && sample_std(&[]).is_nan());
     }

@@ -54,9 +54,7 @@ fn best_values(regions: &[(f64, f64)]) -> Option<(f64, Vec<i8>)> {
 pub fn abstaining_stump(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64]) -> Result<Grown> {
     let n = bm.n_rows;
     if stats.len() != 2 * n {
-        return Err(Error::InvalidData(
-            "abstaining stumps need statistics of width 2".into(),
-        ));
+        return Err(Error::InvalidData("abstaining stumps need statistics of width 2".into()));
     }
     let mut hist = vec![0.0; bm.total_bins() * 2];
     build_histogram(bm, None, stats, 2, &mut hist);
@@ -77,22 +75,15 @@ pub fn abstaining_stump(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64]) ->
                 }
             }
             FeatureBins::Categorical { .. } => {
-                let mut cats: Vec<(f64, usize)> = (0..nb)
-                    .filter(|&b| nonempty(b))
-                    .map(|b| (h[2 * b] / (h[2 * b] + h[2 * b + 1]), b))
-                    .collect();
+                let mut cats: Vec<(f64, usize)> =
+                    (0..nb).filter(|&b| nonempty(b)).map(|b| (h[2 * b] / (h[2 * b] + h[2 * b + 1]), b)).collect();
                 cats.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
                 for k in 1..cats.len() {
-                    parts.push(
-                        (0..nb)
-                            .map(|b| cats[..k].iter().any(|c| c.1 == b))
-                            .collect(),
-                    );
+                    parts.push((0..nb).map(|b| cats[..k].iter().any(|c| c.1 == b)).collect());
                 }
             }
         }
-        let numeric_missing =
-            matches!(mapper.features[f], FeatureBins::Numeric { .. }) && miss.0 + miss.1 > 0.0;
+        let numeric_missing = matches!(mapper.features[f], FeatureBins::Numeric { .. }) && miss.0 + miss.1 > 0.0;
         for part in parts {
             let (mut l, mut r) = ((0.0, 0.0), (0.0, 0.0));
             for b in 0..nb {
@@ -107,41 +98,25 @@ pub fn abstaining_stump(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64]) ->
                     r.1 += h[2 * b + 1];
                 }
             }
-            let regions: Vec<(f64, f64)> = if numeric_missing {
-                vec![l, r, miss]
-            } else {
-                vec![l, r]
-            };
+            let regions: Vec<(f64, f64)> = if numeric_missing { vec![l, r, miss] } else { vec![l, r] };
             if let Some((z, vals)) = best_values(&regions) {
-                if best
-                    .as_ref()
-                    .is_none_or(|b| z < b.0 - 1e-12 * (b.0.abs() + 1e-300))
-                {
+                if best.as_ref().is_none_or(|b| z < b.0 - 1e-12 * (b.0.abs() + 1e-300)) {
                     best = Some((z, f, part, vals));
                 }
             }
         }
     }
     let Some((_, f, part, vals)) = best else {
-        return Err(Error::InvalidData(
-            "no abstaining stump has a positive edge".into(),
-        ));
+        return Err(Error::InvalidData("no abstaining stump has a positive edge".into()));
     };
     let missing_bin = bm.n_bins(f) - 1;
     let rule = match &mapper.features[f] {
         FeatureBins::Numeric { thresholds } => {
             let b = (0..missing_bin).filter(|&b| part[b]).max().unwrap_or(0);
-            SplitRule::Numeric {
-                threshold: thresholds[b],
-                bin_threshold: b as u32,
-                missing_left: false,
-            }
+            SplitRule::Numeric { threshold: thresholds[b], bin_threshold: b as u32, missing_left: false }
         }
         FeatureBins::Categorical { .. } => SplitRule::Categorical {
-            left: (0..missing_bin)
-                .filter(|&b| part[b])
-                .map(|b| b as u32)
-                .collect(),
+            left: (0..missing_bin).filter(|&b| part[b]).map(|b| b as u32).collect(),
             missing_left: part[missing_bin],
         },
     };
@@ -150,25 +125,12 @@ pub fn abstaining_stump(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64]) ->
         // Root: "not missing" (every value ≤ f64::MAX) goes left to the threshold test; missing
         // values go right to their own leaf.
         let last_value_bin = missing_bin.saturating_sub(1) as u32;
-        let not_missing = SplitRule::Numeric {
-            threshold: f64::MAX,
-            bin_threshold: last_value_bin,
-            missing_left: false,
-        };
+        let not_missing =
+            SplitRule::Numeric { threshold: f64::MAX, bin_threshold: last_value_bin, missing_left: false };
         (
             vec![
-                Node::Split {
-                    feature: f as u32,
-                    rule: not_missing,
-                    left: 1,
-                    right: 4,
-                },
-                Node::Split {
-                    feature: f as u32,
-                    rule,
-                    left: 2,
-                    right: 3,
-                },
+                Node::Split { feature: f as u32, rule: not_missing, left: 1, right: 4 },
+                Node::Split { feature: f as u32, rule, left: 2, right: 3 },
                 Node::Leaf { leaf: 0 },
                 Node::Leaf { leaf: 1 },
                 Node::Leaf { leaf: 2 },
@@ -178,12 +140,7 @@ pub fn abstaining_stump(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64]) ->
     } else {
         (
             vec![
-                Node::Split {
-                    feature: f as u32,
-                    rule,
-                    left: 1,
-                    right: 2,
-                },
+                Node::Split { feature: f as u32, rule, left: 1, right: 2 },
                 Node::Leaf { leaf: 0 },
                 Node::Leaf { leaf: 1 },
             ],
@@ -205,15 +162,7 @@ pub fn abstaining_stump(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64]) ->
         leaf_stats[2 * l as usize] += stats[2 * r];
         leaf_stats[2 * l as usize + 1] += stats[2 * r + 1];
     }
-    Ok(Grown {
-        tree: Tree {
-            nodes,
-            n_outputs: 1,
-            leaf_values,
-        },
-        leaf_of_row,
-        leaf_stats,
-    })
+    Ok(Grown { tree: Tree { nodes, n_outputs: 1, leaf_values }, leaf_of_row, leaf_stats })
 }
 
 #[cfg(test)]

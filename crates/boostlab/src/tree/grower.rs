@@ -63,10 +63,7 @@ impl CandKind {
     #[inline]
     fn goes_left(&self, bin: usize, missing_bin: usize) -> bool {
         match self {
-            CandKind::Numeric {
-                bin: t,
-                missing_left,
-            } => {
+            CandKind::Numeric { bin: t, missing_left } => {
                 if bin == missing_bin {
                     *missing_left
                 } else {
@@ -96,10 +93,7 @@ fn admissible(l: &[f64], r: &[f64], min_w: f64, pure: PureLeaves, tiny: f64) -> 
     }
     match pure {
         PureLeaves::Allow => true,
-        PureLeaves::Forbid => l
-            .chunks_exact(2)
-            .chain(r.chunks_exact(2))
-            .all(|p| p[0] > tiny && p[1] > tiny),
+        PureLeaves::Forbid => l.chunks_exact(2).chain(r.chunks_exact(2)).all(|p| p[0] > tiny && p[1] > tiny),
     }
 }
 
@@ -120,21 +114,12 @@ fn n_candidates(hist_f: &[f64], width: usize, numeric: bool) -> usize {
     let nb = hist_f.len() / width;
     let nonempty = |b: usize| hist_f[b * width..(b + 1) * width].iter().sum::<f64>() > 0.0;
     let value_bins = if numeric { nb - 1 } else { nb };
-    (0..value_bins)
-        .filter(|&b| nonempty(b))
-        .count()
-        .saturating_sub(1)
+    (0..value_bins).filter(|&b| nonempty(b)).count().saturating_sub(1)
 }
 
 impl SearchCtx<'_> {
     /// Best split of feature `f` from its histogram slice, among the allowed candidate ordinals.
-    fn best_for_feature(
-        &self,
-        f: usize,
-        hist_f: &[f64],
-        total: &[f64],
-        allowed: Option<&[u32]>,
-    ) -> Option<Candidate> {
+    fn best_for_feature(&self, f: usize, hist_f: &[f64], total: &[f64], allowed: Option<&[u32]>) -> Option<Candidate> {
         let w = self.width;
         let nb = hist_f.len() / w;
         let miss = &hist_f[(nb - 1) * w..];
@@ -143,11 +128,7 @@ impl SearchCtx<'_> {
         let mut right = vec![0.0; w];
         let consider = |gain: f64, kind: &dyn Fn() -> CandKind, best: &mut Option<Candidate>| {
             if best.as_ref().is_none_or(|b| gain > b.gain + self.tol) {
-                *best = Some(Candidate {
-                    gain,
-                    feature: f,
-                    kind: kind(),
-                });
+                *best = Some(Candidate { gain, feature: f, kind: kind() });
             }
         };
         let is_allowed = |ord: u32| allowed.is_none_or(|a| a.binary_search(&ord).is_ok());
@@ -180,17 +161,9 @@ impl SearchCtx<'_> {
                         if !admissible(&left, &right, self.min_w, self.pure, self.tol) {
                             continue;
                         }
-                        let gain = self.parent_cost
-                            - block_cost(&self.criterion, &left)
-                            - block_cost(&self.criterion, &right);
-                        consider(
-                            gain,
-                            &|| CandKind::Numeric {
-                                bin: b,
-                                missing_left,
-                            },
-                            &mut best,
-                        );
+                        let gain =
+                            self.parent_cost - block_cost(&self.criterion, &left) - block_cost(&self.criterion, &right);
+                        consider(gain, &|| CandKind::Numeric { bin: b, missing_left }, &mut best);
                     }
                 }
             }
@@ -221,9 +194,8 @@ impl SearchCtx<'_> {
                     if !admissible(&left, &right, self.min_w, self.pure, self.tol) {
                         continue;
                     }
-                    let gain = self.parent_cost
-                        - block_cost(&self.criterion, &left)
-                        - block_cost(&self.criterion, &right);
+                    let gain =
+                        self.parent_cost - block_cost(&self.criterion, &left) - block_cost(&self.criterion, &right);
                     consider(
                         gain,
                         &|| {
@@ -242,13 +214,7 @@ impl SearchCtx<'_> {
     }
 
     /// Best split over all features of a node with histogram `hist` and sums `total`.
-    fn best_split(
-        &self,
-        hist: &[f64],
-        total: &[f64],
-        n_rows: usize,
-        cap: Option<(usize, u64)>,
-    ) -> Option<Candidate> {
+    fn best_split(&self, hist: &[f64], total: &[f64], n_rows: usize, cap: Option<(usize, u64)>) -> Option<Candidate> {
         let bm = self.binned;
         let w = self.width;
         let slice = |f: usize| &hist[bm.offsets[f] * w..bm.offsets[f + 1] * w];
@@ -256,9 +222,7 @@ impl SearchCtx<'_> {
         // Candidate cap: a seeded random subset of the (feature, threshold) pairs.
         let mut allowed: Option<Vec<Vec<u32>>> = None;
         if let Some((cap, seed)) = cap {
-            let counts: Vec<usize> = (0..bm.n_features)
-                .map(|f| n_candidates(slice(f), w, numeric(f)))
-                .collect();
+            let counts: Vec<usize> = (0..bm.n_features).map(|f| n_candidates(slice(f), w, numeric(f))).collect();
             let total_c: usize = counts.iter().sum();
             if total_c > cap {
                 let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -277,14 +241,7 @@ impl SearchCtx<'_> {
                 allowed = Some(per);
             }
         }
-        let eval = |f: usize| {
-            self.best_for_feature(
-                f,
-                slice(f),
-                total,
-                allowed.as_ref().map(|a| a[f].as_slice()),
-            )
-        };
+        let eval = |f: usize| self.best_for_feature(f, slice(f), total, allowed.as_ref().map(|a| a[f].as_slice()));
         let found: Vec<Option<Candidate>> = if n_rows * bm.n_features >= PARALLEL_CELLS {
             (0..bm.n_features).into_par_iter().map(eval).collect()
         } else {
@@ -304,13 +261,7 @@ impl SearchCtx<'_> {
 /// Adds the statistics of `rows` (or of every row, with `ordered` = all statistics) into the
 /// histogram of one feature.
 #[inline]
-fn accumulate<B: Copy + Into<usize>>(
-    col: &[B],
-    rows: Option<&[u32]>,
-    ordered: &[f64],
-    width: usize,
-    h: &mut [f64],
-) {
+fn accumulate<B: Copy + Into<usize>>(col: &[B], rows: Option<&[u32]>, ordered: &[f64], width: usize, h: &mut [f64]) {
     match (rows, width) {
         (None, 2) => {
             for (&b, s) in col.iter().zip(ordered.chunks_exact(2)) {
@@ -389,27 +340,13 @@ struct Leaf {
 }
 
 /// Grows one tree on the statistics `stats` (`n × width`, row-major).
-pub fn grow(
-    bm: &BinnedMatrix,
-    mapper: &BinMapper,
-    stats: &[f64],
-    width: usize,
-    spec: &GrowSpec<'_>,
-) -> Result<Grown> {
+pub fn grow(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64], width: usize, spec: &GrowSpec<'_>) -> Result<Grown> {
     let n = bm.n_rows;
     if width == 0 || width % 2 != 0 || stats.len() != n * width {
-        return Err(Error::InvalidData(format!(
-            "statistics of length {} for {n} rows of width {width}",
-            stats.len()
-        )));
+        return Err(Error::InvalidData(format!("statistics of length {} for {n} rows of width {width}", stats.len())));
     }
     if let Some(i) = stats.iter().position(|s| !(s.is_finite() && *s >= 0.0)) {
-        return Err(Error::Numerical(format!(
-            "statistic {} of row {} is {}",
-            i % width,
-            i / width,
-            stats[i]
-        )));
+        return Err(Error::Numerical(format!("statistic {} of row {} is {}", i % width, i / width, stats[i])));
     }
     let p = spec.params;
     let max_leaves = p.leaf_limit();
@@ -424,12 +361,7 @@ pub fn grow(
         }
         s
     };
-    let search = |hist: &[f64],
-                  sum: &[f64],
-                  rows: usize,
-                  depth: usize,
-                  serial: usize|
-     -> Option<Candidate> {
+    let search = |hist: &[f64], sum: &[f64], rows: usize, depth: usize, serial: usize| -> Option<Candidate> {
         if p.max_depth.is_some_and(|d| depth >= d) || rows < 2 {
             return None;
         }
@@ -448,12 +380,7 @@ pub fn grow(
             hist,
             sum,
             rows,
-            cap.map(|c| {
-                (
-                    c,
-                    spec.seed ^ (serial as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                )
-            }),
+            cap.map(|c| (c, spec.seed ^ (serial as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))),
         )
     };
 
@@ -464,16 +391,8 @@ pub fn grow(
     let root_sum = sum_of(&root_hist);
     let root_best = search(&root_hist, &root_sum, n, 0, 0);
     let mut nodes = vec![Node::Leaf { leaf: 0 }];
-    let mut leaves = vec![Leaf {
-        node: 0,
-        start: 0,
-        end: n,
-        depth: 0,
-        hist: root_hist,
-        sum: root_sum,
-        best: root_best,
-        serial: 0,
-    }];
+    let mut leaves =
+        vec![Leaf { node: 0, start: 0, end: n, depth: 0, hist: root_hist, sum: root_sum, best: root_best, serial: 0 }];
     let mut serial = 0usize;
     let mut ordered: Vec<f64> = Vec::new();
 
@@ -491,9 +410,7 @@ pub fn grow(
                         let (a, b) = (l.end - l.start, q.end - q.start);
                         a > b || (a == b && l.serial > q.serial)
                     }
-                    GrowOrder::Gain => {
-                        c.gain > q.best.as_ref().map_or(f64::NEG_INFINITY, |b| b.gain)
-                    }
+                    GrowOrder::Gain => c.gain > q.best.as_ref().map_or(f64::NEG_INFINITY, |b| b.gain),
                 },
             };
             if better {
@@ -562,20 +479,12 @@ pub fn grow(
                 }
             }
             CandKind::Categorical { left } => SplitRule::Categorical {
-                left: (0..missing_bin)
-                    .filter(|&b| left[b])
-                    .map(|b| b as u32)
-                    .collect(),
+                left: (0..missing_bin).filter(|&b| left[b]).map(|b| b as u32).collect(),
                 missing_left: left[missing_bin],
             },
         };
         let li = nodes.len();
-        nodes[parent.node] = Node::Split {
-            feature: f as u32,
-            rule,
-            left: li as u32,
-            right: li as u32 + 1,
-        };
+        nodes[parent.node] = Node::Split { feature: f as u32, rule, left: li as u32, right: li as u32 + 1 };
         nodes.push(Node::Leaf { leaf: 0 });
         nodes.push(Node::Leaf { leaf: 0 });
         for (node, start, end, hist) in [(li, ls, le, lh), (li + 1, rs, re, rh)] {
@@ -583,10 +492,7 @@ pub fn grow(
             let (sum, best) = if last_split {
                 let mut s = vec![0.0; width];
                 for &r in &index[start..end] {
-                    for (a, b) in s
-                        .iter_mut()
-                        .zip(&stats[r as usize * width..(r as usize + 1) * width])
-                    {
+                    for (a, b) in s.iter_mut().zip(&stats[r as usize * width..(r as usize + 1) * width]) {
                         *a += b;
                     }
                 }
@@ -596,16 +502,7 @@ pub fn grow(
                 let best = search(&hist, &sum, end - start, parent.depth + 1, serial);
                 (sum, best)
             };
-            leaves.push(Leaf {
-                node,
-                start,
-                end,
-                depth: parent.depth + 1,
-                hist,
-                sum,
-                best,
-                serial,
-            });
+            leaves.push(Leaf { node, start, end, depth: parent.depth + 1, hist, sum, best, serial });
         }
     }
 
@@ -625,15 +522,7 @@ pub fn grow(
             leaf_of_row[r as usize] = li as u32;
         }
     }
-    Ok(Grown {
-        tree: Tree {
-            nodes,
-            n_outputs: k,
-            leaf_values,
-        },
-        leaf_of_row,
-        leaf_stats,
-    })
+    Ok(Grown { tree: Tree { nodes, n_outputs: k, leaf_values }, leaf_of_row, leaf_stats })
 }
 
 #[cfg(test)]
@@ -649,44 +538,21 @@ mod tests {
         let mut columns = Vec::new();
         for _ in 0..3 {
             columns.push(Column::Numeric(
-                (0..n)
-                    .map(|_| {
-                        if rng.gen_bool(0.1) {
-                            f64::NAN
-                        } else {
-                            f64::from(rng.gen_range(0..12))
-                        }
-                    })
-                    .collect(),
+                (0..n).map(|_| if rng.gen_bool(0.1) { f64::NAN } else { f64::from(rng.gen_range(0..12)) }).collect(),
             ));
         }
         columns.push(Column::Categorical {
-            codes: (0..n)
-                .map(|_| {
-                    if rng.gen_bool(0.1) {
-                        MISSING_CODE
-                    } else {
-                        rng.gen_range(0..5)
-                    }
-                })
-                .collect(),
+            codes: (0..n).map(|_| if rng.gen_bool(0.1) { MISSING_CODE } else { rng.gen_range(0..5) }).collect(),
             levels: (0..5).map(|i| format!("c{i}")).collect(),
         });
-        Features {
-            names: (0..4).map(|i| format!("f{i}")).collect(),
-            columns,
-        }
+        Features { names: (0..4).map(|i| format!("f{i}")).collect(), columns }
     }
 
     fn random_stats(seed: u64, n: usize, width: usize) -> Vec<f64> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 77);
         let mut s = vec![0.0; n * width];
         for row in s.chunks_exact_mut(2) {
-            let w: f64 = if rng.gen_bool(0.05) {
-                0.0
-            } else {
-                rng.gen_range(0.0..1.0)
-            };
+            let w: f64 = if rng.gen_bool(0.05) { 0.0 } else { rng.gen_range(0.0..1.0) };
             if rng.gen_bool(0.5) {
                 row[0] = w;
             } else {
@@ -723,27 +589,18 @@ mod tests {
         for f in 0..bm.n_features {
             let nb = bm.n_bins(f);
             let miss = nb - 1;
-            let weight_of_bin = |b: usize| {
-                sum_rows(&|r| bm.bin(r as usize, f) == b)
-                    .iter()
-                    .sum::<f64>()
-            };
+            let weight_of_bin = |b: usize| sum_rows(&|r| bm.bin(r as usize, f) == b).iter().sum::<f64>();
             let mut partitions: Vec<Vec<bool>> = Vec::new();
             match &mapper.features[f] {
                 FeatureBins::Numeric { .. } => {
-                    let nonempty: Vec<usize> =
-                        (0..miss).filter(|&b| weight_of_bin(b) > 0.0).collect();
+                    let nonempty: Vec<usize> = (0..miss).filter(|&b| weight_of_bin(b) > 0.0).collect();
                     let has_missing = weight_of_bin(miss) > 0.0;
                     for pair in nonempty.windows(2) {
                         for ml in [false, true] {
                             if ml && !has_missing {
                                 break;
                             }
-                            partitions.push(
-                                (0..nb)
-                                    .map(|b| if b == miss { ml } else { b <= pair[0] })
-                                    .collect(),
-                            );
+                            partitions.push((0..nb).map(|b| if b == miss { ml } else { b <= pair[0] }).collect());
                         }
                     }
                 }
@@ -757,11 +614,7 @@ mod tests {
                         .collect();
                     cats.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
                     for k in 1..cats.len() {
-                        partitions.push(
-                            (0..nb)
-                                .map(|b| cats[..k].iter().any(|c| c.1 == b))
-                                .collect(),
-                        );
+                        partitions.push((0..nb).map(|b| cats[..k].iter().any(|c| c.1 == b)).collect());
                     }
                 }
             }
@@ -773,11 +626,7 @@ mod tests {
                 }
                 let gain = parent - block_cost(crit, &l) - block_cost(crit, &rr);
                 if best.as_ref().is_none_or(|b| gain > b.0 + tol) {
-                    let left_rows = rows
-                        .iter()
-                        .copied()
-                        .filter(|&r| part[bm.bin(r as usize, f)])
-                        .collect();
+                    let left_rows = rows.iter().copied().filter(|&r| part[bm.bin(r as usize, f)]).collect();
                     best = Some((gain, f, left_rows));
                 }
             }
@@ -796,20 +645,11 @@ mod tests {
                     }
                     match &tree.nodes[i] {
                         Node::Leaf { .. } => return false,
-                        Node::Split {
-                            feature,
-                            rule,
-                            left,
-                            right,
-                        } => {
+                        Node::Split { feature, rule, left, right } => {
                             let b = bm.bin(r as usize, *feature as usize);
                             let miss = bm.n_bins(*feature as usize) - 1;
                             let go_left = match rule {
-                                SplitRule::Numeric {
-                                    bin_threshold,
-                                    missing_left,
-                                    ..
-                                } => {
+                                SplitRule::Numeric { bin_threshold, missing_left, .. } => {
                                     if b == miss {
                                         *missing_left
                                     } else {
@@ -824,11 +664,7 @@ mod tests {
                                     }
                                 }
                             };
-                            i = if go_left {
-                                *left as usize
-                            } else {
-                                *right as usize
-                            };
+                            i = if go_left { *left as usize } else { *right as usize };
                         }
                     }
                 }
@@ -836,14 +672,7 @@ mod tests {
             .collect()
     }
 
-    fn check_against_naive(
-        seed: u64,
-        n: usize,
-        crit: Criterion,
-        pure: PureLeaves,
-        order: GrowOrder,
-        width: usize,
-    ) {
+    fn check_against_naive(seed: u64, n: usize, crit: Criterion, pure: PureLeaves, order: GrowOrder, width: usize) {
         let feats = random_features(seed, n);
         let mapper = BinMapper::fit(&feats, 255, None).unwrap();
         let bm = mapper.transform(&feats).unwrap();
@@ -852,36 +681,18 @@ mod tests {
         } else {
             let a = random_stats(seed, n, 2);
             let b = random_stats(seed + 1000, n, 2);
-            a.chunks(2)
-                .zip(b.chunks(2))
-                .flat_map(|(x, y)| [x[0], x[1], y[0], y[1]])
-                .collect()
+            a.chunks(2).zip(b.chunks(2)).flat_map(|(x, y)| [x[0], x[1], y[0], y[1]]).collect()
         };
-        let params = TreeParams {
-            max_leaves: 6,
-            pure_leaves: pure,
-            grow_order: order,
-            ..Default::default()
-        };
-        let spec = GrowSpec {
-            params: &params,
-            criterion: crit,
-            leaf_rule: LeafRule::HalfLogRatio { eps: 0.01 },
-            seed,
-        };
+        let params = TreeParams { max_leaves: 6, pure_leaves: pure, grow_order: order, ..Default::default() };
+        let spec = GrowSpec { params: &params, criterion: crit, leaf_rule: LeafRule::HalfLogRatio { eps: 0.01 }, seed };
         let g = grow(&bm, &mapper, &stats, width, &spec).unwrap();
         for (i, node) in g.tree.nodes.iter().enumerate() {
             let rows = rows_of_node(&g.tree, &bm, i);
             if let Node::Split { feature, left, .. } = node {
                 let (gain, f, left_rows) =
-                    naive_best_split(&bm, &mapper, &rows, &stats, width, &crit, pure)
-                        .expect("split exists");
+                    naive_best_split(&bm, &mapper, &rows, &stats, width, &crit, pure).expect("split exists");
                 assert_eq!(*feature as usize, f, "node {i}: gain {gain}");
-                assert_eq!(
-                    rows_of_node(&g.tree, &bm, *left as usize),
-                    left_rows,
-                    "node {i}"
-                );
+                assert_eq!(rows_of_node(&g.tree, &bm, *left as usize), left_rows, "node {i}");
             }
         }
         // Leaves partition the rows and leaf_of_row agrees with walking the tree.
@@ -910,18 +721,10 @@ mod tests {
         let mapper = BinMapper::fit(&feats, 255, None).unwrap();
         let bm = mapper.transform(&feats).unwrap();
         let stats = random_stats(5, 400, 2);
-        let mut params = TreeParams {
-            max_nodes: Some(15),
-            ..Default::default()
-        };
+        let mut params = TreeParams { max_nodes: Some(15), ..Default::default() };
         for order in [GrowOrder::Weight, GrowOrder::Count, GrowOrder::Gain] {
             params.grow_order = order;
-            let spec = GrowSpec {
-                params: &params,
-                criterion: Criterion::Gini,
-                leaf_rule: LeafRule::Sign,
-                seed: 0,
-            };
+            let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed: 0 };
             let g = grow(&bm, &mapper, &stats, 2, &spec).unwrap();
             assert_eq!(g.tree.n_leaves(), 8, "size 15 = 8 leaves");
             assert_eq!(g.tree.nodes.len(), 15);
@@ -930,19 +733,8 @@ mod tests {
         params.max_nodes = None;
         params.max_leaves = 64;
         params.max_depth = Some(2);
-        let spec = GrowSpec {
-            params: &params,
-            criterion: Criterion::Gini,
-            leaf_rule: LeafRule::Sign,
-            seed: 0,
-        };
-        assert!(
-            grow(&bm, &mapper, &stats, 2, &spec)
-                .unwrap()
-                .tree
-                .n_leaves()
-                <= 4
-        );
+        let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed: 0 };
+        assert!(grow(&bm, &mapper, &stats, 2, &spec).unwrap().tree.n_leaves() <= 4);
     }
 
     #[test]
@@ -951,26 +743,14 @@ mod tests {
         let mapper = BinMapper::fit(&feats, 255, None).unwrap();
         let bm = mapper.transform(&feats).unwrap();
         let stats = random_stats(9, 300, 2);
-        let params = TreeParams {
-            max_leaves: 4,
-            max_split_candidates: Some(3),
-            ..Default::default()
-        };
+        let params = TreeParams { max_leaves: 4, max_split_candidates: Some(3), ..Default::default() };
         let grow_with = |seed| {
-            let spec = GrowSpec {
-                params: &params,
-                criterion: Criterion::Matusita,
-                leaf_rule: LeafRule::Sign,
-                seed,
-            };
+            let spec = GrowSpec { params: &params, criterion: Criterion::Matusita, leaf_rule: LeafRule::Sign, seed };
             grow(&bm, &mapper, &stats, 2, &spec).unwrap().tree
         };
         assert_eq!(grow_with(1), grow_with(1));
         let differs = (2..20).any(|s| grow_with(s) != grow_with(1));
-        assert!(
-            differs,
-            "different seeds should pick different candidate subsets"
-        );
+        assert!(differs, "different seeds should pick different candidate subsets");
     }
 
     #[test]
@@ -979,10 +759,7 @@ mod tests {
         let mapper = BinMapper::fit(&feats, 255, None).unwrap();
         let bm = mapper.transform(&feats).unwrap();
         let stats = random_stats(3, 20_000, 2);
-        let params = TreeParams {
-            max_leaves: 8,
-            ..Default::default()
-        };
+        let params = TreeParams { max_leaves: 8, ..Default::default() };
         let spec = GrowSpec {
             params: &params,
             criterion: Criterion::Matusita,
@@ -990,10 +767,7 @@ mod tests {
             seed: 0,
         };
         let run = |threads| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             pool.install(|| grow(&bm, &mapper, &stats, 2, &spec).unwrap())
         };
         let (a, b) = (run(1), run(3));
@@ -1010,12 +784,7 @@ mod tests {
         let mapper = BinMapper::fit(&feats, 255, None).unwrap();
         let bm = mapper.transform(&feats).unwrap();
         let params = TreeParams::default();
-        let spec = GrowSpec {
-            params: &params,
-            criterion: Criterion::Gini,
-            leaf_rule: LeafRule::Sign,
-            seed: 0,
-        };
+        let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed: 0 };
         let mut stats = vec![0.1; 20];
         stats[3] = f64::NAN;
         assert!(grow(&bm, &mapper, &stats, 2, &spec).is_err());

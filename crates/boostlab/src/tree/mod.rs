@@ -220,11 +220,7 @@ impl TreeParams {
     /// Validates every field.
     pub fn check(&self) -> Result<()> {
         if self.max_leaves < 2 {
-            return Err(Error::param(
-                "max_leaves",
-                "an integer ≥ 2",
-                self.max_leaves,
-            ));
+            return Err(Error::param("max_leaves", "an integer ≥ 2", self.max_leaves));
         }
         if let Some(k) = self.max_nodes {
             if k < 3 {
@@ -235,11 +231,7 @@ impl TreeParams {
             return Err(Error::param("max_depth", "an integer ≥ 1", 0));
         }
         if !(self.min_leaf_weight >= 0.0 && self.min_leaf_weight.is_finite()) {
-            return Err(Error::param(
-                "min_leaf_weight",
-                "a finite number ≥ 0",
-                self.min_leaf_weight,
-            ));
+            return Err(Error::param("min_leaf_weight", "a finite number ≥ 0", self.min_leaf_weight));
         }
         if self.max_split_candidates == Some(0) {
             return Err(Error::param("max_split_candidates", "an integer ≥ 1", 0));

@@ -72,21 +72,9 @@ impl Tree {
         loop {
             match &self.nodes[i] {
                 Node::Leaf { leaf } => return *leaf as usize,
-                Node::Split {
-                    feature,
-                    rule,
-                    left,
-                    right,
-                } => {
+                Node::Split { feature, rule, left, right } => {
                     let go_left = match (rule, &columns[*feature as usize]) {
-                        (
-                            SplitRule::Numeric {
-                                threshold,
-                                missing_left,
-                                ..
-                            },
-                            Column::Numeric(v),
-                        ) => {
+                        (SplitRule::Numeric { threshold, missing_left, .. }, Column::Numeric(v)) => {
                             let x = v[row];
                             if x.is_nan() {
                                 *missing_left
@@ -94,10 +82,7 @@ impl Tree {
                                 x <= *threshold
                             }
                         }
-                        (
-                            SplitRule::Categorical { left, missing_left },
-                            Column::Categorical { codes, .. },
-                        ) => {
+                        (SplitRule::Categorical { left, missing_left }, Column::Categorical { codes, .. }) => {
                             let c = codes[row];
                             if c == MISSING_CODE {
                                 *missing_left
@@ -108,11 +93,7 @@ impl Tree {
                         // Kinds are checked against the model's schema before prediction.
                         _ => false,
                     };
-                    i = if go_left {
-                        *left as usize
-                    } else {
-                        *right as usize
-                    };
+                    i = if go_left { *left as usize } else { *right as usize };
                 }
             }
         }
@@ -154,16 +135,9 @@ impl Tree {
                     }
                     leaf_seen[l] = true;
                 }
-                Node::Split {
-                    feature,
-                    rule,
-                    left,
-                    right,
-                } => {
+                Node::Split { feature, rule, left, right } => {
                     if *feature as usize >= n_features {
-                        return Err(format!(
-                            "split on feature {feature}, the model has {n_features}"
-                        ));
+                        return Err(format!("split on feature {feature}, the model has {n_features}"));
                     }
                     if let SplitRule::Numeric { threshold, .. } = rule {
                         if !threshold.is_finite() {

@@ -47,36 +47,18 @@ impl AdaBoostMh {
         let real = match params.variant {
             MultiVariant::MhDiscrete => false,
             MultiVariant::MhReal => true,
-            v => {
-                return Err(Error::param(
-                    "variant",
-                    "mh-discrete or mh-real for AdaBoost.MH",
-                    v,
-                ))
-            }
+            v => return Err(Error::param("variant", "mh-discrete or mh-real for AdaBoost.MH", v)),
         };
         let c = check_labels(labels)?;
         let start = if params.single_label_start {
             if c.k < 2 {
-                return Err(Error::param(
-                    "single_label_start",
-                    "false with a single label column",
-                    true,
-                ));
+                return Err(Error::param("single_label_start", "false with a single label column", true));
             }
             Some(single_label_classes(labels)?)
         } else {
             None
         };
-        Ok(AdaBoostMh::from_parts(
-            c.n,
-            c.k,
-            c.y,
-            c.sw,
-            real,
-            params.smoothing(labels.n),
-            start.as_deref(),
-        ))
+        Ok(AdaBoostMh::from_parts(c.n, c.k, c.y, c.sw, real, params.smoothing(labels.n), start.as_deref()))
     }
 
     /// Builds from checked parts (also used by AdaBoost.MO on coded labels).
@@ -96,28 +78,14 @@ impl AdaBoostMh {
                 // SPEC §4.5: D_1(i, y_i) = 1/(2m), D_1(i, ℓ ≠ y_i) = 1/(2m(k−1)).
                 Some(cls) => {
                     for (l, v) in row.iter_mut().enumerate() {
-                        *v = if l == cls[i] as usize {
-                            sw[i] / 2.0
-                        } else {
-                            sw[i] / (2.0 * (k - 1) as f64)
-                        };
+                        *v = if l == cls[i] as usize { sw[i] / 2.0 } else { sw[i] / (2.0 * (k - 1) as f64) };
                     }
                 }
                 // SPEC §4.5: D_1(i, ℓ) = 1/(mk).
                 None => row.fill(sw[i] / k as f64),
             }
         }
-        AdaBoostMh {
-            n,
-            k,
-            y,
-            sw,
-            d,
-            f: vec![0.0; n * k],
-            real,
-            eps,
-            log_bound: 0.0,
-        }
+        AdaBoostMh { n, k, y, sw, d, f: vec![0.0; n * k], real, eps, log_bound: 0.0 }
     }
 
     /// Number of labels k.
@@ -189,22 +157,11 @@ impl Booster for AdaBoostMh {
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
         check_outputs(h, self.n * self.k)?;
         // SPEC §4.5: r_t = Σ_{i,ℓ} D_t(i,ℓ) Y_i[ℓ] h_t(x_i,ℓ).
-        let r: f64 = self
-            .d
-            .iter()
-            .zip(&self.y)
-            .zip(h)
-            .map(|((d, y), h)| d * y * h)
-            .sum();
+        let r: f64 = self.d.iter().zip(&self.y).zip(h).map(|((d, y), h)| d * y * h).sum();
         let (alpha, step) = if self.real {
             // SPEC §4.5: real MH folds α into the leaves (α = 1).
             if h.iter().all(|&v| v == 0.0) {
-                (
-                    0.0,
-                    Step::Stop {
-                        reason: "weak hypothesis is identically zero".into(),
-                    },
-                )
+                (0.0, Step::Stop { reason: "weak hypothesis is identically zero".into() })
             } else {
                 (1.0, Step::Add { alpha: 1.0 })
             }
@@ -222,9 +179,7 @@ impl Booster for AdaBoostMh {
             z += *d;
         }
         if !(z > 0.0 && z.is_finite()) {
-            return Err(Error::Numerical(format!(
-                "AdaBoost.MH normaliser Z = {z} (weights under- or overflowed)"
-            )));
+            return Err(Error::Numerical(format!("AdaBoost.MH normaliser Z = {z} (weights under- or overflowed)")));
         }
         for d in &mut self.d {
             *d /= z;
@@ -236,14 +191,8 @@ impl Booster for AdaBoostMh {
         diag.insert("alpha", alpha);
         diag.insert("z", z);
         diag.insert("r", r);
-        diag.insert(
-            "hamming_loss",
-            multilabel::hamming_loss(&self.y, &self.f, self.k, Some(&self.sw))?,
-        );
-        diag.insert(
-            "one_error",
-            multilabel::one_error(&self.y, &self.f, self.k, Some(&self.sw))?,
-        );
+        diag.insert("hamming_loss", multilabel::hamming_loss(&self.y, &self.f, self.k, Some(&self.sw))?);
+        diag.insert("one_error", multilabel::one_error(&self.y, &self.f, self.k, Some(&self.sw))?);
         diag.insert("bound", self.bound());
         Ok(step)
     }

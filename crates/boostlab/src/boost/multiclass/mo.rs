@@ -30,34 +30,15 @@ impl AdaBoostMo {
         let real = match params.variant {
             MultiVariant::MoDiscrete => false,
             MultiVariant::MoReal => true,
-            v => {
-                return Err(Error::param(
-                    "variant",
-                    "mo-discrete or mo-real for AdaBoost.MO",
-                    v,
-                ))
-            }
+            v => return Err(Error::param("variant", "mo-discrete or mo-real for AdaBoost.MO", v)),
         };
         let c = check_labels(labels)?;
         let class = single_label_classes(labels)?;
         let code = CodeMatrix::build(&params.code, c.k)?;
         // SPEC §4.6: run AdaBoost.MH on (x_i, λ(y_i)).
         let y = code.encode(&class);
-        let mh = AdaBoostMh::from_parts(
-            c.n,
-            code.n_columns,
-            y,
-            c.sw,
-            real,
-            params.smoothing(c.n),
-            None,
-        );
-        Ok(AdaBoostMo {
-            mh,
-            code,
-            class,
-            decode: params.decode,
-        })
+        let mh = AdaBoostMh::from_parts(c.n, code.n_columns, y, c.sw, real, params.smoothing(c.n), None);
+        Ok(AdaBoostMo { mh, code, class, decode: params.decode })
     }
 
     /// The output code (store it in the model file).

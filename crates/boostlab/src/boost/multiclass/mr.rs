@@ -45,20 +45,12 @@ impl AdaBoostMr {
         }
         let c = check_labels(labels)?;
         if c.k < 2 {
-            return Err(Error::InvalidData(
-                "AdaBoost.MR needs at least 2 labels".into(),
-            ));
+            return Err(Error::InvalidData("AdaBoost.MR needs at least 2 labels".into()));
         }
         let (n, k) = (c.n, c.k);
         // Relevant-label count of each example, and the total weight of the examples with pairs.
-        let n_rel: Vec<usize> =
-            c.y.chunks_exact(k)
-                .map(|r| r.iter().filter(|&&v| v > 0.0).count())
-                .collect();
-        let total: f64 = (0..n)
-            .filter(|&i| n_rel[i] > 0 && n_rel[i] < k)
-            .map(|i| c.sw[i])
-            .sum();
+        let n_rel: Vec<usize> = c.y.chunks_exact(k).map(|r| r.iter().filter(|&&v| v > 0.0).count()).collect();
+        let total: f64 = (0..n).filter(|&i| n_rel[i] > 0 && n_rel[i] < k).map(|i| c.sw[i]).sum();
         if total <= 0.0 {
             return Err(Error::InvalidData(
                 "AdaBoost.MR needs an example (of positive weight) with both a relevant and an \
@@ -74,15 +66,7 @@ impl AdaBoostMr {
                 v[i * k..(i + 1) * k].fill(vi);
             }
         }
-        Ok(AdaBoostMr {
-            n,
-            k,
-            y: c.y,
-            sw: c.sw,
-            v,
-            f: vec![0.0; n * k],
-            log_bound: 0.0,
-        })
+        Ok(AdaBoostMr { n, k, y: c.y, sw: c.sw, v, f: vec![0.0; n * k], log_bound: 0.0 })
     }
 
     /// Number of labels k.
@@ -120,12 +104,7 @@ impl AdaBoostMr {
     /// `w(i, ℓ) = ½ v(i, ℓ) Σ_{ℓ' : Y_i[ℓ'] ≠ Y_i[ℓ]} v(i, ℓ')` (SPEC §4.7).
     fn for_each_w(&self, mut each: impl FnMut(usize, f64, f64)) {
         let k = self.k;
-        for (i, (vr, yr)) in self
-            .v
-            .chunks_exact(k)
-            .zip(self.y.chunks_exact(k))
-            .enumerate()
-        {
+        for (i, (vr, yr)) in self.v.chunks_exact(k).zip(self.y.chunks_exact(k)).enumerate() {
             let (mut vp, mut vn) = (0.0, 0.0);
             for (v, y) in vr.iter().zip(yr) {
                 if *y > 0.0 {
@@ -184,12 +163,7 @@ impl Booster for AdaBoostMr {
         // e^{−½αh} for ℓ ∈ Y_i); Z = Σ_i [Σ_{ℓ ∉ Y_i} v'] · [Σ_{ℓ ∈ Y_i} v'].
         let k = self.k;
         let mut z = 0.0;
-        for ((vr, yr), hr) in self
-            .v
-            .chunks_exact_mut(k)
-            .zip(self.y.chunks_exact(k))
-            .zip(h.chunks_exact(k))
-        {
+        for ((vr, yr), hr) in self.v.chunks_exact_mut(k).zip(self.y.chunks_exact(k)).zip(h.chunks_exact(k)) {
             let (mut vp, mut vn) = (0.0, 0.0);
             for ((v, y), hv) in vr.iter_mut().zip(yr).zip(hr) {
                 *v *= (-0.5 * alpha * y * hv).exp();
@@ -202,9 +176,7 @@ impl Booster for AdaBoostMr {
             z += vp * vn;
         }
         if !(z > 0.0 && z.is_finite()) {
-            return Err(Error::Numerical(format!(
-                "AdaBoost.MR normaliser Z = {z} (weights under- or overflowed)"
-            )));
+            return Err(Error::Numerical(format!("AdaBoost.MR normaliser Z = {z} (weights under- or overflowed)")));
         }
         // SPEC §4.7: v_{t+1} = v'/√Z_t.
         let sz = z.sqrt();
@@ -217,14 +189,8 @@ impl Booster for AdaBoostMr {
         self.log_bound += z.ln();
         diag.insert("alpha", alpha);
         diag.insert("z", z);
-        diag.insert(
-            "ranking_loss",
-            multilabel::ranking_loss(&self.y, &self.f, self.k, Some(&self.sw))?,
-        );
-        diag.insert(
-            "one_error",
-            multilabel::one_error(&self.y, &self.f, self.k, Some(&self.sw))?,
-        );
+        diag.insert("ranking_loss", multilabel::ranking_loss(&self.y, &self.f, self.k, Some(&self.sw))?);
+        diag.insert("one_error", multilabel::one_error(&self.y, &self.f, self.k, Some(&self.sw))?);
         diag.insert("bound", self.bound());
         Ok(step)
     }

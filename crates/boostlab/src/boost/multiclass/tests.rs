@@ -10,20 +10,11 @@ use super::*;
 use crate::eval::multilabel;
 
 fn labels_of(p: &Problem) -> Labels<'_> {
-    Labels {
-        n: p.n,
-        k: p.k,
-        y: &p.y,
-        class: p.class.as_deref(),
-        sample_weight: None,
-    }
+    Labels { n: p.n, k: p.k, y: &p.y, class: p.class.as_deref(), sample_weight: None }
 }
 
 fn params(variant: MultiVariant) -> MultiParams {
-    MultiParams {
-        variant,
-        ..MultiParams::default()
-    }
+    MultiParams { variant, ..MultiParams::default() }
 }
 
 fn close(a: f64, b: f64, tol: f64) -> bool {
@@ -58,12 +49,7 @@ impl NaiveMr {
                 }
             }
         }
-        NaiveMr {
-            n,
-            k,
-            d,
-            f: vec![0.0; n * k],
-        }
+        NaiveMr { n, k, d, f: vec![0.0; n * k] }
     }
 
     /// r = ½ Σ D(i,ℓ0,ℓ1) (h(x_i,ℓ1) − h(x_i,ℓ0)).
@@ -105,13 +91,8 @@ impl NaiveMr {
 
 fn check_mr_against_naive(seed: u64, n: usize, k: usize, rounds: usize, weighted: bool) {
     let prob = random_problem(seed, n, k, 2, true);
-    let sw: Vec<f64> = (0..n)
-        .map(|i| 0.5 + ((seed as usize + 7 * i) % 5) as f64 / 4.0)
-        .collect();
-    let labels = Labels {
-        sample_weight: weighted.then_some(&sw[..]),
-        ..labels_of(&prob)
-    };
+    let sw: Vec<f64> = (0..n).map(|i| 0.5 + ((seed as usize + 7 * i) % 5) as f64 / 4.0).collect();
+    let labels = Labels { sample_weight: weighted.then_some(&sw[..]), ..labels_of(&prob) };
     let Ok(mut fast) = AdaBoostMr::new(&labels, &params(MultiVariant::Mr)) else {
         return; // no example with a crucial pair: nothing to compare
     };
@@ -207,10 +188,7 @@ fn mh_hamming_loss_below_product_of_z() {
                 assert!((diag["bound"] - prod).abs() < 1e-12 * prod.max(1.0));
                 let hl = multilabel::hamming_loss(&prob.y, b.training_scores(), 4, None).unwrap();
                 assert!((hl - diag["hamming_loss"]).abs() < 1e-15);
-                assert!(
-                    hl <= prod + 1e-12,
-                    "{variant}: Hamming loss {hl} > Π Z {prod}"
-                );
+                assert!(hl <= prod + 1e-12, "{variant}: Hamming loss {hl} > Π Z {prod}");
                 let oe = multilabel::one_error(&prob.y, b.training_scores(), 4, None).unwrap();
                 assert!((oe - diag["one_error"]).abs() < 1e-15);
                 // D stays a distribution.
@@ -226,21 +204,14 @@ fn mh_hamming_loss_below_product_of_z() {
 
 #[test]
 fn mr_ranking_loss_below_product_of_z_and_one_error_below_k_minus_1_rloss() {
-    for (variant, multi) in [
-        (MultiVariant::Mr, true),
-        (MultiVariant::M2, false),
-        (MultiVariant::Mr, false),
-    ] {
+    for (variant, multi) in [(MultiVariant::Mr, true), (MultiVariant::M2, false), (MultiVariant::Mr, false)] {
         let k = 4;
         let prob = random_problem(11, 40, k, 2, multi);
         let mut b = AdaBoostMr::new(&labels_of(&prob), &params(variant)).unwrap();
         // Examples with a crucial pair, for one-error ≤ (k − 1) rloss.
         let keep: Vec<usize> = (0..prob.n)
             .filter(|&i| {
-                let c = prob.y[i * k..(i + 1) * k]
-                    .iter()
-                    .filter(|&&v| v > 0.0)
-                    .count();
+                let c = prob.y[i * k..(i + 1) * k].iter().filter(|&&v| v > 0.0).count();
                 c > 0 && c < k
             })
             .collect();
@@ -255,20 +226,11 @@ fn mr_ranking_loss_below_product_of_z_and_one_error_below_k_minus_1_rloss() {
             let rl = multilabel::ranking_loss(&prob.y, f, k, None).unwrap();
             assert!((rl - diag["ranking_loss"]).abs() < 1e-15);
             assert!(rl <= prod + 1e-12, "ranking loss {rl} > Π Z {prod}");
-            let ys: Vec<f64> = keep
-                .iter()
-                .flat_map(|&i| prob.y[i * k..(i + 1) * k].to_vec())
-                .collect();
-            let fs: Vec<f64> = keep
-                .iter()
-                .flat_map(|&i| f[i * k..(i + 1) * k].to_vec())
-                .collect();
+            let ys: Vec<f64> = keep.iter().flat_map(|&i| prob.y[i * k..(i + 1) * k].to_vec()).collect();
+            let fs: Vec<f64> = keep.iter().flat_map(|&i| f[i * k..(i + 1) * k].to_vec()).collect();
             let oe = multilabel::one_error(&ys, &fs, k, None).unwrap();
             let rlk = multilabel::ranking_loss(&ys, &fs, k, None).unwrap();
-            assert!(
-                oe <= (k as f64 - 1.0) * rlk + 1e-12,
-                "one-error {oe}, rloss {rlk}"
-            );
+            assert!(oe <= (k as f64 - 1.0) * rlk + 1e-12, "one-error {oe}, rloss {rlk}");
             if matches!(step, Step::AddAndStop { .. }) {
                 break;
             }
@@ -285,13 +247,7 @@ fn discrete_mh_hypothesis_has_no_edge_after_its_update() {
     for _ in 0..5 {
         let (h, step, _) = round(&mut b, &prob.x, prob.p);
         assert!(matches!(step, Step::Add { .. }));
-        let r: f64 = b
-            .distribution()
-            .iter()
-            .zip(&prob.y)
-            .zip(&h)
-            .map(|((d, y), h)| d * y * h)
-            .sum();
+        let r: f64 = b.distribution().iter().zip(&prob.y).zip(&h).map(|((d, y), h)| d * y * h).sum();
         assert!(r.abs() < 1e-12, "edge after update {r}");
     }
 }
@@ -300,22 +256,10 @@ fn discrete_mh_hypothesis_has_no_edge_after_its_update() {
 fn mo_decoded_error_below_code_bounds() {
     let k = 5;
     let prob = random_problem(21, 50, k, 2, false);
-    for code in [
-        CodeSpec::Random {
-            columns: 7,
-            seed: 4,
-        },
-        CodeSpec::Exhaustive,
-        CodeSpec::OneVsAll,
-    ] {
+    for code in [CodeSpec::Random { columns: 7, seed: 4 }, CodeSpec::Exhaustive, CodeSpec::OneVsAll] {
         for (decode, factor) in [(Decode::Loss, 1.0), (Decode::Hamming, 2.0)] {
             for variant in [MultiVariant::MoDiscrete, MultiVariant::MoReal] {
-                let p = MultiParams {
-                    variant,
-                    code,
-                    decode,
-                    ..MultiParams::default()
-                };
+                let p = MultiParams { variant, code, decode, ..MultiParams::default() };
                 let mut b = AdaBoostMo::new(&labels_of(&prob), &p).unwrap();
                 let kp = b.code().n_columns as f64;
                 let rho = b.code().min_distance() as f64;
@@ -345,14 +289,7 @@ fn mo_decoded_error_below_code_bounds() {
 /// Binary AdaBoost reference (SPEC §3 discrete, §4.4 real) with 2-leaf trees whose leaves are the
 /// weighted majority (discrete, minimising the weighted error) or ½ ln((W+ + ε)/(W− + ε)) (real,
 /// minimising Z = 2 Σ √(W+ W−)).
-fn binary_adaboost(
-    x: &[f64],
-    y: &[f64],
-    sw: &[f64],
-    real: bool,
-    eps: f64,
-    rounds: usize,
-) -> Vec<f64> {
+fn binary_adaboost(x: &[f64], y: &[f64], sw: &[f64], real: bool, eps: f64, rounds: usize) -> Vec<f64> {
     let n = y.len();
     let total: f64 = sw.iter().sum();
     let mut d: Vec<f64> = sw.iter().map(|s| s / total).collect();
@@ -397,10 +334,7 @@ fn binary_adaboost(
                 -1.0
             }
         };
-        let h: Vec<f64> = x
-            .iter()
-            .map(|&v| if v <= theta { leaf(l) } else { leaf(r) })
-            .collect();
+        let h: Vec<f64> = x.iter().map(|&v| if v <= theta { leaf(l) } else { leaf(r) }).collect();
         let alpha = if real {
             1.0
         } else {
@@ -433,10 +367,7 @@ fn two_class_mh_agrees_with_binary_adaboost() {
         // Binary labels: class 0 is the positive class.
         let yb: Vec<f64> = prob.y.chunks_exact(2).map(|r| r[0]).collect();
         for variant in [MultiVariant::MhDiscrete, MultiVariant::MhReal] {
-            let labels = Labels {
-                sample_weight: Some(&sw),
-                ..labels_of(&prob)
-            };
+            let labels = Labels { sample_weight: Some(&sw), ..labels_of(&prob) };
             let p = params(variant);
             let mut b = AdaBoostMh::new(&labels, &p).unwrap();
             let rounds = 8;
@@ -447,12 +378,7 @@ fn two_class_mh_agrees_with_binary_adaboost() {
             // D(i, ℓ) = d_i / 2, so MH's ε matches a binary ε twice as large.
             let fb = binary_adaboost(&prob.x, &yb, &sw, variant.is_real(), 2.0 * b.eps(), rounds);
             for (i, row) in b.training_scores().chunks_exact(2).enumerate() {
-                assert!(
-                    close(row[0], fb[i], 1e-9),
-                    "{variant} seed {seed}: {} vs {}",
-                    row[0],
-                    fb[i]
-                );
+                assert!(close(row[0], fb[i], 1e-9), "{variant} seed {seed}: {} vs {}", row[0], fb[i]);
                 assert!(close(row[1], -fb[i], 1e-9));
                 assert!(fb[i] != 0.0);
                 let binary_class = if fb[i] > 0.0 { 0 } else { 1 };
@@ -466,16 +392,11 @@ fn two_class_mh_agrees_with_binary_adaboost() {
 fn mo_one_vs_all_with_loss_decoding_is_mh_argmax() {
     for seed in 0..4u64 {
         let prob = random_problem(seed, 40, 4, 2, false);
-        for (mo, mh) in [
-            (MultiVariant::MoDiscrete, MultiVariant::MhDiscrete),
-            (MultiVariant::MoReal, MultiVariant::MhReal),
-        ] {
-            let pmo = MultiParams {
-                variant: mo,
-                code: CodeSpec::OneVsAll,
-                decode: Decode::Loss,
-                ..MultiParams::default()
-            };
+        for (mo, mh) in
+            [(MultiVariant::MoDiscrete, MultiVariant::MhDiscrete), (MultiVariant::MoReal, MultiVariant::MhReal)]
+        {
+            let pmo =
+                MultiParams { variant: mo, code: CodeSpec::OneVsAll, decode: Decode::Loss, ..MultiParams::default() };
             let mut a = MultiBooster::new(&labels_of(&prob), &pmo).unwrap();
             let mut b = MultiBooster::new(&labels_of(&prob), &params(mh)).unwrap();
             let out = a.output();
@@ -501,31 +422,20 @@ fn mo_one_vs_all_with_loss_decoding_is_mh_argmax() {
 #[test]
 fn single_label_start_distribution() {
     let prob = random_problem(8, 10, 4, 1, false);
-    let p = MultiParams {
-        variant: MultiVariant::MhReal,
-        single_label_start: true,
-        ..MultiParams::default()
-    };
+    let p = MultiParams { variant: MultiVariant::MhReal, single_label_start: true, ..MultiParams::default() };
     let b = AdaBoostMh::new(&labels_of(&prob), &p).unwrap();
     let m = 10.0;
     let class = prob.class.as_ref().unwrap();
     for (i, row) in b.distribution().chunks_exact(4).enumerate() {
         for (l, &d) in row.iter().enumerate() {
-            let want = if l == class[i] as usize {
-                1.0 / (2.0 * m)
-            } else {
-                1.0 / (2.0 * m * 3.0)
-            };
+            let want = if l == class[i] as usize { 1.0 / (2.0 * m) } else { 1.0 / (2.0 * m * 3.0) };
             assert!((d - want).abs() < 1e-15);
         }
     }
     assert!((b.distribution().iter().sum::<f64>() - 1.0).abs() < 1e-12);
     assert!((b.eps() - 1.0 / 20.0).abs() < 1e-15);
     // Without `class`, the classes come from the one-hot rows.
-    let no_class = Labels {
-        class: None,
-        ..labels_of(&prob)
-    };
+    let no_class = Labels { class: None, ..labels_of(&prob) };
     let b2 = AdaBoostMh::new(&no_class, &p).unwrap();
     assert_eq!(b.distribution(), b2.distribution());
 }
@@ -535,13 +445,7 @@ fn perfect_hypothesis_gets_capped_vote_and_stops() {
     // Two classes separated by x ≤ 1.5.
     let x = [0.0, 1.0, 2.0, 3.0];
     let y = [1., -1., 1., -1., -1., 1., -1., 1.];
-    let labels = Labels {
-        n: 4,
-        k: 2,
-        y: &y,
-        class: None,
-        sample_weight: None,
-    };
+    let labels = Labels { n: 4, k: 2, y: &y, class: None, sample_weight: None };
     for variant in [MultiVariant::MhDiscrete, MultiVariant::Mr, MultiVariant::M2] {
         let mut b = MultiBooster::new(&labels, &params(variant)).unwrap();
         let (_, step, diag) = round(&mut b, &x, 1);
@@ -553,10 +457,7 @@ fn perfect_hypothesis_gets_capped_vote_and_stops() {
             s => panic!("{variant}: {s:?}"),
         }
         assert_eq!(diag["alpha"], MAX_ALPHA);
-        assert_eq!(
-            b.training_scores(),
-            &[10., -10., 10., -10., -10., 10., -10., 10.]
-        );
+        assert_eq!(b.training_scores(), &[10., -10., 10., -10., -10., 10., -10., 10.]);
         assert!(diag["bound"] > 0.0 && diag["bound"].is_finite());
     }
 }
@@ -565,13 +466,7 @@ fn perfect_hypothesis_gets_capped_vote_and_stops() {
 fn no_edge_stops_without_changing_state() {
     let x = [0.0, 1.0, 2.0, 3.0];
     let y = [1., -1., 1., -1., -1., 1., -1., 1.];
-    let labels = Labels {
-        n: 4,
-        k: 2,
-        y: &y,
-        class: None,
-        sample_weight: None,
-    };
+    let labels = Labels { n: 4, k: 2, y: &y, class: None, sample_weight: None };
     let _ = x;
     for variant in [MultiVariant::MhDiscrete, MultiVariant::Mr] {
         let mut b = MultiBooster::new(&labels, &params(variant)).unwrap();
@@ -591,32 +486,17 @@ fn no_edge_stops_without_changing_state() {
 #[test]
 fn bad_inputs_are_errors() {
     let y = [1., -1., 1., -1., -1., 1.];
-    let good = Labels {
-        n: 3,
-        k: 2,
-        y: &y,
-        class: None,
-        sample_weight: None,
-    };
+    let good = Labels { n: 3, k: 2, y: &y, class: None, sample_weight: None };
     let mut b = MultiBooster::new(&good, &params(MultiVariant::MhReal)).unwrap();
     let mut diag = Diagnostics::new();
     assert!(b.step(&[0.5; 5], &mut diag).is_err());
     assert!(b.step(&[f64::NAN; 6], &mut diag).is_err());
 
     let zero = [1., 0., 1., -1., -1., 1.];
-    assert!(
-        MultiBooster::new(&Labels { y: &zero, ..good }, &params(MultiVariant::MhReal)).is_err()
-    );
+    assert!(MultiBooster::new(&Labels { y: &zero, ..good }, &params(MultiVariant::MhReal)).is_err());
     assert!(MultiBooster::new(&Labels { n: 4, ..good }, &params(MultiVariant::MhReal)).is_err());
     let neg = [1.0, -1.0, 1.0];
-    assert!(MultiBooster::new(
-        &Labels {
-            sample_weight: Some(&neg),
-            ..good
-        },
-        &params(MultiVariant::MhReal)
-    )
-    .is_err());
+    assert!(MultiBooster::new(&Labels { sample_weight: Some(&neg), ..good }, &params(MultiVariant::MhReal)).is_err());
     // Multi-label rows where single-label data is required.
     let multi = [1., 1., 1., -1., -1., 1.];
     let ml = Labels { y: &multi, ..good };
@@ -626,14 +506,7 @@ fn bad_inputs_are_errors() {
     assert!(MultiBooster::new(&ml, &params(MultiVariant::Mr)).is_ok());
     // Class index out of range.
     let cls = [0u32, 2, 1];
-    assert!(MultiBooster::new(
-        &Labels {
-            class: Some(&cls),
-            ..good
-        },
-        &params(MultiVariant::MoReal)
-    )
-    .is_err());
+    assert!(MultiBooster::new(&Labels { class: Some(&cls), ..good }, &params(MultiVariant::MoReal)).is_err());
     // No crucial pair at all.
     let all = [1., 1., 1., 1., -1., -1.];
     assert!(MultiBooster::new(&Labels { y: &all, ..good }, &params(MultiVariant::Mr)).is_err());
@@ -706,21 +579,14 @@ fn one_vs_all_and_exhaustive_codes() {
 
 fn assert_valid_code(c: &CodeMatrix) {
     c.check().unwrap();
-    let col = |j: usize| {
-        (0..c.n_classes)
-            .map(|y| c.codeword(y)[j])
-            .collect::<Vec<i8>>()
-    };
+    let col = |j: usize| (0..c.n_classes).map(|y| c.codeword(y)[j]).collect::<Vec<i8>>();
     for a in 0..c.n_columns {
         let ca = col(a);
         assert!(ca.iter().any(|&v| v != ca[0]), "constant column {a}");
         for b in a + 1..c.n_columns {
             let cb = col(b);
             assert!(ca != cb, "duplicate columns {a}, {b}");
-            assert!(
-                ca.iter().zip(&cb).any(|(x, y)| *x != -*y),
-                "complement columns {a}, {b}"
-            );
+            assert!(ca.iter().zip(&cb).any(|(x, y)| *x != -*y), "complement columns {a}, {b}");
         }
     }
     assert!(c.min_distance() > 0);
@@ -755,11 +621,7 @@ fn random_codes() {
 #[test]
 fn decoding_by_hand() {
     // Classes 0, 1, 2; columns: 0 = one-vs-rest for class 0, 1 = {0, 1} vs {2}, 2 = {1} vs rest.
-    let code = CodeMatrix {
-        n_classes: 3,
-        n_columns: 3,
-        entries: vec![1, 1, -1, -1, 1, 1, -1, -1, -1],
-    };
+    let code = CodeMatrix { n_classes: 3, n_columns: 3, entries: vec![1, 1, -1, -1, 1, 1, -1, -1, -1] };
     // f = (−0.5, 2.0, 0.1): signs (−, +, +) → Hamming distances 2, 0, 2 → class 1.
     // Loss: class 0: e^{0.5} + e^{−2} + e^{0.1}; class 1: e^{−0.5} + e^{−2} + e^{−0.1};
     // class 2: e^{−0.5} + e^{2} + e^{0.1} → class 1.
@@ -781,10 +643,7 @@ fn decoding_by_hand() {
     decode_losses_into(&code, &[0.0, 1.0, -1.0], Decode::Hamming, &mut l);
     // Class 0 (+,+,−): ½ + 0 + 0; class 1 (−,+,+): ½ + 0 + 1; class 2 (−,−,−): ½ + 1 + 0.
     assert_eq!(l, [0.5, 1.5, 1.5]);
-    let out = MultiOutput::Code {
-        code: code.clone(),
-        decode: Decode::Hamming,
-    };
+    let out = MultiOutput::Code { code: code.clone(), decode: Decode::Hamming };
     let mut s = [0.0; 3];
     out.class_scores_into(&[0.0, 1.0, -1.0], &mut s);
     assert_eq!(s, [-0.5, -1.5, -1.5]);
@@ -810,36 +669,11 @@ fn prediction_helpers() {
 
 #[test]
 fn parameters_parse_check_and_round_trip() {
-    assert_eq!(
-        "one-vs-all".parse::<CodeSpec>().unwrap(),
-        CodeSpec::OneVsAll
-    );
-    assert_eq!(
-        "exhaustive".parse::<CodeSpec>().unwrap(),
-        CodeSpec::Exhaustive
-    );
-    assert_eq!(
-        "random:15".parse::<CodeSpec>().unwrap(),
-        CodeSpec::Random {
-            columns: 15,
-            seed: 0
-        }
-    );
-    assert_eq!(
-        "Random:15:7".parse::<CodeSpec>().unwrap(),
-        CodeSpec::Random {
-            columns: 15,
-            seed: 7
-        }
-    );
-    for bad in [
-        "random",
-        "random:",
-        "random:x",
-        "random:3:4:5",
-        "one-vs-one",
-        "random:-1",
-    ] {
+    assert_eq!("one-vs-all".parse::<CodeSpec>().unwrap(), CodeSpec::OneVsAll);
+    assert_eq!("exhaustive".parse::<CodeSpec>().unwrap(), CodeSpec::Exhaustive);
+    assert_eq!("random:15".parse::<CodeSpec>().unwrap(), CodeSpec::Random { columns: 15, seed: 0 });
+    assert_eq!("Random:15:7".parse::<CodeSpec>().unwrap(), CodeSpec::Random { columns: 15, seed: 7 });
+    for bad in ["random", "random:", "random:x", "random:3:4:5", "one-vs-one", "random:-1"] {
         assert!(bad.parse::<CodeSpec>().is_err(), "{bad}");
     }
     assert_eq!("hamming".parse::<Decode>().unwrap(), Decode::Hamming);
@@ -861,10 +695,7 @@ fn parameters_parse_check_and_round_trip() {
         variant: MultiVariant::MoDiscrete,
         eps: Some(0.25),
         single_label_start: false,
-        code: CodeSpec::Random {
-            columns: 9,
-            seed: 3,
-        },
+        code: CodeSpec::Random { columns: 9, seed: 3 },
         decode: Decode::Hamming,
     };
     let json = serde_json::to_string(&p).unwrap();
@@ -872,13 +703,7 @@ fn parameters_parse_check_and_round_trip() {
     assert_eq!(serde_json::from_str::<MultiParams>(&json).unwrap(), p);
     let t: MultiParams = toml::from_str("variant = \"mr\"\ncode = \"random:5\"").unwrap();
     assert_eq!(t.variant, MultiVariant::Mr);
-    assert_eq!(
-        t.code,
-        CodeSpec::Random {
-            columns: 5,
-            seed: 0
-        }
-    );
+    assert_eq!(t.code, CodeSpec::Random { columns: 5, seed: 0 });
     assert_eq!(t.decode, Decode::Loss);
     assert!(serde_json::from_str::<MultiParams>("{\"code\": \"random:x\"}").is_err());
 
@@ -886,26 +711,10 @@ fn parameters_parse_check_and_round_trip() {
     assert_eq!(MultiParams::default().variant, MultiVariant::MhReal);
     assert!((MultiParams::default().smoothing(50) - 0.01).abs() < 1e-15);
     for bad in [
-        MultiParams {
-            eps: Some(-1.0),
-            ..MultiParams::default()
-        },
-        MultiParams {
-            eps: Some(f64::NAN),
-            ..MultiParams::default()
-        },
-        MultiParams {
-            variant: MultiVariant::Mr,
-            single_label_start: true,
-            ..MultiParams::default()
-        },
-        MultiParams {
-            code: CodeSpec::Random {
-                columns: 0,
-                seed: 0,
-            },
-            ..MultiParams::default()
-        },
+        MultiParams { eps: Some(-1.0), ..MultiParams::default() },
+        MultiParams { eps: Some(f64::NAN), ..MultiParams::default() },
+        MultiParams { variant: MultiVariant::Mr, single_label_start: true, ..MultiParams::default() },
+        MultiParams { code: CodeSpec::Random { columns: 0, seed: 0 }, ..MultiParams::default() },
     ] {
         assert!(bad.check().is_err(), "{bad:?}");
     }

@@ -30,11 +30,7 @@ pub(crate) fn stump_outputs(
         }
         s
     };
-    let cost = |s: &[f64]| {
-        (0..q)
-            .map(|l| crit.cost(s[2 * l], s[2 * l + 1]))
-            .sum::<f64>()
-    };
+    let cost = |s: &[f64]| (0..q).map(|l| crit.cost(s[2 * l], s[2 * l + 1])).sum::<f64>();
     let mut best: Option<(f64, usize, f64)> = None;
     for j in 0..p {
         let mut vals: Vec<f64> = (0..n).map(|i| x[i * p + j]).collect();
@@ -75,11 +71,7 @@ pub(crate) fn stump_outputs(
 }
 
 /// One round of `b` with a brute-force stump: (outputs, step, diagnostics).
-pub(crate) fn round<B: Booster + ?Sized>(
-    b: &mut B,
-    x: &[f64],
-    p: usize,
-) -> (Vec<f64>, Step, Diagnostics) {
+pub(crate) fn round<B: Booster + ?Sized>(b: &mut B, x: &[f64], p: usize) -> (Vec<f64>, Step, Diagnostics) {
     let n = x.len() / p;
     let w = b.stat_width();
     let mut stats = vec![0.0; n * w];
@@ -104,9 +96,7 @@ pub(crate) struct Problem {
 
 pub(crate) fn random_problem(seed: u64, n: usize, k: usize, p: usize, multi: bool) -> Problem {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let x: Vec<f64> = (0..n * p)
-        .map(|_| f64::from(rng.gen_range(0..8u8)))
-        .collect();
+    let x: Vec<f64> = (0..n * p).map(|_| f64::from(rng.gen_range(0..8u8))).collect();
     let mut y = vec![-1.0; n * k];
     let mut class = Vec::new();
     for i in 0..n {
@@ -121,21 +111,10 @@ pub(crate) fn random_problem(seed: u64, n: usize, k: usize, p: usize, multi: boo
                 y[i * k + l] = if on { 1.0 } else { -1.0 };
             }
         } else {
-            let c = if rng.gen_bool(0.2) {
-                rng.gen_range(0..k)
-            } else {
-                base
-            };
+            let c = if rng.gen_bool(0.2) { rng.gen_range(0..k) } else { base };
             y[i * k + c] = 1.0;
             class.push(c as u32);
         }
     }
-    Problem {
-        n,
-        k,
-        p,
-        x,
-        y,
-        class: (!multi).then_some(class),
-    }
+    Problem { n, k, p, x, y, class: (!multi).then_some(class) }
 }

@@ -319,7 +319,7 @@ fn binary_adaboost(x: &[f64], y: &[f64], sw: &[f64], real: bool, eps: f64, round
             let theta = 0.5 * (w[0] + w[1]);
             let (l, r) = side(theta);
             let c = cost(l) + cost(r);
-            if best.map_or(true, |(b, _)| c < b) {
+            if best.is_none_or(|(b, _)| c < b) {
                 best = Some((c, theta));
             }
         }

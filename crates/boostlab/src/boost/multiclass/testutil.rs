@@ -41,7 +41,7 @@ pub(crate) fn stump_outputs(
             let left = sums(&|i| x[i * p + j] <= theta);
             let right = sums(&|i| x[i * p + j] > theta);
             let c = cost(&left) + cost(&right);
-            if best.map_or(true, |(b, _, _)| c < b) {
+            if best.is_none_or(|(b, _, _)| c < b) {
                 best = Some((c, j, theta));
             }
         }

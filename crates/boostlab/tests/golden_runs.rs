@@ -1,0 +1,69 @@
+//! Golden runs on the papers' data: any change to these numbers must be deliberate.
+//!
+//! Regenerate with `BOOSTLAB_BLESS=1 cargo test -p boostlab --test golden_runs` (writes the files
+//! under tests/golden/), then review the diff.
+
+mod common;
+
+use std::path::PathBuf;
+
+use boostlab::boost::secboost::AlphaRule as SecAlpha;
+use boostlab::{fit, Algorithm, BoostParams};
+
+fn golden_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name)
+}
+
+/// Compares the listed per-round diagnostics with a golden file (relative tolerance `tol`).
+fn check(name: &str, params: &BoostParams, dataset: &str, keys: &[&str], tol: f64) {
+    let Some(data) = common::shared_csv(dataset) else { return };
+    let m = fit(&data, params).unwrap();
+    let got: Vec<serde_json::Value> = m
+        .history
+        .iter()
+        .map(|r| {
+            let mut o = serde_json::Map::new();
+            o.insert("round".into(), r.round.into());
+            for k in keys {
+                o.insert((*k).into(), serde_json::json!(r.values.get(*k).copied()));
+            }
+            serde_json::Value::Object(o)
+        })
+        .collect();
+    let path = golden_path(name);
+    if std::env::var_os("BOOSTLAB_BLESS").is_some() {
+        std::fs::write(&path, serde_json::to_string_pretty(&got).unwrap() + "\n").unwrap();
+        return;
+    }
+    let want: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(got.len(), want.len(), "{name}: number of rounds");
+    for (g, w) in got.iter().zip(&want) {
+        for k in keys {
+            let (a, b) = (g[*k].as_f64(), w[*k].as_f64());
+            match (a, b) {
+                (Some(a), Some(b)) => {
+                    assert!((a - b).abs() <= tol * b.abs().max(1e-300), "{name} round {}: {k} = {a}, golden {b}", g["round"])
+                }
+                _ => assert_eq!(a, b, "{name} round {}: {k}", g["round"]),
+            }
+        }
+    }
+}
+
+#[test]
+fn issue_3_golden_t_adaboost_stumps_on_sonar() {
+    for t in [0.0, 0.6, 1.0] {
+        let mut p = BoostParams { algorithm: Algorithm::TAdaBoost, n_estimators: 20, ..Default::default() };
+        p.t_adaboost.t = t;
+        // Tolerance 1e-9 (relative): bit-level changes in summation order are allowed, nothing else.
+        check(&format!("t_adaboost_sonar_t{t}.json"), &p, "sonar.csv", &["rho", "mu", "alpha", "z"], 1e-9);
+    }
+}
+
+#[test]
+fn issue_4_golden_secboost_logistic_stumps_on_tictactoe() {
+    let mut p = BoostParams { algorithm: Algorithm::SecBoost, n_estimators: 20, seed: 7, ..Default::default() };
+    // The paper's procedure: Solve_α (not the closed form), grid oracle.
+    p.secboost.alpha_rule = SecAlpha::Solve;
+    check("secboost_tictactoe_logistic.json", &p, "tictactoe.csv", &["alpha", "w2", "epsilon"], 1e-9);
+}

@@ -42,7 +42,11 @@ fn check(name: &str, params: &BoostParams, dataset: &str, keys: &[&str], tol: f6
             let (a, b) = (g[*k].as_f64(), w[*k].as_f64());
             match (a, b) {
                 (Some(a), Some(b)) => {
-                    assert!((a - b).abs() <= tol * b.abs().max(1e-300), "{name} round {}: {k} = {a}, golden {b}", g["round"])
+                    assert!(
+                        (a - b).abs() <= tol * b.abs().max(1e-300),
+                        "{name} round {}: {k} = {a}, golden {b}",
+                        g["round"]
+                    )
                 }
                 _ => assert_eq!(a, b, "{name} round {}: {k}", g["round"]),
             }

@@ -30,7 +30,18 @@ fn issue_3_t_adaboost_on_sonar_for_every_t() {
         assert_finite_model(&m);
         assert_eq!(m.clip.is_some(), t < 1.0, "t = {t}");
         for r in &m.history {
-            for k in ["rho", "mu", "alpha", "z", "bound", "switched_off", "min_weight", "max_weight", "train_error", "train_error_clipped"] {
+            for k in [
+                "rho",
+                "mu",
+                "alpha",
+                "z",
+                "bound",
+                "switched_off",
+                "min_weight",
+                "max_weight",
+                "train_error",
+                "train_error_clipped",
+            ] {
                 assert!(r.values.contains_key(k), "t = {t}, round {}: no {k}", r.round);
             }
             assert!(r.values["train_error"] <= r.values["bound"] + 1e-9 || t > 1.0);

@@ -202,7 +202,8 @@ impl OwnedLabels {
                 if binary {
                     if classes.len() != 2 {
                         return Err(Error::InvalidData(format!(
-                            "this algorithm needs exactly two classes, the labels have {} ({})",
+                            "this algorithm needs exactly two classes, the labels have {} ({}): use a multi-class \
+                             algorithm (adaboost-mh, real-adaboost-mh, adaboost-mo, adaboost-mr, adaboost-m2)",
                             classes.len(),
                             classes.join(", ")
                         )));

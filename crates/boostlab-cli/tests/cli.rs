@@ -1,6 +1,8 @@
 //! End-to-end tests of the `boostlab` command: every command runs, bad input gets a clear error
 //! (exit code 1, a message naming the problem, never a panic).
 
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -3,6 +3,8 @@
 //! Regenerate with `BOOSTLAB_BLESS=1 cargo test -p boostlab --test golden_runs` (writes the files
 //! under tests/golden/), then review the diff.
 
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
 mod common;
 
 use std::path::PathBuf;

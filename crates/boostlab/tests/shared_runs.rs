@@ -1,5 +1,7 @@
 //! The "done when" runs of the issues on the papers' datasets (../shared/datasets).
 
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
 mod common;
 
 use boostlab::data::{read_csv, CsvOptions, LabelSelector};

@@ -3,6 +3,8 @@
 //! binary α is twice AdaBoost's). The expected values were produced by
 //! `scripts/golden/sklearn_adaboost_curve.py`; this test needs no Python.
 
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
 use boostlab::data::{Column, Dataset, Features, Target};
 use boostlab::tree::Criterion;
 use boostlab::{fit, BoostParams};

@@ -288,6 +288,37 @@ impl BoostArgs {
         t.max_split_candidates = self.max_split_candidates;
         p.adaboost.alpha = self.alpha.as_deref().map(|a| parse_enum("alpha", a)).transpose()?;
         p.adaboost.smoothing = self.smoothing;
+        // Options of one booster given to another are mistakes, not no-ops.
+        let only = |given: bool, flag: &str, algos: &[Algorithm]| -> Result<()> {
+            if given && !algos.contains(&p.algorithm) {
+                let names: Vec<&str> = algos.iter().map(|a| a.name()).collect();
+                bail!("{flag} applies to --algo {}, not {}", names.join(" / "), p.algorithm.name());
+            }
+            Ok(())
+        };
+        let multi = [
+            Algorithm::AdaBoostMH,
+            Algorithm::RealAdaBoostMH,
+            Algorithm::AdaBoostMO,
+            Algorithm::RealAdaBoostMO,
+            Algorithm::AdaBoostMR,
+            Algorithm::AdaBoostM2,
+        ];
+        let t_ada = [Algorithm::TAdaBoost];
+        only(self.t.is_some(), "--t", &t_ada)?;
+        only(self.leaf_values.is_some(), "--leaf-values", &t_ada)?;
+        only(self.learner_weights.is_some(), "--learner-weights", &t_ada)?;
+        only(self.overflow.is_some(), "--overflow", &t_ada)?;
+        only(self.authors_mode, "--authors-mode", &t_ada)?;
+        let sec = [Algorithm::SecBoost];
+        only(self.loss.is_some(), "--loss", &sec)?;
+        only(self.delta_init.is_some(), "--delta-init", &sec)?;
+        only(self.secboost_alpha.is_some(), "--secboost-alpha", &sec)?;
+        only(self.oracle.is_some(), "--oracle", &sec)?;
+        only(self.h0.is_some(), "--h0", &sec)?;
+        only(self.code.is_some(), "--code", &multi[2..4])?;
+        only(self.decode.is_some(), "--decode", &multi[2..4])?;
+        only(self.single_label_start, "--single-label-start", &multi[..2])?;
         let ta = &mut p.t_adaboost;
         if let Some(t) = self.t {
             ta.t = t;

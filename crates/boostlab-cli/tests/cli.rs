@@ -181,6 +181,8 @@ fn issue_2_bad_input_gets_clear_errors() {
     fails_with(&["train", "--data", g, "--algo", "t-adaboost", "--t", "3"], "invalid parameter `t`");
     fails_with(&["train", "--data", g, "--algo", "secboost", "--loss", "bogus"], "loss");
     fails_with(&["train", "--data", g, "--algo", "gbm"], "expected one of");
+    fails_with(&["train", "--data", g, "--t", "0.5"], "--t applies to --algo t-adaboost, not adaboost");
+    fails_with(&["train", "--data", g, "--algo", "adaboost-mh", "--code", "exhaustive"], "--code applies to");
     fails_with(&["train", "--data", "/nonexistent/x.csv"], "/nonexistent/x.csv");
     let bad_model = p("bad.json", "{\"format_version\": 1, \"trees\": 3}");
     fails_with(&["predict", "--model", &bad_model, "--data", g], "invalid model");

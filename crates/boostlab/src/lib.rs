@@ -1,4 +1,37 @@
 //! boostlab — the AdaBoost family on histogram trees.
+//!
+//! Discrete and confidence-rated (Real, abstaining) AdaBoost, t-AdaBoost (tempered exponential
+//! measures), SecBoost (boosting any loss from loss values only), and AdaBoost.MH / MO / MR / M2
+//! for multi-class and multi-label data.
+//!
+//! # Architecture
+//!
+//! Data flow one way:
+//!
+//! ```text
+//! rows ─ data::read_csv / read_libsvm ─▶ Dataset ─ BinMapper ─▶ BinnedMatrix (column-major u8 bins,
+//!   one bin for missing values)
+//! each round:  booster ─ statistics (n × width) ─▶ tree::grow (histograms, best-first) ─▶ Tree
+//!              Tree's outputs on the training rows ─▶ booster: α, weight update or stop ─▶ Ensemble
+//! ```
+//!
+//! * [`data`]: datasets, readers, binning.
+//! * [`tree`]: the one weak learner. It sees only a fixed-width block of non-negative statistics
+//!   per example — `(W+, W−)` for binary boosters, `2k` values for the multi-label ones — and the
+//!   bins; split criteria are the Bayes risks of proper losses ([`tree::Criterion`]).
+//! * [`boost`]: the boosters, each implementing [`boost::Booster`], and [`boost::driver`], the single
+//!   boosting loop ([`fit`]). Boosters never see histograms; the tree never sees what weights mean.
+//! * [`model`]: the [`Ensemble`], prediction (staged, clipped), versioned JSON model files.
+//! * [`tempered`], [`loss`]: the tempered arithmetic of t-AdaBoost and the value-only losses of
+//!   SecBoost.
+//! * [`eval`]: metrics, stratified folds, label noise, the paired t-test, the experiment harness.
+//!
+//! The key design choice: every booster is expressed as "statistics in, tree outputs back", so one
+//! optimised histogram learner serves all of them, and a new booster is one file.
+//!
+//! Determinism: every sum over examples runs in a fixed order inside one feature (parallelism is
+//! across features), so the same data, parameters and seed give bit-identical models whatever the
+//! number of threads.
 #![deny(missing_docs)]
 
 pub mod boost;

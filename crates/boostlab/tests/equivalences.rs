@@ -1,0 +1,95 @@
+//! Cross-checks between boosters through the whole pipeline (binning, trees, driver, model):
+//! where the algorithms coincide mathematically, their models must coincide numerically.
+
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+use boostlab::boost::adaboost::AlphaRule;
+use boostlab::data::{Column, Dataset, Features, Target};
+use boostlab::tree::{Criterion, PureLeaves};
+use boostlab::{fit, Algorithm, BoostParams};
+use rand::{Rng, SeedableRng};
+
+fn data(seed: u64, n: usize) -> Dataset {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut cols = vec![Vec::new(); 4];
+    let mut y = Vec::new();
+    for _ in 0..n {
+        let x: Vec<f64> = (0..4).map(|_| (rng.gen_range(-1.0f64..1.0) * 50.0).round() / 50.0).collect();
+        let noise: f64 = rng.gen_range(-0.6..0.6);
+        y.push(u32::from(x[0] - x[1] * x[2] + 0.3 * x[3] + noise > 0.0));
+        for (c, v) in cols.iter_mut().zip(x) {
+            c.push(v);
+        }
+    }
+    Dataset::new(
+        Features {
+            names: (0..4).map(|i| format!("x{i}")).collect(),
+            columns: cols.into_iter().map(Column::Numeric).collect(),
+        },
+        Some(Target::Classes { y, classes: vec!["0".into(), "1".into()] }),
+        None,
+    )
+    .unwrap()
+}
+
+/// SPEC §5: at t = 1 t-AdaBoost is AdaBoost with the linear-bound α on h/R, on the same trees
+/// (Matusita = L^(1), the t = 1 link = ½ ln(W+/W−), pure leaves forbidden as in the paper).
+#[test]
+fn issue_3_t_equal_one_is_adaboost_with_the_linear_bound_alpha() {
+    for seed in 0..4 {
+        let d = data(seed, 400);
+        let mut t1 = BoostParams { algorithm: Algorithm::TAdaBoost, n_estimators: 15, ..Default::default() };
+        t1.t_adaboost.t = 1.0;
+        t1.tree.max_leaves = 6;
+        t1.tree.pure_leaves = PureLeaves::Forbid;
+        let mut ada = t1.clone();
+        ada.algorithm = Algorithm::RealAdaBoost;
+        ada.adaboost.alpha = Some(AlphaRule::LinearBound);
+        ada.adaboost.smoothing = Some(0.0);
+        ada.tree.criterion = Some(Criterion::Matusita);
+        let (a, b) = (fit(&d, &t1).unwrap(), fit(&d, &ada).unwrap());
+        assert_eq!(a.n_trees(), b.n_trees());
+        for (ta, tb) in a.trees.iter().zip(&b.trees) {
+            assert_eq!(ta.nodes, tb.nodes, "seed {seed}: same splits");
+            for (x, y) in ta.leaf_values.iter().zip(&tb.leaf_values) {
+                assert!((x - y).abs() <= 1e-12 * y.abs().max(1.0), "seed {seed}: leaf {x} vs {y}");
+            }
+        }
+        for (x, y) in a.alphas.iter().zip(&b.alphas) {
+            assert!((x - y).abs() <= 1e-10 * y.abs().max(1.0), "seed {seed}: α {x} vs {y}");
+        }
+        // Continuity: t = 1 − 2e−9 (genuinely tempered arithmetic) matches t = 1 to 1e−6.
+        let mut near = t1.clone();
+        near.t_adaboost.t = 1.0 - 2e-9;
+        let c = fit(&d, &near).unwrap();
+        for (x, y) in c.alphas.iter().zip(&a.alphas) {
+            assert!((x - y).abs() < 1e-6, "seed {seed}: α {x} vs {y}");
+        }
+    }
+}
+
+/// With two classes, discrete AdaBoost.MH (one-vs-all on ±1 labels) predicts like binary AdaBoost.
+/// Random sample weights avoid exact weight ties in a leaf, where the two break differently (the
+/// binary sign leaf votes +1; MH votes +1 for both labels and the arg-max takes the first class).
+#[test]
+fn issue_5_two_class_mh_predicts_like_binary_adaboost() {
+    for seed in 0..4 {
+        let mut d = data(seed + 10, 300);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        d.sample_weight = Some((0..300).map(|_| rng.gen_range(0.5..1.5)).collect());
+        let mut p = BoostParams { algorithm: Algorithm::AdaBoost, n_estimators: 20, ..Default::default() };
+        p.tree.max_leaves = 4;
+        let bin = fit(&d, &p).unwrap();
+        p.algorithm = Algorithm::AdaBoostMH;
+        let mh = fit(&d, &p).unwrap();
+        let pb = bin.predict(&d.features, false).unwrap();
+        let pm = mh.predict(&d.features, false).unwrap();
+        assert_eq!(pb, pm, "seed {seed}");
+        // And the scores are mirror images: f(x, 1) = −f(x, 0) = the binary score.
+        let sb = bin.decision_function(&d.features, false).unwrap();
+        let sm = mh.decision_function(&d.features, false).unwrap();
+        for (i, s) in sb.iter().enumerate() {
+            assert!((sm[2 * i + 1] - s).abs() < 1e-9 && (sm[2 * i] + s).abs() < 1e-9, "seed {seed} row {i}");
+        }
+    }
+}

@@ -4,3 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace --all-targets
+cargo test --workspace --doc

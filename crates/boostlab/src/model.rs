@@ -1,17 +1,22 @@
 //! The trained model: an [`Ensemble`] of weighted trees with the schema of its features, the
 //! task it predicts, its parameters and its training history. Saved as versioned JSON.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::boost::driver::{BoostParams, RoundRecord};
 use crate::boost::multiclass::MultiOutput;
 use crate::data::{Column, Dataset, FeatureKind, Features, Target, MISSING_CODE};
 use crate::error::{Error, Result};
-use crate::tree::Tree;
+use crate::tree::{FlatTree, Tree};
+
+/// Rows per parallel prediction task.
+const PREDICT_BLOCK: usize = 4096;
 
 /// The model-file format version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
@@ -217,23 +222,70 @@ impl Ensemble {
         out.fill(self.base_score);
         let t_max = n_rounds.unwrap_or(self.trees.len()).min(self.trees.len());
         let clip = if clipped { self.clip } else { None };
-        for (tree, &a) in self.trees[..t_max].iter().zip(&self.alphas) {
-            for i in 0..n {
-                let v = tree.values_of(columns, i);
-                for (o, h) in out[i * k..(i + 1) * k].iter_mut().zip(v) {
-                    *o += a * h;
-                    if let Some(d) = clip {
-                        *o = o.clamp(-d, d);
+        if n == 0 || k == 0 {
+            return Ok(());
+        }
+        let trees = &self.trees[..t_max];
+        // Flat copies when every tree splits on numeric features only (the usual case); the
+        // columns are then plain slices.
+        let flat: Option<Vec<FlatTree>> = trees.iter().map(FlatTree::new).collect();
+        let num_cols: Option<Vec<&[f64]>> = columns
+            .iter()
+            .map(|c| match c {
+                Column::Numeric(v) => Some(v.as_slice()),
+                Column::Categorical { .. } => None,
+            })
+            .collect();
+        // Row blocks in parallel, trees in order within a block: every score is summed in tree
+        // order, so results do not depend on the number of threads.
+        let block = |(b, o): (usize, &mut [f64])| {
+            let r0 = b * PREDICT_BLOCK;
+            let rows = o.len() / k;
+            for (ti, (tree, &a)) in trees.iter().zip(&self.alphas).enumerate() {
+                let vals = &tree.leaf_values;
+                for j in 0..rows {
+                    let l = match (&flat, &num_cols) {
+                        (Some(ft), Some(nc)) => ft[ti].leaf_of(nc, r0 + j),
+                        _ => tree.leaf_of(columns, r0 + j),
+                    };
+                    for (o, h) in o[j * k..(j + 1) * k].iter_mut().zip(&vals[l * k..(l + 1) * k]) {
+                        *o += a * h;
+                        if let Some(d) = clip {
+                            *o = o.clamp(-d, d);
+                        }
                     }
                 }
             }
+        };
+        if n >= 2 * PREDICT_BLOCK {
+            out.par_chunks_mut(PREDICT_BLOCK * k).enumerate().for_each(block);
+        } else {
+            out.chunks_mut(PREDICT_BLOCK * k).enumerate().for_each(block);
         }
         Ok(())
     }
 
+    /// The model's columns of `features`: borrowed when they already match the schema (same
+    /// names in order, same kinds, same category levels), else re-mapped by [`Ensemble::align`].
+    fn aligned<'a>(&self, features: &'a Features) -> Result<Cow<'a, [Column]>> {
+        let s = &self.schema;
+        let same = features.names == s.names
+            && features.columns.iter().zip(&s.kinds).zip(&s.levels).all(|((c, kind), lv)| match c {
+                Column::Numeric(_) => *kind == FeatureKind::Numeric,
+                Column::Categorical { levels, .. } => {
+                    *kind == FeatureKind::Categorical && lv.as_deref() == Some(levels.as_slice())
+                }
+            });
+        if same {
+            Ok(Cow::Borrowed(&features.columns))
+        } else {
+            Ok(Cow::Owned(self.align(features)?))
+        }
+    }
+
     /// Scores of every example (`n × n_outputs`).
     pub fn decision_function(&self, features: &Features, clipped: bool) -> Result<Vec<f64>> {
-        let cols = self.align(features)?;
+        let cols = self.aligned(features)?;
         let mut out = vec![0.0; features.n_rows() * self.n_outputs];
         self.decision_function_into(&cols, None, clipped, &mut out)?;
         Ok(out)
@@ -241,7 +293,7 @@ impl Ensemble {
 
     /// Calls `f(round, scores)` after each tree is added (staged scores), `round` 1-based.
     pub fn for_each_stage(&self, features: &Features, clipped: bool, mut f: impl FnMut(usize, &[f64])) -> Result<()> {
-        let cols = self.align(features)?;
+        let cols = self.aligned(features)?;
         let n = features.n_rows();
         let k = self.n_outputs;
         let clip = if clipped { self.clip } else { None };

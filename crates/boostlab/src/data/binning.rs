@@ -9,7 +9,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Column, Features, MISSING_CODE};
+use rayon::prelude::*;
+
+use super::{Column, FeatureKind, Features, MISSING_CODE};
 use crate::error::{Error, Result};
 
 /// The bins of one feature.
@@ -30,6 +32,14 @@ pub enum FeatureBins {
 }
 
 impl FeatureBins {
+    /// The feature kind these bins are for.
+    pub fn kind(&self) -> FeatureKind {
+        match self {
+            FeatureBins::Numeric { .. } => FeatureKind::Numeric,
+            FeatureBins::Categorical { .. } => FeatureKind::Categorical,
+        }
+    }
+
     /// Number of value bins (the missing bin has this index).
     pub fn n_value_bins(&self) -> usize {
         match self {
@@ -75,11 +85,14 @@ impl BinMapper {
         if !(2..=65535).contains(&max_bins) {
             return Err(Error::param("max_bins", "an integer in 2..=65535", max_bins));
         }
-        let mut out = Vec::with_capacity(features.n_features());
-        for (f, col) in features.columns.iter().enumerate() {
-            out.push(match col {
+        // Features are independent: learn them in parallel (each result is the same as alone).
+        let out = features
+            .columns
+            .par_iter()
+            .enumerate()
+            .map(|(f, col)| match col {
                 Column::Numeric(v) => {
-                    FeatureBins::Numeric { thresholds: numeric_thresholds(v, max_bins, sample_weight) }
+                    Ok(FeatureBins::Numeric { thresholds: numeric_thresholds(v, max_bins, sample_weight) })
                 }
                 Column::Categorical { levels, .. } => {
                     if levels.len() > max_bins {
@@ -90,10 +103,10 @@ impl BinMapper {
                             levels.len()
                         )));
                     }
-                    FeatureBins::Categorical { n_levels: levels.len() }
+                    Ok(FeatureBins::Categorical { n_levels: levels.len() })
                 }
-            });
-        }
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(BinMapper { features: out })
     }
 
@@ -113,52 +126,84 @@ impl BinMapper {
         for b in &self.features {
             offsets.push(offsets.last().copied().unwrap_or(0) + b.n_value_bins() + 1);
         }
-        let mut bins: Vec<u32> = Vec::with_capacity(n * self.features.len());
         for (f, (fb, col)) in self.features.iter().zip(&features.columns).enumerate() {
-            match (fb, col) {
-                (FeatureBins::Numeric { thresholds }, Column::Numeric(v)) => {
-                    bins.extend(v.iter().map(|&x| FeatureBins::bin_of_value(thresholds, x) as u32));
-                }
-                (FeatureBins::Categorical { n_levels }, Column::Categorical { codes, .. }) => {
-                    bins.extend(codes.iter().map(|&c| {
-                        if c == MISSING_CODE || c as usize >= *n_levels {
-                            *n_levels as u32
-                        } else {
-                            c
-                        }
-                    }));
-                }
-                _ => {
-                    return Err(Error::InvalidData(format!(
-                        "feature '{}' changed kind between fitting and binning",
-                        features.names[f]
-                    )))
-                }
+            if fb.kind() != col.kind() {
+                return Err(Error::InvalidData(format!(
+                    "feature '{}' changed kind between fitting and binning",
+                    features.names[f]
+                )));
             }
         }
+        // Written straight into the final width, one column per task: no wider temporary copy.
         let data = if wide {
-            BinData::U16(bins.into_iter().map(|b| b as u16).collect())
+            let mut v = vec![0u16; n * self.features.len()];
+            self.fill_bins(features, &mut v, |b| b as u16);
+            BinData::U16(v)
         } else {
-            BinData::U8(bins.into_iter().map(|b| b as u8).collect())
+            let mut v = vec![0u8; n * self.features.len()];
+            self.fill_bins(features, &mut v, |b| b as u8);
+            BinData::U8(v)
         };
         Ok(BinnedMatrix { n_rows: n, n_features: self.features.len(), offsets, data })
+    }
+
+    /// Fills the column-major `out` (`n × n_features`) with the bins of `features` (kinds already
+    /// checked), one feature per parallel task.
+    fn fill_bins<T: Copy + Send>(&self, features: &Features, out: &mut [T], conv: fn(u32) -> T) {
+        let n = features.n_rows();
+        if n == 0 {
+            return;
+        }
+        out.par_chunks_mut(n).zip(self.features.par_iter().zip(&features.columns)).for_each(|(dst, (fb, col))| {
+            match (fb, col) {
+                (FeatureBins::Numeric { thresholds }, Column::Numeric(v)) => {
+                    for (o, &x) in dst.iter_mut().zip(v) {
+                        *o = conv(FeatureBins::bin_of_value(thresholds, x) as u32);
+                    }
+                }
+                (FeatureBins::Categorical { n_levels }, Column::Categorical { codes, .. }) => {
+                    for (o, &c) in dst.iter_mut().zip(codes) {
+                        let b = if c == MISSING_CODE || c as usize >= *n_levels { *n_levels as u32 } else { c };
+                        *o = conv(b);
+                    }
+                }
+                // Kinds are checked by `transform` before.
+                _ => {}
+            }
+        });
     }
 }
 
 fn numeric_thresholds(v: &[f64], max_bins: usize, w: Option<&[f64]>) -> Vec<f64> {
-    let mut pairs: Vec<(f64, f64)> =
-        v.iter().enumerate().filter(|(_, x)| !x.is_nan()).map(|(i, &x)| (x, w.map_or(1.0, |w| w[i]))).collect();
-    if pairs.is_empty() {
-        return Vec::new();
-    }
-    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
     // Distinct values with their total weight.
     let mut distinct: Vec<(f64, f64)> = Vec::new();
-    for (x, wt) in pairs {
-        match distinct.last_mut() {
-            Some(last) if last.0 == x => last.1 += wt,
-            _ => distinct.push((x, wt)),
+    match w {
+        None => {
+            // Unit weights: sort the bare values (half the bytes of (value, weight) pairs) and
+            // count; counts are exact integers, the same as summing ones in any order.
+            let mut xs: Vec<f64> = v.iter().copied().filter(|x| !x.is_nan()).collect();
+            xs.sort_unstable_by(f64::total_cmp);
+            for x in xs {
+                match distinct.last_mut() {
+                    Some(last) if last.0 == x => last.1 += 1.0,
+                    _ => distinct.push((x, 1.0)),
+                }
+            }
         }
+        Some(w) => {
+            let mut pairs: Vec<(f64, f64)> =
+                v.iter().zip(w).filter(|(x, _)| !x.is_nan()).map(|(&x, &wt)| (x, wt)).collect();
+            pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+            for (x, wt) in pairs {
+                match distinct.last_mut() {
+                    Some(last) if last.0 == x => last.1 += wt,
+                    _ => distinct.push((x, wt)),
+                }
+            }
+        }
+    }
+    if distinct.is_empty() {
+        return Vec::new();
     }
     if distinct.len() <= max_bins {
         return distinct.windows(2).map(|p| midpoint(p[0].0, p[1].0)).collect();

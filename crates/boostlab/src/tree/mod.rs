@@ -11,6 +11,7 @@ mod tree;
 
 pub use abstain::abstaining_stump;
 pub use grower::{grow, GrowSpec, Grown};
+pub(crate) use tree::FlatTree;
 pub use tree::{Node, SplitRule, Tree};
 
 use serde::{Deserialize, Serialize};

@@ -1,0 +1,248 @@
+//! The boostlab side of the side-by-side benchmark (`bash bench/run.sh`, see `bench/README.md`).
+//!
+//! `fit` loads raw little-endian `f32` row-major matrices and `u8` labels written by
+//! `bench/run.py`, times `boostlab::fit` (binning included, loading excluded) and, optionally,
+//! prediction, and prints one JSON object: times, accuracy, peak RSS per phase, and the staged
+//! training-error curve on request. `bandwidth` measures the machine's memory-read bandwidth.
+//! The thread count is rayon's (`RAYON_NUM_THREADS`).
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use boostlab::boost::tadaboost::TAdaBoostParams;
+use boostlab::data::Column;
+use boostlab::tree::Criterion;
+use boostlab::{fit, Algorithm, BoostParams, Dataset, Features, Target};
+use clap::{Parser, Subcommand};
+use rayon::prelude::*;
+use serde_json::json;
+
+#[derive(Parser)]
+#[command(about = "boostlab side of the side-by-side benchmark")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Fit (and optionally predict) one model; prints a JSON object.
+    Fit(Box<FitArgs>),
+    /// Memory-read bandwidth (GB/s) with the current rayon pool.
+    Bandwidth {
+        /// Buffer size in MiB.
+        #[arg(long, default_value_t = 512)]
+        mib: usize,
+    },
+}
+
+#[derive(clap::Args)]
+struct FitArgs {
+    /// Training matrix (`f32`, row-major, `n × d`).
+    #[arg(long)]
+    train_x: PathBuf,
+    /// Training labels (`u8` class indices).
+    #[arg(long)]
+    train_y: PathBuf,
+    /// Number of features.
+    #[arg(long)]
+    d: usize,
+    /// Test matrix and labels (accuracy).
+    #[arg(long)]
+    test_x: Option<PathBuf>,
+    #[arg(long)]
+    test_y: Option<PathBuf>,
+    /// Matrix to time prediction on (loaded after fitting).
+    #[arg(long)]
+    predict_x: Option<PathBuf>,
+    /// Number of classes.
+    #[arg(long, default_value_t = 2)]
+    classes: usize,
+    /// Algorithm name (`adaboost`, `real-adaboost`, `t-adaboost`, `real-adaboost-mh`, ...).
+    #[arg(long)]
+    algorithm: String,
+    #[arg(long, default_value_t = 200)]
+    rounds: usize,
+    #[arg(long, default_value_t = 2)]
+    leaves: usize,
+    /// Temperature of t-AdaBoost.
+    #[arg(long, default_value_t = 0.8)]
+    t: f64,
+    /// Split criterion override (`gini`, `empirical`, `matusita`).
+    #[arg(long)]
+    criterion: Option<String>,
+    #[arg(long, default_value_t = 255)]
+    max_bins: usize,
+    /// Also report the staged training-error curve (not timed).
+    #[arg(long)]
+    curve: bool,
+    /// Write the model JSON here.
+    #[arg(long)]
+    model_out: Option<PathBuf>,
+}
+
+/// (VmRSS, VmHWM) of this process in KiB.
+fn rss_kib() -> (u64, u64) {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        s.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// Resets the peak-RSS counter (Linux ≥ 4.0), so that each phase reports its own peak.
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// Reads a row-major `f32` matrix straight into `f64` columns, in chunks (no full `f32` copy).
+fn read_features(path: &Path, d: usize) -> Result<Features> {
+    let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let bytes = file.metadata()?.len() as usize;
+    if d == 0 || bytes % (4 * d) != 0 {
+        bail!("{}: {bytes} bytes is not a multiple of 4 × {d}", path.display());
+    }
+    let n = bytes / (4 * d);
+    let mut cols: Vec<Vec<f64>> = (0..d).map(|_| Vec::with_capacity(n)).collect();
+    let mut r = BufReader::with_capacity(1 << 20, file);
+    let rows_per_chunk = 4096;
+    let mut buf = vec![0u8; rows_per_chunk * d * 4];
+    let mut left = n;
+    while left > 0 {
+        let rows = left.min(rows_per_chunk);
+        let chunk = &mut buf[..rows * d * 4];
+        r.read_exact(chunk)?;
+        for row in chunk.chunks_exact(d * 4) {
+            for (c, v) in cols.iter_mut().zip(row.chunks_exact(4)) {
+                c.push(f64::from(f32::from_le_bytes([v[0], v[1], v[2], v[3]])));
+            }
+        }
+        left -= rows;
+    }
+    Ok(Features {
+        names: (0..d).map(|f| format!("f{f}")).collect(),
+        columns: cols.into_iter().map(Column::Numeric).collect(),
+    })
+}
+
+fn read_dataset(x: &Path, y: &Path, d: usize, classes: usize) -> Result<Dataset> {
+    let features = read_features(x, d)?;
+    let y: Vec<u32> = std::fs::read(y)?.into_iter().map(u32::from).collect();
+    let target = Target::Classes { y, classes: (0..classes).map(|c| c.to_string()).collect() };
+    Ok(Dataset::new(features, Some(target), None)?)
+}
+
+fn labels(d: &Dataset) -> &[u32] {
+    match &d.target {
+        Some(Target::Classes { y, .. }) => y,
+        _ => &[],
+    }
+}
+
+fn params(a: &FitArgs) -> Result<BoostParams> {
+    let mut p = BoostParams {
+        algorithm: Algorithm::parse(&a.algorithm)?,
+        n_estimators: a.rounds,
+        max_bins: a.max_bins,
+        ..Default::default()
+    };
+    p.tree.max_leaves = a.leaves;
+    if p.algorithm == Algorithm::TAdaBoost {
+        p.t_adaboost = TAdaBoostParams { t: a.t, ..Default::default() };
+    }
+    p.tree.criterion = match a.criterion.as_deref() {
+        None => None,
+        Some("gini") => Some(Criterion::Gini),
+        Some("empirical") => Some(Criterion::Empirical),
+        Some("matusita") => Some(Criterion::Matusita),
+        Some(c) => bail!("unknown criterion {c}"),
+    };
+    Ok(p)
+}
+
+fn run_fit(a: &FitArgs) -> Result<serde_json::Value> {
+    let train = read_dataset(&a.train_x, &a.train_y, a.d, a.classes)?;
+    let p = params(a)?;
+    let (rss_loaded, _) = rss_kib();
+    reset_peak();
+    let t0 = Instant::now();
+    let model = fit(&train, &p)?;
+    let fit_s = t0.elapsed().as_secs_f64();
+    let (_, hwm_fit) = rss_kib();
+    let mut out = json!({
+        "library": "boostlab",
+        "threads": rayon::current_num_threads(),
+        "n_train": train.n_rows(),
+        "fit_s": fit_s,
+        "rounds": model.n_trees(),
+        "per_round_s": fit_s / model.n_trees().max(1) as f64,
+        "rss_loaded_kib": rss_loaded,
+        "peak_fit_kib": hwm_fit,
+    });
+    if a.curve {
+        let y = labels(&train);
+        let mut curve = Vec::new();
+        model.for_each_stage(&train.features, false, |_, s| {
+            let pred = model.classes_from_scores(s);
+            curve.push(pred.iter().zip(y).filter(|(p, y)| p != y).count() as f64 / y.len() as f64);
+        })?;
+        out["train_error_curve"] = json!(curve);
+    }
+    if let Some(path) = &a.model_out {
+        model.save(path)?;
+    }
+    if let (Some(tx), Some(ty)) = (&a.test_x, &a.test_y) {
+        let test = read_dataset(tx, ty, a.d, a.classes)?;
+        let pred = model.predict(&test.features, false)?;
+        let right = pred.iter().zip(labels(&test)).filter(|(p, y)| p == y).count();
+        out["accuracy"] = json!(right as f64 / pred.len().max(1) as f64);
+    }
+    drop(train);
+    if let Some(px) = &a.predict_x {
+        let x = read_features(px, a.d)?;
+        let (rss_before, _) = rss_kib();
+        reset_peak();
+        let t0 = Instant::now();
+        let pred = model.predict(&x, false)?;
+        out["predict_s"] = json!(t0.elapsed().as_secs_f64());
+        out["predict_rows"] = json!(pred.len());
+        out["predict_positive"] = json!(pred.iter().filter(|&&c| c == 1).count());
+        let (_, hwm) = rss_kib();
+        out["rss_predict_loaded_kib"] = json!(rss_before);
+        out["peak_predict_kib"] = json!(hwm);
+    }
+    Ok(out)
+}
+
+/// Sums a large buffer of `u64` in parallel (each thread streams its own half of the chunks);
+/// best of 5 passes.
+fn bandwidth(mib: usize) -> serde_json::Value {
+    let n = mib * (1 << 20) / 8;
+    let v: Vec<u64> = (0..n as u64).collect();
+    let mut best = f64::INFINITY;
+    let mut check = 0u64;
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        let s: u64 = v.par_chunks(1 << 16).map(|c| c.iter().fold(0u64, |a, &b| a.wrapping_add(b))).sum();
+        best = best.min(t0.elapsed().as_secs_f64());
+        check = check.wrapping_add(s);
+    }
+    json!({ "threads": rayon::current_num_threads(), "mib": mib, "gb_per_s": (n * 8) as f64 / best / 1e9, "check": check })
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let v = match cli.cmd {
+        Cmd::Fit(a) => run_fit(&a)?,
+        Cmd::Bandwidth { mib } => bandwidth(mib),
+    };
+    println!("{v}");
+    Ok(())
+}

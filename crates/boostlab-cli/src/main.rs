@@ -5,7 +5,10 @@
 mod common;
 mod cv;
 mod demo;
+mod experiment;
+mod plot;
 mod predict;
+mod report;
 mod train;
 
 use clap::{Parser, Subcommand};
@@ -31,6 +34,10 @@ enum Command {
     /// Train AdaBoost and Real AdaBoost on an embedded dataset (red wine quality ≥ 6) and print
     /// their test accuracy. Needs no files.
     Demo(demo::DemoArgs),
+    /// Run an experiment grid (datasets × settings × noise × folds) from a TOML spec; resumable.
+    Experiment(experiment::ExperimentArgs),
+    /// Summarise a results directory: tables, paired t-tests against a reference, SVG plots.
+    Report(report::ReportArgs),
 }
 
 fn main() {
@@ -41,6 +48,8 @@ fn main() {
         Command::Inspect(a) => predict::inspect(a),
         Command::Cv(a) => cv::run(a),
         Command::Demo(a) => demo::run(a),
+        Command::Experiment(a) => experiment::run(a),
+        Command::Report(a) => report::run(a),
     };
     if let Err(e) = res {
         eprintln!("error: {e:#}");

@@ -212,9 +212,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 )
             check_consistent_length(y, np.empty(n_rows))
             k = y.shape[1]
-            self.classes_ = np.arange(k)
-            self._y_dtype = y.dtype
-            return "multilabel", np.ascontiguousarray(y != 0, dtype=np.uint8), [str(j) for j in range(k)]
+            y_core = np.ascontiguousarray(y != 0, dtype=np.uint8)
+            return "multilabel", y_core, [str(j) for j in range(k)], np.arange(k), y.dtype
         y = check_array(y, ensure_2d=False, dtype=None, input_name="y", estimator=self)
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
@@ -238,8 +237,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         names = [str(c) for c in classes]
         if len(set(names)) != len(names):
             raise ValueError(f"class labels {classes!r} are not distinct as strings")
-        self.classes_ = classes
-        return "classes", y_idx, names
+        return "classes", y_idx, names, classes, None
 
     def fit(self, X, y, sample_weight=None):
         """Trains the ensemble.
@@ -259,7 +257,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 sample_weight, np.empty((n_rows, 0)), dtype=np.float64, ensure_non_negative=True
             )
             sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
-        kind, y_core, names = self._prepare_y(y, n_rows, sample_weight)
+        kind, y_core, names, classes, y_dtype = self._prepare_y(y, n_rows, sample_weight)
         params = self._params(kind == "multilabel")
         model = _boostlab.fit(
             core_feature_names(self, self.n_features_in_),
@@ -271,8 +269,14 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             sample_weight,
             self._custom_loss(),
         )
+        self.classes_ = classes
+        if y_dtype is not None:
+            self._y_dtype = y_dtype
         self._set_model(model)
         return self
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "model_")
 
     def _set_model(self, model):
         self.model_ = model

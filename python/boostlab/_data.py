@@ -101,11 +101,34 @@ def frame_columns(X, kinds=None) -> list:
     return [_polars_column(X.get_column(name), want[j]) for j, name in enumerate(names)]
 
 
+class _ColumnNames:
+    """A polars frame's shape and column names through the dataframe interchange protocol, which
+    is how scikit-learn before 1.8 reads the names of frames other than pandas'."""
+
+    def __init__(self, X):
+        self.shape = X.shape
+        self._names = [str(c) for c in X.columns]
+
+    def __dataframe__(self, *args, **kwargs):
+        return self
+
+    def column_names(self):
+        return self._names
+
+
+def _with_names(X):
+    from sklearn.utils.validation import _get_feature_names
+
+    if is_polars_frame(X) and X.width > 0 and _get_feature_names(X) is None:
+        return _ColumnNames(X)
+    return X
+
+
 def prepare_X(estimator, X, *, reset: bool, kinds=None):
     """Validates `X` (setting or checking `n_features_in_` and `feature_names_in_`) and returns
     `(n_rows, columns)` in one of the forms the extension takes."""
     if is_pandas_frame(X) or is_polars_frame(X):
-        validate_data(estimator, X, skip_check_array=True, reset=reset)
+        validate_data(estimator, _with_names(X), skip_check_array=True, reset=reset)
         n_rows, n_cols = X.shape
         if n_rows == 0:
             raise ValueError(

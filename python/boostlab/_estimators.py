@@ -21,7 +21,7 @@ import json
 
 import numpy as np
 
-from ._base import BoostClassifier, _choice, _float, register
+from ._base import BoostClassifier, _choice, _float, _seed, register
 
 
 def _common_doc(cls):
@@ -211,8 +211,9 @@ class SecBoostClassifier(_Binary):
     loss: the loss on the edge ``z = y H(x)``: a name (``"logistic"``, ``"exponential"``,
     ``"square"``, ``"hinge"``, ``"zero-one"``, ``"clipped-logistic[:q=Q]"``, ``"spring[:Q=Q]"``,
     ``"tempered:t=T"``) or a Python callable. A callable is called with a 1-d float64 numpy array of
-    edges and returns their losses as an array of the same shape (one vectorised call per batch,
-    never one per example). By default ``"logistic"``.
+    edges and returns their losses as an array of the same shape (it is only ever called with
+    arrays: all the examples at once for the weights, each example's candidate offsets at once in the
+    offset oracle). By default ``"logistic"``.
     loss_convex: declares a callable loss convex (SecBoost then uses the convex offset oracle).
     Ignored for named losses. By default False.
     loss_beta: declares a callable loss β-smooth (enables the closed-form leveraging coefficient),
@@ -259,8 +260,6 @@ class SecBoostClassifier(_Binary):
         self.oracle = oracle
 
     def _core_params(self, multilabel):
-        from ._base import _seed
-
         if not (isinstance(self.loss, str) or callable(self.loss)):
             raise ValueError(f"invalid parameter `loss`: expected a name or a callable, got {self.loss!r}")
         return {

@@ -49,6 +49,19 @@ def test_core_errors_are_value_errors_with_the_core_message(cancer):
         boostlab.AdaBoostMHClassifier().fit(X, np.zeros(len(X)))
 
 
+def test_a_failed_fit_leaves_the_estimator_unfitted(cancer):
+    from sklearn.exceptions import NotFittedError
+
+    est = boostlab.TAdaBoostClassifier(t=5.0)
+    with pytest.raises(ValueError):
+        est.fit(*cancer)
+    with pytest.raises(NotFittedError):
+        est.predict(cancer[0])
+    assert "Model(algorithm='t-adaboost', task='binary', n_features=30, n_trees=3)" == repr(
+        est.set_params(t=0.5, n_estimators=3).fit(*cancer).model_
+    )
+
+
 def test_file_errors_are_os_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="nonexistent.json"):
         boostlab.load_model(tmp_path / "nonexistent.json")

@@ -297,6 +297,16 @@ impl Model {
         self.inner.save(path).map_err(py_err)
     }
 
+    fn __repr__(&self) -> String {
+        format!(
+            "Model(algorithm='{}', task='{}', n_features={}, n_trees={})",
+            self.algorithm(),
+            self.task(),
+            self.inner.schema.names.len(),
+            self.inner.n_trees()
+        )
+    }
+
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
         let f = py.import("boostlab._boostlab")?.getattr("model_from_json")?;
         Ok((f, (self.to_json()?,)))

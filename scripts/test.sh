@@ -1,7 +1,34 @@
 #!/usr/bin/env bash
-# The whole test suite: Rust (library + CLI) and, when present, the Python package.
+# The whole test suite: Rust (library, CLI, bindings) and the Python package.
 # Usage: bash scripts/test.sh        (CI=true makes tests that need ../shared fail instead of skip)
+# The Python part builds the package into .venv (git-ignored) from PyPI and crates.io; set
+# BOOSTLAB_SKIP_PYTHON=1 to run the Rust tests only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo test --workspace --all-targets
-cargo test --workspace --doc
+# boostlab-py has no Rust tests (it is tested from Python below; clippy checks it in .ci/run).
+cargo test --workspace --all-targets --exclude boostlab-py
+cargo test --workspace --doc --exclude boostlab-py
+
+if [[ "${BOOSTLAB_SKIP_PYTHON:-}" == 1 ]]; then
+  exit 0
+fi
+started=$SECONDS
+step=$SECONDS
+lap() { echo "[python part] $1: $((SECONDS - step)) s"; step=$SECONDS; }
+# The CLI binary, for the tests that compare Python with the command-line tool.
+cargo build --release -p boostlab-cli --quiet
+export BOOSTLAB_CLI="$PWD/target/release/boostlab"
+lap "CLI release build"
+python3 -m venv .venv
+py=.venv/bin/python
+"$py" -m pip install --quiet --upgrade pip
+"$py" -m pip install --quiet numpy scipy scikit-learn pandas polars pytest
+lap "venv and test dependencies"
+# Builds the release wheel (maturin, from pyproject.toml, in an isolated build environment) and
+# installs it with its dependencies: the path of a user's `pip install .`.
+"$py" -m pip install --quiet .
+lap "pip install . (wheel build)"
+# From python/tests, so that `import boostlab` is the installed package.
+(cd python/tests && ../../"$py" -m pytest -q -p no:cacheprovider .)
+lap "pytest"
+echo "[python part] total: $((SECONDS - started)) s"

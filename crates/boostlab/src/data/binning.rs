@@ -191,8 +191,9 @@ fn numeric_thresholds(v: &[f64], max_bins: usize, w: Option<&[f64]>) -> Vec<f64>
             }
         }
         Some(w) => {
+            // Rows of zero weight do not place thresholds: weight 0 is the same as leaving the row out.
             let mut pairs: Vec<(f64, f64)> =
-                v.iter().zip(w).filter(|(x, _)| !x.is_nan()).map(|(&x, &wt)| (x, wt)).collect();
+                v.iter().zip(w).filter(|(x, wt)| !x.is_nan() && **wt > 0.0).map(|(&x, &wt)| (x, wt)).collect();
             pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
             for (x, wt) in pairs {
                 match distinct.last_mut() {
@@ -279,6 +280,16 @@ mod tests {
         let b = m.transform(&f).unwrap();
         assert_eq!((0..5).map(|r| b.bin(r, 0)).collect::<Vec<_>>(), vec![2, 0, 1, 1, 3]);
         assert!(matches!(b.data, BinData::U8(_)));
+    }
+
+    #[test]
+    fn issue_7_zero_weight_rows_place_no_thresholds() {
+        // Weight 0 is the same as leaving the row out (scikit-learn's sample-weight equivalence).
+        let f = Features { names: vec!["x".into()], columns: vec![Column::Numeric(vec![1.0, 2.0, 3.0, 4.0])] };
+        let m = BinMapper::fit(&f, 255, Some(&[1.0, 0.0, 2.0, 1.0])).unwrap();
+        assert_eq!(m.features[0], FeatureBins::Numeric { thresholds: vec![2.0, 3.5] });
+        let kept = Features { names: vec!["x".into()], columns: vec![Column::Numeric(vec![1.0, 3.0, 4.0])] };
+        assert_eq!(BinMapper::fit(&kept, 255, None).unwrap(), m);
     }
 
     #[test]

@@ -1,0 +1,33 @@
+"""boostlab: the AdaBoost family as scikit-learn estimators over a Rust core.
+
+Estimators (one per booster family): :class:`AdaBoostClassifier` (discrete),
+:class:`RealAdaBoostClassifier`, :class:`TAdaBoostClassifier`, :class:`SecBoostClassifier`
+(binary), :class:`AdaBoostMHClassifier` (multi-class and multi-label),
+:class:`AdaBoostMOClassifier` (multi-class, output codes) and :class:`AdaBoostMRClassifier`
+(multi-class and multi-label, ranking loss). Model files are shared with the ``boostlab``
+command-line tool: :func:`load_model`, ``estimator.save_model(path)``.
+"""
+
+from ._base import load_model
+from ._boostlab import __version__
+from ._estimators import (
+    AdaBoostClassifier,
+    AdaBoostMHClassifier,
+    AdaBoostMOClassifier,
+    AdaBoostMRClassifier,
+    RealAdaBoostClassifier,
+    SecBoostClassifier,
+    TAdaBoostClassifier,
+)
+
+__all__ = [
+    "AdaBoostClassifier",
+    "AdaBoostMHClassifier",
+    "AdaBoostMOClassifier",
+    "AdaBoostMRClassifier",
+    "RealAdaBoostClassifier",
+    "SecBoostClassifier",
+    "TAdaBoostClassifier",
+    "__version__",
+    "load_model",
+]

@@ -1,0 +1,413 @@
+"""The scikit-learn side shared by every boostlab estimator: validation, the class mapping,
+prediction, staged prediction, diagnostics, model files and tags."""
+
+from __future__ import annotations
+
+import json
+import numbers
+import os
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_array,
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+)
+
+from . import _boostlab
+from ._data import core_feature_names, is_default_names, prepare_X
+
+
+def _int(name: str, value, *, minimum: int = 0, optional: bool = False):
+    if value is None and optional:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"invalid parameter `{name}`: expected an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"invalid parameter `{name}`: expected an integer ≥ {minimum}, got {value}")
+    return int(value)
+
+
+def _float(name: str, value, *, optional: bool = False):
+    if value is None and optional:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"invalid parameter `{name}`: expected a number, got {value!r}")
+    return float(value)
+
+
+def _choice(name: str, value, options):
+    if value not in options:
+        raise ValueError(f"invalid parameter `{name}`: expected one of {list(options)}, got {value!r}")
+    return value
+
+
+def _criterion(value):
+    """`None`, `empirical`, `gini`, `entropy`, `matusita` or `tempered:t=T` (the CLI's syntax)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if value in ("empirical", "gini", "entropy", "matusita"):
+            return {"name": value}
+        if value.startswith("tempered:t="):
+            try:
+                return {"name": "tempered", "t": float(value[len("tempered:t=") :])}
+            except ValueError:
+                pass
+    raise ValueError(
+        "invalid parameter `criterion`: expected None, 'empirical', 'gini', 'entropy', "
+        f"'matusita' or 'tempered:t=T', got {value!r}"
+    )
+
+
+def _criterion_str(c):
+    if c is None:
+        return None
+    if c.get("name") == "tempered":
+        return f"tempered:t={c['t']!r}"
+    return c["name"]
+
+
+def _seed(random_state) -> int:
+    """The core's seed: `None` is 0 (boostlab is deterministic by default), an integer ≥ 0 is
+    itself, a `RandomState` draws one."""
+    if random_state is None:
+        return 0
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_)):
+        return _int("random_state", random_state)
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def _labels_from_names(names):
+    """Class labels of a model read from a file: integers, floats or booleans when every name is
+    one, strings otherwise."""
+    try:
+        ints = [int(n) for n in names]
+        if [str(i) for i in ints] == list(names):
+            return np.array(ints)
+    except ValueError:
+        pass
+    try:
+        floats = [float(n) for n in names]
+        if [str(f) for f in floats] == list(names):
+            return np.array(floats)
+    except ValueError:
+        pass
+    if set(names) <= {"True", "False"}:
+        return np.array([n == "True" for n in names])
+    return np.array(names, dtype=object)
+
+
+def _history_table(records):
+    """Per-round diagnostics as a pandas DataFrame, or a dict of lists without pandas."""
+    keys = ["round"]
+    for r in records:
+        for k in r:
+            if k not in keys and k != "stop_reason":
+                keys.append(k)
+    table = {k: [r.get(k, np.nan) for r in records] for k in keys}
+    table["stop_reason"] = [r.get("stop_reason") for r in records]
+    try:
+        import pandas as pd
+    except ImportError:
+        return table
+    return pd.DataFrame(table)
+
+
+def _is_2d_multi(y) -> bool:
+    shape = getattr(y, "shape", None)
+    if shape is None:
+        shape = np.asarray(y).shape
+    return len(shape) == 2 and shape[1] > 1
+
+
+class BoostClassifier(ClassifierMixin, BaseEstimator):
+    """Base class of the boostlab estimators (not to be used directly).
+
+    Subclasses give `_core_params()` (their part of the core's parameters as a dict) and the class
+    attributes `_binary_only` and `_multilabel`.
+    """
+
+    _binary_only = True
+    _multilabel = False
+
+    # ------------------------------------------------------------------ parameters
+
+    def _tree_params(self):
+        return {
+            "max_leaves": _int("max_leaves", self.max_leaves),
+            "max_nodes": _int("max_nodes", self.max_nodes, optional=True),
+            "max_depth": _int("max_depth", self.max_depth, optional=True),
+            "criterion": _criterion(self.criterion),
+        }
+
+    def _params(self, multilabel: bool) -> dict:
+        p = {
+            "n_estimators": _int("n_estimators", self.n_estimators),
+            "max_bins": _int("max_bins", self.max_bins),
+            "seed": _seed(self.random_state),
+            "tree": self._tree_params(),
+        }
+        p.update(self._core_params(multilabel))
+        return p
+
+    def _core_params(self, multilabel: bool) -> dict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _custom_loss(self):
+        return None
+
+    @classmethod
+    def _kwargs_from_core(cls, p: dict) -> dict:
+        """Constructor arguments from a model's core parameters (for `load_model`)."""
+        t = p.get("tree", {})
+        return {
+            "n_estimators": p["n_estimators"],
+            "max_leaves": t.get("max_leaves", 2),
+            "max_nodes": t.get("max_nodes"),
+            "max_depth": t.get("max_depth"),
+            "criterion": _criterion_str(t.get("criterion")),
+            "max_bins": p.get("max_bins", 255),
+            "random_state": p.get("seed", 0),
+        }
+
+    # ------------------------------------------------------------------ tags
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # NaN is a missing value, routed by every split (the core's missing bin).
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        # pandas / polars categorical and string columns are categorical features.
+        tags.input_tags.categorical = True
+        # Discrete, Real, t-AdaBoost and SecBoost are binary boosters: with this tag scikit-learn's
+        # checks skip the multi-class ones and instead check that fit raises "Only binary
+        # classification is supported".
+        tags.classifier_tags.multi_class = not self._binary_only
+        tags.classifier_tags.multi_label = self._multilabel
+        return tags
+
+    # ------------------------------------------------------------------ fit
+
+    def _prepare_y(self, y, n_rows, sample_weight):
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None."
+            )
+        if self._multilabel and (sp.issparse(y) or _is_2d_multi(y)):
+            y = check_array(y, accept_sparse=True, ensure_2d=True, dtype=None, input_name="y")
+            if sp.issparse(y):
+                y = y.toarray()
+            if type_of_target(y) != "multilabel-indicator":
+                raise ValueError(
+                    "a 2-d y must be a multi-label indicator matrix of 0/1 values, got "
+                    f"a target of type {type_of_target(y)}"
+                )
+            check_consistent_length(y, np.empty(n_rows))
+            k = y.shape[1]
+            y_core = np.ascontiguousarray(y != 0, dtype=np.uint8)
+            return "multilabel", y_core, [str(j) for j in range(k)], np.arange(k), y.dtype
+        y = check_array(y, ensure_2d=False, dtype=None, input_name="y", estimator=self)
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        check_consistent_length(y, np.empty(n_rows))
+        classes, y_idx = np.unique(y, return_inverse=True)
+        y_idx = y_idx.reshape(-1).astype(np.int64)
+        if self._binary_only and classes.size > 2:
+            raise ValueError(
+                "Only binary classification is supported. The type of the target is "
+                f"{type_of_target(y)}. {type(self).__name__} is a binary booster; for "
+                f"{classes.size} classes use AdaBoostMHClassifier, AdaBoostMOClassifier or "
+                "AdaBoostMRClassifier."
+            )
+        if sample_weight is not None:
+            present = np.unique(y_idx[sample_weight > 0])
+            if present.size < 2:
+                raise ValueError(
+                    f"sample_weight is positive on one class only ({classes[present]!r}): "
+                    "training needs two classes"
+                )
+        names = [str(c) for c in classes]
+        if len(set(names)) != len(names):
+            raise ValueError(f"class labels {classes!r} are not distinct as strings")
+        return "classes", y_idx, names, classes, None
+
+    def fit(self, X, y, sample_weight=None):
+        """Trains the ensemble.
+
+        X: array-like, sparse matrix, pandas or polars DataFrame of shape (n_samples, n_features).
+        NaN and nulls are missing values; categorical and string DataFrame columns are categorical
+        features.
+        y: class labels of shape (n_samples,); for AdaBoostMHClassifier and AdaBoostMRClassifier
+        also a 0/1 indicator matrix of shape (n_samples, n_labels) (multi-label).
+        sample_weight: array of shape (n_samples,), non-negative, not all zero. By default 1.
+
+        Returns self. Training releases the GIL.
+        """
+        n_rows, columns = prepare_X(self, X, reset=True)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(
+                sample_weight, np.empty((n_rows, 0)), dtype=np.float64, ensure_non_negative=True
+            )
+            sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
+        kind, y_core, names, classes, y_dtype = self._prepare_y(y, n_rows, sample_weight)
+        params = self._params(kind == "multilabel")
+        model = _boostlab.fit(
+            core_feature_names(self, self.n_features_in_),
+            columns,
+            kind,
+            y_core,
+            names,
+            json.dumps(params),
+            sample_weight,
+            self._custom_loss(),
+        )
+        self.classes_ = classes
+        if y_dtype is not None:
+            self._y_dtype = y_dtype
+        self._set_model(model)
+        return self
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "model_")
+
+    def _set_model(self, model):
+        self.model_ = model
+        self.estimator_weights_ = model.alphas
+        self.history_ = _history_table(model.history())
+
+    # ------------------------------------------------------------------ prediction
+
+    @property
+    def _clipped(self) -> bool:
+        return False
+
+    def _columns(self, X):
+        check_is_fitted(self)
+        kinds = self.model_.feature_kinds
+        _, columns = prepare_X(self, X, reset=False, kinds=kinds)
+        return self.model_.feature_names, columns
+
+    def _raw_scores(self, X):
+        names, columns = self._columns(X)
+        return self.model_.decision_function(names, columns, self._clipped)
+
+    def _class_scores(self, S):
+        return self.model_.class_scores(S)
+
+    def _decision(self, S):
+        m = self.model_
+        if m.task == "binary":
+            return S[:, 0].copy()
+        C = self._class_scores(S)
+        if m.task == "multiclass" and C.shape[1] == 2:
+            # scikit-learn's binary convention: one score, > 0 for classes_[1].
+            return C[:, 1] - C[:, 0]
+        return C
+
+    def _proba(self, S):
+        return self.model_.predict_proba(S)
+
+    def _predict(self, S):
+        m = self.model_
+        if m.task == "multilabel":
+            return (S > 0).astype(self._y_dtype)
+        return self.classes_[m.predict_index(S)]
+
+    def decision_function(self, X):
+        """Scores: shape (n_samples,) for two classes (> 0 means `classes_[1]`), otherwise
+        (n_samples, n_classes) (per label for multi-label targets)."""
+        return self._decision(self._raw_scores(X))
+
+    def predict(self, X):
+        """Predicted class labels (a 0/1 indicator matrix for multi-label targets)."""
+        return self._predict(self._raw_scores(X))
+
+    def predict_proba(self, X):
+        """Probability estimates (n_samples, n_classes): binary `P(+1|x) = σ(2f)`; multi-class
+        `σ(2 f_k)` normalised over the classes; multi-label `σ(2 f_l)` per label. Boosted scores
+        are not calibrated."""
+        return self._proba(self._raw_scores(X))
+
+    def _staged(self, X):
+        names, columns = self._columns(X)
+        yield from self.model_.staged_decision_function(names, columns, self._clipped)
+
+    def staged_decision_function(self, X):
+        """`decision_function` after each boosting round (a generator)."""
+        for S in self._staged(X):
+            yield self._decision(S)
+
+    def staged_predict(self, X):
+        """`predict` after each boosting round (a generator)."""
+        for S in self._staged(X):
+            yield self._predict(S)
+
+    def staged_predict_proba(self, X):
+        """`predict_proba` after each boosting round (a generator)."""
+        for S in self._staged(X):
+            yield self._proba(S)
+
+    # ------------------------------------------------------------------ model files
+
+    def save_model(self, path):
+        """Writes the model file (the JSON format of the `boostlab` command-line tool)."""
+        check_is_fitted(self)
+        self.model_.save(os.fspath(path))
+
+    @classmethod
+    def load_model(cls, path):
+        """Reads a model file written by `save_model` or `boostlab train` and returns a fitted
+        estimator of the model's class (`cls` must match it, unless called on the base)."""
+        return _from_model(_boostlab.Model.load(os.fspath(path)), cls)
+
+
+_REGISTRY: dict[str, type] = {}
+
+
+def register(*algorithms):
+    def deco(cls):
+        for a in algorithms:
+            _REGISTRY[a] = cls
+        return cls
+
+    return deco
+
+
+def _from_model(model, cls=None):
+    est_cls = _REGISTRY.get(model.algorithm)
+    if est_cls is None:
+        raise ValueError(f"no Python estimator for the algorithm '{model.algorithm}'")
+    if cls is not None and cls is not BoostClassifier and not issubclass(est_cls, cls):
+        raise ValueError(
+            f"the model was trained with '{model.algorithm}': load it with "
+            f"{est_cls.__name__}.load_model or boostlab.load_model"
+        )
+    params = json.loads(model.params_json)
+    est = est_cls(**est_cls._kwargs_from_core(params))
+    if model.task == "multilabel":
+        est.classes_ = np.arange(len(model.classes))
+        est._y_dtype = np.dtype(np.int64)
+    else:
+        est.classes_ = _labels_from_names(model.classes)
+    names = model.feature_names
+    est.n_features_in_ = len(names)
+    if not is_default_names(names):
+        est.feature_names_in_ = np.asarray(names, dtype=object)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est._set_model(model)
+    return est
+
+
+def load_model(path):
+    """Reads a model file (from `save_model` or the `boostlab` command-line tool) and returns a
+    fitted estimator of the matching class."""
+    return _from_model(_boostlab.Model.load(os.fspath(path)))

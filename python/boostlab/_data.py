@@ -1,0 +1,174 @@
+"""Input conversion: numpy, scipy sparse, pandas and polars data to the core's feature columns.
+
+The extension module takes features as a list of names plus *columns*, in one of three forms:
+
+- a 2-d float64 numpy array (numeric features; NaN is missing), read by the extension straight
+  from its buffer, whatever its memory order;
+- a CSC triple ``("csc", n_rows, indptr, indices, data)`` (absent entries are 0, explicit NaN is
+  missing);
+- a list with one entry per feature: a 1-d float64 array (numeric) or a pair
+  ``(int64 codes, level names)`` (categorical, code -1 = missing).
+
+DataFrame columns of numeric or boolean dtype become numeric features; categorical, string and
+object columns become categorical features whose levels are the distinct values as strings,
+sorted, exactly as the command-line tool reads a CSV column. Nulls become missing values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import validate_data
+
+
+def _module_of(obj) -> str:
+    return type(obj).__module__.split(".")[0]
+
+
+def is_pandas_frame(X) -> bool:
+    return _module_of(X) == "pandas" and type(X).__name__ == "DataFrame"
+
+
+def is_polars_frame(X) -> bool:
+    return _module_of(X) == "polars" and type(X).__name__ == "DataFrame"
+
+
+def _encode(codes: np.ndarray, uniques) -> tuple[np.ndarray, list[str]]:
+    """Re-codes factorised values (`codes` into `uniques`, -1 = missing) onto the sorted distinct
+    string forms of the values (two values with the same string form become one level)."""
+    names = np.array([str(u) for u in uniques], dtype=object)
+    if names.size == 0:
+        return np.full(codes.shape, -1, dtype=np.int64), []
+    levels, remap = np.unique(names, return_inverse=True)
+    codes = np.asarray(codes, dtype=np.int64)
+    out = np.where(codes >= 0, remap.reshape(-1)[np.clip(codes, 0, None)], -1)
+    return out.astype(np.int64), [str(v) for v in levels]
+
+
+def _pandas_column(s, want: str | None):
+    import pandas as pd
+
+    dt = s.dtype
+    is_cat = isinstance(dt, pd.CategoricalDtype)
+    if want != "categorical" and not is_cat:
+        if pd.api.types.is_complex_dtype(dt):
+            raise ValueError(f"column {s.name!r}: complex data not supported")
+        if pd.api.types.is_bool_dtype(dt) or pd.api.types.is_numeric_dtype(dt):
+            return np.ascontiguousarray(s.to_numpy(dtype=np.float64, na_value=np.nan))
+    if (
+        is_cat
+        or want == "categorical"
+        or pd.api.types.is_object_dtype(dt)
+        or pd.api.types.is_string_dtype(dt)
+    ):
+        codes, uniques = pd.factorize(s, use_na_sentinel=True)
+        return _encode(codes, uniques)
+    raise TypeError(
+        f"column {s.name!r} has dtype {dt}: boostlab takes numeric, boolean, categorical or "
+        "string columns"
+    )
+
+
+def _polars_column(s, want: str | None):
+    import polars as pl
+
+    dt = s.dtype
+    numeric = dt.is_numeric() or dt == pl.Boolean
+    if want != "categorical" and numeric:
+        return np.ascontiguousarray(s.cast(pl.Float64).to_numpy(), dtype=np.float64)
+    if numeric or dt in (pl.String, pl.Categorical) or isinstance(dt, (pl.Categorical, pl.Enum)):
+        strings = s.cast(pl.String)
+        missing = strings.is_null().to_numpy()
+        values = strings.to_numpy()
+        present = values[~missing].astype(str)
+        levels, inverse = np.unique(present, return_inverse=True)
+        codes = np.full(len(s), -1, dtype=np.int64)
+        codes[~missing] = inverse.reshape(-1)
+        return codes, [str(v) for v in levels]
+    raise TypeError(
+        f"column {s.name!r} has dtype {dt}: boostlab takes numeric, boolean, categorical or "
+        "string columns"
+    )
+
+
+def frame_columns(X, kinds=None) -> list:
+    """The columns of a pandas or polars DataFrame; `kinds` (from a fitted model) forces a
+    column to be read as categorical when the model saw it as categorical."""
+    names = list(X.columns)
+    want = kinds or [None] * len(names)
+    if is_pandas_frame(X):
+        return [_pandas_column(X.iloc[:, j], want[j]) for j in range(len(names))]
+    return [_polars_column(X.get_column(name), want[j]) for j, name in enumerate(names)]
+
+
+class _ColumnNames:
+    """A polars frame's shape and column names through the dataframe interchange protocol, which
+    is how scikit-learn before 1.8 reads the names of frames other than pandas'."""
+
+    def __init__(self, X):
+        self.shape = X.shape
+        self._names = [str(c) for c in X.columns]
+
+    def __dataframe__(self, *args, **kwargs):
+        return self
+
+    def column_names(self):
+        return self._names
+
+
+def _with_names(X):
+    from sklearn.utils.validation import _get_feature_names
+
+    if is_polars_frame(X) and X.width > 0 and _get_feature_names(X) is None:
+        return _ColumnNames(X)
+    return X
+
+
+def prepare_X(estimator, X, *, reset: bool, kinds=None):
+    """Validates `X` (setting or checking `n_features_in_` and `feature_names_in_`) and returns
+    `(n_rows, columns)` in one of the forms the extension takes."""
+    if is_pandas_frame(X) or is_polars_frame(X):
+        validate_data(estimator, _with_names(X), skip_check_array=True, reset=reset)
+        n_rows, n_cols = X.shape
+        if n_rows == 0:
+            raise ValueError(
+                f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required."
+            )
+        if n_cols == 0:
+            raise ValueError(
+                f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required."
+            )
+        return n_rows, frame_columns(X, kinds)
+    if sp.issparse(X):
+        X = validate_data(
+            estimator,
+            X,
+            accept_sparse="csc",
+            dtype=np.float64,
+            ensure_all_finite="allow-nan",
+            reset=reset,
+        )
+        X = sp.csc_matrix(X)
+        cols = (
+            "csc",
+            X.shape[0],
+            X.indptr.astype(np.int64, copy=False),
+            X.indices.astype(np.int64, copy=False),
+            X.data.astype(np.float64, copy=False),
+        )
+        return X.shape[0], cols
+    X = validate_data(estimator, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=reset)
+    return X.shape[0], X
+
+
+def core_feature_names(estimator, n_features: int) -> list[str]:
+    """Feature names for the model: `feature_names_in_` when scikit-learn recorded them,
+    otherwise `f0, f1, ...` (the core's names for a plain matrix)."""
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is not None:
+        return [str(n) for n in names]
+    return [f"f{j}" for j in range(n_features)]
+
+
+def is_default_names(names) -> bool:
+    return list(names) == [f"f{j}" for j in range(len(names))]

@@ -1,0 +1,487 @@
+"""The estimators: one per booster family, with scikit-learn's parameter names where they exist.
+
+Common parameters (every estimator):
+
+- ``n_estimators``: boosting rounds (trees). By default 100; ≥ 1.
+- ``max_leaves``: leaves per tree. By default 2 (stumps); ≥ 2.
+- ``max_nodes``: nodes per tree (internal + leaves), overriding ``max_leaves`` with
+  ⌊(K+1)/2⌋ leaves. By default None; ≥ 3.
+- ``max_depth``: maximum depth. By default None (unlimited); ≥ 1.
+- ``criterion``: split criterion, ``"empirical"``, ``"gini"``, ``"entropy"``, ``"matusita"`` or
+  ``"tempered:t=T"``. By default None: the booster's own choice.
+- ``max_bins``: value bins per feature. By default 255; 2..65535.
+- ``random_state``: seed of the random choices (candidate subsampling, random codes, SecBoost's
+  degenerate offsets). By default None, which is the seed 0: boostlab is deterministic unless a
+  seed is given; an int ≥ 0 or a ``numpy.random.RandomState``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from ._base import BoostClassifier, _choice, _float, _seed, register
+
+
+def _common_doc(cls):
+    cls.__doc__ = (cls.__doc__ or "") + (__doc__.split("Common parameters (every estimator):")[1])
+    return cls
+
+
+class _Binary(BoostClassifier):
+    _binary_only = True
+    _multilabel = False
+
+
+@register("adaboost")
+@_common_doc
+class AdaBoostClassifier(_Binary):
+    """Discrete AdaBoost (Freund & Schapire) on histogram trees with sign leaves.
+
+    Binary classification only.
+    """
+
+    def __init__(
+        self,
+        n_estimators=100,
+        *,
+        max_leaves=2,
+        max_nodes=None,
+        max_depth=None,
+        criterion=None,
+        max_bins=255,
+        random_state=None,
+    ):
+        self.n_estimators = n_estimators
+        self.max_leaves = max_leaves
+        self.max_nodes = max_nodes
+        self.max_depth = max_depth
+        self.criterion = criterion
+        self.max_bins = max_bins
+        self.random_state = random_state
+
+    def _core_params(self, multilabel):
+        return {"algorithm": "adaboost"}
+
+
+@register("real-adaboost")
+@_common_doc
+class RealAdaBoostClassifier(_Binary):
+    """Real (confidence-rated) AdaBoost (Schapire & Singer): leaves ``½ ln((W+ + ε)/(W− + ε))``.
+
+    Binary classification only.
+
+    smoothing: the ε of the leaf values (weights summing to 1). By default None, which is
+    ``1/(2 n_samples)``; ≥ 0.
+    """
+
+    def __init__(
+        self,
+        n_estimators=100,
+        *,
+        max_leaves=2,
+        max_nodes=None,
+        max_depth=None,
+        criterion=None,
+        max_bins=255,
+        random_state=None,
+        smoothing=None,
+    ):
+        self.n_estimators = n_estimators
+        self.max_leaves = max_leaves
+        self.max_nodes = max_nodes
+        self.max_depth = max_depth
+        self.criterion = criterion
+        self.max_bins = max_bins
+        self.random_state = random_state
+        self.smoothing = smoothing
+
+    def _core_params(self, multilabel):
+        return {
+            "algorithm": "real-adaboost",
+            "adaboost": {"smoothing": _float("smoothing", self.smoothing, optional=True)},
+        }
+
+    @classmethod
+    def _kwargs_from_core(cls, p):
+        kw = super()._kwargs_from_core(p)
+        kw["smoothing"] = p.get("adaboost", {}).get("smoothing")
+        return kw
+
+
+@register("t-adaboost")
+@_common_doc
+class TAdaBoostClassifier(_Binary):
+    """t-AdaBoost (Nock, Amid & Warmuth 2023): AdaBoost with tempered exponential measures.
+
+    Binary classification only.
+
+    t: the temperature. By default 0.8; [0, 2) (``[0, 1]`` carries the convergence guarantees,
+    ``t = 1`` is AdaBoost).
+    clipped: predict with the clipped model (scores clipped to ``[−1/(1−t), 1/(1−t)]`` after every
+    tree; only for ``t < 1``). By default False.
+    leaf_values: the tempered leaf link, ``"optimal"`` or ``"canonical"`` (the authors' code). By
+    default ``"optimal"``.
+    authors_mode: reproduce the authors' code (canonical leaves, leaves grown by count, pure leaves
+    forbidden, at most 2000 split candidates). By default False.
+
+    The default split criterion is the tempered Bayes risk at ``t``.
+    """
+
+    def __init__(
+        self,
+        n_estimators=100,
+        *,
+        t=0.8,
+        clipped=False,
+        max_leaves=2,
+        max_nodes=None,
+        max_depth=None,
+        criterion=None,
+        max_bins=255,
+        random_state=None,
+        leaf_values="optimal",
+        authors_mode=False,
+    ):
+        self.n_estimators = n_estimators
+        self.t = t
+        self.clipped = clipped
+        self.max_leaves = max_leaves
+        self.max_nodes = max_nodes
+        self.max_depth = max_depth
+        self.criterion = criterion
+        self.max_bins = max_bins
+        self.random_state = random_state
+        self.leaf_values = leaf_values
+        self.authors_mode = authors_mode
+
+    def _core_params(self, multilabel):
+        return {
+            "algorithm": "t-adaboost",
+            "t_adaboost": {
+                "t": _float("t", self.t),
+                "leaf_values": _choice("leaf_values", self.leaf_values, ("optimal", "canonical")),
+                "authors_mode": bool(self.authors_mode),
+            },
+        }
+
+    @property
+    def _clipped(self):
+        return bool(self.clipped)
+
+    @classmethod
+    def _kwargs_from_core(cls, p):
+        kw = super()._kwargs_from_core(p)
+        ta = p.get("t_adaboost", {})
+        kw.update(t=ta.get("t", 0.8), leaf_values=ta.get("leaf_values", "optimal"))
+        kw["authors_mode"] = ta.get("authors_mode", False)
+        return kw
+
+    def _set_model(self, model):
+        super()._set_model(model)
+        # The clipping level δ = 1/(1 − t) of the clipped model (None when t ≥ 1).
+        self.clip_ = model.clip
+
+
+def _wrap_loss(fn):
+    """The callable as the extension calls it: a 1-d float64 array of edges in, the same shape of
+    float64 loss values out."""
+
+    def loss(z):
+        v = np.asarray(fn(z), dtype=np.float64)
+        if v.shape != z.shape:
+            raise TypeError(
+                f"the SecBoost loss was called with a 1-d array of {z.size} edges and returned "
+                f"shape {v.shape}: write it with numpy operations (e.g. np.logaddexp(0, -z)) so "
+                "that it maps an array to an array of the same shape"
+            )
+        return v
+
+    return loss
+
+
+@register("secboost")
+@_common_doc
+class SecBoostClassifier(_Binary):
+    """SecBoost (Nock & Mansour 2024): boosting any loss from loss values only.
+
+    Binary classification only.
+
+    loss: the loss on the edge ``z = y H(x)``: a name (``"logistic"``, ``"exponential"``,
+    ``"square"``, ``"hinge"``, ``"zero-one"``, ``"clipped-logistic[:q=Q]"``, ``"spring[:Q=Q]"``,
+    ``"tempered:t=T"``) or a Python callable. A callable is called with a 1-d float64 numpy array of
+    edges and returns their losses as an array of the same shape (it is only ever called with
+    arrays: all the examples at once for the weights, each example's candidate offsets at once in the
+    offset oracle). By default ``"logistic"``.
+    loss_convex: declares a callable loss convex (SecBoost then uses the convex offset oracle).
+    Ignored for named losses. By default False.
+    loss_beta: declares a callable loss β-smooth (enables the closed-form leveraging coefficient),
+    e.g. 0.25 for the logistic loss. Ignored for named losses. By default None; > 0.
+    delta_init: first trial |α| of the line search. By default 1.0; > 0.
+    h0: initial constant score. By default 0.0.
+    alpha_rule: ``"auto"`` (closed form when the loss has a β) or ``"solve"`` (always the line
+    search). By default ``"auto"``.
+    oracle: offset oracle, ``"auto"`` (dichotomic for convex losses) or ``"grid"``. By default
+    ``"auto"``.
+    """
+
+    def __init__(
+        self,
+        n_estimators=100,
+        *,
+        loss="logistic",
+        loss_convex=False,
+        loss_beta=None,
+        max_leaves=2,
+        max_nodes=None,
+        max_depth=None,
+        criterion=None,
+        max_bins=255,
+        random_state=None,
+        delta_init=1.0,
+        h0=0.0,
+        alpha_rule="auto",
+        oracle="auto",
+    ):
+        self.n_estimators = n_estimators
+        self.loss = loss
+        self.loss_convex = loss_convex
+        self.loss_beta = loss_beta
+        self.max_leaves = max_leaves
+        self.max_nodes = max_nodes
+        self.max_depth = max_depth
+        self.criterion = criterion
+        self.max_bins = max_bins
+        self.random_state = random_state
+        self.delta_init = delta_init
+        self.h0 = h0
+        self.alpha_rule = alpha_rule
+        self.oracle = oracle
+
+    def _core_params(self, multilabel):
+        if not (isinstance(self.loss, str) or callable(self.loss)):
+            raise ValueError(f"invalid parameter `loss`: expected a name or a callable, got {self.loss!r}")
+        return {
+            "algorithm": "secboost",
+            "secboost": {
+                # A callable loss is passed to the core separately; this name is then unused.
+                "loss": self.loss if isinstance(self.loss, str) else "logistic",
+                "delta_init": _float("delta_init", self.delta_init),
+                "h0": _float("h0", self.h0),
+                "alpha_rule": _choice("alpha_rule", self.alpha_rule, ("auto", "solve")),
+                "oracle": _choice("oracle", self.oracle, ("auto", "grid")),
+                "seed": _seed(self.random_state),
+            },
+        }
+
+    def _custom_loss(self):
+        if isinstance(self.loss, str):
+            return None
+        name = getattr(self.loss, "__name__", "custom")
+        beta = _float("loss_beta", self.loss_beta, optional=True)
+        return (_wrap_loss(self.loss), f"python:{name}", bool(self.loss_convex), beta)
+
+    @classmethod
+    def _kwargs_from_core(cls, p):
+        kw = super()._kwargs_from_core(p)
+        sb = p.get("secboost", {})
+        kw.update(
+            loss=sb.get("loss", "logistic"),
+            delta_init=sb.get("delta_init", 1.0),
+            h0=sb.get("h0", 0.0),
+            alpha_rule=sb.get("alpha_rule", "auto"),
+            oracle=sb.get("oracle", "auto"),
+        )
+        return kw
+
+
+class _Multi(BoostClassifier):
+    _binary_only = False
+
+
+@register("adaboost-mh", "real-adaboost-mh")
+@_common_doc
+class AdaBoostMHClassifier(_Multi):
+    """AdaBoost.MH (Schapire & Singer): multi-class and multi-label boosting by the Hamming loss.
+
+    ``y`` is 1-d class labels (multi-class) or a 2-d 0/1 indicator matrix (multi-label: ``predict``
+    returns an indicator matrix, ``classes_`` is ``arange(n_labels)``).
+
+    variant: ``"real"`` (smoothed half-log-ratio leaves, α = 1) or ``"discrete"`` (sign leaves).
+    By default ``"real"``.
+    smoothing: ε of the real leaves. By default None, which is ``1/(2 n_samples)``; ≥ 0.
+    single_label_start: for single-label data, start from ``D(i, y_i) = 1/(2m)`` instead of the
+    uniform weights. By default False.
+    """
+
+    _multilabel = True
+
+    def __init__(
+        self,
+        n_estimators=100,
+        *,
+        variant="real",
+        max_leaves=2,
+        max_nodes=None,
+        max_depth=None,
+        criterion=None,
+        max_bins=255,
+        random_state=None,
+        smoothing=None,
+        single_label_start=False,
+    ):
+        self.n_estimators = n_estimators
+        self.variant = variant
+        self.max_leaves = max_leaves
+        self.max_nodes = max_nodes
+        self.max_depth = max_depth
+        self.criterion = criterion
+        self.max_bins = max_bins
+        self.random_state = random_state
+        self.smoothing = smoothing
+        self.single_label_start = single_label_start
+
+    def _core_params(self, multilabel):
+        v = _choice("variant", self.variant, ("real", "discrete"))
+        return {
+            "algorithm": "real-adaboost-mh" if v == "real" else "adaboost-mh",
+            "multiclass": {
+                "variant": f"mh-{v}",
+                "eps": _float("smoothing", self.smoothing, optional=True),
+                "single_label_start": bool(self.single_label_start),
+            },
+        }
+
+    @classmethod
+    def _kwargs_from_core(cls, p):
+        kw = super()._kwargs_from_core(p)
+        mc = p.get("multiclass", {})
+        kw["variant"] = "real" if p["algorithm"] == "real-adaboost-mh" else "discrete"
+        kw["smoothing"] = mc.get("eps")
+        kw["single_label_start"] = mc.get("single_label_start", False)
+        return kw
+
+
+@register("adaboost-mo", "real-adaboost-mo")
+@_common_doc
+class AdaBoostMOClassifier(_Multi):
+    """AdaBoost.MO (Schapire & Singer): multi-class boosting through output codes.
+
+    variant: MH on the code columns, ``"real"`` or ``"discrete"``. By default ``"real"``.
+    code: ``"one-vs-all"``, ``"random:K"``, ``"random:K:SEED"`` or ``"exhaustive"`` (≤ 12
+    classes). By default ``"one-vs-all"``.
+    decode: ``"loss"`` (smallest exponential loss) or ``"hamming"``. By default ``"loss"``.
+    smoothing: ε of the real leaves. By default None, which is ``1/(2 n_samples)``; ≥ 0.
+
+    ``decision_function`` gives, per class, minus the logarithm of its decoding loss (minus the
+    Hamming distance with ``decode="hamming"``); ``predict_proba`` is their softmax, so that with
+    loss decoding each class's probability is proportional to the inverse of its decoding loss.
+    """
+
+    _multilabel = False
+
+    def __init__(
+        self,
+        n_estimators=100,
+        *,
+        variant="real",
+        code="one-vs-all",
+        decode="loss",
+        max_leaves=2,
+        max_nodes=None,
+        max_depth=None,
+        criterion=None,
+        max_bins=255,
+        random_state=None,
+        smoothing=None,
+    ):
+        self.n_estimators = n_estimators
+        self.variant = variant
+        self.code = code
+        self.decode = decode
+        self.max_leaves = max_leaves
+        self.max_nodes = max_nodes
+        self.max_depth = max_depth
+        self.criterion = criterion
+        self.max_bins = max_bins
+        self.random_state = random_state
+        self.smoothing = smoothing
+
+    def _core_params(self, multilabel):
+        v = _choice("variant", self.variant, ("real", "discrete"))
+        if not isinstance(self.code, str):
+            raise ValueError(f"invalid parameter `code`: expected a string, got {self.code!r}")
+        return {
+            "algorithm": "real-adaboost-mo" if v == "real" else "adaboost-mo",
+            "multiclass": {
+                "variant": f"mo-{v}",
+                "eps": _float("smoothing", self.smoothing, optional=True),
+                "code": self.code,
+                "decode": _choice("decode", self.decode, ("loss", "hamming")),
+            },
+        }
+
+    def _class_scores(self, S):
+        # The core's class scores are minus the decoding losses: the exponential losses overflow
+        # any probability map, so the decision values are −log(loss) (for Hamming decoding, minus
+        # the distances). `predict` is their argmax in both cases.
+        C = self.model_.class_scores(S)
+        if json.loads(self.model_.params_json)["multiclass"]["decode"] == "loss":
+            return -np.log(np.maximum(-C, np.finfo(np.float64).tiny))
+        return C
+
+    def _proba(self, S):
+        # softmax of the decision values: for loss decoding, each class's probability is
+        # proportional to the inverse of its decoding loss.
+        Z = self._class_scores(S)
+        Z = np.exp(Z - Z.max(axis=1, keepdims=True))
+        return Z / Z.sum(axis=1, keepdims=True)
+
+    @classmethod
+    def _kwargs_from_core(cls, p):
+        kw = super()._kwargs_from_core(p)
+        mc = p.get("multiclass", {})
+        kw.update(
+            variant="real" if p["algorithm"] == "real-adaboost-mo" else "discrete",
+            code=mc.get("code", "one-vs-all"),
+            decode=mc.get("decode", "loss"),
+            smoothing=mc.get("eps"),
+        )
+        return kw
+
+
+@register("adaboost-mr", "adaboost-m2")
+@_common_doc
+class AdaBoostMRClassifier(_Multi):
+    """AdaBoost.MR (Schapire & Singer): boosting the ranking loss; AdaBoost.M2 on single-label data.
+
+    ``y`` is 1-d class labels (trained as AdaBoost.M2) or a 2-d 0/1 indicator matrix (multi-label,
+    AdaBoost.MR).
+    """
+
+    _multilabel = True
+
+    def __init__(
+        self,
+        n_estimators=100,
+        *,
+        max_leaves=2,
+        max_nodes=None,
+        max_depth=None,
+        criterion=None,
+        max_bins=255,
+        random_state=None,
+    ):
+        self.n_estimators = n_estimators
+        self.max_leaves = max_leaves
+        self.max_nodes = max_nodes
+        self.max_depth = max_depth
+        self.criterion = criterion
+        self.max_bins = max_bins
+        self.random_state = random_state
+
+    def _core_params(self, multilabel):
+        if multilabel:
+            return {"algorithm": "adaboost-mr", "multiclass": {"variant": "mr"}}
+        return {"algorithm": "adaboost-m2", "multiclass": {"variant": "m2"}}

@@ -17,7 +17,6 @@ Common parameters (every estimator):
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
 
@@ -423,13 +422,10 @@ class AdaBoostMOClassifier(_Multi):
         }
 
     def _class_scores(self, S):
-        # The core's class scores are minus the decoding losses: the exponential losses overflow
-        # any probability map, so the decision values are −log(loss) (for Hamming decoding, minus
-        # the distances). `predict` is their argmax in both cases.
-        C = self.model_.class_scores(S)
-        if json.loads(self.model_.params_json)["multiclass"]["decode"] == "loss":
-            return -np.log(np.maximum(-C, np.finfo(np.float64).tiny))
-        return C
+        # The core's class scores: −log(decoding loss) for loss decoding (the exponential losses
+        # themselves overflow any probability map), minus the Hamming distance for Hamming
+        # decoding. `predict` is their argmax in both cases.
+        return self.model_.class_scores(S)
 
     def _proba(self, S):
         # softmax of the decision values: for loss decoding, each class's probability is

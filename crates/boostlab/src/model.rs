@@ -350,9 +350,23 @@ impl Ensemble {
         Ok(self.proba_from_scores(&s))
     }
 
-    /// See [`Ensemble::predict_proba`].
+    /// See [`Ensemble::predict_proba`]. For output codes (AdaBoost.MO) the class probabilities are
+    /// proportional to `1/L_c` (the soft-max of [`Ensemble::class_scores`]).
     pub fn proba_from_scores(&self, s: &[f64]) -> Vec<f64> {
         let sig = |f: f64| 1.0 / (1.0 + (-2.0 * f).exp());
+        if let Some(MultiOutput::Code { .. }) = &self.output {
+            let cs = self.class_scores(s);
+            let c = self.task.names().len();
+            return cs
+                .chunks_exact(c)
+                .flat_map(|row| {
+                    let m = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    let e: Vec<f64> = row.iter().map(|x| (x - m).exp()).collect();
+                    let z: f64 = e.iter().sum();
+                    e.into_iter().map(move |x| x / z)
+                })
+                .collect();
+        }
         match &self.task {
             Task::Binary { .. } => s.iter().flat_map(|&f| [1.0 - sig(f), sig(f)]).collect(),
             Task::Multilabel { .. } => s.iter().map(|&f| sig(f)).collect(),
@@ -402,20 +416,28 @@ impl Ensemble {
     }
 
     /// Per-class (or per-label) decision values of each row, `n × n_classes`: the label scores
-    /// themselves, or for output codes (AdaBoost.MO) minus the decoding losses; binary models
-    /// give `[−f, f]`.
+    /// themselves; for output codes (AdaBoost.MO) `−ln L_c` with loss-based decoding (`L_c` the
+    /// decoding loss of class `c`) and minus the Hamming distance with Hamming decoding, so the
+    /// arg-max is the decoded class; binary models give `[−f, f]`.
     pub fn class_scores(&self, scores: &[f64]) -> Vec<f64> {
         match (&self.output, &self.task) {
-            (Some(out), _) => {
-                let c = out.n_classes();
+            (Some(MultiOutput::Code { code, decode }), _) => {
+                let c = code.n_classes;
                 let mut v = vec![0.0; scores.len() / self.n_outputs * c];
                 for (row, o) in scores.chunks_exact(self.n_outputs).zip(v.chunks_exact_mut(c)) {
-                    out.class_scores_into(row, o);
+                    crate::boost::multiclass::decode_losses_into(code, row, *decode, o);
+                    for x in o.iter_mut() {
+                        *x = match decode {
+                            // Exponential losses overflow any probability map: use their log.
+                            crate::boost::multiclass::Decode::Loss => -(x.max(f64::MIN_POSITIVE)).ln(),
+                            crate::boost::multiclass::Decode::Hamming => -*x,
+                        };
+                    }
                 }
                 v
             }
-            (None, Task::Binary { .. }) => scores.iter().flat_map(|&f| [-f, f]).collect(),
-            (None, _) => scores.to_vec(),
+            (_, Task::Binary { .. }) => scores.iter().flat_map(|&f| [-f, f]).collect(),
+            _ => scores.to_vec(),
         }
     }
 
@@ -720,5 +742,43 @@ mod tests {
         let mut f3 = d.features.clone();
         f3.columns[0] = Column::Categorical { codes: vec![0; d.n_rows()], levels: vec!["q".into()] };
         assert!(m.decision_function(&f3, false).unwrap_err().to_string().contains("categorical in the data"));
+    }
+}
+
+#[cfg(test)]
+mod multiclass_tests {
+    use super::*;
+    use crate::boost::driver::{fit, Algorithm, BoostParams};
+    use crate::boost::multiclass::MultiVariant;
+    use crate::data::{Column, Features};
+
+    #[test]
+    fn output_code_probabilities_follow_the_decoded_class() {
+        let n = 240;
+        let x: Vec<f64> = (0..n).map(|i| ((i * 37) % 101) as f64).collect();
+        let z: Vec<f64> = (0..n).map(|i| ((i * 11) % 13) as f64).collect();
+        let y: Vec<u32> = (0..n).map(|i| ((x[i] / 34.0) as u32 + u32::from(z[i] > 10.0)) % 4).collect();
+        let data = Dataset::new(
+            Features { names: vec!["x".into(), "z".into()], columns: vec![Column::Numeric(x), Column::Numeric(z)] },
+            Some(Target::Classes { y, classes: (0..4).map(|c| format!("c{c}")).collect() }),
+            None,
+        )
+        .unwrap();
+        let mut p = BoostParams { algorithm: Algorithm::AdaBoostMO, n_estimators: 20, ..Default::default() };
+        p.multiclass.code = "random:7:3".parse().unwrap();
+        p.tree.max_leaves = 4;
+        let m = fit(&data, &p).unwrap();
+        assert_eq!(m.params.multiclass.variant, MultiVariant::MoDiscrete, "the variant that ran is recorded");
+        assert_eq!(m.n_outputs, 7);
+        let s = m.decision_function(&data.features, false).unwrap();
+        let proba = m.proba_from_scores(&s);
+        let pred = m.classes_from_scores(&s);
+        assert_eq!(proba.len(), n * 4);
+        for (row, &c) in proba.chunks_exact(4).zip(&pred) {
+            assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+            assert!(row.iter().all(|p| p.is_finite() && *p >= 0.0));
+            let best = row.iter().enumerate().fold(0, |b, (j, v)| if *v > row[b] { j } else { b });
+            assert_eq!(best as u32, c);
+        }
     }
 }

@@ -325,6 +325,10 @@ fn fit_full(
         tp.apply_authors_mode(&mut params.tree);
     }
     let target = data.target()?;
+    if let Some(v) = params.algorithm.multi_variant() {
+        // The model records the variant that actually ran.
+        params.multiclass.variant = v;
+    }
     let binary = params.algorithm.is_binary();
     let labels = OwnedLabels::from_target(target, binary)?;
     let weights = data.sample_weight.as_deref();

@@ -31,6 +31,8 @@ def test_user_logistic_gives_the_builtin_logistic_model(data):
     assert a["trees"] == b["trees"]
     assert a["alphas"] == b["alphas"]
     assert a["history"] == b["history"]
+    # The model file says which loss trained it.
+    assert "custom_loss" not in a and b["custom_loss"]
     np.testing.assert_array_equal(user.decision_function(data[0]), builtin.decision_function(data[0]))
     # Vectorised: always a 1-d float64 numpy array, and the per-round weights as one batch of all
     # the examples.

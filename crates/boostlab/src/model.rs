@@ -122,6 +122,10 @@ pub struct Ensemble {
     /// How multi-class / multi-label outputs are decoded (AdaBoost.MH/MO/MR/M2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<MultiOutput>,
+    /// Name of the user-defined loss a SecBoost model was trained with (`params.secboost.loss`
+    /// then only holds the default). Informational.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom_loss: Option<String>,
     /// Per-round training diagnostics.
     pub history: Vec<RoundRecord>,
     /// How the training file's label column(s) were named (the CLI's `--label` / `--labels`
@@ -145,6 +149,7 @@ impl Ensemble {
             clip: None,
             base_score: 0.0,
             output: None,
+            custom_loss: None,
             history: Vec::new(),
             target_columns: None,
         }

@@ -332,6 +332,7 @@ fn fit_full(
     let binary = params.algorithm.is_binary();
     let labels = OwnedLabels::from_target(target, binary)?;
     let weights = data.sample_weight.as_deref();
+    let custom_loss = loss.as_ref().map(Loss::name);
     let (booster, extras) = make_booster(&params, labels.view(weights), loss)?;
     let task = match target {
         Target::Classes { classes, .. } if binary => Task::Binary { classes: classes.clone() },
@@ -342,6 +343,7 @@ fn fit_full(
     model.clip = extras.clip;
     model.base_score = extras.base_score;
     model.output = extras.output;
+    model.custom_loss = custom_loss;
     model.validate()?;
     Ok(model)
 }

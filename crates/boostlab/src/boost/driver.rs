@@ -328,6 +328,7 @@ fn fit_full(
     let labels = OwnedLabels::from_target(target, binary)?;
     let weights = data.sample_weight.as_deref();
     let (booster, extras) = make_booster(&params, labels.view(weights), loss)?;
+    drop(labels); // the booster keeps its own copy; free it before the rounds (issue 8: peak RSS)
     let task = match target {
         Target::Classes { classes, .. } if binary => Task::Binary { classes: classes.clone() },
         Target::Classes { classes, .. } => Task::Multiclass { classes: classes.clone() },

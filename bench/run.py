@@ -74,8 +74,8 @@ def predict_matrix():
 
 
 def adult():
-    """adult.csv: numeric columns as they are, categorical ones as ordinal codes (levels sorted),
-    the same matrix for every library; a seeded 80/20 split."""
+    """adult.csv: numeric columns as they are, categorical ones as ordinal codes (levels sorted,
+    "?" one more level), the same matrix for every library; a seeded 80/20 split."""
     if not ADULT.exists():
         return None
     tr, te = cached("adult_train"), cached("adult_test")
@@ -88,11 +88,13 @@ def adult():
         feats = []
         for j in range(d):
             try:
-                feats.append(np.array([float(v) if v not in ("", "?") else np.nan for v in cols[j]]))
+                feats.append(np.array([float(v) for v in cols[j]]))
             except ValueError:
-                levels = sorted(set(v for v in cols[j] if v not in ("", "?")))
+                # Categorical: ordinal codes of the sorted levels; a missing "?" is one more level
+                # (no NaN: scikit-learn's AdaBoost rejects it).
+                levels = sorted(set(cols[j]))
                 code = {v: i for i, v in enumerate(levels)}
-                feats.append(np.array([code.get(v, np.nan) for v in cols[j]], dtype=float))
+                feats.append(np.array([code[v] for v in cols[j]], dtype=float))
         X = np.stack(feats, axis=1).astype(np.float32)
         labels = sorted(set(cols[d]))
         y = np.array([labels.index(v) for v in cols[d]])
@@ -379,6 +381,8 @@ def main():
                     help="rounds of scikit-learn's AdaBoost at >= 1M rows (time extrapolated to 200)")
     ap.add_argument("--curve-max-n", type=int, default=100_000, help="compare training-error curves up to this N")
     ap.add_argument("--no-write", action="store_true", help="do not rewrite docs/benchmarks.md and the SVG")
+    ap.add_argument("--append", action="store_true",
+                    help="add to bench/out/results.json (e.g. a second run with other --threads/--libs)")
     a = ap.parse_args()
     sizes = [10_000, 100_000] if a.quick else [int(x) for x in a.sizes.split(",") if x]
     mc_n = 50_000 if a.quick else a.multiclass_n
@@ -404,7 +408,11 @@ def main():
                     "machine": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
                     "versions": versions(), "repeats": a.repeats}, "results": [], "curves": {}}
 
-    bw = {}
+    prev = json.loads((OUT / "results.json").read_text()) if a.append and (OUT / "results.json").exists() else None
+    if prev:
+        res["results"] = prev["results"]
+        res["meta"]["command"] = prev["meta"]["command"] + "` + `" + res["meta"]["command"] + " --append"
+    bw = {int(k): v for k, v in prev.get("bandwidth", {}).items()} if prev else {}
     for thr in threads:
         bw[thr] = run_job([str(BIN), "bandwidth"], thr)["gb_per_s"]
     res["bandwidth"] = bw
@@ -419,36 +427,45 @@ def main():
                 for kind, label, what, leaves in runners:
                     if libs and ("boostlab" if kind == "boostlab" else what) not in libs:
                         continue
-                    slow = what == "sklearn-adaboost" and ds["N"] >= 1_000_000
-                    if what == "sklearn-adaboost" and thr != min(threads):
+                    slow = what == "sklearn-adaboost" and ds["N"] >= 100_000
+                    few = what == "sklearn-adaboost" and ds["N"] >= 1_000_000
+                    if what == "sklearn-adaboost" and thr != threads[0]:
                         # Single-threaded library: measured once, shown for every thread count.
                         prev = [r for r in res["results"] if r["lib"] == what and r["ds"] == ds["key"]]
                         if prev:
                             res["results"].append(dict(prev[0], threads=thr))
                             continue
-                    rounds = a.slow_rounds if slow else ROUNDS
-                    curve = wl == "stumps" and ds["N"] <= a.curve_max_n and thr == threads[0]
+                    rounds = a.slow_rounds if few else ROUNDS
+                    curve = (wl == "stumps" and ds["N"] <= a.curve_max_n and thr == threads[0]
+                             and what in ("adaboost", "sklearn-adaboost"))
                     predict = pred if (wl == "trees8" and ds["key"] == f"synth{largest}") else None
                     runs = []
                     for rep in range(1 if slow else a.repeats):
                         c = curve and rep == 0
-                        if kind == "boostlab":
-                            mo = OUT / f"model_{what}_{ds['key']}_{thr}.json" if (wl == "trees8" and rep == 0) else None
-                            r = boostlab_job(ds, what, leaves, thr, rounds, c, predict, mo)
-                            if mo:
-                                models.setdefault((what, ds["key"]), {})[thr] = mo
-                        else:
-                            r = peer_job(ds, what, wl, leaves, thr, rounds, c, predict)
+                        try:
+                            r = None
+                            if kind == "boostlab":
+                                mo = OUT / f"model_{what}_{ds['key']}_{thr}.json" if (wl == "trees8" and rep == 0) else None
+                                r = boostlab_job(ds, what, leaves, thr, rounds, c, predict, mo)
+                                if mo:
+                                    models.setdefault((what, ds["key"]), {})[thr] = mo
+                            else:
+                                r = peer_job(ds, what, wl, leaves, thr, rounds, c, predict)
+                        except (RuntimeError, subprocess.TimeoutExpired, ValueError) as e:
+                            print(f"  FAILED {wl} {ds['name']} {thr}t {label}: {str(e)[-300:]}", flush=True)
+                            continue
                         runs.append(r)
                         print(f"  {wl:10s} {ds['name']:14s} {thr}t {label:28s} fit {r['fit_s']:8.3f}s "
                               f"acc {r.get('accuracy', 0):.4f} peak {r['peak_fit_kib'] / 1024:7.0f} MiB"
                               + (f" predict {r['predict_s']:.3f}s" if 'predict_s' in r else ""), flush=True)
+                    if not runs:
+                        continue
                     m = median_of(runs)
                     curve_data = m.pop("train_error_curve", None) or runs[0].get("train_error_curve")
                     for r in runs:
                         r.pop("train_error_curve", None)
                     m.pop("train_error_curve", None)
-                    if slow:
+                    if few:
                         m["extrapolated"] = True
                         m["fit_s"] = m["per_round_s"] * ROUNDS
                     m.update(workload=wl, ds=ds["key"], ds_name=ds["name"], N=ds["N"], threads=thr, lib=(
@@ -457,7 +474,7 @@ def main():
                     if curve_data:
                         res["curves"].setdefault(ds["key"], {})[m["lib"]] = curve_data
     # Training-error curves: boostlab vs scikit-learn's AdaBoost.
-    cmp = {}
+    cmp = dict(prev.get("curves", {})) if prev else {}
     for key, c in res["curves"].items():
         b, s = c.get("boostlab-adaboost"), c.get("sklearn-adaboost")
         if b and s:
@@ -465,8 +482,11 @@ def main():
             cmp[key] = {"rounds": k, "max_abs_diff": max(abs(x - y) for x, y in zip(b[:k], s[:k])),
                         "boostlab_final": b[k - 1], "sklearn_final": s[k - 1]}
     res["curves"] = cmp
-    # Determinism across thread counts.
+    # Determinism across thread counts (model files of both runs when appending).
     det = {}
+    for f in OUT.glob("model_*_*.json"):
+        what, key, thr_s = f.stem[len("model_"):].rsplit("_", 2)
+        models.setdefault((what, key), {})[int(thr_s)] = f
     for (what, key), by_thr in models.items():
         files = [Path(p).read_bytes() for _, p in sorted(by_thr.items())]
         if len(files) > 1:

@@ -334,6 +334,7 @@ fn fit_full(
     let weights = data.sample_weight.as_deref();
     let custom_loss = loss.as_ref().map(Loss::name);
     let (booster, extras) = make_booster(&params, labels.view(weights), loss)?;
+    drop(labels); // the booster keeps its own copy; free it before the rounds (issue 8: peak RSS)
     let task = match target {
         Target::Classes { classes, .. } if binary => Task::Binary { classes: classes.clone() },
         Target::Classes { classes, .. } => Task::Multiclass { classes: classes.clone() },

@@ -202,13 +202,7 @@ impl Booster for AdaBoost {
 
     fn statistics(&self, stats: &mut [f64]) {
         for ((s, &y), &d) in stats.chunks_exact_mut(2).zip(&self.y).zip(&self.d) {
-            if y > 0.0 {
-                s[0] = d;
-                s[1] = 0.0;
-            } else {
-                s[0] = 0.0;
-                s[1] = d;
-            }
+            super::put_binary(s, y, d);
         }
     }
 

@@ -34,6 +34,19 @@ pub struct Labels<'a> {
     pub sample_weight: Option<&'a [f64]>,
 }
 
+/// Writes one example's binary statistics block: `(w, 0)` for a positive label, `(0, w)` otherwise.
+/// Shared by the binary boosters (see [`Booster::statistics`]).
+#[inline]
+pub(crate) fn put_binary(block: &mut [f64], label: f64, w: f64) {
+    if label > 0.0 {
+        block[0] = w;
+        block[1] = 0.0;
+    } else {
+        block[0] = 0.0;
+        block[1] = w;
+    }
+}
+
 /// What a booster decides after seeing the round's tree.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {

@@ -583,13 +583,7 @@ impl Booster for SecBoost {
             let a = w.abs() * s * scale;
             // SPEC §6: ỹ_i = y_i · sign(w_ti), weight |w_ti|.
             let relabel = if *w >= 0.0 { *y } else { -*y };
-            if relabel > 0.0 {
-                row[0] = a;
-                row[1] = 0.0;
-            } else {
-                row[0] = 0.0;
-                row[1] = a;
-            }
+            super::put_binary(row, relabel, a);
         }
     }
 

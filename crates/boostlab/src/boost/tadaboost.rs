@@ -458,13 +458,7 @@ impl Booster for TAdaBoost {
         for ((st, &q), &yi) in stats.chunks_exact_mut(2).zip(&self.q).zip(&self.y) {
             // SPEC §5: d_j = q_j/Σq (option: co-density q^(2−t)).
             let d = if co { codensity(q, e, self.regime) } else { q * norm };
-            if yi > 0.0 {
-                st[0] = d;
-                st[1] = 0.0;
-            } else {
-                st[0] = 0.0;
-                st[1] = d;
-            }
+            super::put_binary(st, yi, d);
         }
     }
 

@@ -202,8 +202,8 @@ def table(res, workload, ds_key, threads):
         return ""
     ours = [r for r in rows if r["lib"].startswith("boostlab")]
     peers = [r for r in rows if not r["lib"].startswith("boostlab")]
-    head = "| library | fit (s) | per round (ms) | peak RSS fit (MiB) | RSS data loaded (MiB) | test acc. (%) |"
-    sep = "|---|---:|---:|---:|---:|---:|"
+    head = "| library | fit (s) | rounds | per round (ms) | peak RSS fit (MiB) | RSS data loaded (MiB) | test acc. (%) |"
+    sep = "|---|---:|---:|---:|---:|---:|---:|"
     for o in ours:
         head += f" {o['label'].replace('boostlab ', '')} / this |"
         sep += "---:|"
@@ -211,7 +211,7 @@ def table(res, workload, ds_key, threads):
     for r in rows:
         extr = " *" if r.get("extrapolated") else ""
         line = (
-            f"| {r['label']} | {r['fit_s']:.2f}{extr} | {1000 * r['per_round_s']:.2f} | {mib(r['peak_fit_kib'])} | "
+            f"| {r['label']} | {r['fit_s']:.2f}{extr} | {r['rounds']} | {1000 * r['per_round_s']:.2f} | {mib(r['peak_fit_kib'])} | "
             f"{mib(r['rss_loaded_kib'])} | {100 * r['accuracy']:.2f} |"
         )
         for o in ours:
@@ -381,9 +381,17 @@ def main():
                     help="rounds of scikit-learn's AdaBoost at >= 1M rows (time extrapolated to 200)")
     ap.add_argument("--curve-max-n", type=int, default=100_000, help="compare training-error curves up to this N")
     ap.add_argument("--no-write", action="store_true", help="do not rewrite docs/benchmarks.md and the SVG")
+    ap.add_argument("--report-only", action="store_true",
+                    help="only rewrite docs/benchmarks.md and the SVG from bench/out/results.json")
     ap.add_argument("--append", action="store_true",
                     help="add to bench/out/results.json (e.g. a second run with other --threads/--libs)")
     a = ap.parse_args()
+    if a.report_only:
+        res = json.loads((OUT / "results.json").read_text())
+        res["bandwidth"] = {int(k): v for k, v in res.get("bandwidth", {}).items()}
+        write_doc(res)
+        svg_plot(res, SVG)
+        return
     sizes = [10_000, 100_000] if a.quick else [int(x) for x in a.sizes.split(",") if x]
     mc_n = 50_000 if a.quick else a.multiclass_n
     threads = [int(x) for x in a.threads.split(",")]
@@ -411,7 +419,7 @@ def main():
     prev = json.loads((OUT / "results.json").read_text()) if a.append and (OUT / "results.json").exists() else None
     if prev:
         res["results"] = prev["results"]
-        res["meta"]["command"] = prev["meta"]["command"] + "` + `" + res["meta"]["command"] + " --append"
+        res["meta"]["command"] = prev["meta"]["command"] + "` + `" + res["meta"]["command"]
     bw = {int(k): v for k, v in prev.get("bandwidth", {}).items()} if prev else {}
     for thr in threads:
         bw[thr] = run_job([str(BIN), "bandwidth"], thr)["gb_per_s"]
@@ -492,8 +500,8 @@ def main():
         if len(files) > 1:
             det[f"{what} on {key}"] = all(f == files[0] for f in files)
     res["determinism"] = det
-    # Bandwidth floor for workload 2 at the largest size.
-    thr = max(threads)
+    # Bandwidth floor for workload 2 at the largest size, at the highest thread count measured.
+    thr = max(r["threads"] for r in res["results"])
     row = lambda lib: next((r for r in res["results"] if r["lib"] == lib and r["ds"] == f"synth{largest}"
                             and r["threads"] == thr and r["workload"] == "trees8"), None)
     real, tada = row("boostlab-real-adaboost"), row("boostlab-t-adaboost")

@@ -65,3 +65,16 @@ def test_exceptions_from_the_loss_propagate(data):
 
     with pytest.raises(ValueError, match="beta"):
         boostlab.SecBoostClassifier(loss=np.exp, loss_beta=-1.0).fit(*data)
+
+
+def test_user_loss_is_called_per_oracle_step_not_per_example(data):
+    calls = []
+
+    def logistic(z):
+        calls.append(z.size)
+        return np.logaddexp(0.0, -z)
+
+    rounds = 10
+    boostlab.SecBoostClassifier(n_estimators=rounds, max_leaves=4, loss=logistic, loss_convex=True).fit(*data)
+    # Bounded by the oracle's steps, not by the 300 examples.
+    assert len(calls) / rounds < 60, len(calls)

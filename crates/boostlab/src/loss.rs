@@ -748,6 +748,241 @@ pub fn offset_convex(loss: &Loss, e_t: f64, e_prev: f64, z: f64, precision: usiz
     random_offset(e_t, seed)
 }
 
+// ------------------------------------------------------------------------------------------------
+// Batched oracles: the same computations for many examples at once
+// ------------------------------------------------------------------------------------------------
+
+/// [`obi_convex`] for many `(z, v)` pairs, run in lockstep so that each step of the search makes a
+/// single [`Loss::eval_many`] call for all pairs still searching. Bit-identical to calling
+/// [`obi_convex`] on each pair.
+pub fn obi_convex_many(loss: &Loss, zs: &[f64], vs: &[f64]) -> Vec<f64> {
+    let n = zs.len();
+    let mut out = vec![f64::NAN; n];
+    let square = matches!(loss.spec(), Some(LossSpec::Square));
+    // (index, fa, slope, lo, hi, best)
+    let mut live: Vec<(usize, f64, f64, f64, f64, f64)> = Vec::new();
+    let todo: Vec<usize> = (0..n).filter(|&i| !(vs[i] == 0.0 || zs[i] + vs[i] == zs[i])).collect();
+    if square {
+        for i in todo {
+            let b = zs[i] + vs[i];
+            out[i] = 0.25 * (b - zs[i]) * (b - zs[i]);
+        }
+        return out;
+    }
+    let mut x: Vec<f64> = todo.iter().flat_map(|&i| [zs[i], zs[i] + vs[i]]).collect();
+    let mut f = vec![0.0; x.len()];
+    loss.eval_many(&x, &mut f);
+    for (k, &i) in todo.iter().enumerate() {
+        let (z, b) = (zs[i], zs[i] + vs[i]);
+        let (fa, fb) = (f[2 * k], f[2 * k + 1]);
+        if !fa.is_finite() || !fb.is_finite() {
+            continue;
+        }
+        let (lo, hi) = if z < b { (z, b) } else { (b, z) };
+        live.push((i, fa, (fb - fa) / (b - z), lo, hi, 0.0));
+    }
+    for _ in 0..ZOOM_PASSES {
+        // Pairs whose bracket can no longer shrink are done (as the scalar search's `break`).
+        let (done, still): (Vec<_>, Vec<_>) = live.into_iter().partition(|l| {
+            let step = (l.4 - l.3) / (ZOOM_POINTS + 1) as f64;
+            step.is_nan() || step <= 0.0
+        });
+        for l in done {
+            out[l.0] = l.5;
+        }
+        live = still;
+        if live.is_empty() {
+            break;
+        }
+        x.clear();
+        for l in &live {
+            let step = (l.4 - l.3) / (ZOOM_POINTS + 1) as f64;
+            x.extend((0..ZOOM_POINTS).map(|j| l.3 + step * (j + 1) as f64));
+        }
+        f.resize(x.len(), 0.0);
+        loss.eval_many(&x, &mut f);
+        let mut next = Vec::with_capacity(live.len());
+        for (k, mut l) in live.into_iter().enumerate() {
+            let (xs, fs) = (&x[k * ZOOM_POINTS..(k + 1) * ZOOM_POINTS], &f[k * ZOOM_POINTS..(k + 1) * ZOOM_POINTS]);
+            let mut jbest = 0;
+            let mut gbest = f64::NEG_INFINITY;
+            let mut nan = false;
+            for j in 0..ZOOM_POINTS {
+                let g = l.1 + l.2 * (xs[j] - zs[l.0]) - fs[j];
+                if g.is_nan() {
+                    nan = true;
+                    break;
+                }
+                if g > gbest {
+                    gbest = g;
+                    jbest = j;
+                }
+            }
+            if nan {
+                out[l.0] = f64::NAN;
+                continue;
+            }
+            l.5 = l.5.max(gbest);
+            let new_lo = if jbest == 0 { l.3 } else { xs[jbest - 1] };
+            let new_hi = if jbest + 1 == ZOOM_POINTS { l.4 } else { xs[jbest + 1] };
+            l.3 = new_lo;
+            l.4 = new_hi;
+            next.push(l);
+        }
+        live = next;
+    }
+    for l in live {
+        out[l.0] = l.5;
+    }
+    out
+}
+
+/// [`offset_grid`] (or, with `convex`, [`offset_convex`]) for every example `i` at once:
+/// `e_t[i]`, `e_prev[i]`, `seeds[i]`. The examples run in lockstep, so a batch loss (e.g. a Python
+/// callable) is called once per oracle step for all examples instead of once per example.
+/// Bit-identical to the per-example oracles.
+#[allow(clippy::too_many_arguments)] // the per-example oracles' arguments, plus which oracle
+pub fn offsets_many(
+    loss: &Loss,
+    e_t: &[f64],
+    e_prev: &[f64],
+    z: f64,
+    precision: usize,
+    max_doublings: usize,
+    convex: bool,
+    seeds: &[u64],
+) -> Vec<Option<OffsetChoice>> {
+    let n = e_t.len();
+    let mut out: Vec<Option<OffsetChoice>> = vec![None; n];
+    let mut active: Vec<usize> = Vec::with_capacity(n);
+    for i in 0..n {
+        if negligible(e_prev[i] - e_t[i], e_t[i]) {
+            out[i] = Some(random_offset(e_t[i], seeds[i]));
+        } else {
+            active.push(i);
+        }
+    }
+    if convex {
+        // offset_convex: halve v until the convex OBI is within z.
+        let mut v: Vec<f64> = active.iter().map(|&i| (e_prev[i] - e_t[i]) / precision.max(1) as f64).collect();
+        for _ in 0..MAX_CONVEX_DIVISIONS {
+            let mut keep_i = Vec::with_capacity(active.len());
+            let mut keep_v = Vec::with_capacity(active.len());
+            for (&i, &vi) in active.iter().zip(&v) {
+                if negligible(vi, e_t[i]) {
+                    out[i] = Some(random_offset(e_t[i], seeds[i]));
+                } else {
+                    keep_i.push(i);
+                    keep_v.push(vi);
+                }
+            }
+            if keep_i.is_empty() {
+                return out;
+            }
+            let zs: Vec<f64> = keep_i.iter().map(|&i| e_t[i]).collect();
+            let q = obi_convex_many(loss, &zs, &keep_v);
+            active.clear();
+            v.clear();
+            for ((&i, &vi), &qi) in keep_i.iter().zip(&keep_v).zip(&q) {
+                if qi <= z {
+                    out[i] = Some(OffsetChoice { v: vi, obi: qi, random: false });
+                } else {
+                    active.push(i);
+                    v.push(vi * 0.5);
+                }
+            }
+        }
+        for &i in &active {
+            out[i] = Some(random_offset(e_t[i], seeds[i]));
+        }
+        return out;
+    }
+    // offset_grid.
+    let starts: Vec<f64> = active.iter().map(|&i| e_t[i]).collect();
+    let mut f_t = vec![0.0; starts.len()];
+    loss.eval_many(&starts, &mut f_t);
+    let mut live: Vec<(usize, f64)> =
+        active.iter().zip(&f_t).filter(|(_, f)| f.is_finite()).map(|(&i, &f)| (i, f)).collect();
+    let mut x = Vec::new();
+    let mut f = Vec::new();
+    for k in 0..=max_doublings {
+        if live.is_empty() {
+            break;
+        }
+        let zk = precision.max(1) << k;
+        x.clear();
+        for &(i, _) in &live {
+            let (et, d) = (e_t[i], e_prev[i] - e_t[i]);
+            let start = x.len();
+            x.extend((1..=zk).map(|j| et + d * (j as f64 / zk as f64)));
+            x[start + zk - 1] = e_prev[i];
+        }
+        f.resize(x.len(), 0.0);
+        loss.eval_many(&x, &mut f);
+        // Candidates (i, f_t, v) whose OBI is checked next.
+        let mut cand: Vec<(usize, f64, f64)> = Vec::with_capacity(live.len());
+        for (k2, &(i, ft)) in live.iter().enumerate() {
+            let (et, d) = (e_t[i], e_prev[i] - e_t[i]);
+            let mut best: Option<(f64, f64)> = None;
+            for (&xc, &fc) in x[k2 * zk..(k2 + 1) * zk].iter().zip(&f[k2 * zk..(k2 + 1) * zk]) {
+                let s = (fc - ft) / (xc - et);
+                if s.is_nan() {
+                    continue;
+                }
+                let better = match best {
+                    None => true,
+                    Some((sb, _)) => (d > 0.0 && s < sb) || (d < 0.0 && s > sb),
+                };
+                if better {
+                    best = Some((s, xc));
+                }
+            }
+            let Some((_, z_star)) = best else { continue }; // no admissible offset: None
+            let v = z_star - et;
+            if negligible(v, et) {
+                out[i] = Some(random_offset(et, seeds[i]));
+            } else {
+                cand.push((i, ft, v));
+            }
+        }
+        // Q* ≤ z on a finer grid (obi_star).
+        let q: Vec<f64> = if loss.declared_convex() {
+            let zs: Vec<f64> = cand.iter().map(|c| e_t[c.0]).collect();
+            let vs: Vec<f64> = cand.iter().map(|c| c.2).collect();
+            obi_convex_many(loss, &zs, &vs)
+        } else {
+            let m = (OBI_REFINE * zk).max(1);
+            x.clear();
+            for &(i, _, v) in &cand {
+                let (a, c) = (e_t[i], e_prev[i]);
+                let start = x.len();
+                x.extend((0..=m).map(|j| a + (c - a) * (j as f64 / m as f64)));
+                x[start + m] = c;
+                x.push(a + v);
+            }
+            f.resize(x.len(), 0.0);
+            loss.eval_many(&x, &mut f);
+            cand.iter()
+                .enumerate()
+                .map(|(k2, &(i, _, v))| {
+                    let block = &x[k2 * (m + 2)..(k2 + 1) * (m + 2)];
+                    let fb = &f[k2 * (m + 2)..(k2 + 1) * (m + 2)];
+                    obi_from_values(e_t[i], e_t[i] + v, fb[0], fb[m + 1], &block[..=m], &fb[..=m])
+                })
+                .collect()
+        };
+        live.clear();
+        for (&(i, ft, v), &qi) in cand.iter().zip(&q) {
+            if qi <= z {
+                out[i] = Some(OffsetChoice { v, obi: qi, random: false });
+            } else {
+                live.push((i, ft));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1187,5 +1422,55 @@ mod tests {
         assert!(offset_grid(&jump, 0.3, 0.5, 0.05, 100, 4, 0).is_some());
         assert!(offset_grid(&jump, 0.1, 0.5, 0.05, 100, 4, 0).is_some());
         assert!(offset_grid(&jump, 0.5, 0.1, 0.05, 100, 4, 0).is_some());
+    }
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// The lockstep oracles give exactly the per-example oracles' offsets, for convex and
+    /// non-convex losses, both oracle kinds, on random edges (including degenerate ones).
+    #[test]
+    fn issue_7_lockstep_oracles_equal_per_example_oracles() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for spec in ["logistic", "exponential", "square", "spring:Q=500", "clipped-logistic:q=-2", "zero-one", "hinge"]
+        {
+            let loss = Loss::from_spec(&spec.parse().unwrap()).unwrap();
+            let n = 60;
+            let e_t: Vec<f64> = (0..n).map(|_| rng.gen_range(-3.0..3.0)).collect();
+            let e_prev: Vec<f64> = e_t
+                .iter()
+                .enumerate()
+                .map(|(i, e)| if i % 10 == 0 { *e } else { e + rng.gen_range(-1.0..1.0) })
+                .collect();
+            let seeds: Vec<u64> = (0..n as u64).collect();
+            for z in [1e-4, 0.05, 1.0] {
+                for convex in [false, true] {
+                    if convex && !loss.declared_convex() {
+                        continue;
+                    }
+                    let many = offsets_many(&loss, &e_t, &e_prev, z, 20, 3, convex, &seeds);
+                    for i in 0..n {
+                        let one = if convex {
+                            Some(offset_convex(&loss, e_t[i], e_prev[i], z, 20, seeds[i]))
+                        } else {
+                            offset_grid(&loss, e_t[i], e_prev[i], z, 20, 3, seeds[i])
+                        };
+                        let same = match (one, many[i]) {
+                            (Some(a), Some(b)) => {
+                                a.v.to_bits() == b.v.to_bits()
+                                    && a.obi.to_bits() == b.obi.to_bits()
+                                    && a.random == b.random
+                            }
+                            (None, None) => true,
+                            _ => false,
+                        };
+                        assert!(same, "{spec} z={z} convex={convex} i={i}: {one:?} vs {:?}", many[i]);
+                    }
+                }
+            }
+        }
     }
 }

@@ -93,3 +93,32 @@ fn issue_5_two_class_mh_predicts_like_binary_adaboost() {
         }
     }
 }
+
+/// A batch loss (how a Python callable arrives) equal to the built-in logistic trains the same
+/// SecBoost model, and is called a bounded number of times per round — not once per example.
+#[test]
+fn issue_7_batch_loss_equals_builtin_and_is_called_per_step_not_per_example() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let d = data(3, 300);
+    let mut p = BoostParams { algorithm: Algorithm::SecBoost, n_estimators: 10, ..Default::default() };
+    p.tree.max_leaves = 4;
+    for oracle in [boostlab::boost::secboost::OffsetOracle::Auto, boostlab::boost::secboost::OffsetOracle::Grid] {
+        p.secboost.oracle = oracle;
+        let builtin = fit(&d, &p).unwrap();
+        let calls = Arc::new(AtomicUsize::new(0));
+        let c = calls.clone();
+        let logistic = move |z: &[f64], out: &mut [f64]| {
+            c.fetch_add(1, Ordering::Relaxed);
+            let reference = boostlab::loss::Loss::from_spec(&boostlab::loss::LossSpec::Logistic).unwrap();
+            reference.eval_many(z, out);
+        };
+        let loss = boostlab::loss::Loss::custom_batch("my-logistic", Arc::new(logistic), true, Some(0.25)).unwrap();
+        let user = boostlab::boost::driver::fit_with_loss(&d, &p, loss, &mut |_| {}).unwrap();
+        assert_eq!(user.trees, builtin.trees, "{oracle:?}");
+        assert_eq!(user.alphas, builtin.alphas, "{oracle:?}");
+        assert_eq!(user.custom_loss.as_deref(), Some("my-logistic"));
+        let per_round = calls.load(Ordering::Relaxed) as f64 / user.n_trees() as f64;
+        assert!(per_round < 60.0, "{oracle:?}: {per_round} calls per round for 300 examples");
+    }
+}

@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Booster, Diagnostics, Labels, Step};
 use crate::error::{Error, Result};
-use crate::loss::{offset_convex, offset_grid, Loss, LossSpec, OffsetChoice};
+use crate::loss::{offset_convex, offset_grid, offsets_many, Loss, LossSpec, OffsetChoice};
 use crate::tree::{Criterion, LeafRule};
 
 /// A leaf value of exactly 0 is replaced by this (SPEC §6: `h_t(x_i) ≠ 0` on the training set).
@@ -537,8 +537,19 @@ impl SecBoost {
             }
         };
         let found: Vec<Option<OffsetChoice>> = if self.loss.is_batch() {
-            // A batch closure (e.g. a Python callable) is only ever called from this thread.
-            (0..self.y.len()).map(one).collect()
+            // A batch closure (e.g. a Python callable) is only ever called from this thread, and
+            // once per oracle step for all examples (the lockstep oracles, bit-identical).
+            let seeds: Vec<u64> = (0..self.y.len()).map(|i| offset_seed(p.seed, self.round, i)).collect();
+            offsets_many(
+                &self.loss,
+                new_edges,
+                &self.edges,
+                z,
+                p.oracle_precision,
+                p.oracle_max_doublings,
+                convex,
+                &seeds,
+            )
         } else {
             (0..self.y.len()).into_par_iter().with_min_len(64).map(one).collect()
         };

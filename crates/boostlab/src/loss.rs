@@ -555,6 +555,50 @@ fn obi_from_values(a: f64, b: f64, fa: f64, fb: f64, x: &[f64], f: &[f64]) -> f6
     best
 }
 
+/// The grid point `z*` of SPEC §6's general oracle: among `(xs, fs)`, the secant from `(e_t, f_t)`
+/// with the smallest slope when `d = ẽ_{t−1} − ẽ_t > 0` (the largest otherwise); ties go to the
+/// first point. `None` when every slope is NaN.
+fn best_secant_point(xs: &[f64], fs: &[f64], e_t: f64, f_t: f64, d: f64) -> Option<f64> {
+    let mut best: Option<(f64, f64)> = None; // (slope, z_c)
+    for (&xc, &fc) in xs.iter().zip(fs) {
+        let s = (fc - f_t) / (xc - e_t);
+        if s.is_nan() {
+            continue;
+        }
+        // SPEC §6: smallest slope if ẽ_t < ẽ_(t−1), largest otherwise.
+        let better = match best {
+            None => true,
+            Some((sb, _)) => (d > 0.0 && s < sb) || (d < 0.0 && s > sb),
+        };
+        if better {
+            best = Some((s, xc));
+        }
+    }
+    best.map(|b| b.1)
+}
+
+/// One pass of the convex OBI's unimodal search: `line − F` at the points `(xs, fs)` (line through
+/// `(z, fa)` with slope `s`). Returns the best value and the new bracket, or `None` on a NaN.
+fn zoom_pass(xs: &[f64], fs: &[f64], z: f64, fa: f64, s: f64, lo: f64, hi: f64) -> Option<(f64, f64, f64)> {
+    let mut jbest = 0;
+    let mut gbest = f64::NEG_INFINITY;
+    for (j, (&x, &f)) in xs.iter().zip(fs).enumerate() {
+        // SPEC §6: line(x) − F(x), concave for convex F.
+        let g = fa + s * (x - z) - f;
+        if g.is_nan() {
+            return None;
+        }
+        if g > gbest {
+            gbest = g;
+            jbest = j;
+        }
+    }
+    // The maximiser of a concave function lies between the best point's neighbours.
+    let new_lo = if jbest == 0 { lo } else { xs[jbest - 1] };
+    let new_hi = if jbest + 1 == xs.len() { hi } else { xs[jbest + 1] };
+    Some((gbest, new_lo, new_hi))
+}
+
 /// The OBI of a convex loss, `Q_F(z, z + v, z + v)` (SPEC §6, the convex form of `Q*`).
 ///
 /// `line − F` is concave between `z` and `z + v`, so its maximum is found by a unimodal search
@@ -590,23 +634,8 @@ pub fn obi_convex(loss: &Loss, z: f64, v: f64) -> f64 {
             *xj = lo + step * (j + 1) as f64;
         }
         loss.eval_many(&x, &mut f);
-        let mut jbest = 0;
-        let mut gbest = f64::NEG_INFINITY;
-        for j in 0..ZOOM_POINTS {
-            // SPEC §6: line(x) − F(x), concave for convex F.
-            let g = fa + s * (x[j] - z) - f[j];
-            if g.is_nan() {
-                return f64::NAN;
-            }
-            if g > gbest {
-                gbest = g;
-                jbest = j;
-            }
-        }
+        let Some((gbest, new_lo, new_hi)) = zoom_pass(&x, &f, z, fa, s, lo, hi) else { return f64::NAN };
         best = best.max(gbest);
-        // The maximiser of a concave function lies between the best point's neighbours.
-        let new_lo = if jbest == 0 { lo } else { x[jbest - 1] };
-        let new_hi = if jbest + 1 == ZOOM_POINTS { hi } else { x[jbest + 1] };
         lo = new_lo;
         hi = new_hi;
     }
@@ -694,22 +723,7 @@ pub fn offset_grid(
         x[zk - 1] = e_prev;
         f.resize(zk, 0.0);
         loss.eval_many(&x, &mut f);
-        let mut best: Option<(f64, f64)> = None; // (slope, z_c)
-        for (&xc, &fc) in x.iter().zip(&f) {
-            let s = (fc - f_t) / (xc - e_t);
-            if s.is_nan() {
-                continue;
-            }
-            // SPEC §6: smallest slope if ẽ_t < ẽ_(t−1), largest otherwise.
-            let better = match best {
-                None => true,
-                Some((sb, _)) => (d > 0.0 && s < sb) || (d < 0.0 && s > sb),
-            };
-            if better {
-                best = Some((s, xc));
-            }
-        }
-        let (_, z_star) = best?;
+        let z_star = best_secant_point(&x, &f, e_t, f_t, d)?;
         let v = z_star - e_t;
         if negligible(v, e_t) {
             return Some(random_offset(e_t, seed));
@@ -804,27 +818,11 @@ pub fn obi_convex_many(loss: &Loss, zs: &[f64], vs: &[f64]) -> Vec<f64> {
         let mut next = Vec::with_capacity(live.len());
         for (k, mut l) in live.into_iter().enumerate() {
             let (xs, fs) = (&x[k * ZOOM_POINTS..(k + 1) * ZOOM_POINTS], &f[k * ZOOM_POINTS..(k + 1) * ZOOM_POINTS]);
-            let mut jbest = 0;
-            let mut gbest = f64::NEG_INFINITY;
-            let mut nan = false;
-            for j in 0..ZOOM_POINTS {
-                let g = l.1 + l.2 * (xs[j] - zs[l.0]) - fs[j];
-                if g.is_nan() {
-                    nan = true;
-                    break;
-                }
-                if g > gbest {
-                    gbest = g;
-                    jbest = j;
-                }
-            }
-            if nan {
+            let Some((gbest, new_lo, new_hi)) = zoom_pass(xs, fs, zs[l.0], l.1, l.2, l.3, l.4) else {
                 out[l.0] = f64::NAN;
                 continue;
-            }
+            };
             l.5 = l.5.max(gbest);
-            let new_lo = if jbest == 0 { l.3 } else { xs[jbest - 1] };
-            let new_hi = if jbest + 1 == ZOOM_POINTS { l.4 } else { xs[jbest + 1] };
             l.3 = new_lo;
             l.4 = new_hi;
             next.push(l);
@@ -923,21 +921,9 @@ pub fn offsets_many(
         let mut cand: Vec<(usize, f64, f64)> = Vec::with_capacity(live.len());
         for (k2, &(i, ft)) in live.iter().enumerate() {
             let (et, d) = (e_t[i], e_prev[i] - e_t[i]);
-            let mut best: Option<(f64, f64)> = None;
-            for (&xc, &fc) in x[k2 * zk..(k2 + 1) * zk].iter().zip(&f[k2 * zk..(k2 + 1) * zk]) {
-                let s = (fc - ft) / (xc - et);
-                if s.is_nan() {
-                    continue;
-                }
-                let better = match best {
-                    None => true,
-                    Some((sb, _)) => (d > 0.0 && s < sb) || (d < 0.0 && s > sb),
-                };
-                if better {
-                    best = Some((s, xc));
-                }
-            }
-            let Some((_, z_star)) = best else { continue }; // no admissible offset: None
+            let block = k2 * zk..(k2 + 1) * zk;
+            // No secant at all: no admissible offset (None).
+            let Some(z_star) = best_secant_point(&x[block.clone()], &f[block], et, ft, d) else { continue };
             let v = z_star - et;
             if negligible(v, et) {
                 out[i] = Some(random_offset(et, seeds[i]));

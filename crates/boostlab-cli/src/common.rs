@@ -296,14 +296,8 @@ impl BoostArgs {
             }
             Ok(())
         };
-        let multi = [
-            Algorithm::AdaBoostMH,
-            Algorithm::RealAdaBoostMH,
-            Algorithm::AdaBoostMO,
-            Algorithm::RealAdaBoostMO,
-            Algorithm::AdaBoostMR,
-            Algorithm::AdaBoostM2,
-        ];
+        let mh = [Algorithm::AdaBoostMH, Algorithm::RealAdaBoostMH];
+        let mo = [Algorithm::AdaBoostMO, Algorithm::RealAdaBoostMO];
         let t_ada = [Algorithm::TAdaBoost];
         only(self.t.is_some(), "--t", &t_ada)?;
         only(self.leaf_values.is_some(), "--leaf-values", &t_ada)?;
@@ -316,9 +310,9 @@ impl BoostArgs {
         only(self.secboost_alpha.is_some(), "--secboost-alpha", &sec)?;
         only(self.oracle.is_some(), "--oracle", &sec)?;
         only(self.h0.is_some(), "--h0", &sec)?;
-        only(self.code.is_some(), "--code", &multi[2..4])?;
-        only(self.decode.is_some(), "--decode", &multi[2..4])?;
-        only(self.single_label_start, "--single-label-start", &multi[..2])?;
+        only(self.code.is_some(), "--code", &mo)?;
+        only(self.decode.is_some(), "--decode", &mo)?;
+        only(self.single_label_start, "--single-label-start", &mh)?;
         let ta = &mut p.t_adaboost;
         if let Some(t) = self.t {
             ta.t = t;

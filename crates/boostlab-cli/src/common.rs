@@ -205,7 +205,7 @@ pub struct BoostArgs {
     /// SecBoost: the constant initial score h_0 (the 0/1 loss needs h_0 ≠ 0).
     #[arg(long)]
     pub h0: Option<f64>,
-    /// AdaBoost.MO output code: one-vs-all, random:K[:SEED], exhaustive.
+    /// AdaBoost.MO output code: one-vs-all, random:K (or random:K:SEED), exhaustive.
     #[arg(long)]
     pub code: Option<String>,
     /// AdaBoost.MO decoding: loss (default) or hamming.

@@ -77,13 +77,14 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use rayon::prelude::*;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::model::{write_atomic, TMP_SUFFIX};
 
 use super::folds::{fold_ids_from_file, parse_fold_ids, stratified_fold_ids};
 use super::stats::{compare, mean, paired_t_test, sample_std, Comparison};
@@ -805,39 +806,12 @@ impl From<CellResultRepr> for CellResult {
 const SPEC_FILE: &str = "spec.json";
 const CELLS_DIR: &str = "cells";
 const MERGED_FILE: &str = "results.jsonl";
-const TMP_SUFFIX: &str = ".tmp";
 
 #[derive(Serialize, Deserialize)]
 struct StoredSpec {
     format: u32,
     spec_hash: String,
     spec: ExperimentSpec,
-}
-
-static TMP_COUNTER: AtomicUsize = AtomicUsize::new(0);
-
-/// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync, rename,
-/// then a best-effort fsync of the directory (not supported on every platform).
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    let tmp =
-        dir.join(format!(".{name}.{}.{}{TMP_SUFFIX}", std::process::id(), TMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)
-    };
-    if let Err(e) = write() {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Error::io(path, e));
-    }
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
 }
 
 /// File name of a cell record: the key with characters outside `[A-Za-z0-9._=-]` replaced by

@@ -43,10 +43,11 @@ use crate::boost::{Booster, Diagnostics, Labels, Step};
 use crate::error::{Error, Result};
 use crate::tree::{Criterion, LeafRule};
 
-/// The largest vote α a discrete multi-label booster gives a weak hypothesis. A (numerically)
-/// perfect hypothesis (`r = 1`, where `½ ln((1+r)/(1−r))` is infinite) gets this vote and boosting
-/// stops. `tanh(10) = 1 − 4.1·10⁻⁹`, so any edge above that is treated as perfect.
-pub const MAX_ALPHA: f64 = 10.0;
+/// The largest vote α a discrete multi-label booster gives a weak hypothesis — the same cap as the
+/// binary boosters ([`super::adaboost::MAX_ALPHA`], the α of a weighted error of 1e−10). A
+/// (numerically) perfect hypothesis (`r = 1`, where `½ ln((1+r)/(1−r))` is infinite) gets this vote
+/// and boosting stops; any edge with `atanh(r)` above it is treated as perfect.
+pub const MAX_ALPHA: f64 = super::adaboost::MAX_ALPHA;
 
 /// Edges `r` at or below this stop discrete boosting ("no edge").
 pub const MIN_EDGE: f64 = 1e-12;

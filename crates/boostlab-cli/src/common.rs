@@ -45,6 +45,21 @@ pub enum Format {
     Libsvm,
 }
 
+impl Format {
+    /// The format given with `--format`, or else the one the file's extension says: LIBSVM for
+    /// `.svm`, `.libsvm`, `.svmlight`, CSV otherwise.
+    pub fn of(path: &Path, given: Option<Format>) -> Format {
+        given.unwrap_or_else(|| {
+            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_lowercase();
+            if matches!(ext.as_str(), "svm" | "libsvm" | "svmlight") {
+                Format::Libsvm
+            } else {
+                Format::Csv
+            }
+        })
+    }
+}
+
 impl DataArgs {
     /// The label selector these flags describe.
     pub fn selector(&self) -> LabelSelector {
@@ -67,14 +82,7 @@ impl DataArgs {
     }
 
     fn format(&self) -> Format {
-        self.format.unwrap_or_else(|| {
-            let ext = self.data.extension().and_then(|e| e.to_str()).unwrap_or("").to_lowercase();
-            if matches!(ext.as_str(), "svm" | "libsvm" | "svmlight") {
-                Format::Libsvm
-            } else {
-                Format::Csv
-            }
-        })
+        Format::of(&self.data, self.format)
     }
 
     /// Reads the training data.

@@ -57,14 +57,7 @@ fn selector(spec: Option<&str>) -> LabelSelector {
 
 pub fn run(a: PredictArgs) -> Result<()> {
     let model = Ensemble::load(&a.model)?;
-    let format = a.format.unwrap_or_else(|| {
-        let ext = a.data.extension().and_then(|e| e.to_str()).unwrap_or("").to_lowercase();
-        if matches!(ext.as_str(), "svm" | "libsvm" | "svmlight") {
-            Format::Libsvm
-        } else {
-            Format::Csv
-        }
-    });
+    let format = Format::of(&a.data, a.format);
     let data = load(
         &a.data,
         format,

@@ -40,6 +40,7 @@ pub mod error;
 pub mod eval;
 pub mod loss;
 pub mod model;
+mod par;
 pub mod tempered;
 pub mod tree;
 

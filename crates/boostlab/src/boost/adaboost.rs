@@ -1,9 +1,11 @@
 //! Discrete AdaBoost (SPEC §3) and confidence-rated / Real AdaBoost (SPEC §4.1–4.4).
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{Booster, Diagnostics, Labels, Step};
 use crate::error::{Error, Result};
+use crate::par;
 use crate::tree::{Criterion, LeafRule};
 
 /// The largest vote a round can get: the discrete α of a learner with weighted error 1e−10
@@ -67,9 +69,14 @@ pub struct AdaBoost {
 }
 
 /// Weighted training error of scores (a score of 0 predicts the negative class).
-pub(crate) fn error_rate(y: &[f64], scores: &[f64]) -> f64 {
-    let wrong = y.iter().zip(scores).filter(|(y, s)| (**s > 0.0) != (**y > 0.0)).count();
-    wrong as f64 / y.len().max(1) as f64
+/// Per-chunk sums of one round's edges `u = y h`: weights by the sign of `u`, `r = Σ d u`, `max |u|`.
+#[derive(Debug, Default, Clone, Copy)]
+struct EdgeSums {
+    wp: f64,
+    wn: f64,
+    w0: f64,
+    r: f64,
+    rmax: f64,
 }
 
 /// Initial distribution: uniform, or proportional to the sample weights.
@@ -188,8 +195,8 @@ pub fn line_search_alpha(d: &[f64], u: &[f64]) -> Option<f64> {
 }
 
 impl Booster for AdaBoost {
-    fn stat_width(&self) -> usize {
-        2
+    fn n_outputs(&self) -> usize {
+        1
     }
 
     fn default_criterion(&self) -> Criterion {
@@ -201,19 +208,38 @@ impl Booster for AdaBoost {
     }
 
     fn statistics(&self, stats: &mut [f64]) {
-        for ((s, &y), &d) in stats.chunks_exact_mut(2).zip(&self.y).zip(&self.d) {
-            super::put_binary(s, y, d);
-        }
+        let c = par::ROW_CHUNK;
+        stats.par_chunks_mut(c).zip(self.y.par_chunks(c).zip(self.d.par_chunks(c))).for_each(|(s, (y, d))| {
+            for ((s, &y), &d) in s.iter_mut().zip(y).zip(d) {
+                *s = super::signed(y, d);
+            }
+        });
     }
 
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
         // Edges u_i = y_i h_i, recomputed where needed instead of stored (8 bytes a row less).
         let (d, y) = (&self.d, &self.y);
         let u = || y.iter().zip(h).map(|(y, h)| y * h);
-        // SPEC §3: ε = Σ d [y ≠ f(x)]; r = Σ d u.
-        let eps: f64 = d.iter().zip(u()).filter(|(_, u)| *u < 0.0).map(|(d, _)| d).sum();
-        let r: f64 = d.iter().zip(u()).map(|(d, u)| d * u).sum();
-        let rmax = u().fold(0.0f64, |m, u| m.max(u.abs()));
+        // One parallel pass for every sum (fixed row chunks: the same result for any number of
+        // threads). SPEC §3: ε = Σ d [y ≠ f(x)]; r = Σ d u; SPEC §4.2(c): W_b = Σ_{u_i = b} d(i).
+        let parts = par::map_chunks(d.len(), |rows| {
+            let mut e = EdgeSums::default();
+            for (&d, u) in d[rows.clone()].iter().zip(y[rows.clone()].iter().zip(&h[rows]).map(|(y, h)| y * h)) {
+                // Branch-free (the signs are data-dependent); adding 0.0 leaves a sum unchanged.
+                let (pos, neg) = (u > 0.0, u < 0.0);
+                e.wp += if pos { d } else { 0.0 };
+                e.wn += if neg { d } else { 0.0 };
+                e.w0 += if pos || neg { 0.0 } else { d };
+                e.r += d * u;
+                e.rmax = e.rmax.max(u.abs());
+            }
+            e
+        });
+        let mut e = EdgeSums::default();
+        for p in parts {
+            (e.wp, e.wn, e.w0, e.r, e.rmax) = (e.wp + p.wp, e.wn + p.wn, e.w0 + p.w0, e.r + p.r, e.rmax.max(p.rmax));
+        }
+        let (eps, r, rmax) = (e.wn, e.r, e.rmax);
         diag.insert("epsilon", eps);
         diag.insert("r", r);
         if rmax == 0.0 {
@@ -251,17 +277,7 @@ impl Booster for AdaBoost {
                 a / rmax
             }
             AlphaRule::Abstain | AlphaRule::AbstainConservative => {
-                // SPEC §4.2(c): W_b = Σ_{u_i = b} d(i).
-                let (mut wp, mut wn, mut w0) = (0.0, 0.0, 0.0);
-                for (d, u) in d.iter().zip(u()) {
-                    if u > 0.0 {
-                        wp += d;
-                    } else if u < 0.0 {
-                        wn += d;
-                    } else {
-                        w0 += d;
-                    }
-                }
+                let (wp, wn, w0) = (e.wp, e.wn, e.w0);
                 diag.insert("w_abstain", w0);
                 let (a, b) = if self.alpha == AlphaRule::Abstain { (wp, wn) } else { (wp + 0.5 * w0, wn + 0.5 * w0) };
                 if a <= b {
@@ -289,26 +305,33 @@ impl Booster for AdaBoost {
                 }
             },
         };
-        // SPEC §3/§4.1: d_{t+1} = d_t e^(−α u) / Z_t.
-        let mut z = 0.0;
-        for (d, u) in self.d.iter_mut().zip(self.y.iter().zip(h).map(|(y, h)| y * h)) {
-            *d *= (-alpha * u).exp();
-            z += *d;
-        }
+        // SPEC §3/§4.1: d_{t+1} = d_t e^(−α u) / Z_t; F += α h. One parallel pass that also counts
+        // the training errors, then the normalisation.
+        let c = par::ROW_CHUNK;
+        let parts: Vec<(f64, usize)> = (self.d.par_chunks_mut(c).zip(self.scores.par_chunks_mut(c)))
+            .zip(self.y.par_chunks(c).zip(h.par_chunks(c)))
+            .map(|((d, s), (y, h))| {
+                let (mut z, mut wrong) = (0.0, 0usize);
+                for (((d, s), &y), &h) in d.iter_mut().zip(s).zip(y).zip(h) {
+                    *d *= (-alpha * (y * h)).exp();
+                    z += *d;
+                    *s += alpha * h;
+                    wrong += usize::from((*s > 0.0) != (y > 0.0));
+                }
+                (z, wrong)
+            })
+            .collect();
+        let z = parts.iter().fold(0.0, |z, p| z + p.0);
+        let wrong: usize = parts.iter().map(|p| p.1).sum();
         if !(z.is_finite() && z > 0.0) {
             return Err(Error::Numerical(format!("normaliser Z = {z} after α = {alpha}")));
         }
-        for d in &mut self.d {
-            *d /= z;
-        }
-        for (s, h) in self.scores.iter_mut().zip(h) {
-            *s += alpha * h;
-        }
+        self.d.par_chunks_mut(c).for_each(|d| d.iter_mut().for_each(|d| *d /= z));
         self.log_bound += z.ln();
         diag.insert("alpha", alpha);
         diag.insert("z", z);
         diag.insert("bound", self.log_bound.exp());
-        diag.insert("train_error", error_rate(&self.y, &self.scores));
+        diag.insert("train_error", wrong as f64 / self.y.len().max(1) as f64);
         Ok(match stop {
             Some(reason) => Step::AddAndStop { alpha, reason },
             None => Step::Add { alpha },

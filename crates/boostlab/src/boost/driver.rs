@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::adaboost::{AdaBoost, AdaBoostParams};
@@ -15,6 +16,7 @@ use crate::data::{BinMapper, Dataset, Target};
 use crate::error::{Error, Result};
 use crate::loss::Loss;
 use crate::model::{Ensemble, Schema, Task};
+use crate::par::ROW_CHUNK;
 use crate::tree::{abstaining_stump, grow, GrowSpec, TreeParams};
 
 /// The boosting algorithm.
@@ -349,6 +351,23 @@ fn fit_full(
     Ok(model)
 }
 
+/// `h` (`n × k`) = the leaf values of each row's leaf; parallel over fixed row chunks.
+fn tree_outputs(leaf_of_row: &[u32], leaf_values: &[f64], k: usize, h: &mut [f64]) {
+    let fill = |(h, leaves): (&mut [f64], &[u32])| {
+        if k == 1 {
+            for (h, &l) in h.iter_mut().zip(leaves) {
+                *h = leaf_values[l as usize];
+            }
+        } else {
+            for (h, &l) in h.chunks_exact_mut(k).zip(leaves) {
+                let l = l as usize;
+                h.copy_from_slice(&leaf_values[l * k..(l + 1) * k]);
+            }
+        }
+    };
+    h.par_chunks_mut(ROW_CHUNK * k).zip(leaf_of_row.par_chunks(ROW_CHUNK)).for_each(fill);
+}
+
 /// The boosting loop over a ready booster.
 pub(crate) fn run(
     data: &Dataset,
@@ -360,9 +379,8 @@ pub(crate) fn run(
     let mapper = BinMapper::fit(&data.features, params.max_bins, data.sample_weight.as_deref())?;
     let binned = mapper.transform(&data.features)?;
     let n = data.n_rows();
-    let width = booster.stat_width();
     let k = booster.n_outputs();
-    let mut stats = vec![0.0; n * width];
+    let mut stats = vec![0.0; n * k];
     let mut h = vec![0.0; n * k];
     let mut model = Ensemble::new(Schema::from_features(&data.features), task, params.clone(), k);
     for round in 1..=params.n_estimators {
@@ -377,16 +395,13 @@ pub(crate) fn run(
         let mut grown = if params.algorithm == Algorithm::AbstainingAdaBoost {
             abstaining_stump(&binned, &mapper, &stats)?
         } else {
-            grow(&binned, &mapper, &stats, width, &spec)?
+            grow(&binned, &mapper, &stats, k, &spec)?
         };
         booster.finish_leaves(&mut grown.tree.leaf_values);
         if let Some(v) = grown.tree.leaf_values.iter().find(|v| !v.is_finite()) {
             return Err(Error::Numerical(format!("round {round}: leaf value {v}")));
         }
-        for (i, &leaf) in grown.leaf_of_row.iter().enumerate() {
-            let l = leaf as usize;
-            h[i * k..(i + 1) * k].copy_from_slice(&grown.tree.leaf_values[l * k..(l + 1) * k]);
-        }
+        tree_outputs(&grown.leaf_of_row, &grown.tree.leaf_values, k, &mut h);
         let mut diag = Diagnostics::new();
         let step = booster.step(&h, &mut diag)?;
         let (alpha, stop_reason) = match step {

@@ -34,17 +34,27 @@ pub struct Labels<'a> {
     pub sample_weight: Option<&'a [f64]>,
 }
 
-/// Writes one example's binary statistics block: `(w, 0)` for a positive label, `(0, w)` otherwise.
-/// Shared by the binary boosters (see [`Booster::statistics`]).
+/// One signed statistic (see [`Booster::statistics`]): the weight `w ≥ 0` carrying the sign of the
+/// label, `+w` for a positive label and `−w` (`−0.0` when `w = 0`) otherwise.
 #[inline]
-pub(crate) fn put_binary(block: &mut [f64], label: f64, w: f64) {
+pub(crate) fn signed(label: f64, w: f64) -> f64 {
     if label > 0.0 {
-        block[0] = w;
-        block[1] = 0.0;
+        w
     } else {
-        block[0] = 0.0;
-        block[1] = w;
+        -w
     }
+}
+
+/// Test helper: signed statistics (`n × k`) as `(W+, W−)` pairs (`n × 2k`).
+#[cfg(test)]
+pub(crate) fn expand_signed(s: &[f64]) -> Vec<f64> {
+    s.iter().flat_map(|&v| if v.is_sign_negative() { [0.0, -v] } else { [v, 0.0] }).collect()
+}
+
+/// Test helper: `(W+, W−)` pairs with at most one non-zero side as signed statistics.
+#[cfg(test)]
+pub(crate) fn signed_of_pairs(pairs: &[f64]) -> Vec<f64> {
+    pairs.chunks_exact(2).map(|p| if p[1] > 0.0 { -p[1] } else { p[0] }).collect()
 }
 
 /// What a booster decides after seeing the round's tree.
@@ -71,12 +81,13 @@ pub enum Step {
 
 /// One booster's side of the boosting loop.
 pub trait Booster: Send {
-    /// Width of the per-example statistics block (2 for binary boosters, 2k for multi-label).
-    fn stat_width(&self) -> usize;
+    /// Number of outputs per leaf (1 for binary boosters, k for multi-label): also the number of
+    /// statistics per example.
+    fn n_outputs(&self) -> usize;
 
-    /// Number of outputs per leaf (1 for binary boosters, k for multi-label).
-    fn n_outputs(&self) -> usize {
-        self.stat_width() / 2
+    /// Width of a histogram cell: a `(W+, W−)` pair per output.
+    fn stat_width(&self) -> usize {
+        2 * self.n_outputs()
     }
 
     /// The split criterion the booster wants when the user did not choose one.
@@ -89,8 +100,11 @@ pub trait Booster: Send {
     /// keep every output non-zero (SecBoost). By default does nothing.
     fn finish_leaves(&self, _values: &mut [f64]) {}
 
-    /// Fills `stats` (`n × stat_width`, row-major) with this round's statistics. For a binary
-    /// booster with weight `d_i` and label `y_i`: `(d_i, 0)` if `y_i = +1`, `(0, d_i)` otherwise.
+    /// Fills `stats` (`n × n_outputs`, row-major) with this round's signed statistics: for output
+    /// ℓ of example i with weight `d ≥ 0` and label `Y_i[ℓ] ∈ {−1, +1}`, the value `Y_i[ℓ]·d` (use
+    /// [`signed`], which writes `−0.0` for a zero weight of a negative label). The tree learner adds
+    /// `|s|` to the `W+` or the `W−` side of the histogram by the sign bit of `s`: half the memory
+    /// traffic of a `(W+, W−)` pair per example, of which one side is always zero (issue 8).
     fn statistics(&self, stats: &mut [f64]);
 
     /// After the tree is grown: `h` holds its outputs on the training rows (`n × n_outputs`).

@@ -810,8 +810,8 @@ impl MultiBooster {
 }
 
 impl Booster for MultiBooster {
-    fn stat_width(&self) -> usize {
-        self.inner().stat_width()
+    fn n_outputs(&self) -> usize {
+        self.inner().n_outputs()
     }
     fn default_criterion(&self) -> Criterion {
         self.inner().default_criterion()

@@ -558,8 +558,8 @@ impl SecBoost {
 }
 
 impl Booster for SecBoost {
-    fn stat_width(&self) -> usize {
-        2
+    fn n_outputs(&self) -> usize {
+        1
     }
 
     fn default_criterion(&self) -> Criterion {
@@ -590,11 +590,11 @@ impl Booster for SecBoost {
     fn statistics(&self, stats: &mut [f64]) {
         let total: f64 = self.weights.iter().zip(&self.sw).map(|(w, s)| w.abs() * s).sum();
         let scale = if total > 0.0 && total.is_finite() { 1.0 / total } else { 0.0 };
-        for (((row, w), s), y) in stats.chunks_exact_mut(2).zip(&self.weights).zip(&self.sw).zip(&self.y) {
+        for (((st, w), s), y) in stats.iter_mut().zip(&self.weights).zip(&self.sw).zip(&self.y) {
             let a = w.abs() * s * scale;
             // SPEC §6: ỹ_i = y_i · sign(w_ti), weight |w_ti|.
             let relabel = if *w >= 0.0 { *y } else { -*y };
-            super::put_binary(row, relabel, a);
+            *st = super::signed(relabel, a);
         }
     }
 
@@ -737,8 +737,9 @@ mod tests {
     /// the booster's rule, then `finish_leaves`. Returns h on the training rows.
     fn fit_stump(b: &SecBoost, x: &[f64]) -> Vec<f64> {
         let n = x.len();
-        let mut stats = vec![0.0; 2 * n];
-        b.statistics(&mut stats);
+        let mut signed = vec![0.0; n];
+        b.statistics(&mut signed);
+        let stats = crate::boost::expand_signed(&signed);
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by(|&i, &j| x[i].total_cmp(&x[j]));
         let (tp, tn) = (0..n).fold((0.0, 0.0), |(a, c), i| (a + stats[2 * i], c + stats[2 * i + 1]));
@@ -887,9 +888,10 @@ mod tests {
         let y = [1.0, -1.0, 1.0, -1.0];
         let mut b = SecBoost::from_params(params("logistic"), labels(&y)).expect("valid");
         b.weights = vec![2.0, 1.0, -1.0, 0.0];
-        let mut stats = vec![0.0; 8];
+        let mut stats = vec![0.0; 4];
         b.statistics(&mut stats);
-        assert_eq!(stats, vec![0.5, 0.0, 0.0, 0.25, 0.0, 0.25, 0.0, 0.0]);
+        assert_eq!(stats.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), [0.5, -0.25, -0.25, -0.0].map(f64::to_bits));
+        assert_eq!(crate::boost::expand_signed(&stats), vec![0.5, 0.0, 0.0, 0.25, 0.0, 0.25, 0.0, 0.0]);
         let mut leaves = [0.0, 0.3, f64::NAN];
         b.finish_leaves(&mut leaves);
         assert_eq!(leaves, [NONZERO_LEAF, 0.3, NONZERO_LEAF]);

@@ -434,8 +434,8 @@ fn finite(v: f64) -> f64 {
 }
 
 impl Booster for TAdaBoost {
-    fn stat_width(&self) -> usize {
-        2
+    fn n_outputs(&self) -> usize {
+        1
     }
 
     fn default_criterion(&self) -> Criterion {
@@ -448,17 +448,17 @@ impl Booster for TAdaBoost {
 
     /// `(d_i, 0)` for positives, `(0, d_i)` for negatives, `d = q/Σq` or `q^(2−t)`.
     fn statistics(&self, stats: &mut [f64]) {
-        debug_assert_eq!(stats.len(), 2 * self.q.len());
+        debug_assert_eq!(stats.len(), self.q.len());
         let e = 2.0 - self.t;
         let norm = match self.params.learner_weights {
             LearnerWeights::Normalized => 1.0 / self.q.iter().sum::<f64>(),
             LearnerWeights::CoDensity => 1.0,
         };
         let co = self.params.learner_weights == LearnerWeights::CoDensity;
-        for ((st, &q), &yi) in stats.chunks_exact_mut(2).zip(&self.q).zip(&self.y) {
+        for ((st, &q), &yi) in stats.iter_mut().zip(&self.q).zip(&self.y) {
             // SPEC §5: d_j = q_j/Σq (option: co-density q^(2−t)).
             let d = if co { codensity(q, e, self.regime) } else { q * norm };
-            super::put_binary(st, yi, d);
+            *st = super::signed(yi, d);
         }
     }
 
@@ -974,12 +974,12 @@ mod tests {
             // A zero sample weight keeps the example out, even when it is badly misclassified.
             let sw = [1.0, 1.0, 0.0, 1.0, 1.0];
             let mut c = TAdaBoost::new(&params(t), labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
-            let mut stats = vec![0.0; 10];
+            let mut stats = vec![0.0; 5];
             for _ in 0..3 {
                 let _ = c.step(&h, &mut Diagnostics::new()).unwrap_or_else(|e| panic!("{e}"));
                 assert_eq!(c.weights()[2], 0.0);
                 c.statistics(&mut stats);
-                assert_eq!((stats[4], stats[5]), (0.0, 0.0));
+                assert_eq!(stats[2], 0.0);
             }
         }
         // Co-density ∝ sample weight at the start.
@@ -996,8 +996,9 @@ mod tests {
         for lw in [LearnerWeights::Normalized, LearnerWeights::CoDensity] {
             let p = TAdaBoostParams { t: 0.0, learner_weights: lw, ..Default::default() };
             let b = TAdaBoost::new(&p, labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
-            let mut stats = vec![9.0; 6];
+            let mut stats = vec![9.0; 3];
             b.statistics(&mut stats);
+            let stats = crate::boost::expand_signed(&stats);
             // t = 0: q = 3^(−1/2), normalised 1/3; co-density q² = 1/3.
             let third = 1.0 / 3.0;
             for (got, want) in stats.iter().zip([third, 0.0, 0.0, third, 0.0, third]) {

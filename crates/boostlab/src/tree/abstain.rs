@@ -50,14 +50,14 @@ fn best_values(regions: &[(f64, f64)]) -> Option<(f64, Vec<i8>)> {
     best
 }
 
-/// Finds the best abstaining stump for statistics `(W+, W−)` per row (width 2).
+/// Finds the best abstaining stump for one signed statistic per row (see [`super::grow`]).
 pub fn abstaining_stump(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64]) -> Result<Grown> {
     let n = bm.n_rows;
-    if stats.len() != 2 * n {
-        return Err(Error::InvalidData("abstaining stumps need statistics of width 2".into()));
+    if stats.len() != n {
+        return Err(Error::InvalidData("abstaining stumps need one statistic per row".into()));
     }
     let mut hist = vec![0.0; bm.total_bins() * 2];
-    build_histogram(bm, None, stats, 2, &mut hist);
+    build_histogram(bm, None, stats, 1, &mut hist);
     // (Z, feature, value-bin threshold or category set, values)
     let mut best: Option<(f64, usize, Vec<bool>, Vec<i8>)> = None;
     for f in 0..bm.n_features {
@@ -159,8 +159,8 @@ pub fn abstaining_stump(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64]) ->
             1
         };
         *leaf = l;
-        leaf_stats[2 * l as usize] += stats[2 * r];
-        leaf_stats[2 * l as usize + 1] += stats[2 * r + 1];
+        let s = stats[r];
+        leaf_stats[2 * l as usize + usize::from(s.is_sign_negative())] += s.abs();
     }
     Ok(Grown { tree: Tree { nodes, n_outputs: 1, leaf_values }, leaf_of_row, leaf_stats })
 }

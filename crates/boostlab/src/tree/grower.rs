@@ -10,11 +10,13 @@ use rand::seq::index::sample;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::tree::{Node, SplitRule, Tree};
 use super::{Criterion, GrowOrder, LeafRule, PureLeaves, TreeParams};
 use crate::data::{BinData, BinMapper, BinnedMatrix, FeatureBins};
 use crate::error::{Error, Result};
+use crate::par::ROW_CHUNK;
 
 /// Work below this many (row × feature) cells runs on one thread.
 const PARALLEL_CELLS: usize = 1 << 15;
@@ -39,7 +41,7 @@ pub struct Grown {
     pub tree: Tree,
     /// Leaf index of each training row.
     pub leaf_of_row: Vec<u32>,
-    /// Summed statistics of each leaf (`n_leaves × width`).
+    /// Summed statistics of each leaf: a `(W+, W−)` pair per output (`n_leaves × 2k`).
     pub leaf_stats: Vec<f64>,
 }
 
@@ -94,6 +96,19 @@ fn admissible(l: &[f64], r: &[f64], min_w: f64, pure: PureLeaves, tiny: f64) -> 
     match pure {
         PureLeaves::Allow => true,
         PureLeaves::Forbid => l.chunks_exact(2).chain(r.chunks_exact(2)).all(|p| p[0] > tiny && p[1] > tiny),
+    }
+}
+
+/// A child's sum obtained by subtraction, with rounding residues (below `tiny`, a 1e−12 fraction
+/// of the node's weight, either sign) made exact zeros: a side that is empty in exact arithmetic
+/// must cost nothing, and Matusita's `√(W+W−)` would turn a 1e−16 residue into a 1e−8 penalty,
+/// enough to break an exact tie between two features in favour of the wrong one.
+#[inline]
+fn residue_free(d: f64, tiny: f64) -> f64 {
+    if d <= tiny {
+        0.0
+    } else {
+        d
     }
 }
 
@@ -156,7 +171,7 @@ impl SearchCtx<'_> {
                         }
                         for k in 0..w {
                             left[k] = acc[k] + if missing_left { miss[k] } else { 0.0 };
-                            right[k] = (total[k] - left[k]).max(0.0); // no negative rounding residue
+                            right[k] = residue_free(total[k] - left[k], self.tol);
                         }
                         if !admissible(&left, &right, self.min_w, self.pure, self.tol) {
                             continue;
@@ -189,7 +204,7 @@ impl SearchCtx<'_> {
                         continue;
                     }
                     for k in 0..w {
-                        right[k] = (total[k] - left[k]).max(0.0); // no negative rounding residue
+                        right[k] = residue_free(total[k] - left[k], self.tol);
                     }
                     if !admissible(&left, &right, self.min_w, self.pure, self.tol) {
                         continue;
@@ -258,63 +273,69 @@ impl SearchCtx<'_> {
     }
 }
 
-/// Adds the statistics of `rows` (or of every row, with `ordered` = all statistics) into the
-/// histogram of one feature.
+/// A signed statistic's histogram slot (0 = `W+`, 1 = `W−`, by the sign bit) and magnitude.
+#[inline(always)]
+fn slot(s: f64) -> (usize, f64) {
+    let bits = s.to_bits();
+    ((bits >> 63) as usize, f64::from_bits(bits & !(1 << 63)))
+}
+
+/// Adds the signed statistics of `rows` (or of every row, with `ordered` = all statistics; `k`
+/// per row) into the histogram of one feature (`2k` per bin).
+///
+/// Only the side named by the sign is added to: the other side of the pair would receive `+0.0`,
+/// which leaves a sum of non-negative terms unchanged, so the histogram is bit-identical to one
+/// built from `(W+, W−)` pairs.
 #[inline]
-fn accumulate<B: Copy + Into<usize>>(col: &[B], rows: Option<&[u32]>, ordered: &[f64], width: usize, h: &mut [f64]) {
-    match (rows, width) {
-        (None, 2) => {
-            for (&b, s) in col.iter().zip(ordered.chunks_exact(2)) {
-                let b = b.into() * 2;
-                h[b] += s[0];
-                h[b + 1] += s[1];
+fn accumulate<B: Copy + Into<usize>>(col: &[B], rows: Option<&[u32]>, ordered: &[f64], k: usize, h: &mut [f64]) {
+    match (rows, k) {
+        (None, 1) => {
+            for (&b, &s) in col.iter().zip(ordered) {
+                let (side, v) = slot(s);
+                h[b.into() * 2 + side] += v;
             }
         }
-        (Some(rows), 2) => {
-            for (&r, s) in rows.iter().zip(ordered.chunks_exact(2)) {
-                let b = col[r as usize].into() * 2;
-                h[b] += s[0];
-                h[b + 1] += s[1];
+        (Some(rows), 1) => {
+            for (&r, &s) in rows.iter().zip(ordered) {
+                let (side, v) = slot(s);
+                h[col[r as usize].into() * 2 + side] += v;
             }
         }
-        (None, w) => {
-            for (&b, s) in col.iter().zip(ordered.chunks_exact(w)) {
-                let b = b.into() * w;
-                for (x, y) in h[b..b + w].iter_mut().zip(s) {
-                    *x += y;
+        (None, k) => {
+            for (&b, s) in col.iter().zip(ordered.chunks_exact(k)) {
+                let base = b.into() * 2 * k;
+                for (l, &s) in s.iter().enumerate() {
+                    let (side, v) = slot(s);
+                    h[base + 2 * l + side] += v;
                 }
             }
         }
-        (Some(rows), w) => {
-            for (&r, s) in rows.iter().zip(ordered.chunks_exact(w)) {
-                let b = col[r as usize].into() * w;
-                for (x, y) in h[b..b + w].iter_mut().zip(s) {
-                    *x += y;
+        (Some(rows), k) => {
+            for (&r, s) in rows.iter().zip(ordered.chunks_exact(k)) {
+                let base = col[r as usize].into() * 2 * k;
+                for (l, &s) in s.iter().enumerate() {
+                    let (side, v) = slot(s);
+                    h[base + 2 * l + side] += v;
                 }
             }
         }
     }
 }
 
-/// Rows per block of the histogram kernel: a block's statistics (`ROW_BLOCK × width` f64, 128 KiB
-/// for width 2) stay in cache while every feature of a group reads them.
+/// Rows per block of the histogram kernel: a block's statistics (`ROW_BLOCK × k` f64, 64 KiB for
+/// binary boosters) stay in cache while every feature of a group reads them.
 const ROW_BLOCK: usize = 8192;
 
-/// Builds the histogram of `rows` (all rows when `None`); `ordered` holds their statistics in the
-/// same order.
+/// Builds the histogram (`2k` sums per bin) of `rows` (all rows when `None`); `ordered` holds their
+/// signed statistics (`k` per row) in the same order.
 ///
 /// Features are split into groups, one parallel task per group; a task walks the rows in blocks
 /// and, for each block, adds it into the histogram of every feature of its group, so the
 /// statistics are read from memory once per group instead of once per feature. Within a feature
 /// every sum still runs in row order, so the result does not depend on the grouping or on the
 /// number of threads.
-pub(crate) fn build_histogram(
-    bm: &BinnedMatrix,
-    rows: Option<&[u32]>,
-    ordered: &[f64],
-    width: usize,
-    hist: &mut [f64],
-) {
+pub(crate) fn build_histogram(bm: &BinnedMatrix, rows: Option<&[u32]>, ordered: &[f64], k: usize, hist: &mut [f64]) {
+    let width = 2 * k;
     let n = bm.n_rows;
     let n_node = rows.map_or(n, <[u32]>::len);
     let parallel = n_node * bm.n_features >= PARALLEL_CELLS;
@@ -335,15 +356,43 @@ pub(crate) fn build_histogram(
         h.fill(0.0);
         let f1 = (f0 + per_group).min(bm.n_features);
         let base = bm.offsets[f0];
+        if let (BinData::U8(v), 1) = (&bm.data, k) {
+            // The common case (byte bins, one output) accumulates into fixed 512-slot arrays, so
+            // that a bin index (≤ 255) and a side (≤ 1) need no bounds check; same sums, same order.
+            let mut local = vec![[0.0f64; 512]; f1 - f0];
+            for start in (0..n_node).step_by(ROW_BLOCK) {
+                let end = (start + ROW_BLOCK).min(n_node);
+                let st = &ordered[start..end];
+                // Up to four features per pass over the block: the statistic is read and decoded
+                // once for all of them, and their independent add chains overlap.
+                let mut f = f0;
+                for group in local.chunks_mut(4) {
+                    let cols: Vec<&[u8]> = (f..f + group.len()).map(|g| &v[g * n..(g + 1) * n]).collect();
+                    match rows {
+                        None => {
+                            let cols: Vec<&[u8]> = cols.iter().map(|c| &c[start..end]).collect();
+                            accumulate_u8_multi(&cols, None, st, group);
+                        }
+                        Some(r) => accumulate_u8_multi(&cols, Some(&r[start..end]), st, group),
+                    }
+                    f += group.len();
+                }
+            }
+            for (f, acc) in (f0..f1).zip(&local) {
+                let hf = &mut h[(bm.offsets[f] - base) * width..(bm.offsets[f + 1] - base) * width];
+                hf.copy_from_slice(&acc[..hf.len()]);
+            }
+            return;
+        }
         for start in (0..n_node).step_by(ROW_BLOCK) {
             let end = (start + ROW_BLOCK).min(n_node);
-            let st = &ordered[start * width..end * width];
+            let st = &ordered[start * k..end * k];
             let blk = rows.map(|r| &r[start..end]);
             for f in f0..f1 {
                 let hf = &mut h[(bm.offsets[f] - base) * width..(bm.offsets[f + 1] - base) * width];
                 match &bm.data {
-                    BinData::U8(v) => accumulate_block(&v[f * n..(f + 1) * n], start, blk, st, width, hf),
-                    BinData::U16(v) => accumulate_block(&v[f * n..(f + 1) * n], start, blk, st, width, hf),
+                    BinData::U8(v) => accumulate_block(&v[f * n..(f + 1) * n], start, blk, st, k, hf),
+                    BinData::U16(v) => accumulate_block(&v[f * n..(f + 1) * n], start, blk, st, k, hf),
                 }
             }
         }
@@ -355,7 +404,58 @@ pub(crate) fn build_histogram(
     }
 }
 
-/// Adds one block of rows into a feature's histogram: rows `start..start + st.len()/width` of the
+/// Byte bins and one output: adds the statistics `st` of the block's rows (consecutive rows of
+/// the columns when `rows` is `None`, else the listed rows) into fixed-size histograms of 1 to 4
+/// features at once, so that each statistic is read and decoded once and the features' add chains
+/// overlap. A bin (≤ 255) and a side (≤ 1) index a 512-slot array without bounds checks. Each
+/// feature's sums run in row order, exactly as one feature at a time.
+#[inline]
+fn accumulate_u8_multi(cols: &[&[u8]], rows: Option<&[u32]>, st: &[f64], hs: &mut [[f64; 512]]) {
+    match (hs, rows) {
+        ([a, b, c, d], None) => {
+            let (ca, cb, cc, cd) = (cols[0], cols[1], cols[2], cols[3]);
+            let len = st.len().min(ca.len()).min(cb.len()).min(cc.len()).min(cd.len());
+            for i in 0..len {
+                let (side, v) = slot(st[i]);
+                a[usize::from(ca[i]) * 2 + side] += v;
+                b[usize::from(cb[i]) * 2 + side] += v;
+                c[usize::from(cc[i]) * 2 + side] += v;
+                d[usize::from(cd[i]) * 2 + side] += v;
+            }
+        }
+        ([a, b, c, d], Some(rows)) => {
+            let (ca, cb, cc, cd) = (cols[0], cols[1], cols[2], cols[3]);
+            for (&r, &s) in rows.iter().zip(st) {
+                let (side, v) = slot(s);
+                let r = r as usize;
+                a[usize::from(ca[r]) * 2 + side] += v;
+                b[usize::from(cb[r]) * 2 + side] += v;
+                c[usize::from(cc[r]) * 2 + side] += v;
+                d[usize::from(cd[r]) * 2 + side] += v;
+            }
+        }
+        (hs, rows) => {
+            for (h, col) in hs.iter_mut().zip(cols) {
+                match rows {
+                    None => {
+                        for (&b, &s) in col.iter().zip(st) {
+                            let (side, v) = slot(s);
+                            h[usize::from(b) * 2 + side] += v;
+                        }
+                    }
+                    Some(rows) => {
+                        for (&r, &s) in rows.iter().zip(st) {
+                            let (side, v) = slot(s);
+                            h[usize::from(col[r as usize]) * 2 + side] += v;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Adds one block of rows into a feature's histogram: rows `start..start + st.len()/k` of the
 /// column when `rows` is `None`, else the listed rows.
 #[inline]
 fn accumulate_block<B: Copy + Into<usize>>(
@@ -363,12 +463,12 @@ fn accumulate_block<B: Copy + Into<usize>>(
     start: usize,
     rows: Option<&[u32]>,
     st: &[f64],
-    width: usize,
+    k: usize,
     h: &mut [f64],
 ) {
     match rows {
-        None => accumulate(&col[start..start + st.len() / width], None, st, width, h),
-        Some(r) => accumulate(col, Some(r), st, width, h),
+        None => accumulate(&col[start..start + st.len() / k], None, st, k, h),
+        Some(r) => accumulate(col, Some(r), st, k, h),
     }
 }
 
@@ -396,6 +496,125 @@ fn stable_partition<B: Copy + Into<usize>>(
     w
 }
 
+/// [`stable_partition`] over fixed chunks of rows in parallel: each chunk partitions itself, then
+/// the chunks' left parts (in chunk order) and right parts are concatenated. The result is the
+/// same stable partition, whatever the number of threads.
+fn par_stable_partition<B: Copy + Into<usize> + Sync>(
+    col: &[B],
+    left_of_bin: &[bool],
+    rows: &mut [u32],
+    scratch: &mut Vec<u32>,
+) -> usize {
+    if rows.len() < 2 * ROW_CHUNK {
+        return stable_partition(col, left_of_bin, rows, scratch);
+    }
+    let lefts: Vec<usize> = rows
+        .par_chunks_mut(ROW_CHUNK)
+        .map_init(Vec::new, |tmp, chunk| stable_partition(col, left_of_bin, chunk, tmp))
+        .collect();
+    let n_left: usize = lefts.iter().sum();
+    scratch.clear();
+    scratch.resize(rows.len(), 0);
+    // Disjoint destinations: chunk c's left part after the left parts of chunks < c, its right
+    // part after all left parts and the right parts of chunks < c.
+    let (mut lo, mut hi) = scratch.split_at_mut(n_left);
+    let mut dest = Vec::with_capacity(lefts.len());
+    for (c, &l) in lefts.iter().enumerate() {
+        let len = ROW_CHUNK.min(rows.len() - c * ROW_CHUNK);
+        let (a, rest_lo) = lo.split_at_mut(l);
+        let (b, rest_hi) = hi.split_at_mut(len - l);
+        dest.push((a, b));
+        lo = rest_lo;
+        hi = rest_hi;
+    }
+    rows.par_chunks(ROW_CHUNK).zip(dest).zip(lefts.par_iter()).for_each(|((chunk, (a, b)), &l)| {
+        a.copy_from_slice(&chunk[..l]);
+        b.copy_from_slice(&chunk[l..]);
+    });
+    rows.par_chunks_mut(ROW_CHUNK).zip(scratch.par_chunks(ROW_CHUNK)).for_each(|(d, s)| d.copy_from_slice(s));
+    n_left
+}
+
+/// Gathers the signed statistics of `rows` (`k` each) into `ordered`, in row order; parallel over
+/// fixed chunks (pure data movement).
+fn gather_statistics(stats: &[f64], k: usize, rows: &[u32], ordered: &mut Vec<f64>) {
+    ordered.clear();
+    ordered.resize(rows.len() * k, 0.0);
+    let fill = |(dst, src): (&mut [f64], &[u32])| {
+        if k == 1 {
+            for (d, &r) in dst.iter_mut().zip(src) {
+                *d = stats[r as usize];
+            }
+        } else {
+            for (d, &r) in dst.chunks_exact_mut(k).zip(src) {
+                d.copy_from_slice(&stats[r as usize * k..(r as usize + 1) * k]);
+            }
+        }
+    };
+    if rows.len() < 2 * ROW_CHUNK {
+        fill((ordered, rows));
+    } else {
+        ordered.par_chunks_mut(ROW_CHUNK * k).zip(rows.par_chunks(ROW_CHUNK)).for_each(fill);
+    }
+}
+
+/// The split that was not partitioned (the last one): rows `start..end` of the index go to leaf
+/// `left` when `left_of_bin[bin]` of `feature`, else to leaf `right`.
+struct LastSplit {
+    start: usize,
+    end: usize,
+    feature: usize,
+    left_of_bin: Vec<bool>,
+    left: u32,
+    right: u32,
+}
+
+/// The leaf of every row, from the leaves' ranges of the row index (`(start, end, leaf)`) and the
+/// unpartitioned last split. Parallel over fixed pieces of the ranges; each row is written exactly
+/// once, so relaxed atomic stores give the same result whatever the number of threads.
+fn leaves_of_rows(
+    bm: &BinnedMatrix,
+    index: &[u32],
+    ranges: &[(usize, usize, u32)],
+    last: Option<&LastSplit>,
+) -> Vec<u32> {
+    let n = bm.n_rows;
+    let out: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
+    let mut pieces: Vec<(usize, usize, Option<u32>)> = Vec::new();
+    let mut cut = |start: usize, end: usize, leaf: Option<u32>| {
+        for a in (start..end).step_by(ROW_CHUNK) {
+            pieces.push((a, (a + ROW_CHUNK).min(end), leaf));
+        }
+    };
+    for &(start, end, leaf) in ranges {
+        cut(start, end, Some(leaf));
+    }
+    if let Some(l) = last {
+        cut(l.start, l.end, None);
+    }
+    let write = |&(start, end, leaf): &(usize, usize, Option<u32>)| match (leaf, last) {
+        (Some(leaf), _) => index[start..end].iter().for_each(|&r| out[r as usize].store(leaf, Ordering::Relaxed)),
+        (None, Some(l)) => {
+            let side = |b: usize| if l.left_of_bin[b] { l.left } else { l.right };
+            let f = l.feature;
+            for &r in &index[start..end] {
+                let leaf = match &bm.data {
+                    BinData::U8(v) => side(usize::from(v[f * n + r as usize])),
+                    BinData::U16(v) => side(usize::from(v[f * n + r as usize])),
+                };
+                out[r as usize].store(leaf, Ordering::Relaxed);
+            }
+        }
+        (None, None) => {}
+    };
+    if n < 2 * ROW_CHUNK {
+        pieces.iter().for_each(write);
+    } else {
+        pieces.par_iter().for_each(write);
+    }
+    out.into_iter().map(AtomicU32::into_inner).collect()
+}
+
 struct Leaf {
     node: usize,
     start: usize,
@@ -407,15 +626,17 @@ struct Leaf {
     serial: usize,
 }
 
-/// Grows one tree on the statistics `stats` (`n × width`, row-major).
-pub fn grow(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64], width: usize, spec: &GrowSpec<'_>) -> Result<Grown> {
+/// Grows one tree on the signed statistics `stats` (`n × k`, row-major; see
+/// [`crate::boost::Booster::statistics`]): `+w` adds `w` to the output's `W+`, `−w` to its `W−`.
+pub fn grow(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64], k: usize, spec: &GrowSpec<'_>) -> Result<Grown> {
     let n = bm.n_rows;
-    if width == 0 || width % 2 != 0 || stats.len() != n * width {
-        return Err(Error::InvalidData(format!("statistics of length {} for {n} rows of width {width}", stats.len())));
+    if k == 0 || stats.len() != n * k {
+        return Err(Error::InvalidData(format!("statistics of length {} for {n} rows of {k} outputs", stats.len())));
     }
-    if let Some(i) = stats.iter().position(|s| !(s.is_finite() && *s >= 0.0)) {
-        return Err(Error::Numerical(format!("statistic {} of row {} is {}", i % width, i / width, stats[i])));
+    if let Some(i) = stats.iter().position(|s| !s.is_finite()) {
+        return Err(Error::Numerical(format!("statistic {} of row {} is {}", i % k, i / k, stats[i])));
     }
+    let width = 2 * k;
     let p = spec.params;
     let max_leaves = p.leaf_limit();
     let cap = p.max_split_candidates;
@@ -423,8 +644,8 @@ pub fn grow(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64], width: usize, 
     let sum_of = |hist: &[f64]| -> Vec<f64> {
         let mut s = vec![0.0; width];
         for b in 0..bm.n_bins(0) {
-            for k in 0..width {
-                s[k] += hist[b * width + k];
+            for c in 0..width {
+                s[c] += hist[b * width + c];
             }
         }
         s
@@ -455,7 +676,7 @@ pub fn grow(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64], width: usize, 
     let mut index: Vec<u32> = (0..n as u32).collect();
     let mut scratch: Vec<u32> = Vec::with_capacity(n);
     let mut root_hist = vec![0.0; total_bins * width];
-    build_histogram(bm, None, stats, width, &mut root_hist);
+    build_histogram(bm, None, stats, k, &mut root_hist);
     let root_sum = sum_of(&root_hist);
     let root_best = search(&root_hist, &root_sum, n, 0, 0);
     let mut nodes = vec![Node::Leaf { leaf: 0 }];
@@ -463,6 +684,7 @@ pub fn grow(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64], width: usize, 
         vec![Leaf { node: 0, start: 0, end: n, depth: 0, hist: root_hist, sum: root_sum, best: root_best, serial: 0 }];
     let mut serial = 0usize;
     let mut ordered: Vec<f64> = Vec::new();
+    let mut last: Option<LastSplit> = None;
 
     while leaves.len() < max_leaves {
         // Pick the next leaf among those with an admissible split (SPEC §2.2 orders).
@@ -492,31 +714,41 @@ pub fn grow(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64], width: usize, 
         };
         let f = cand.feature;
         let missing_bin = bm.n_bins(f) - 1;
-        // Stable partition of the parent's rows, through a per-bin direction table (no per-row
-        // branching on the split's kind).
+        // A per-bin direction table: no per-row branching on the split's kind.
         let left_of_bin: Vec<bool> = (0..bm.n_bins(f)).map(|b| cand.kind.goes_left(b, missing_bin)).collect();
-        let part = &mut index[parent.start..parent.end];
-        let n_left = match &bm.data {
-            BinData::U8(v) => stable_partition(&v[f * n..(f + 1) * n], &left_of_bin, part, &mut scratch),
-            BinData::U16(v) => stable_partition(&v[f * n..(f + 1) * n], &left_of_bin, part, &mut scratch),
-        };
-        let w = parent.start + n_left;
-        let (ls, le, rs, re) = (parent.start, w, w, parent.end);
-        // Histogram of the smaller child; the sibling's by subtraction. After the last split only
-        // the children's sums are needed.
+        // After the last split only the children's sums are needed: they come from the parent's
+        // histogram of the split feature, and the rows are not partitioned (their leaves come from
+        // walking the finished tree; the children's row ranges stay empty).
         let last_split = leaves.len() + 2 >= max_leaves;
+        let (ls, le, rs, re) = if last_split {
+            (parent.start, parent.start, parent.start, parent.start)
+        } else {
+            // Stable partition of the parent's rows.
+            let part = &mut index[parent.start..parent.end];
+            let n_left = match &bm.data {
+                BinData::U8(v) => par_stable_partition(&v[f * n..(f + 1) * n], &left_of_bin, part, &mut scratch),
+                BinData::U16(v) => par_stable_partition(&v[f * n..(f + 1) * n], &left_of_bin, part, &mut scratch),
+            };
+            let w = parent.start + n_left;
+            (parent.start, w, w, parent.end)
+        };
+        let mut last_sums = [vec![0.0; width], vec![0.0; width]];
+        // Histogram of the smaller child; the sibling's by subtraction.
         let (lh, rh) = if last_split {
+            let hf = &parent.hist[bm.offsets[f] * width..bm.offsets[f + 1] * width];
+            for (b, cell) in hf.chunks_exact(width).enumerate() {
+                for (a, c) in last_sums[usize::from(!left_of_bin[b])].iter_mut().zip(cell) {
+                    *a += c;
+                }
+            }
             (Vec::new(), Vec::new())
         } else {
             let small_left = le - ls <= re - rs;
             let (ss, se) = if small_left { (ls, le) } else { (rs, re) };
             let rows = &index[ss..se];
-            ordered.clear();
-            for &r in rows {
-                ordered.extend_from_slice(&stats[r as usize * width..(r as usize + 1) * width]);
-            }
+            gather_statistics(stats, k, rows, &mut ordered);
             let mut small = vec![0.0; total_bins * width];
-            build_histogram(bm, Some(rows), &ordered, width, &mut small);
+            build_histogram(bm, Some(rows), &ordered, k, &mut small);
             let mut big = parent.hist;
             for (b, s) in big.iter_mut().zip(&small) {
                 // When the whole bin went to the small child, the difference of two sums taken
@@ -551,16 +783,16 @@ pub fn grow(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64], width: usize, 
         nodes[parent.node] = Node::Split { feature: f as u32, rule, left: li as u32, right: li as u32 + 1 };
         nodes.push(Node::Leaf { leaf: 0 });
         nodes.push(Node::Leaf { leaf: 0 });
-        for (node, start, end, hist) in [(li, ls, le, lh), (li + 1, rs, re, rh)] {
+        if last_split {
+            // Leaf numbers are fixed below; node numbers for now.
+            let (left, right) = (li as u32, li as u32 + 1);
+            last = Some(LastSplit { start: parent.start, end: parent.end, feature: f, left_of_bin, left, right });
+        }
+        for ((node, start, end, hist), last_sum) in [(li, ls, le, lh), (li + 1, rs, re, rh)].into_iter().zip(last_sums)
+        {
             serial += 1;
             let (sum, best) = if last_split {
-                let mut s = vec![0.0; width];
-                for &r in &index[start..end] {
-                    for (a, b) in s.iter_mut().zip(&stats[r as usize * width..(r as usize + 1) * width]) {
-                        *a += b;
-                    }
-                }
-                (s, None)
+                (last_sum, None)
             } else {
                 let sum = sum_of(&hist);
                 let best = search(&hist, &sum, end - start, parent.depth + 1, serial);
@@ -572,26 +804,31 @@ pub fn grow(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64], width: usize, 
 
     // Number the leaves in node order and compute their values.
     leaves.sort_by_key(|l| l.node);
-    let k = width / 2;
     let mut leaf_values = Vec::with_capacity(leaves.len() * k);
     let mut leaf_stats = Vec::with_capacity(leaves.len() * width);
-    let mut leaf_of_row = vec![0u32; n];
+    let mut leaf_of_node = vec![0u32; nodes.len()];
+    let mut ranges = Vec::with_capacity(leaves.len());
     for (li, l) in leaves.iter().enumerate() {
         nodes[l.node] = Node::Leaf { leaf: li as u32 };
+        leaf_of_node[l.node] = li as u32;
+        ranges.push((l.start, l.end, li as u32));
         for pair in l.sum.chunks_exact(2) {
             leaf_values.push(spec.leaf_rule.value(pair[0], pair[1]));
         }
         leaf_stats.extend_from_slice(&l.sum);
-        for &r in &index[l.start..l.end] {
-            leaf_of_row[r as usize] = li as u32;
-        }
     }
+    drop((scratch, ordered));
+    if let Some(l) = &mut last {
+        (l.left, l.right) = (leaf_of_node[l.left as usize], leaf_of_node[l.right as usize]);
+    }
+    let leaf_of_row = leaves_of_rows(bm, &index, &ranges, last.as_ref());
     Ok(Grown { tree: Tree { nodes, n_outputs: k, leaf_values }, leaf_of_row, leaf_stats })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::boost::signed_of_pairs;
     use crate::data::{BinMapper, Column, Features, MISSING_CODE};
     use proptest::prelude::*;
     use rand::{Rng, SeedableRng};
@@ -684,7 +921,7 @@ mod tests {
             }
             for part in partitions {
                 let l = sum_rows(&|r| part[bm.bin(r as usize, f)]);
-                let rr: Vec<f64> = total.iter().zip(&l).map(|(t, l)| t - l).collect();
+                let rr = sum_rows(&|r| !part[bm.bin(r as usize, f)]);
                 if !admissible(&l, &rr, 0.0, pure, tol) {
                     continue;
                 }
@@ -749,7 +986,7 @@ mod tests {
         };
         let params = TreeParams { max_leaves: 6, pure_leaves: pure, grow_order: order, ..Default::default() };
         let spec = GrowSpec { params: &params, criterion: crit, leaf_rule: LeafRule::HalfLogRatio { eps: 0.01 }, seed };
-        let g = grow(&bm, &mapper, &stats, width, &spec).unwrap();
+        let g = grow(&bm, &mapper, &signed_of_pairs(&stats), width / 2, &spec).unwrap();
         for (i, node) in g.tree.nodes.iter().enumerate() {
             let rows = rows_of_node(&g.tree, &bm, i);
             if let Node::Split { feature, left, .. } = node {
@@ -789,7 +1026,7 @@ mod tests {
         for order in [GrowOrder::Weight, GrowOrder::Count, GrowOrder::Gain] {
             params.grow_order = order;
             let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed: 0 };
-            let g = grow(&bm, &mapper, &stats, 2, &spec).unwrap();
+            let g = grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap();
             assert_eq!(g.tree.n_leaves(), 8, "size 15 = 8 leaves");
             assert_eq!(g.tree.nodes.len(), 15);
             g.tree.validate(4).unwrap();
@@ -798,7 +1035,7 @@ mod tests {
         params.max_leaves = 64;
         params.max_depth = Some(2);
         let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed: 0 };
-        assert!(grow(&bm, &mapper, &stats, 2, &spec).unwrap().tree.n_leaves() <= 4);
+        assert!(grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap().tree.n_leaves() <= 4);
     }
 
     #[test]
@@ -810,7 +1047,7 @@ mod tests {
         let params = TreeParams { max_leaves: 4, max_split_candidates: Some(3), ..Default::default() };
         let grow_with = |seed| {
             let spec = GrowSpec { params: &params, criterion: Criterion::Matusita, leaf_rule: LeafRule::Sign, seed };
-            grow(&bm, &mapper, &stats, 2, &spec).unwrap().tree
+            grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap().tree
         };
         assert_eq!(grow_with(1), grow_with(1));
         let differs = (2..20).any(|s| grow_with(s) != grow_with(1));
@@ -832,7 +1069,7 @@ mod tests {
         };
         let run = |threads| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            pool.install(|| grow(&bm, &mapper, &stats, 2, &spec).unwrap())
+            pool.install(|| grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap())
         };
         let (a, b) = (run(1), run(3));
         assert_eq!(a.tree, b.tree);
@@ -873,19 +1110,40 @@ mod tests {
             let all: Vec<u32> = (0..n as u32).collect();
             for (rows, given) in [(&all, false), (&subset, true)] {
                 let want: Vec<u64> = naive_histogram(&bm, rows, &stats, width).iter().map(|x| x.to_bits()).collect();
+                let (signed, k) = (signed_of_pairs(&stats), width / 2);
                 let mut ordered = Vec::new();
                 for &r in rows.iter() {
-                    ordered.extend_from_slice(&stats[r as usize * width..(r as usize + 1) * width]);
+                    ordered.extend_from_slice(&signed[r as usize * k..(r as usize + 1) * k]);
                 }
                 for threads in 1..=3 {
                     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
                     let mut h = vec![f64::NAN; bm.total_bins() * width];
-                    pool.install(|| build_histogram(&bm, given.then_some(rows.as_slice()), &ordered, width, &mut h));
+                    pool.install(|| build_histogram(&bm, given.then_some(rows.as_slice()), &ordered, k, &mut h));
                     let got: Vec<u64> = h.iter().map(|x| x.to_bits()).collect();
                     prop_assert_eq!(&got, &want);
                 }
             }
         }
+    }
+
+    #[test]
+    fn issue_8_chunked_partition_equals_the_serial_one() {
+        let n = 3 * ROW_CHUNK + 123;
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let col: Vec<u8> = (0..n).map(|_| rng.gen_range(0..10)).collect();
+        let left_of_bin: Vec<bool> = (0..10).map(|b| b % 3 == 0).collect();
+        let rows: Vec<u32> = (0..n as u32).filter(|_| rng.gen_bool(0.9)).collect();
+        let (mut want, mut scratch) = (rows.clone(), Vec::new());
+        let want_left = stable_partition(&col, &left_of_bin, &mut want, &mut scratch);
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let mut got = rows.clone();
+            let left = pool.install(|| par_stable_partition(&col, &left_of_bin, &mut got, &mut scratch));
+            assert_eq!((left, &got), (want_left, &want));
+        }
+        assert!(want[..want_left].iter().all(|&r| left_of_bin[usize::from(col[r as usize])]));
+        assert!(want[want_left..].iter().all(|&r| !left_of_bin[usize::from(col[r as usize])]));
+        assert!(want[..want_left].windows(2).all(|w| w[0] < w[1]) && want[want_left..].windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]
@@ -895,9 +1153,14 @@ mod tests {
         let bm = mapper.transform(&feats).unwrap();
         let params = TreeParams::default();
         let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed: 0 };
-        let mut stats = vec![0.1; 20];
+        let mut stats = vec![0.1; 10];
         stats[3] = f64::NAN;
-        assert!(grow(&bm, &mapper, &stats, 2, &spec).is_err());
-        assert!(grow(&bm, &mapper, &stats[..10], 2, &spec).is_err());
+        assert!(grow(&bm, &mapper, &stats, 1, &spec).is_err());
+        stats[3] = f64::INFINITY;
+        assert!(grow(&bm, &mapper, &stats, 1, &spec).is_err());
+        stats[3] = -0.1;
+        assert!(grow(&bm, &mapper, &stats, 1, &spec).is_ok());
+        assert!(grow(&bm, &mapper, &stats[..9], 1, &spec).is_err());
+        assert!(grow(&bm, &mapper, &stats, 0, &spec).is_err());
     }
 }

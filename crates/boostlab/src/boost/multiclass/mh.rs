@@ -120,8 +120,8 @@ impl AdaBoostMh {
 }
 
 impl Booster for AdaBoostMh {
-    fn stat_width(&self) -> usize {
-        2 * self.k
+    fn n_outputs(&self) -> usize {
+        self.k
     }
 
     fn default_criterion(&self) -> Criterion {
@@ -141,16 +141,10 @@ impl Booster for AdaBoostMh {
     }
 
     fn statistics(&self, stats: &mut [f64]) {
-        debug_assert_eq!(stats.len(), self.n * 2 * self.k);
+        debug_assert_eq!(stats.len(), self.n * self.k);
         // SPEC §2.3: W^{ℓ±} sums D(i, ℓ) over the examples with Y_i[ℓ] = ±1.
-        for ((s, d), y) in stats.chunks_exact_mut(2).zip(&self.d).zip(&self.y) {
-            if *y > 0.0 {
-                s[0] = *d;
-                s[1] = 0.0;
-            } else {
-                s[0] = 0.0;
-                s[1] = *d;
-            }
+        for ((s, &d), &y) in stats.iter_mut().zip(&self.d).zip(&self.y) {
+            *s = crate::boost::signed(y, d);
         }
     }
 

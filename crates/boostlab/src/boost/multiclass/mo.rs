@@ -82,8 +82,8 @@ impl AdaBoostMo {
 }
 
 impl Booster for AdaBoostMo {
-    fn stat_width(&self) -> usize {
-        self.mh.stat_width()
+    fn n_outputs(&self) -> usize {
+        self.mh.n_outputs()
     }
     fn default_criterion(&self) -> Criterion {
         self.mh.default_criterion()

@@ -122,8 +122,8 @@ impl AdaBoostMr {
 }
 
 impl Booster for AdaBoostMr {
-    fn stat_width(&self) -> usize {
-        2 * self.k
+    fn n_outputs(&self) -> usize {
+        self.k
     }
 
     fn default_criterion(&self) -> Criterion {
@@ -136,17 +136,9 @@ impl Booster for AdaBoostMr {
     }
 
     fn statistics(&self, stats: &mut [f64]) {
-        debug_assert_eq!(stats.len(), self.n * 2 * self.k);
+        debug_assert_eq!(stats.len(), self.n * self.k);
         // SPEC §4.7: reuse the MH weak learner with weights w(i, ℓ), by the sign of Y_i[ℓ].
-        self.for_each_w(|j, w, y| {
-            if y > 0.0 {
-                stats[2 * j] = w;
-                stats[2 * j + 1] = 0.0;
-            } else {
-                stats[2 * j] = 0.0;
-                stats[2 * j + 1] = w;
-            }
-        });
+        self.for_each_w(|j, w, y| stats[j] = crate::boost::signed(y, w));
     }
 
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {

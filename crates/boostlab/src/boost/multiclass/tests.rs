@@ -164,9 +164,9 @@ fn mr_weights_start_as_a_distribution() {
     }
     assert!((total - 1.0).abs() < 1e-12);
     // The MH statistics w(i, ℓ) sum to Σ D = 1 as well.
-    let mut stats = vec![0.0; prob.n * 8];
+    let mut stats = vec![0.0; prob.n * 4];
     b.statistics(&mut stats);
-    assert!((stats.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    assert!((stats.iter().map(|s| s.abs()).sum::<f64>() - 1.0).abs() < 1e-12);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -545,10 +545,10 @@ fn booster_interface_widths_and_rules() {
     assert_eq!(mr.leaf_rule(), LeafRule::Sign);
     assert_eq!(mr.output(), MultiOutput::LabelScores { n_labels: 3 });
     // The stump helper: statistics in, per-label outputs out.
-    let mut stats = vec![0.0; 60];
+    let mut stats = vec![0.0; 30];
     mh.statistics(&mut stats);
-    assert!((stats.iter().sum::<f64>() - 1.0).abs() < 1e-12);
-    let h = stump_outputs(&prob.x, 1, &stats, 6, Criterion::Empirical, LeafRule::Sign);
+    assert!((stats.iter().map(|s| s.abs()).sum::<f64>() - 1.0).abs() < 1e-12);
+    let h = stump_outputs(&prob.x, 1, &crate::boost::expand_signed(&stats), 6, Criterion::Empirical, LeafRule::Sign);
     assert!(h.iter().all(|&v| v == 1.0 || v == -1.0));
 }
 

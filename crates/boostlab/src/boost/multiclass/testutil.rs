@@ -74,8 +74,9 @@ pub(crate) fn stump_outputs(
 pub(crate) fn round<B: Booster + ?Sized>(b: &mut B, x: &[f64], p: usize) -> (Vec<f64>, Step, Diagnostics) {
     let n = x.len() / p;
     let w = b.stat_width();
-    let mut stats = vec![0.0; n * w];
-    b.statistics(&mut stats);
+    let mut signed = vec![0.0; n * b.n_outputs()];
+    b.statistics(&mut signed);
+    let stats = crate::boost::expand_signed(&signed);
     let h = stump_outputs(x, p, &stats, w, b.default_criterion(), b.leaf_rule());
     let mut diag = Diagnostics::new();
     let step = b.step(&h, &mut diag).expect("step");

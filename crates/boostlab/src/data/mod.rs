@@ -8,7 +8,7 @@ mod binning;
 mod csv_reader;
 mod libsvm;
 
-pub use binning::{BinData, BinMapper, BinnedMatrix, FeatureBins};
+pub use binning::{BinData, BinMapper, BinnedMatrix, FeatureBins, BIN_SAMPLE_ROWS, BIN_SAMPLE_SEED};
 pub use csv_reader::{csv_header, read_csv, read_csv_from, CsvOptions, LabelSelector};
 pub use libsvm::{read_libsvm, read_libsvm_from, LibsvmOptions};
 

@@ -41,12 +41,12 @@ enum Cmd {
 
 #[derive(clap::Args)]
 struct FitArgs {
-    /// Training matrix (`f32`, row-major, `n × d`).
-    #[arg(long)]
-    train_x: PathBuf,
-    /// Training labels (`u8` class indices).
-    #[arg(long)]
-    train_y: PathBuf,
+    /// Training matrix (`f32`, row-major, `n × d`); required unless `--model-in` is given.
+    #[arg(long, required_unless_present = "model_in")]
+    train_x: Option<PathBuf>,
+    /// Training labels (`u8` class indices); required unless `--model-in` is given.
+    #[arg(long, required_unless_present = "model_in")]
+    train_y: Option<PathBuf>,
     /// Number of features.
     #[arg(long)]
     d: usize,
@@ -61,9 +61,10 @@ struct FitArgs {
     /// Number of classes.
     #[arg(long, default_value_t = 2)]
     classes: usize,
-    /// Algorithm name (`adaboost`, `real-adaboost`, `t-adaboost`, `real-adaboost-mh`, ...).
-    #[arg(long)]
-    algorithm: String,
+    /// Algorithm name (`adaboost`, `real-adaboost`, `t-adaboost`, `real-adaboost-mh`, ...);
+    /// required unless `--model-in` is given.
+    #[arg(long, required_unless_present = "model_in")]
+    algorithm: Option<String>,
     #[arg(long, default_value_t = 200)]
     rounds: usize,
     #[arg(long, default_value_t = 2)]
@@ -82,6 +83,10 @@ struct FitArgs {
     /// Write the model JSON here.
     #[arg(long)]
     model_out: Option<PathBuf>,
+    /// Load this model instead of fitting one (times prediction only; the training options are
+    /// then ignored).
+    #[arg(long)]
+    model_in: Option<PathBuf>,
 }
 
 /// (VmRSS, VmHWM) of this process in KiB.
@@ -148,7 +153,7 @@ fn labels(d: &Dataset) -> &[u32] {
 
 fn params(a: &FitArgs) -> Result<BoostParams> {
     let mut p = BoostParams {
-        algorithm: Algorithm::parse(&a.algorithm)?,
+        algorithm: Algorithm::parse(a.algorithm.as_deref().unwrap_or_default())?,
         n_estimators: a.rounds,
         max_bins: a.max_bins,
         ..Default::default()
@@ -168,7 +173,24 @@ fn params(a: &FitArgs) -> Result<BoostParams> {
 }
 
 fn run_fit(a: &FitArgs) -> Result<serde_json::Value> {
-    let train = read_dataset(&a.train_x, &a.train_y, a.d, a.classes)?;
+    let Some(path) = &a.model_in else {
+        return fit_and_predict(a);
+    };
+    let model = boostlab::Ensemble::load(path)?;
+    let out = json!({
+        "library": "boostlab",
+        "threads": rayon::current_num_threads(),
+        "model_in": path.display().to_string(),
+        "rounds": model.n_trees(),
+    });
+    evaluate(a, &model, out)
+}
+
+fn fit_and_predict(a: &FitArgs) -> Result<serde_json::Value> {
+    let (Some(train_x), Some(train_y)) = (&a.train_x, &a.train_y) else {
+        bail!("--train-x and --train-y are required without --model-in");
+    };
+    let train = read_dataset(train_x, train_y, a.d, a.classes)?;
     let p = params(a)?;
     let (rss_loaded, _) = rss_kib();
     reset_peak();
@@ -198,13 +220,18 @@ fn run_fit(a: &FitArgs) -> Result<serde_json::Value> {
     if let Some(path) = &a.model_out {
         model.save(path)?;
     }
+    drop(train);
+    evaluate(a, &model, out)
+}
+
+/// Test accuracy and timed prediction (each optional) of a fitted or loaded model.
+fn evaluate(a: &FitArgs, model: &boostlab::Ensemble, mut out: serde_json::Value) -> Result<serde_json::Value> {
     if let (Some(tx), Some(ty)) = (&a.test_x, &a.test_y) {
         let test = read_dataset(tx, ty, a.d, a.classes)?;
         let pred = model.predict(&test.features, false)?;
         let right = pred.iter().zip(labels(&test)).filter(|(p, y)| p == y).count();
         out["accuracy"] = json!(right as f64 / pred.len().max(1) as f64);
     }
-    drop(train);
     if let Some(px) = &a.predict_x {
         let x = read_features(px, a.d)?;
         let (rss_before, _) = rss_kib();

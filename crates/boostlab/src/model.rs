@@ -13,10 +13,105 @@ use crate::boost::driver::{BoostParams, RoundRecord};
 use crate::boost::multiclass::MultiOutput;
 use crate::data::{Column, Dataset, FeatureKind, Features, Target, MISSING_CODE};
 use crate::error::{Error, Result};
-use crate::tree::{FlatTree, Tree};
+use crate::tree::{FlatTree, MaskTree, Node, SplitRule, Tree, MASK_TREE_MAX_LEAVES};
 
 /// Rows per parallel prediction task.
 const PREDICT_BLOCK: usize = 4096;
+
+/// Rows whose leaves one tree finds together (a sub-block of a task): their leaf masks (2 KiB)
+/// and the tested stretches of feature columns stay in the L1 cache across the tree's tests.
+const MASK_BLOCK: usize = 256;
+
+/// How a tree finds the leaf of each row in prediction.
+enum Walk<'a> {
+    /// Branch-free bit masks over a block of rows (trees of ≤ 64 leaves: the usual case).
+    Masks(MaskTree),
+    /// A flat walk, one row at a time (larger trees on numeric features).
+    Flat(FlatTree),
+    /// The reference walk (larger trees with categorical splits).
+    Plain(&'a Tree),
+}
+
+/// A tree ready for prediction: its walk and the products `α_t · h` of its leaf values, indexed
+/// by the walk's leaf ids (left-to-right positions for masks, leaf indices otherwise).
+struct Compiled<'a> {
+    walk: Walk<'a>,
+    weighted: Vec<f64>,
+}
+
+/// Adds tree leaves' weighted values to the scores of consecutive rows: `out` is `rows × k`,
+/// `leaves` yields each row's leaf id into `weighted` (`n_leaves × k`). With `CLIP`, each score is
+/// clipped to `[−d, d]` after the addition (SPEC §5, clipped model:
+/// `S_j = clip_[−δ,δ](S_{j−1} + α_j h_j(x))`).
+#[inline(always)]
+fn add_leaves<const CLIP: bool>(
+    out: &mut [f64],
+    k: usize,
+    weighted: &[f64],
+    leaves: impl Iterator<Item = usize>,
+    d: f64,
+) {
+    if k == 1 {
+        for (o, l) in out.iter_mut().zip(leaves) {
+            *o += weighted[l];
+            if CLIP {
+                *o = o.clamp(-d, d);
+            }
+        }
+    } else {
+        for (o, l) in out.chunks_exact_mut(k).zip(leaves) {
+            for (o, w) in o.iter_mut().zip(&weighted[l * k..(l + 1) * k]) {
+                *o += w;
+                if CLIP {
+                    *o = o.clamp(-d, d);
+                }
+            }
+        }
+    }
+}
+
+/// Adds the trees, in order, to the scores of rows `r0 ..` (`out`: `rows × k`), block of
+/// [`MASK_BLOCK`] rows by block: every row's score is summed in tree order whatever the blocks.
+fn add_trees<const CLIP: bool>(
+    trees: &[Compiled<'_>],
+    columns: &[Column],
+    num_cols: &[&[f64]],
+    k: usize,
+    d: f64,
+    r0: usize,
+    out: &mut [f64],
+) {
+    let mut masks = [0u64; MASK_BLOCK];
+    for (b, o) in out.chunks_mut(MASK_BLOCK * k).enumerate() {
+        let s0 = r0 + b * MASK_BLOCK;
+        let m = o.len() / k;
+        for t in trees {
+            let w = &t.weighted;
+            match &t.walk {
+                Walk::Masks(mt) => {
+                    let masks = &mut masks[..m];
+                    mt.masks_into(columns, s0, masks);
+                    // Masks are never 0 (the exit leaf's bit stays set), so the position is < 64;
+                    // `weighted` is padded to 64 positions and the `& 63` drops the bounds check.
+                    let pos = masks.iter().map(|x| (x.trailing_zeros() & 63) as usize);
+                    match <&[f64; MASK_TREE_MAX_LEAVES]>::try_from(w.as_slice()) {
+                        Ok(w) if k == 1 => {
+                            for (o, p) in o.iter_mut().zip(pos) {
+                                *o += w[p];
+                                if CLIP {
+                                    *o = o.clamp(-d, d);
+                                }
+                            }
+                        }
+                        _ => add_leaves::<CLIP>(o, k, w, pos, d),
+                    }
+                }
+                Walk::Flat(ft) => add_leaves::<CLIP>(o, k, w, (s0..s0 + m).map(|r| ft.leaf_of(num_cols, r)), d),
+                Walk::Plain(tree) => add_leaves::<CLIP>(o, k, w, (s0..s0 + m).map(|r| tree.leaf_of(columns, r)), d),
+            }
+        }
+    }
+}
 
 /// The model-file format version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
@@ -211,7 +306,8 @@ impl Ensemble {
 
     /// Scores of the first `n_rounds` trees (all when `None`) into `out` (`n × n_outputs`,
     /// row-major); with `clipped`, the clipped model's scores (equal to the linear ones when the
-    /// model has no clipping level).
+    /// model has no clipping level). `columns` are the model's features in schema order (see
+    /// [`Ensemble::align`]), all of the same length `n`.
     pub fn decision_function_into(
         &self,
         columns: &[Column],
@@ -221,45 +317,92 @@ impl Ensemble {
     ) -> Result<()> {
         let n = columns.first().map_or(0, Column::len);
         let k = self.n_outputs;
+        if columns.iter().any(|c| c.len() != n) {
+            return Err(Error::InvalidData("feature columns of different lengths".into()));
+        }
         if out.len() != n * k {
             return Err(Error::InvalidData(format!("output buffer of {} for {n} × {k} scores", out.len())));
         }
         out.fill(self.base_score);
         let t_max = n_rounds.unwrap_or(self.trees.len()).min(self.trees.len());
-        let clip = if clipped { self.clip } else { None };
         if n == 0 || k == 0 {
             return Ok(());
         }
-        let trees = &self.trees[..t_max];
-        // Flat copies when every tree splits on numeric features only (the usual case); the
-        // columns are then plain slices.
-        let flat: Option<Vec<FlatTree>> = trees.iter().map(FlatTree::new).collect();
-        let num_cols: Option<Vec<&[f64]>> = columns
+        let trees = self.compile(t_max, columns)?;
+        self.add_compiled(&trees, columns, clipped, out);
+        Ok(())
+    }
+
+    /// The first `n_trees` trees ready for prediction on `columns`: each tree's walk (masks when
+    /// it has at most 64 leaves, else a flat walk when its splits are all numeric, else the
+    /// reference walk) and its products `α_t · h` (SPEC intro: `H(x) = Σ_j α_j h_j(x)`).
+    fn compile(&self, n_trees: usize, columns: &[Column]) -> Result<Vec<Compiled<'_>>> {
+        let k = self.n_outputs;
+        let mut out = Vec::with_capacity(n_trees);
+        for (t, (tree, &a)) in self.trees.iter().zip(&self.alphas).take(n_trees).enumerate() {
+            let mut numeric_only = true;
+            for node in &tree.nodes {
+                if let Node::Split { feature, rule, .. } = node {
+                    let col = columns.get(*feature as usize).ok_or_else(|| {
+                        Error::InvalidData(format!(
+                            "tree {t} splits on feature {feature}, the data have {} features",
+                            columns.len()
+                        ))
+                    })?;
+                    numeric_only &= matches!((rule, col), (SplitRule::Numeric { .. }, Column::Numeric(_)));
+                }
+            }
+            let value = |l: usize| -> Result<&[f64]> {
+                tree.leaf_values
+                    .get(l * k..(l + 1) * k)
+                    .ok_or_else(|| Error::InvalidModel(format!("tree {t}: leaf {l} has no values")))
+            };
+            let (walk, leaves) = match MaskTree::new(tree) {
+                Some(mt) => {
+                    let order = mt.leaf_at().iter().map(|&l| l as usize).collect();
+                    (Walk::Masks(mt), order)
+                }
+                None => {
+                    let walk = match FlatTree::new(tree) {
+                        Some(ft) if numeric_only => Walk::Flat(ft),
+                        _ => Walk::Plain(tree),
+                    };
+                    (walk, (0..tree.n_leaves()).collect::<Vec<usize>>())
+                }
+            };
+            let mut weighted = Vec::with_capacity(leaves.len().max(MASK_TREE_MAX_LEAVES) * k);
+            for l in leaves {
+                weighted.extend(value(l)?.iter().map(|h| a * h));
+            }
+            if matches!(walk, Walk::Masks(_)) {
+                weighted.resize(MASK_TREE_MAX_LEAVES * k, 0.0);
+            }
+            out.push(Compiled { walk, weighted });
+        }
+        Ok(out)
+    }
+
+    /// Adds `trees` in order to the scores `out` (`n × n_outputs`) of `columns`: row blocks in
+    /// parallel, every score summed in tree order, so the result does not depend on the number
+    /// of threads.
+    fn add_compiled(&self, trees: &[Compiled<'_>], columns: &[Column], clipped: bool, out: &mut [f64]) {
+        let k = self.n_outputs;
+        let n = out.len() / k.max(1);
+        // Plain slices of the numeric columns for flat walks (empty for categorical columns,
+        // which a flat walk never reads).
+        let num_cols: Vec<&[f64]> = columns
             .iter()
             .map(|c| match c {
-                Column::Numeric(v) => Some(v.as_slice()),
-                Column::Categorical { .. } => None,
+                Column::Numeric(v) => v.as_slice(),
+                Column::Categorical { .. } => &[],
             })
             .collect();
-        // Row blocks in parallel, trees in order within a block: every score is summed in tree
-        // order, so results do not depend on the number of threads.
+        let clip = if clipped { self.clip } else { None };
         let block = |(b, o): (usize, &mut [f64])| {
             let r0 = b * PREDICT_BLOCK;
-            let rows = o.len() / k;
-            for (ti, (tree, &a)) in trees.iter().zip(&self.alphas).enumerate() {
-                let vals = &tree.leaf_values;
-                for j in 0..rows {
-                    let l = match (&flat, &num_cols) {
-                        (Some(ft), Some(nc)) => ft[ti].leaf_of(nc, r0 + j),
-                        _ => tree.leaf_of(columns, r0 + j),
-                    };
-                    for (o, h) in o[j * k..(j + 1) * k].iter_mut().zip(&vals[l * k..(l + 1) * k]) {
-                        *o += a * h;
-                        if let Some(d) = clip {
-                            *o = o.clamp(-d, d);
-                        }
-                    }
-                }
+            match clip {
+                Some(d) => add_trees::<true>(trees, columns, &num_cols, k, d, r0, o),
+                None => add_trees::<false>(trees, columns, &num_cols, k, 0.0, r0, o),
             }
         };
         if n >= 2 * PREDICT_BLOCK {
@@ -267,7 +410,6 @@ impl Ensemble {
         } else {
             out.chunks_mut(PREDICT_BLOCK * k).enumerate().for_each(block);
         }
-        Ok(())
     }
 
     /// The model's columns of `features`: borrowed when they already match the schema (same
@@ -300,18 +442,11 @@ impl Ensemble {
     pub fn for_each_stage(&self, features: &Features, clipped: bool, mut f: impl FnMut(usize, &[f64])) -> Result<()> {
         let cols = self.aligned(features)?;
         let n = features.n_rows();
-        let k = self.n_outputs;
-        let clip = if clipped { self.clip } else { None };
-        let mut s = vec![self.base_score; n * k];
-        for (t, (tree, &a)) in self.trees.iter().zip(&self.alphas).enumerate() {
-            for i in 0..n {
-                let v = tree.values_of(&cols, i);
-                for (o, h) in s[i * k..(i + 1) * k].iter_mut().zip(v) {
-                    *o += a * h;
-                    if let Some(d) = clip {
-                        *o = o.clamp(-d, d);
-                    }
-                }
+        let mut s = vec![self.base_score; n * self.n_outputs];
+        let trees = self.compile(self.trees.len(), &cols)?;
+        for (t, tree) in trees.iter().enumerate() {
+            if !s.is_empty() {
+                self.add_compiled(std::slice::from_ref(tree), &cols, clipped, &mut s);
             }
             f(t + 1, &s);
         }
@@ -797,6 +932,191 @@ mod multiclass_tests {
             assert!(row.iter().all(|p| p.is_finite() && *p >= 0.0));
             let best = row.iter().enumerate().fold(0, |b, (j, v)| if *v > row[b] { j } else { b });
             assert_eq!(best as u32, c);
+        }
+    }
+}
+
+#[cfg(test)]
+mod prediction_tests {
+    use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    use super::*;
+    use crate::boost::driver::{fit, Algorithm, BoostParams};
+    use crate::data::{read_csv_from, CsvOptions};
+    use crate::tree::test_support::{random_columns, random_kinds, random_tree};
+
+    /// The reference: every row walks every tree with [`Tree::values_of`] and adds `α·h` in tree
+    /// order, clipping after each addition (the implementation before the fast paths).
+    fn naive_decision_function(m: &Ensemble, columns: &[Column], n_rounds: Option<usize>, clipped: bool) -> Vec<f64> {
+        let n = columns.first().map_or(0, Column::len);
+        let k = m.n_outputs;
+        let clip = if clipped { m.clip } else { None };
+        let t_max = n_rounds.unwrap_or(m.trees.len()).min(m.trees.len());
+        let mut out = vec![m.base_score; n * k];
+        for i in 0..n {
+            for (tree, &a) in m.trees[..t_max].iter().zip(&m.alphas) {
+                for (o, h) in out[i * k..(i + 1) * k].iter_mut().zip(tree.values_of(columns, i)) {
+                    *o += a * h;
+                    if let Some(d) = clip {
+                        *o = o.clamp(-d, d);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn bits(v: &[f64]) -> Vec<u64> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
+    fn fast(m: &Ensemble, columns: &[Column], n_rounds: Option<usize>, clipped: bool) -> Vec<f64> {
+        let mut out = vec![f64::NAN; columns.first().map_or(0, Column::len) * m.n_outputs];
+        m.decision_function_into(columns, n_rounds, clipped, &mut out).unwrap();
+        out
+    }
+
+    /// A random ensemble over `kinds`: `n_trees` trees of 1–16 leaves (mask walks), some of
+    /// 65–80 (flat or reference walks); a clipping level half of the time.
+    fn random_ensemble(rng: &mut ChaCha8Rng, kinds: &[FeatureKind], k: usize, n_trees: usize) -> Ensemble {
+        let schema = Schema {
+            names: (0..kinds.len()).map(|f| format!("f{f}")).collect(),
+            kinds: kinds.to_vec(),
+            levels: kinds
+                .iter()
+                .map(|kind| match kind {
+                    FeatureKind::Categorical => Some((0..12).map(|l| format!("l{l}")).collect()),
+                    FeatureKind::Numeric => None,
+                })
+                .collect(),
+        };
+        let task = if k == 1 {
+            Task::Binary { classes: vec!["neg".into(), "pos".into()] }
+        } else {
+            Task::Multiclass { classes: (0..k).map(|c| format!("c{c}")).collect() }
+        };
+        let mut m = Ensemble::new(schema, task, BoostParams::default(), k);
+        for _ in 0..n_trees {
+            let leaves = if rng.gen_bool(0.15) { rng.gen_range(65..=80) } else { rng.gen_range(1..=16) };
+            let tree = random_tree(rng, kinds, leaves, k);
+            m.push(tree, rng.gen_range(-1.5..1.5));
+        }
+        m.clip = rng.gen_bool(0.5).then(|| rng.gen_range(0.5..3.0));
+        m.base_score = rng.gen_range(-0.5..0.5);
+        m
+    }
+
+    /// Scores and staged scores of `m` on `columns` equal the reference's, bit for bit.
+    fn assert_agrees(m: &Ensemble, columns: &[Column]) {
+        let half = Some(m.n_trees() / 2);
+        for (rounds, clipped) in [(None, false), (None, true), (half, false), (half, true)] {
+            assert_eq!(
+                bits(&fast(m, columns, rounds, clipped)),
+                bits(&naive_decision_function(m, columns, rounds, clipped)),
+                "rounds {rounds:?}, clipped {clipped}"
+            );
+        }
+        let features = Features { names: m.schema.names.clone(), columns: columns.to_vec() };
+        for clipped in [false, true] {
+            let mut stages = 0;
+            m.for_each_stage(&features, clipped, |t, s| {
+                assert_eq!(bits(s), bits(&naive_decision_function(m, columns, Some(t), clipped)), "stage {t}");
+                stages += 1;
+            })
+            .unwrap();
+            assert_eq!(stages, m.n_trees());
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Random trees (all three walks), NaN, missing and unseen categories, one or three
+        /// outputs, clipped or not: the same bits as the reference.
+        #[test]
+        fn prediction_is_bit_identical_to_the_reference(seed in any::<u64>(), n in 0usize..700, k in 1usize..=3) {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let d = rng.gen_range(1..6);
+            let p_cat = if rng.gen_bool(0.5) { 0.0 } else { 0.4 };
+            let kinds = random_kinds(&mut rng, d, p_cat);
+            let n_trees = rng.gen_range(0..12);
+            let m = random_ensemble(&mut rng, &kinds, k, n_trees);
+            let columns = random_columns(&mut rng, &kinds, n);
+            assert_agrees(&m, &columns);
+        }
+    }
+
+    #[test]
+    fn parallel_blocks_and_columns_of_the_wrong_kind() {
+        let mut rng = ChaCha8Rng::seed_from_u64(8);
+        let kinds = [FeatureKind::Numeric, FeatureKind::Categorical, FeatureKind::Numeric, FeatureKind::Categorical];
+        // Several parallel blocks and a ragged last one.
+        let n = 2 * PREDICT_BLOCK + MASK_BLOCK + 77;
+        for k in [1, 3] {
+            let m = random_ensemble(&mut rng, &kinds, k, 10);
+            assert_agrees(&m, &random_columns(&mut rng, &kinds, n));
+            // `decision_function_into` takes columns as given: a column of the other kind makes
+            // every split on it go right, as in the reference walk.
+            let flipped: Vec<FeatureKind> = kinds
+                .iter()
+                .map(|k| if *k == FeatureKind::Numeric { FeatureKind::Categorical } else { FeatureKind::Numeric })
+                .collect();
+            let columns = random_columns(&mut rng, &flipped, 300);
+            assert_eq!(bits(&fast(&m, &columns, None, true)), bits(&naive_decision_function(&m, &columns, None, true)));
+        }
+    }
+
+    #[test]
+    fn bad_columns_are_errors() {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let kinds = [FeatureKind::Numeric; 3];
+        let m = random_ensemble(&mut rng, &kinds, 1, 5);
+        let mut out = vec![0.0; 10];
+        let short = random_columns(&mut rng, &kinds[..1], 10);
+        let e = m.decision_function_into(&short, None, false, &mut out).unwrap_err().to_string();
+        assert!(e.contains("the data have 1 features"), "{e}");
+        let mut ragged = random_columns(&mut rng, &kinds, 10);
+        ragged[2] = Column::Numeric(vec![0.0; 9]);
+        let e = m.decision_function_into(&ragged, None, false, &mut out).unwrap_err().to_string();
+        assert!(e.contains("different lengths"), "{e}");
+    }
+
+    /// Data with a categorical feature (with missing values) and NaN, labels in three classes.
+    fn data(n_classes: usize) -> Dataset {
+        let mut text = String::from("a,b,c,label\n");
+        for i in 0..600 {
+            let a = (i * 7 % 23) as f64 / 3.0;
+            let b = ["x", "y", "z", "", "w"][i % 5];
+            let c = if i % 11 == 0 { String::new() } else { format!("{}", (i * 13 % 17) as f64 - 8.5) };
+            let s = a + if b == "y" { 3.0 } else { 0.0 } + if c.is_empty() { 1.0 } else { 0.0 } + (i % 3) as f64;
+            let y = (s as usize / 3) % n_classes;
+            text.push_str(&format!("{a},{b},{c},k{y}\n"));
+        }
+        read_csv_from(text.as_bytes(), "p.csv", &CsvOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn fitted_models_predict_as_the_reference() {
+        for (algorithm, n_classes) in [
+            (Algorithm::RealAdaBoost, 2),
+            (Algorithm::TAdaBoost, 2),
+            (Algorithm::AdaBoost, 2),
+            (Algorithm::RealAdaBoostMH, 3),
+            (Algorithm::AdaBoostMO, 3),
+        ] {
+            let d = data(n_classes);
+            let mut p = BoostParams { algorithm, n_estimators: 12, ..Default::default() };
+            p.tree.max_leaves = 6;
+            let m = fit(&d, &p).unwrap();
+            assert_eq!(m.clip.is_some(), algorithm == Algorithm::TAdaBoost, "{algorithm:?}");
+            let cols = m.align(&d.features).unwrap();
+            assert_agrees(&m, &cols);
+            // The allocating entry points go the same way.
+            let s = m.decision_function(&d.features, true).unwrap();
+            assert_eq!(bits(&s), bits(&naive_decision_function(&m, &cols, None, true)));
+            assert_eq!(m.predict_proba(&d.features, true).unwrap(), m.proba_from_scores(&s));
         }
     }
 }

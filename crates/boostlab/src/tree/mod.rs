@@ -11,7 +11,9 @@ mod tree;
 
 pub use abstain::abstaining_stump;
 pub use grower::{grow, GrowSpec, Grown};
-pub(crate) use tree::FlatTree;
+#[cfg(test)]
+pub(crate) use tree::test_support;
+pub(crate) use tree::{FlatTree, MaskTree, MASK_TREE_MAX_LEAVES};
 pub use tree::{Node, SplitRule, Tree};
 
 use serde::{Deserialize, Serialize};

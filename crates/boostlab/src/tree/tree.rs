@@ -160,6 +160,230 @@ impl Tree {
     }
 }
 
+/// Most leaves a [`MaskTree`] holds: one bit per leaf in a `u64`.
+pub(crate) const MASK_TREE_MAX_LEAVES: usize = 64;
+
+/// Largest category code a [`MaskTree`]'s categorical test keeps in its bit set (larger codes in a
+/// split's left set send the tree to the plain walk, so a hostile model cannot make us allocate).
+const MASK_TREE_MAX_CODE: u32 = 1 << 16;
+
+/// A numeric test of a [`MaskTree`].
+#[derive(Debug, Clone, Copy)]
+struct NumericTest {
+    threshold: f64,
+    /// Leaves that stay possible when the row goes right: all but the left subtree's.
+    keep: u64,
+    feature: u32,
+    missing_left: bool,
+}
+
+/// The mask a numeric test leaves to a row with value `x`: `keep` when the row goes right, all
+/// ones when it goes left. It goes right iff `!(x ≤ thr)` for a value, `!missing_left` for NaN:
+/// with missing values going left (`ML`) that is `x > thr` (false for NaN), else `!(x ≤ thr)`
+/// (true for NaN) — one comparison either way, no branch.
+#[inline(always)]
+fn right_mask<const ML: bool>(x: f64, t: &NumericTest) -> u64 {
+    if ML {
+        if x > t.threshold {
+            t.keep
+        } else {
+            u64::MAX
+        }
+    } else if x <= t.threshold {
+        u64::MAX
+    } else {
+        t.keep
+    }
+}
+
+/// Applies one numeric test to the masks of a block of rows (`x`: the tested feature's values).
+#[inline(always)]
+fn apply_one<const ML: bool>(masks: &mut [u64], x: &[f64], t: &NumericTest) {
+    for (m, &x) in masks.iter_mut().zip(x) {
+        *m &= right_mask::<ML>(x, t);
+    }
+}
+
+/// Applies two numeric tests to the masks of a block of rows.
+#[inline(always)]
+fn apply_pair<const MLA: bool, const MLB: bool>(
+    masks: &mut [u64],
+    xa: &[f64],
+    ta: &NumericTest,
+    xb: &[f64],
+    tb: &NumericTest,
+) {
+    for ((m, &a), &b) in masks.iter_mut().zip(xa).zip(xb) {
+        *m &= right_mask::<MLA>(a, ta) & right_mask::<MLB>(b, tb);
+    }
+}
+
+/// A categorical test of a [`MaskTree`].
+#[derive(Debug, Clone)]
+struct CategoricalTest {
+    /// Bit set of the codes that go left.
+    left: Vec<u64>,
+    keep: u64,
+    feature: u32,
+    missing_left: bool,
+}
+
+/// A prediction-only form of a tree of at most [`MASK_TREE_MAX_LEAVES`] leaves that evaluates
+/// every test without branching (the bit-vector idea of QuickScorer, Lucchese et al. 2015).
+///
+/// Leaves are numbered left to right (in-order); a row starts with every leaf possible (all bits
+/// set) and each internal node where the row goes right clears the leaves of its left subtree.
+/// The exit leaf is then the lowest set bit: its bit is never cleared (a node that clears it is
+/// an ancestor where the row went left, which does not clear), and every leaf left of it lies in
+/// the left subtree of an ancestor where the row went right. The tests are independent of each
+/// other, so one test runs over a whole block of rows at a time, reading one feature column
+/// sequentially (a loop the compiler vectorises). Same leaf as [`Tree::leaf_of`] for every row.
+#[derive(Debug, Clone)]
+pub(crate) struct MaskTree {
+    numeric: Vec<NumericTest>,
+    categorical: Vec<CategoricalTest>,
+    /// `leaf_at[p]`: the leaf index (into the tree's leaf values) of the `p`-th leaf from the left.
+    leaf_at: Vec<u32>,
+}
+
+impl MaskTree {
+    /// The mask form of `tree`, or `None` when it has more than [`MASK_TREE_MAX_LEAVES`] leaves,
+    /// a categorical split with a code of [`MASK_TREE_MAX_CODE`] or more, or is not a tree (a
+    /// child out of range or reached twice; [`Tree::validate`] rejects those when loading).
+    pub(crate) fn new(tree: &Tree) -> Option<MaskTree> {
+        let mut m = MaskTree { numeric: Vec::new(), categorical: Vec::new(), leaf_at: Vec::new() };
+        let mut visited = vec![false; tree.nodes.len()];
+        // Depth-first, left child first. `Enter(i)` visits node i; `Close(test, kind, lo)` runs
+        // after the left subtree of a split, whose leaves are then positions `lo..leaf_at.len()`.
+        enum Step {
+            Enter(usize),
+            Close(usize, bool, usize),
+        }
+        let mut stack = vec![Step::Enter(0)];
+        while let Some(step) = stack.pop() {
+            match step {
+                Step::Enter(i) => {
+                    if std::mem::replace(visited.get_mut(i)?, true) {
+                        return None;
+                    }
+                    match &tree.nodes[i] {
+                        Node::Leaf { leaf } => {
+                            if m.leaf_at.len() == MASK_TREE_MAX_LEAVES {
+                                return None;
+                            }
+                            m.leaf_at.push(*leaf);
+                        }
+                        Node::Split { feature, rule, left, right } => {
+                            let (test, numeric) = match rule {
+                                SplitRule::Numeric { threshold, missing_left, .. } => {
+                                    m.numeric.push(NumericTest {
+                                        threshold: *threshold,
+                                        keep: 0,
+                                        feature: *feature,
+                                        missing_left: *missing_left,
+                                    });
+                                    (m.numeric.len() - 1, true)
+                                }
+                                SplitRule::Categorical { left, missing_left } => {
+                                    let max = left.iter().copied().max();
+                                    if max.is_some_and(|c| c >= MASK_TREE_MAX_CODE) {
+                                        return None;
+                                    }
+                                    let mut set = vec![0u64; max.map_or(0, |c| c as usize / 64 + 1)];
+                                    for &c in left {
+                                        set[c as usize / 64] |= 1 << (c % 64);
+                                    }
+                                    m.categorical.push(CategoricalTest {
+                                        left: set,
+                                        keep: 0,
+                                        feature: *feature,
+                                        missing_left: *missing_left,
+                                    });
+                                    (m.categorical.len() - 1, false)
+                                }
+                            };
+                            stack.push(Step::Enter(*right as usize));
+                            stack.push(Step::Close(test, numeric, m.leaf_at.len()));
+                            stack.push(Step::Enter(*left as usize));
+                        }
+                    }
+                }
+                Step::Close(test, numeric, lo) => {
+                    let hi = m.leaf_at.len();
+                    // Bits lo..hi: the left subtree's leaves (hi ≤ 64, hi > lo).
+                    let left_leaves = (u64::MAX >> (64 - (hi - lo))) << lo;
+                    if numeric {
+                        m.numeric[test].keep = !left_leaves;
+                    } else {
+                        m.categorical[test].keep = !left_leaves;
+                    }
+                }
+            }
+        }
+        Some(m)
+    }
+
+    /// The leaf index of each left-to-right position.
+    pub(crate) fn leaf_at(&self) -> &[u32] {
+        &self.leaf_at
+    }
+
+    /// Leaf masks of rows `r0 .. r0 + masks.len()` of `columns` (the model's columns): the
+    /// position of row `r0 + j`'s leaf is `masks[j].trailing_zeros()`.
+    pub(crate) fn masks_into(&self, columns: &[Column], r0: usize, masks: &mut [u64]) {
+        masks.fill(u64::MAX);
+        let r1 = r0 + masks.len();
+        // Tests two at a time: one load and store of the masks per pair.
+        let mut pending: Option<(&[f64], &NumericTest)> = None;
+        for t in &self.numeric {
+            match &columns[t.feature as usize] {
+                Column::Numeric(v) => {
+                    let x = &v[r0..r1];
+                    match pending.take() {
+                        None => pending = Some((x, t)),
+                        Some((xa, ta)) => match (ta.missing_left, t.missing_left) {
+                            (false, false) => apply_pair::<false, false>(masks, xa, ta, x, t),
+                            (false, true) => apply_pair::<false, true>(masks, xa, ta, x, t),
+                            (true, false) => apply_pair::<true, false>(masks, xa, ta, x, t),
+                            (true, true) => apply_pair::<true, true>(masks, xa, ta, x, t),
+                        },
+                    }
+                }
+                // A column of the wrong kind goes right, as in `Tree::leaf_of`.
+                Column::Categorical { .. } => masks.iter_mut().for_each(|m| *m &= t.keep),
+            }
+        }
+        if let Some((x, t)) = pending {
+            if t.missing_left {
+                apply_one::<true>(masks, x, t);
+            } else {
+                apply_one::<false>(masks, x, t);
+            }
+        }
+        for t in &self.categorical {
+            let keep = t.keep;
+            match &columns[t.feature as usize] {
+                Column::Categorical { codes, .. } => {
+                    let missing_right = if t.missing_left { u64::MAX } else { keep };
+                    for (m, &c) in masks.iter_mut().zip(&codes[r0..r1]) {
+                        *m &= if c == MISSING_CODE {
+                            missing_right
+                        } else {
+                            let in_left = t.left.get(c as usize / 64).is_some_and(|w| w >> (c % 64) & 1 == 1);
+                            if in_left {
+                                u64::MAX
+                            } else {
+                                keep
+                            }
+                        };
+                    }
+                }
+                Column::Numeric(_) => masks.iter_mut().for_each(|m| *m &= keep),
+            }
+        }
+    }
+}
+
 /// Sentinel `feature` of a [`FlatNode`] leaf.
 const FLAT_LEAF: u32 = u32::MAX;
 
@@ -220,5 +444,190 @@ impl FlatTree {
             let go_left = if x.is_nan() { nd.missing_left } else { x <= nd.threshold };
             i = if go_left { nd.left as usize } else { nd.right as usize };
         }
+    }
+}
+
+/// Random trees and columns for the prediction tests (here and in `model.rs`).
+#[cfg(test)]
+pub(crate) mod test_support {
+    use rand::seq::SliceRandom;
+    use rand::Rng;
+    use rand_chacha::ChaCha8Rng;
+
+    use super::{Node, SplitRule, Tree};
+    use crate::data::{Column, FeatureKind, MISSING_CODE};
+
+    /// Thresholds and values share a grid, so that ties `x = threshold` occur.
+    const GRID: [f64; 7] = [-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5];
+
+    /// A random tree of `n_leaves` leaves (each split picks a random leaf, so shapes range from
+    /// chains to balanced) over features of `kinds`, with leaf indices in random order and
+    /// `k` values per leaf.
+    pub(crate) fn random_tree(rng: &mut ChaCha8Rng, kinds: &[FeatureKind], n_leaves: usize, k: usize) -> Tree {
+        let mut nodes = vec![Node::Leaf { leaf: 0 }];
+        let mut leaves = vec![0usize];
+        while leaves.len() < n_leaves {
+            let i = leaves.swap_remove(rng.gen_range(0..leaves.len()));
+            let feature = rng.gen_range(0..kinds.len());
+            let missing_left = rng.gen_bool(0.5);
+            let rule = match kinds[feature] {
+                FeatureKind::Numeric => SplitRule::Numeric {
+                    threshold: GRID[rng.gen_range(1..GRID.len() - 1)],
+                    bin_threshold: 0,
+                    missing_left,
+                },
+                FeatureKind::Categorical => {
+                    let mut left: Vec<u32> = (0..10).filter(|_| rng.gen_bool(0.4)).collect();
+                    if rng.gen_bool(0.2) {
+                        left.push(130); // a code in the third word of the bit set
+                    }
+                    SplitRule::Categorical { left, missing_left }
+                }
+            };
+            let left = nodes.len();
+            nodes.push(Node::Leaf { leaf: 0 });
+            nodes.push(Node::Leaf { leaf: 0 });
+            nodes[i] = Node::Split { feature: feature as u32, rule, left: left as u32, right: left as u32 + 1 };
+            leaves.extend([left, left + 1]);
+        }
+        let mut ids: Vec<u32> = (0..n_leaves as u32).collect();
+        ids.shuffle(rng);
+        for (&i, id) in leaves.iter().zip(ids) {
+            nodes[i] = Node::Leaf { leaf: id };
+        }
+        let leaf_values = (0..n_leaves * k).map(|_| rng.gen_range(-2.0..2.0)).collect();
+        Tree { nodes, n_outputs: k, leaf_values }
+    }
+
+    /// Random columns of `kinds` with `n` rows: grid values, other reals and NaN; category codes
+    /// in and beyond the split sets, missing, and huge.
+    pub(crate) fn random_columns(rng: &mut ChaCha8Rng, kinds: &[FeatureKind], n: usize) -> Vec<Column> {
+        kinds
+            .iter()
+            .map(|kind| match kind {
+                FeatureKind::Numeric => Column::Numeric(
+                    (0..n)
+                        .map(|_| match rng.gen_range(0..10) {
+                            0..=1 => f64::NAN,
+                            2..=6 => GRID[rng.gen_range(0..GRID.len())],
+                            _ => rng.gen_range(-2.0..2.0),
+                        })
+                        .collect(),
+                ),
+                FeatureKind::Categorical => Column::Categorical {
+                    codes: (0..n)
+                        .map(|_| match rng.gen_range(0..20) {
+                            0..=2 => MISSING_CODE,
+                            3 => 130,
+                            4 => 70_000,
+                            _ => rng.gen_range(0..12),
+                        })
+                        .collect(),
+                    levels: (0..12).map(|l| format!("l{l}")).collect(),
+                },
+            })
+            .collect()
+    }
+
+    /// Random feature kinds, each categorical with probability `p_cat`.
+    pub(crate) fn random_kinds(rng: &mut ChaCha8Rng, d: usize, p_cat: f64) -> Vec<FeatureKind> {
+        (0..d).map(|_| if rng.gen_bool(p_cat) { FeatureKind::Categorical } else { FeatureKind::Numeric }).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    use super::test_support::{random_columns, random_kinds, random_tree};
+    use super::*;
+    use crate::data::FeatureKind;
+
+    /// Leaves of rows `r0..` through the mask form.
+    fn mask_leaves(mt: &MaskTree, columns: &[Column], r0: usize, n: usize) -> Vec<usize> {
+        let mut masks = vec![0u64; n - r0];
+        mt.masks_into(columns, r0, &mut masks);
+        masks.iter().map(|m| mt.leaf_at()[m.trailing_zeros() as usize] as usize).collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// The mask form finds the same leaf as the reference walk, with NaN, missing and unseen
+        /// categories, ties at thresholds, and columns of the wrong kind (which go right).
+        #[test]
+        fn mask_tree_agrees_with_leaf_of(seed in any::<u64>(), n_leaves in 1usize..=70, n in 1usize..200) {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let d = rng.gen_range(1..6);
+            let kinds = random_kinds(&mut rng, d, 0.3);
+            let tree = random_tree(&mut rng, &kinds, n_leaves, 1);
+            prop_assert!(tree.validate(kinds.len()).is_ok());
+            let Some(mt) = MaskTree::new(&tree) else {
+                prop_assert!(n_leaves > MASK_TREE_MAX_LEAVES);
+                return Ok(());
+            };
+            prop_assert!(n_leaves <= MASK_TREE_MAX_LEAVES);
+            let mut data_kinds = kinds.clone();
+            if rng.gen_bool(0.2) {
+                let f = rng.gen_range(0..kinds.len());
+                data_kinds[f] = match kinds[f] {
+                    FeatureKind::Numeric => FeatureKind::Categorical,
+                    FeatureKind::Categorical => FeatureKind::Numeric,
+                };
+            }
+            let columns = random_columns(&mut rng, &data_kinds, n);
+            let r0 = rng.gen_range(0..n);
+            let want: Vec<usize> = (r0..n).map(|r| tree.leaf_of(&columns, r)).collect();
+            prop_assert_eq!(mask_leaves(&mt, &columns, r0, n), want);
+        }
+    }
+
+    #[test]
+    fn mask_tree_positions_and_masks_of_a_small_tree() {
+        // x0 ≤ 0 ? leaf 2 : (x0 ≤ 1 (NaN left) ? leaf 0 : leaf 1): positions left to right.
+        let num = |threshold, missing_left| SplitRule::Numeric { threshold, bin_threshold: 0, missing_left };
+        let tree = Tree {
+            nodes: vec![
+                Node::Split { feature: 0, rule: num(0.0, false), left: 1, right: 2 },
+                Node::Leaf { leaf: 2 },
+                Node::Split { feature: 0, rule: num(1.0, true), left: 3, right: 4 },
+                Node::Leaf { leaf: 0 },
+                Node::Leaf { leaf: 1 },
+            ],
+            n_outputs: 1,
+            leaf_values: vec![0.0, 1.0, 2.0],
+        };
+        let mt = MaskTree::new(&tree).unwrap();
+        assert_eq!(mt.leaf_at(), &[2, 0, 1]);
+        let cols = vec![Column::Numeric(vec![-1.0, 0.0, 0.5, 1.0, 2.0, f64::NAN])];
+        let mut masks = vec![0u64; 6];
+        mt.masks_into(&cols, 0, &mut masks);
+        // Root right clears bit 0; the second test's right clears bit 1.
+        assert_eq!(masks, vec![!0, !0, !1, !1, !3, !1]);
+        assert_eq!(mask_leaves(&mt, &cols, 0, 6), vec![2, 2, 0, 0, 1, 0]);
+    }
+
+    #[test]
+    fn mask_tree_declines_what_it_cannot_hold() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let kinds = [FeatureKind::Numeric];
+        assert!(MaskTree::new(&random_tree(&mut rng, &kinds, 64, 1)).is_some());
+        assert!(MaskTree::new(&random_tree(&mut rng, &kinds, 65, 1)).is_none());
+        let split = |rule, left, right| Node::Split { feature: 0, rule, left, right };
+        let cat = |left: Vec<u32>| SplitRule::Categorical { left, missing_left: false };
+        let leaves = vec![Node::Leaf { leaf: 0 }, Node::Leaf { leaf: 1 }];
+        let tree = |root| Tree {
+            nodes: std::iter::once(root).chain(leaves.clone()).collect(),
+            n_outputs: 1,
+            leaf_values: vec![0.0, 1.0],
+        };
+        assert!(MaskTree::new(&tree(split(cat(vec![3, MASK_TREE_MAX_CODE - 1]), 1, 2))).is_some());
+        // A hostile code would need a huge bit set.
+        assert!(MaskTree::new(&tree(split(cat(vec![3, u32::MAX - 1]), 1, 2))).is_none());
+        // Not a tree: a cycle, a child out of range.
+        assert!(MaskTree::new(&tree(split(cat(vec![1]), 0, 2))).is_none());
+        assert!(MaskTree::new(&tree(split(cat(vec![1]), 1, 9))).is_none());
     }
 }

@@ -312,8 +312,9 @@ impl Booster for AdaBoost {
             .zip(self.y.par_chunks(c).zip(h.par_chunks(c)))
             .map(|((d, s), (y, h))| {
                 let (mut z, mut wrong) = (0.0, 0usize);
+                let mut factor = par::MemoF64::new(|u: f64| (-alpha * u).exp());
                 for (((d, s), &y), &h) in d.iter_mut().zip(s).zip(y).zip(h) {
-                    *d *= (-alpha * (y * h)).exp();
+                    *d *= factor.get(y * h);
                     z += *d;
                     *s += alpha * h;
                     wrong += usize::from((*s > 0.0) != (y > 0.0));

@@ -363,18 +363,22 @@ pub(crate) fn build_histogram(bm: &BinnedMatrix, rows: Option<&[u32]>, ordered: 
             for start in (0..n_node).step_by(ROW_BLOCK) {
                 let end = (start + ROW_BLOCK).min(n_node);
                 let st = &ordered[start..end];
-                // Up to four features per pass over the block: the statistic is read and decoded
-                // once for all of them, and their independent add chains overlap.
+                // Up to MULTI features per pass over the block, in passes of equal size.
+                let passes = (f1 - f0).div_ceil(MULTI).max(1);
+                let per_pass = (f1 - f0).div_ceil(passes);
                 let mut f = f0;
-                for group in local.chunks_mut(4) {
-                    let cols: Vec<&[u8]> = (f..f + group.len()).map(|g| &v[g * n..(g + 1) * n]).collect();
-                    match rows {
-                        None => {
-                            let cols: Vec<&[u8]> = cols.iter().map(|c| &c[start..end]).collect();
-                            accumulate_u8_multi(&cols, None, st, group);
-                        }
-                        Some(r) => accumulate_u8_multi(&cols, Some(&r[start..end]), st, group),
-                    }
+                for group in local.chunks_mut(per_pass) {
+                    let cols: Vec<&[u8]> = (f..f + group.len())
+                        .map(|g| {
+                            let c = &v[g * n..(g + 1) * n];
+                            if rows.is_some() {
+                                c
+                            } else {
+                                &c[start..end]
+                            }
+                        })
+                        .collect();
+                    accumulate_u8_group(&cols, rows.map(|r| &r[start..end]), st, group);
                     f += group.len();
                 }
             }
@@ -405,53 +409,54 @@ pub(crate) fn build_histogram(bm: &BinnedMatrix, rows: Option<&[u32]>, ordered: 
 }
 
 /// Byte bins and one output: adds the statistics `st` of the block's rows (consecutive rows of
-/// the columns when `rows` is `None`, else the listed rows) into fixed-size histograms of 1 to 4
+/// the columns when `rows` is `None`, else the listed rows) into fixed-size histograms of `N`
 /// features at once, so that each statistic is read and decoded once and the features' add chains
 /// overlap. A bin (≤ 255) and a side (≤ 1) index a 512-slot array without bounds checks. Each
 /// feature's sums run in row order, exactly as one feature at a time.
 #[inline]
-fn accumulate_u8_multi(cols: &[&[u8]], rows: Option<&[u32]>, st: &[f64], hs: &mut [[f64; 512]]) {
-    match (hs, rows) {
-        ([a, b, c, d], None) => {
-            let (ca, cb, cc, cd) = (cols[0], cols[1], cols[2], cols[3]);
-            let len = st.len().min(ca.len()).min(cb.len()).min(cc.len()).min(cd.len());
+fn accumulate_u8_multi<const N: usize>(cols: [&[u8]; N], rows: Option<&[u32]>, st: &[f64], hs: &mut [[f64; 512]; N]) {
+    match rows {
+        None => {
+            let len = cols.iter().fold(st.len(), |m, c| m.min(c.len()));
+            let (cols, st) = (cols.map(|c| &c[..len]), &st[..len]);
             for i in 0..len {
                 let (side, v) = slot(st[i]);
-                a[usize::from(ca[i]) * 2 + side] += v;
-                b[usize::from(cb[i]) * 2 + side] += v;
-                c[usize::from(cc[i]) * 2 + side] += v;
-                d[usize::from(cd[i]) * 2 + side] += v;
-            }
-        }
-        ([a, b, c, d], Some(rows)) => {
-            let (ca, cb, cc, cd) = (cols[0], cols[1], cols[2], cols[3]);
-            for (&r, &s) in rows.iter().zip(st) {
-                let (side, v) = slot(s);
-                let r = r as usize;
-                a[usize::from(ca[r]) * 2 + side] += v;
-                b[usize::from(cb[r]) * 2 + side] += v;
-                c[usize::from(cc[r]) * 2 + side] += v;
-                d[usize::from(cd[r]) * 2 + side] += v;
-            }
-        }
-        (hs, rows) => {
-            for (h, col) in hs.iter_mut().zip(cols) {
-                match rows {
-                    None => {
-                        for (&b, &s) in col.iter().zip(st) {
-                            let (side, v) = slot(s);
-                            h[usize::from(b) * 2 + side] += v;
-                        }
-                    }
-                    Some(rows) => {
-                        for (&r, &s) in rows.iter().zip(st) {
-                            let (side, v) = slot(s);
-                            h[usize::from(col[r as usize]) * 2 + side] += v;
-                        }
-                    }
+                for j in 0..N {
+                    hs[j][usize::from(cols[j][i]) * 2 + side] += v;
                 }
             }
         }
+        Some(rows) => {
+            for (&r, &s) in rows.iter().zip(st) {
+                let (side, v) = slot(s);
+                let r = r as usize;
+                for j in 0..N {
+                    hs[j][usize::from(cols[j][r]) * 2 + side] += v;
+                }
+            }
+        }
+    }
+}
+
+/// Features per pass of [`accumulate_u8_multi`] (their histograms, 4 KiB each, stay in L1).
+const MULTI: usize = 8;
+
+/// [`accumulate_u8_multi`] over any number of features (≤ [`MULTI`]): dispatches on the count.
+fn accumulate_u8_group(cols: &[&[u8]], rows: Option<&[u32]>, st: &[f64], hs: &mut [[f64; 512]]) {
+    fn go<const N: usize>(cols: &[&[u8]], rows: Option<&[u32]>, st: &[f64], hs: &mut [[f64; 512]]) {
+        if let (Ok(c), Ok(h)) = (<[&[u8]; N]>::try_from(cols), <&mut [[f64; 512]; N]>::try_from(hs)) {
+            accumulate_u8_multi(c, rows, st, h);
+        }
+    }
+    match cols.len() {
+        1 => go::<1>(cols, rows, st, hs),
+        2 => go::<2>(cols, rows, st, hs),
+        3 => go::<3>(cols, rows, st, hs),
+        4 => go::<4>(cols, rows, st, hs),
+        5 => go::<5>(cols, rows, st, hs),
+        6 => go::<6>(cols, rows, st, hs),
+        7 => go::<7>(cols, rows, st, hs),
+        _ => go::<MULTI>(cols, rows, st, hs),
     }
 }
 
@@ -1121,6 +1126,43 @@ mod tests {
                     pool.install(|| build_histogram(&bm, given.then_some(rows.as_slice()), &ordered, k, &mut h));
                     let got: Vec<u64> = h.iter().map(|x| x.to_bits()).collect();
                     prop_assert_eq!(&got, &want);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn issue_8_multi_feature_kernel_is_bit_identical_to_naive_for_every_group_size() {
+        // 1..=17 byte-binned features: every pass size 1..=8 of the kernel, for 1 to 3 threads.
+        let n = ROW_BLOCK + 555;
+        for d in [1usize, 2, 3, 5, 6, 7, 8, 9, 11, 13, 16, 17] {
+            let mut rng = ChaCha8Rng::seed_from_u64(d as u64);
+            let columns = (0..d)
+                .map(|_| {
+                    Column::Numeric(
+                        (0..n)
+                            .map(|_| if rng.gen_bool(0.05) { f64::NAN } else { f64::from(rng.gen_range(0..300)) })
+                            .collect(),
+                    )
+                })
+                .collect();
+            let feats = Features { names: (0..d).map(|i| format!("f{i}")).collect(), columns };
+            let mapper = BinMapper::fit(&feats, 255, None).unwrap();
+            let bm = mapper.transform(&feats).unwrap();
+            assert!(matches!(bm.data, BinData::U8(_)));
+            let stats = random_stats(d as u64, n, 2);
+            let signed = signed_of_pairs(&stats);
+            let subset: Vec<u32> = (0..n as u32).filter(|_| rng.gen_bool(0.5)).collect();
+            let all: Vec<u32> = (0..n as u32).collect();
+            for (rows, given) in [(&all, false), (&subset, true)] {
+                let want: Vec<u64> = naive_histogram(&bm, rows, &stats, 2).iter().map(|x| x.to_bits()).collect();
+                let ordered: Vec<f64> = rows.iter().map(|&r| signed[r as usize]).collect();
+                for threads in 1..=3 {
+                    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                    let mut h = vec![f64::NAN; bm.total_bins() * 2];
+                    pool.install(|| build_histogram(&bm, given.then_some(rows.as_slice()), &ordered, 1, &mut h));
+                    let got: Vec<u64> = h.iter().map(|x| x.to_bits()).collect();
+                    assert!(got == want, "{d} features, {threads} threads, subset {given}");
                 }
             }
         }

@@ -110,8 +110,10 @@ pub fn power_mean(a: f64, b: f64, s: f64) -> f64 {
     if c == 0.0 || c.is_infinite() {
         return c;
     }
-    // w = (o/c)^s ∈ [0, 1]; M_s = c ((1 + w)/2)^(1/s).
-    let lr = o.ln() - c.ln();
+    // w = (o/c)^s ∈ [0, 1]; M_s = c ((1 + w)/2)^(1/s). One logarithm of the ratio (it is the
+    // criterion of every split candidate, issue 8), two when the ratio overflows (s < 0, c tiny).
+    let r = o / c;
+    let lr = if r.is_finite() { r.ln() } else { o.ln() - c.ln() };
     let half_wm1 = 0.5 * (s * lr).exp_m1();
     c * (half_wm1.ln_1p() / s).exp()
 }
@@ -135,6 +137,20 @@ pub fn bayes_risk(u: f64, t: f64) -> f64 {
     }
     // SPEC §2.2: L^(t)(u) = 2u(1−u)/M_{1−t}(u, 1−u).
     2.0 * u * v / power_mean(u, v, 1.0 - t)
+}
+
+/// Weighted tempered Bayes risk `W·L^(t)(W+/W)` of one pair of non-negative weights, `W = W+ + W−`
+/// (SPEC §2.2): the split criterion of a leaf, evaluated for every split candidate.
+///
+/// Exactly `W · bayes_risk(W+/W, t)`; 0 when `W = 0`.
+#[inline]
+pub fn weighted_bayes_risk(wp: f64, wn: f64, t: f64) -> f64 {
+    let w = wp + wn;
+    if w > 0.0 {
+        w * bayes_risk(wp / w, t)
+    } else {
+        0.0
+    }
 }
 
 /// `optimal` tempered leaf value (SPEC §2.2, the paper's eq. 63):
@@ -254,6 +270,32 @@ pub fn co_simplex_normalize(q: &mut [f64], t: f64) -> f64 {
         }
     }
     z
+}
+
+/// The power mean as computed before issue 8 (`ln o − ln c`, two logarithms): the reference twin of
+/// [`power_mean`] and [`weighted_bayes_risk`] in tests.
+#[cfg(test)]
+pub(crate) fn reference_weighted_bayes_risk(wp: f64, wn: f64, t: f64) -> f64 {
+    let w = wp + wn;
+    if w.is_nan() || w <= 0.0 {
+        return 0.0;
+    }
+    let u = wp / w;
+    if u <= 0.0 || u >= 1.0 {
+        return 0.0;
+    }
+    let v = 1.0 - u;
+    if is_one(t) {
+        return w * (2.0 * (u * v).sqrt());
+    }
+    let s = 1.0 - t;
+    let m = if s == f64::INFINITY {
+        u.max(v)
+    } else {
+        let (c, o) = if s > 0.0 { (u.max(v), u.min(v)) } else { (u.min(v), u.max(v)) };
+        c * ((0.5 * (s * (o.ln() - c.ln())).exp_m1()).ln_1p() / s).exp()
+    };
+    w * (2.0 * u * v / m)
 }
 
 fn check_scores(y: &[f64], scores: &[f64], t: f64) -> Result<()> {
@@ -420,6 +462,71 @@ mod tests {
         for t in TS {
             assert_eq!(bayes_risk(0.0, t), 0.0);
             assert_eq!(bayes_risk(1.0, t), 0.0);
+        }
+    }
+
+    /// Issue 8: the split criterion `W·L^(t)(W+/W)` agrees with the two-logarithm reference to
+    /// 1e−12 (relative) for t from −∞ to 2 and weights from 0 to 1e200, and with the closed forms
+    /// (Gini, Matusita, constant, empirical) where `u = W+/W` is well conditioned.
+    #[test]
+    fn issue_8_weighted_risk_matches_reference() {
+        let ts = [
+            f64::NEG_INFINITY,
+            -1e6,
+            -50.0,
+            -3.0,
+            -1.0,
+            -0.2,
+            0.0,
+            0.3,
+            0.5,
+            0.6,
+            0.8,
+            0.9,
+            1.0 - 2e-9,
+            1.0 - 5e-10,
+            1.0,
+            1.0 + 2e-9,
+            1.3,
+            1.9,
+            1.9999,
+            2.0,
+        ];
+        let ws = [0.0, 1e-300, 1e-200, 1e-30, 1e-12, 1e-3, 0.1, 0.37, 0.5, 1.0, 3.0, 7.5, 1e10, 1e200];
+        for t in ts {
+            for wp in ws {
+                for wn in ws {
+                    let got = weighted_bayes_risk(wp, wn, t);
+                    let w = wp + wn;
+                    let spec = if w > 0.0 { w * bayes_risk(wp / w, t) } else { 0.0 };
+                    let reference = reference_weighted_bayes_risk(wp, wn, t);
+                    let ctx = format!("t={t} wp={wp:e} wn={wn:e}: {got:e} vs {reference:e}");
+                    assert!(got.is_finite() && got >= 0.0, "{ctx}");
+                    assert_eq!(got, spec, "{ctx}");
+                    assert!((got - reference).abs() <= 1e-12 * reference, "{ctx}");
+                    let (lo, hi) = (wp.min(wn), wp.max(wn));
+                    if w > 0.0 && lo >= 1e-3 * hi {
+                        let (pu, pv) = (wp / w, wn / w);
+                        let closed = if t == 0.0 {
+                            w * 4.0 * pu * pv
+                        } else if t == 1.0 {
+                            w * 2.0 * (pu * pv).sqrt()
+                        } else if t == 2.0 {
+                            w
+                        } else if t == f64::NEG_INFINITY {
+                            2.0 * lo
+                        } else {
+                            got
+                        };
+                        assert!((got - closed).abs() <= 1e-12 * closed, "{ctx} closed {closed:e}");
+                    }
+                }
+            }
+        }
+        // Homogeneity: W·L(W+/W) scales with the weights.
+        for t in [-3.0, 0.0, 0.8, 1.5] {
+            let a = weighted_bayes_risk(0.3, 0.9, t);
+            assert!(close(weighted_bayes_risk(3e-7, 9e-7, t), 1e-6 * a, 1e-13), "t={t}");
         }
     }
 

@@ -70,6 +70,8 @@ impl Criterion {
             // Closed forms avoid a division and keep ties exact.
             Criterion::Empirical => 2.0 * wp.min(wn),
             Criterion::Matusita => 2.0 * (wp * wn).sqrt(),
+            // SPEC §2.2: W·L^(t)(W+/W).
+            Criterion::Tempered { t } => crate::tempered::weighted_bayes_risk(wp, wn, t),
             _ => w * self.risk(wp / w),
         }
     }
@@ -250,6 +252,65 @@ impl TreeParams {
         match self.max_nodes {
             Some(k) => k.div_ceil(2),
             None => self.max_leaves,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tempered::reference_weighted_bayes_risk;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Issue 8: on random histograms (empty bins, pure bins, weights over 20 orders of magnitude),
+    /// the tempered criterion picks the same threshold as the two-logarithm reference, with the
+    /// grower's rule (first candidate whose gain beats the best by more than 1e−12·W), and every
+    /// gain agrees to 1e−12·W.
+    #[test]
+    fn issue_8_tempered_cost_keeps_split_choices() {
+        let mut rng = ChaCha8Rng::seed_from_u64(8);
+        for t in [-1e6, -4.0, 0.0, 0.2, 0.6, 0.8, 0.9, 1.0 - 2e-9, 1.0, 1.4, 1.9, 2.0] {
+            let crit = Criterion::Tempered { t };
+            for trial in 0..60 {
+                let nb = rng.gen_range(2..80);
+                let scale = 10f64.powi(rng.gen_range(-10..10));
+                let bins: Vec<(f64, f64)> = (0..nb)
+                    .map(|_| {
+                        let mut draw = || match rng.gen_range(0..6) {
+                            0 => 0.0,
+                            1 => scale * 1e-10 * rng.gen::<f64>(),
+                            _ => scale * rng.gen::<f64>(),
+                        };
+                        (draw(), draw())
+                    })
+                    .collect();
+                let (tp, tn) = bins.iter().fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
+                let tol = 1e-12 * (tp + tn);
+                let pick = |cost: &dyn Fn(f64, f64) -> f64| {
+                    let parent = cost(tp, tn);
+                    let (mut lp, mut ln) = (0.0, 0.0);
+                    let mut best: Option<(f64, usize)> = None;
+                    let mut gains = Vec::new();
+                    for (b, &(p, n)) in bins[..nb - 1].iter().enumerate() {
+                        lp += p;
+                        ln += n;
+                        let (rp, rn) = ((tp - lp).max(0.0), (tn - ln).max(0.0));
+                        let gain = parent - cost(lp, ln) - cost(rp, rn);
+                        gains.push(gain);
+                        if best.is_none_or(|(g, _)| gain > g + tol) {
+                            best = Some((gain, b));
+                        }
+                    }
+                    (best.map(|b| b.1), gains)
+                };
+                let (got, g1) = pick(&|p, n| crit.cost(p, n));
+                let (want, g2) = pick(&|p, n| reference_weighted_bayes_risk(p, n, t));
+                assert_eq!(got, want, "t={t} trial={trial}");
+                for (a, b) in g1.iter().zip(&g2) {
+                    assert!((a - b).abs() <= tol, "t={t} trial={trial}: gain {a:e} vs {b:e}");
+                }
+            }
         }
     }
 }

@@ -217,6 +217,18 @@ impl Booster for AdaBoost {
     }
 
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
+        self.advance(h, diag, None)
+    }
+
+    fn step_then_statistics(&mut self, h: &[f64], diag: &mut Diagnostics, stats: &mut [f64]) -> Result<Step> {
+        self.advance(h, diag, Some(stats))
+    }
+}
+
+impl AdaBoost {
+    /// One round (SPEC §3, §4.1–4.4): α, the weight update and, with `stats`, the next round's
+    /// statistics written in the normalisation pass.
+    fn advance(&mut self, h: &[f64], diag: &mut Diagnostics, stats: Option<&mut [f64]>) -> Result<Step> {
         // Edges u_i = y_i h_i, recomputed where needed instead of stored (8 bytes a row less).
         let (d, y) = (&self.d, &self.y);
         let u = || y.iter().zip(h).map(|(y, h)| y * h);
@@ -327,7 +339,17 @@ impl Booster for AdaBoost {
         if !(z.is_finite() && z > 0.0) {
             return Err(Error::Numerical(format!("normaliser Z = {z} after α = {alpha}")));
         }
-        self.d.par_chunks_mut(c).for_each(|d| d.iter_mut().for_each(|d| *d /= z));
+        match stats {
+            Some(stats) => (self.d.par_chunks_mut(c).zip(stats.par_chunks_mut(c)).zip(self.y.par_chunks(c))).for_each(
+                |((d, s), y)| {
+                    for ((d, s), &y) in d.iter_mut().zip(s).zip(y) {
+                        *d /= z;
+                        *s = super::signed(y, *d);
+                    }
+                },
+            ),
+            None => self.d.par_chunks_mut(c).for_each(|d| d.iter_mut().for_each(|d| *d /= z)),
+        }
         self.log_bound += z.ln();
         diag.insert("alpha", alpha);
         diag.insert("z", z);

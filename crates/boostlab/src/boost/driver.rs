@@ -383,8 +383,8 @@ pub(crate) fn run(
     let mut stats = vec![0.0; n * k];
     let mut h = vec![0.0; n * k];
     let mut model = Ensemble::new(Schema::from_features(&data.features), task, params.clone(), k);
+    booster.statistics(&mut stats);
     for round in 1..=params.n_estimators {
-        booster.statistics(&mut stats);
         let criterion = params.tree.criterion.unwrap_or_else(|| booster.default_criterion());
         let spec = GrowSpec {
             params: &params.tree,
@@ -403,7 +403,8 @@ pub(crate) fn run(
         }
         tree_outputs(&grown.leaf_of_row, &grown.tree.leaf_values, k, &mut h);
         let mut diag = Diagnostics::new();
-        let step = booster.step(&h, &mut diag)?;
+        // The step also writes the next round's statistics (one pass over the examples).
+        let step = booster.step_then_statistics(&h, &mut diag, &mut stats)?;
         let (alpha, stop_reason) = match step {
             Step::Add { alpha } => (Some(alpha), None),
             Step::AddAndStop { alpha, reason } => (Some(alpha), Some(reason)),

@@ -110,4 +110,13 @@ pub trait Booster: Send {
     /// After the tree is grown: `h` holds its outputs on the training rows (`n × n_outputs`).
     /// Records the round's diagnostics in `diag` and returns the step.
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step>;
+
+    /// [`Booster::step`], then [`Booster::statistics`] for the next round into `stats`. A booster
+    /// may fuse the two passes over the examples (issue 8); the results must be the same as the
+    /// two calls'. After a [`Step::Stop`], `stats` may be left as it was.
+    fn step_then_statistics(&mut self, h: &[f64], diag: &mut Diagnostics, stats: &mut [f64]) -> Result<Step> {
+        let step = self.step(h, diag)?;
+        self.statistics(stats);
+        Ok(step)
+    }
 }

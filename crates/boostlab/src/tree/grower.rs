@@ -280,12 +280,13 @@ fn slot(s: f64) -> (usize, f64) {
     ((bits >> 63) as usize, f64::from_bits(bits & !(1 << 63)))
 }
 
-/// Adds the signed statistics of `rows` (or of every row, with `ordered` = all statistics; `k`
-/// per row) into the histogram of one feature (`2k` per bin).
+/// Adds the statistics of `rows` (or of every row, with `ordered` = all statistics) into the
+/// histogram of one feature (`2k` per bin): one signed statistic per row when `k = 1`, `k`
+/// statistics expanded to `(W+, W−)` pairs (`2k` per row) otherwise.
 ///
-/// Only the side named by the sign is added to: the other side of the pair would receive `+0.0`,
-/// which leaves a sum of non-negative terms unchanged, so the histogram is bit-identical to one
-/// built from `(W+, W−)` pairs.
+/// With signed statistics only the side named by the sign is added to: the other side of the
+/// pair would receive `+0.0`, which leaves a sum of non-negative terms unchanged, so the histogram
+/// is bit-identical to one built from pairs.
 #[inline]
 fn accumulate<B: Copy + Into<usize>>(col: &[B], rows: Option<&[u32]>, ordered: &[f64], k: usize, h: &mut [f64]) {
     match (rows, k) {
@@ -301,21 +302,23 @@ fn accumulate<B: Copy + Into<usize>>(col: &[B], rows: Option<&[u32]>, ordered: &
                 h[col[r as usize].into() * 2 + side] += v;
             }
         }
+        // Several outputs: `ordered` holds `(W+, W−)` pairs (see `build_histogram`), added as one
+        // contiguous block per bin (vectorised).
         (None, k) => {
-            for (&b, s) in col.iter().zip(ordered.chunks_exact(k)) {
-                let base = b.into() * 2 * k;
-                for (l, &s) in s.iter().enumerate() {
-                    let (side, v) = slot(s);
-                    h[base + 2 * l + side] += v;
+            let w = 2 * k;
+            for (&b, s) in col.iter().zip(ordered.chunks_exact(w)) {
+                let b = b.into() * w;
+                for (x, y) in h[b..b + w].iter_mut().zip(s) {
+                    *x += y;
                 }
             }
         }
         (Some(rows), k) => {
-            for (&r, s) in rows.iter().zip(ordered.chunks_exact(k)) {
-                let base = col[r as usize].into() * 2 * k;
-                for (l, &s) in s.iter().enumerate() {
-                    let (side, v) = slot(s);
-                    h[base + 2 * l + side] += v;
+            let w = 2 * k;
+            for (&r, s) in rows.iter().zip(ordered.chunks_exact(w)) {
+                let b = col[r as usize].into() * w;
+                for (x, y) in h[b..b + w].iter_mut().zip(s) {
+                    *x += y;
                 }
             }
         }
@@ -388,9 +391,24 @@ pub(crate) fn build_histogram(bm: &BinnedMatrix, rows: Option<&[u32]>, ordered: 
             }
             return;
         }
+        let mut pairs = Vec::new();
         for start in (0..n_node).step_by(ROW_BLOCK) {
             let end = (start + ROW_BLOCK).min(n_node);
-            let st = &ordered[start * k..end * k];
+            let mut st = &ordered[start * k..end * k];
+            if k > 1 {
+                // Several outputs: expand the block's signed statistics to (W+, W−) pairs once, so
+                // that every feature adds a contiguous 2k-wide block per row.
+                pairs.clear();
+                pairs.extend(st.iter().flat_map(|&s| {
+                    let (side, v) = slot(s);
+                    if side == 0 {
+                        [v, 0.0]
+                    } else {
+                        [0.0, v]
+                    }
+                }));
+                st = &pairs;
+            }
             let blk = rows.map(|r| &r[start..end]);
             for f in f0..f1 {
                 let hf = &mut h[(bm.offsets[f] - base) * width..(bm.offsets[f + 1] - base) * width];
@@ -460,7 +478,7 @@ fn accumulate_u8_group(cols: &[&[u8]], rows: Option<&[u32]>, st: &[f64], hs: &mu
     }
 }
 
-/// Adds one block of rows into a feature's histogram: rows `start..start + st.len()/k` of the
+/// Adds one block of rows into a feature's histogram: the block's consecutive rows from `start` of the
 /// column when `rows` is `None`, else the listed rows.
 #[inline]
 fn accumulate_block<B: Copy + Into<usize>>(
@@ -471,8 +489,9 @@ fn accumulate_block<B: Copy + Into<usize>>(
     k: usize,
     h: &mut [f64],
 ) {
+    let per_row = if k == 1 { 1 } else { 2 * k };
     match rows {
-        None => accumulate(&col[start..start + st.len() / k], None, st, k, h),
+        None => accumulate(&col[start..start + st.len() / per_row], None, st, k, h),
         Some(r) => accumulate(col, Some(r), st, k, h),
     }
 }

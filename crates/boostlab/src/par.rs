@@ -12,14 +12,20 @@ use rayon::prelude::*;
 /// Rows per chunk of every parallel per-row pass.
 pub(crate) const ROW_CHUNK: usize = 1 << 15;
 
-/// Applies `f` to the chunk ranges of `0..n` (in parallel when there are several) and returns its
-/// results in chunk order.
+/// Applies `f` to the [`ROW_CHUNK`]-row chunk ranges of `0..n` (in parallel when there are
+/// several) and returns its results in chunk order.
 pub(crate) fn map_chunks<T: Send>(n: usize, f: impl Fn(Range<usize>) -> T + Sync + Send) -> Vec<T> {
-    let chunks = n.div_ceil(ROW_CHUNK).max(1);
+    map_chunks_of(n, ROW_CHUNK, f)
+}
+
+/// [`map_chunks`] with chunks of `chunk` rows (a booster whose sums were validated at another
+/// fixed chunk size keeps it).
+pub(crate) fn map_chunks_of<T: Send>(n: usize, chunk: usize, f: impl Fn(Range<usize>) -> T + Sync + Send) -> Vec<T> {
+    let chunks = n.div_ceil(chunk).max(1);
     if chunks == 1 {
         return vec![f(0..n)];
     }
-    (0..chunks).into_par_iter().map(|c| f(c * ROW_CHUNK..((c + 1) * ROW_CHUNK).min(n))).collect()
+    (0..chunks).into_par_iter().map(|c| f(c * chunk..((c + 1) * chunk).min(n))).collect()
 }
 
 /// A small memo of `f(x)` keyed by the bits of `x` (direct-mapped, 256 entries).

@@ -262,11 +262,6 @@ fn ratio<const TEMPERED: bool>(yi: f64, hi: f64, inv_umax: f64, qs: f64) -> f64 
     }
 }
 
-/// Runs `f` on every chunk of `0..n` (in parallel) and returns the results in chunk order.
-fn map_chunks<T: Send>(n: usize, f: impl Fn(std::ops::Range<usize>) -> T + Sync) -> Vec<T> {
-    (0..n.div_ceil(CHUNK)).into_par_iter().map(|c| f(c * CHUNK..((c + 1) * CHUNK).min(n))).collect()
-}
-
 /// `v` cut into `n_chunks` chunks of [`CHUNK`] elements, or `n_chunks` empty slices when `v` is
 /// empty (a per-example vector the regime does not keep).
 fn chunks_of(v: &mut [f64], n_chunks: usize) -> Vec<&mut [f64]> {
@@ -510,15 +505,17 @@ impl TAdaBoost {
         let n = self.q.len();
         let (q, qs, y, w) = (&self.q[..], &self.qs[..], &self.y[..], self.w.as_deref());
         // SPEC §5: off_j = {i : q_ji = 0}; a positive q implies a positive sample weight.
-        let umax = map_chunks(n, |rows| rows.filter(|&i| q[i] > 0.0).fold(0.0f64, |m, i| m.max(h[i].abs())))
-            .into_iter()
-            .fold(0.0f64, f64::max);
+        let umax = crate::par::map_chunks_of(n, CHUNK, |rows| {
+            rows.filter(|&i| q[i] > 0.0).fold(0.0f64, |m, i| m.max(h[i].abs()))
+        })
+        .into_iter()
+        .fold(0.0f64, f64::max);
         if umax == 0.0 {
             return None;
         }
         let inv_umax = 1.0 / umax;
         let below = self.regime == Regime::Below;
-        let parts = map_chunks(n, |rows| {
+        let parts = crate::par::map_chunks_of(n, CHUNK, |rows| {
             let mut p = EdgeSums::default();
             for i in rows {
                 if q[i] > 0.0 {

@@ -356,19 +356,18 @@ pub(crate) fn build_histogram(bm: &BinnedMatrix, rows: Option<&[u32]>, ordered: 
         f0 = f1;
     }
     let one = |(f0, h): (usize, &mut [f64])| {
-        h.fill(0.0);
         let f1 = (f0 + per_group).min(bm.n_features);
         let base = bm.offsets[f0];
         if let (BinData::U8(v), 1) = (&bm.data, k) {
             // The common case (byte bins, one output) accumulates into fixed 512-slot arrays, so
             // that a bin index (≤ 255) and a side (≤ 1) need no bounds check; same sums, same order.
+            // Up to MULTI features per pass over a block, in passes of equal size.
             let mut local = vec![[0.0f64; 512]; f1 - f0];
+            let passes = (f1 - f0).div_ceil(MULTI).max(1);
+            let per_pass = (f1 - f0).div_ceil(passes);
             for start in (0..n_node).step_by(ROW_BLOCK) {
                 let end = (start + ROW_BLOCK).min(n_node);
                 let st = &ordered[start..end];
-                // Up to MULTI features per pass over the block, in passes of equal size.
-                let passes = (f1 - f0).div_ceil(MULTI).max(1);
-                let per_pass = (f1 - f0).div_ceil(passes);
                 let mut f = f0;
                 for group in local.chunks_mut(per_pass) {
                     let cols: Vec<&[u8]> = (f..f + group.len())
@@ -391,6 +390,7 @@ pub(crate) fn build_histogram(bm: &BinnedMatrix, rows: Option<&[u32]>, ordered: 
             }
             return;
         }
+        h.fill(0.0);
         let mut pairs = Vec::new();
         for start in (0..n_node).step_by(ROW_BLOCK) {
             let end = (start + ROW_BLOCK).min(n_node);

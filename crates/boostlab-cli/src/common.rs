@@ -368,3 +368,15 @@ impl BoostArgs {
         Ok(p)
     }
 }
+
+/// Writes `text` to standard output. A closed pipe (`boostlab predict ... | head -1`) ends the
+/// process quietly with status 0, as ripgrep does: the reader has all it wanted (issue 14).
+pub fn stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(anyhow::Error::new(e).context("writing to standard output")),
+    }
+}

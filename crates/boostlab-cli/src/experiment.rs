@@ -190,7 +190,8 @@ type DataKey = (PathBuf, Option<String>, Option<usize>);
 /// Datasets loaded once and shared by every cell.
 #[derive(Default)]
 pub struct DataCache {
-    map: Mutex<HashMap<DataKey, Arc<Dataset>>>,
+    /// A dataset, or the message of its loading error (so a bad file is read and reported once).
+    map: Mutex<HashMap<DataKey, std::result::Result<Arc<Dataset>, String>>>,
 }
 
 impl DataCache {
@@ -198,7 +199,7 @@ impl DataCache {
         let d = &cell.dataset;
         let key = (d.path.clone(), d.label.clone(), d.max_rows);
         if let Some(v) = self.map.lock().map_err(|_| anyhow::anyhow!("cache poisoned"))?.get(&key) {
-            return Ok(v.clone());
+            return v.clone().map_err(anyhow::Error::msg);
         }
         // Same label syntax as the CLI's --label / --labels: `A,B` or `PREFIX*` is multi-label.
         let multi = d.label.as_deref().filter(|l| l.contains(',') || l.ends_with('*'));
@@ -212,11 +213,11 @@ impl DataCache {
             // `max_rows` keeps the FIRST rows of the file (e.g. creditcard's first 14599).
             max_rows: d.max_rows,
         };
-        let data = Arc::new(args.load().with_context(|| format!("dataset {}", d.name))?);
+        let data = args.load().map(Arc::new).map_err(|e| format!("dataset {}: {e:#}", d.name));
         if let Ok(mut m) = self.map.lock() {
             m.insert(key, data.clone());
         }
-        Ok(data)
+        data.map_err(anyhow::Error::msg)
     }
 }
 
@@ -308,6 +309,24 @@ pub fn run_cell(cell: &Cell, cache: &DataCache) -> Result<CellResult> {
     Ok(result)
 }
 
+/// Checks every (dataset, setting) pair's parameters once, before any cell runs, so that a bad
+/// parameter is one clear error rather than one failure per fold (issue 14).
+fn check_settings(spec: &ExperimentSpec) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    let mut errors = Vec::new();
+    for cell in spec.cells()? {
+        if seen.insert((cell.dataset.name.clone(), cell.setting.clone())) {
+            if let Err(e) = boost_params(&cell.params, cell.seed) {
+                errors.push(format!("setting `{}` on dataset `{}`: {e:#}", cell.setting, cell.dataset.name));
+            }
+        }
+    }
+    if !errors.is_empty() {
+        bail!("invalid experiment {}:\n  {}", spec.name, errors.join("\n  "));
+    }
+    Ok(())
+}
+
 /// `boostlab experiment`.
 pub fn run(a: ExperimentArgs) -> Result<()> {
     let spec = ExperimentSpec::from_file(&a.spec)?;
@@ -327,7 +346,9 @@ pub fn run(a: ExperimentArgs) -> Result<()> {
     if !a.quiet {
         eprintln!("{}: {total_cells} cells, {threads} threads → {}", spec.name, out.display());
     }
+    check_settings(&spec)?;
     let cache = DataCache::default();
+    let cancel = crate::signals::cancel();
     let start = Instant::now();
     let calls = AtomicUsize::new(0);
     let first = AtomicUsize::new(usize::MAX);
@@ -336,7 +357,13 @@ pub fn run(a: ExperimentArgs) -> Result<()> {
         &spec,
         &out,
         threads,
-        |c| run_cell(c, &cache).map_err(|e| boostlab::Error::Numerical(format!("{e:#}"))),
+        |c| {
+            cancel.check()?; // interrupted: the remaining cells are left for the next run
+            run_cell(c, &cache).map_err(|e| match e.downcast_ref::<boostlab::Error>() {
+                Some(boostlab::Error::Cancelled) => boostlab::Error::Cancelled,
+                _ => boostlab::Error::Failed(format!("{e:#}")),
+            })
+        },
         |done, total| {
             let call = calls.fetch_add(1, Ordering::SeqCst);
             if call == 0 {
@@ -372,8 +399,29 @@ pub fn run(a: ExperimentArgs) -> Result<()> {
             secs
         );
     }
-    for f in summary.failures.iter().take(20) {
-        eprintln!("failed: {}: {}", f.key, f.error);
+    if cancel.is_cancelled() {
+        eprintln!(
+            "interrupted: {} cells recorded in {}; rerun the same command to resume",
+            summary.already_done + summary.completed,
+            out.display()
+        );
+        return Err(boostlab::Error::Cancelled.into());
+    }
+    // One line per distinct error (a missing file fails every fold of its dataset the same way).
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    for f in &summary.failures {
+        let msg = f.error.to_string();
+        match groups.iter_mut().find(|g| g.0 == msg) {
+            Some(g) => g.1.push(&f.key),
+            None => groups.push((msg, vec![&f.key])),
+        }
+    }
+    for (msg, keys) in groups.iter().take(20) {
+        match keys.as_slice() {
+            [one] => eprintln!("failed: {one}: {msg}"),
+            [first, rest @ ..] => eprintln!("failed: {first} and {} more cells: {msg}", rest.len()),
+            [] => {}
+        }
     }
     if !summary.failures.is_empty() {
         bail!("{} cells failed (rerun the same command to retry them)", summary.failures.len());

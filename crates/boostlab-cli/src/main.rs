@@ -9,6 +9,7 @@ mod experiment;
 mod plot;
 mod predict;
 mod report;
+mod signals;
 mod train;
 
 use clap::{Parser, Subcommand};
@@ -42,6 +43,7 @@ enum Command {
 
 fn main() {
     let cli = Cli::parse();
+    signals::install();
     let res = match cli.command {
         Command::Train(a) => train::run(a),
         Command::Predict(a) => predict::run(a),
@@ -51,6 +53,10 @@ fn main() {
         Command::Experiment(a) => experiment::run(a),
         Command::Report(a) => report::run(a),
     };
+    if let Some(code) = signals::exit_code() {
+        // SIGINT / SIGTERM: 128 + the signal, nothing partial written (src/signals.rs).
+        signals::exit_now(code);
+    }
     if let Err(e) = res {
         eprintln!("error: {e:#}");
         std::process::exit(1);

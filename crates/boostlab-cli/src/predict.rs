@@ -114,10 +114,11 @@ pub fn run(a: PredictArgs) -> Result<()> {
     }
     match &a.output {
         Some(p) => {
+            let _lock = crate::signals::write_lock();
             write_atomic(p, out.as_bytes())?;
             println!("{} predictions written to {}", pred_labels.len(), p.display());
         }
-        None => print!("{out}"),
+        None => crate::common::stdout(&out)?,
     }
     // Accuracy when labels are present.
     let report = |msg: String| {

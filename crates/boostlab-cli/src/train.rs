@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use boostlab::model::write_atomic;
-use boostlab::{fit_with, RoundRecord};
+use boostlab::{fit_cancellable, Error, RoundRecord};
 use clap::Args;
 
 use crate::common::{BoostArgs, DataArgs};
@@ -86,7 +86,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
         None
     };
     let start = Instant::now();
-    let mut model = fit_with(&data, &params, &mut |r| {
+    let mut model = fit_cancellable(&data, &params, None, crate::signals::cancel(), &mut |r| {
         if let Some(b) = &bar {
             b.set_position(r.round as u64);
             if let Some(e) = r.values.get("train_error") {
@@ -101,21 +101,26 @@ pub fn run(a: TrainArgs) -> Result<()> {
     }
     model.target_columns = target_columns(&a.data);
     if !a.quiet {
-        print!("{}", table(&model.history));
+        crate::common::stdout(&table(&model.history))?;
     }
-    println!(
-        "trained {} on {} rows × {} features: {} trees in {secs:.2} s",
+    crate::common::stdout(&format!(
+        "trained {} on {} rows × {} features: {} trees in {secs:.2} s\n",
         params.algorithm.name(),
         data.n_rows(),
         data.n_features(),
         model.n_trees()
-    );
+    ))?;
+    // Nothing is written once interrupted; a signal during the writes waits for them (signals.rs).
+    let _lock = crate::signals::write_lock();
+    if crate::signals::cancelled() {
+        return Err(Error::Cancelled.into());
+    }
     if let Some(p) = &a.log_json {
         write_atomic(p, json_lines(&model.history)?.as_bytes())?;
     }
     if let Some(p) = &a.model {
         model.save(p)?;
-        println!("model saved to {}", p.display());
+        crate::common::stdout(&format!("model saved to {}\n", p.display()))?;
     }
     Ok(())
 }

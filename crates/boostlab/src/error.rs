@@ -53,6 +53,13 @@ pub enum Error {
     /// A computation could not proceed without producing NaN or infinity.
     #[error("numerical failure: {0}")]
     Numerical(String),
+    /// The computation was cancelled through a [`crate::Cancel`] flag (Ctrl-C, a signal, a
+    /// callback that raised); nothing partial was produced.
+    #[error("cancelled")]
+    Cancelled,
+    /// A step supplied by the caller failed (an experiment's cell runner); the message says why.
+    #[error("{0}")]
+    Failed(String),
 }
 
 impl Error {
@@ -61,8 +68,42 @@ impl Error {
         Error::InvalidParam { name, expected: expected.into(), got: got.to_string() }
     }
 
+    /// Shorthand for [`Error::InvalidParam`] whose `got` is a user's value shortened to at most
+    /// [`SHOWN_CHARS`] characters (a 10 MB field is not echoed whole).
+    pub fn param_shown(name: &'static str, expected: impl Into<String>, got: &str) -> Self {
+        Error::InvalidParam { name, expected: expected.into(), got: shown(got) }
+    }
+
     /// Shorthand for [`Error::Io`].
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }
+    }
+}
+
+/// How many characters of a user's value an error message shows.
+pub const SHOWN_CHARS: usize = 60;
+
+/// A user's value as an error message shows it: whole when at most [`SHOWN_CHARS`] characters,
+/// else its first [`SHOWN_CHARS`] characters, an ellipsis and the full length (issue 14: a 10 MB
+/// field is not echoed whole).
+pub fn shown(s: &str) -> String {
+    match s.char_indices().nth(SHOWN_CHARS) {
+        None => s.to_string(),
+        Some((cut, _)) => format!("{}… ({} characters)", &s[..cut], s.chars().count()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issue_14_long_values_are_shortened() {
+        assert_eq!(shown("abc"), "abc");
+        let exact = "x".repeat(SHOWN_CHARS);
+        assert_eq!(shown(&exact), exact);
+        let long = "é".repeat(10_000_000);
+        let s = shown(&long);
+        assert_eq!(s, format!("{}… (10000000 characters)", "é".repeat(SHOWN_CHARS)));
     }
 }

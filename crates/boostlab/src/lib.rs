@@ -35,6 +35,7 @@
 #![deny(missing_docs)]
 
 pub mod boost;
+mod cancel;
 pub mod data;
 pub mod error;
 pub mod eval;
@@ -44,7 +45,8 @@ mod par;
 pub mod tempered;
 pub mod tree;
 
-pub use boost::driver::{fit, fit_with, Algorithm, BoostParams, RoundRecord};
+pub use boost::driver::{fit, fit_cancellable, fit_with, Algorithm, BoostParams, RoundRecord};
+pub use cancel::Cancel;
 pub use data::{Dataset, Features, Target};
 pub use error::{Error, Result};
 pub use model::Ensemble;

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::boost::driver::{BoostParams, RoundRecord};
 use crate::boost::multiclass::MultiOutput;
+use crate::cancel::Cancel;
 use crate::data::{Column, Dataset, FeatureKind, Features, Target, MISSING_CODE};
 use crate::error::{Error, Result};
 use crate::tree::{FlatTree, MaskTree, Node, SplitRule, Tree, MASK_TREE_MAX_LEAVES};
@@ -329,8 +330,7 @@ impl Ensemble {
             return Ok(());
         }
         let trees = self.compile(t_max, columns)?;
-        self.add_compiled(&trees, columns, clipped, out);
-        Ok(())
+        self.add_compiled(&trees, columns, clipped, out, None)
     }
 
     /// The first `n_trees` trees ready for prediction on `columns`: each tree's walk (masks when
@@ -385,7 +385,16 @@ impl Ensemble {
     /// Adds `trees` in order to the scores `out` (`n × n_outputs`) of `columns`: row blocks in
     /// parallel, every score summed in tree order, so the result does not depend on the number
     /// of threads.
-    fn add_compiled(&self, trees: &[Compiled<'_>], columns: &[Column], clipped: bool, out: &mut [f64]) {
+    /// With `cancel`, blocks not yet started are skipped once it is set, and the call returns
+    /// [`Error::Cancelled`].
+    fn add_compiled(
+        &self,
+        trees: &[Compiled<'_>],
+        columns: &[Column],
+        clipped: bool,
+        out: &mut [f64],
+        cancel: Option<&Cancel>,
+    ) -> Result<()> {
         let k = self.n_outputs;
         let n = out.len() / k.max(1);
         // Plain slices of the numeric columns for flat walks (empty for categorical columns,
@@ -399,6 +408,9 @@ impl Ensemble {
             .collect();
         let clip = if clipped { self.clip } else { None };
         let block = |(b, o): (usize, &mut [f64])| {
+            if cancel.is_some_and(Cancel::is_cancelled) {
+                return;
+            }
             let r0 = b * PREDICT_BLOCK;
             match clip {
                 Some(d) => add_trees::<true>(trees, columns, &num_cols, k, d, r0, o),
@@ -410,6 +422,7 @@ impl Ensemble {
         } else {
             out.chunks_mut(PREDICT_BLOCK * k).enumerate().for_each(block);
         }
+        crate::cancel::check(cancel)
     }
 
     /// The model's columns of `features`: borrowed when they already match the schema (same
@@ -438,6 +451,28 @@ impl Ensemble {
         Ok(out)
     }
 
+    /// [`Ensemble::decision_function`] that stops with [`Error::Cancelled`] once `cancel` is set
+    /// (checked between row blocks).
+    pub fn decision_function_cancellable(
+        &self,
+        features: &Features,
+        clipped: bool,
+        cancel: &Cancel,
+    ) -> Result<Vec<f64>> {
+        let cols = self.aligned(features)?;
+        let n = features.n_rows();
+        if cols.iter().any(|c| c.len() != n) {
+            return Err(Error::InvalidData("feature columns of different lengths".into()));
+        }
+        let mut out = vec![self.base_score; n * self.n_outputs];
+        if n == 0 || self.n_outputs == 0 {
+            return Ok(out);
+        }
+        let trees = self.compile(self.trees.len(), &cols)?;
+        self.add_compiled(&trees, &cols, clipped, &mut out, Some(cancel))?;
+        Ok(out)
+    }
+
     /// Calls `f(round, scores)` after each tree is added (staged scores), `round` 1-based.
     pub fn for_each_stage(&self, features: &Features, clipped: bool, mut f: impl FnMut(usize, &[f64])) -> Result<()> {
         let cols = self.aligned(features)?;
@@ -446,7 +481,7 @@ impl Ensemble {
         let trees = self.compile(self.trees.len(), &cols)?;
         for (t, tree) in trees.iter().enumerate() {
             if !s.is_empty() {
-                self.add_compiled(std::slice::from_ref(tree), &cols, clipped, &mut s);
+                self.add_compiled(std::slice::from_ref(tree), &cols, clipped, &mut s, None)?;
             }
             f(t + 1, &s);
         }

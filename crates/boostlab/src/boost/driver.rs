@@ -12,12 +12,13 @@ use super::multiclass::{MultiBooster, MultiOutput, MultiParams, MultiVariant};
 use super::secboost::{SecBoost, SecBoostParams};
 use super::tadaboost::{TAdaBoost, TAdaBoostParams};
 use super::{Booster, Diagnostics, Labels, Step};
+use crate::cancel::{self, Cancel};
 use crate::data::{BinMapper, Dataset, Target};
 use crate::error::{Error, Result};
 use crate::loss::Loss;
 use crate::model::{Ensemble, Schema, Task};
 use crate::par::ROW_CHUNK;
-use crate::tree::{abstaining_stump, grow, GrowSpec, TreeParams};
+use crate::tree::{abstaining_stump, grow_cancellable, GrowSpec, TreeParams};
 
 /// The boosting algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -312,10 +313,40 @@ pub fn fit_with_loss(
     fit_full(data, params, Some(loss), on_round)
 }
 
+/// Trains an ensemble that stops with [`Error::Cancelled`] once `cancel` is set (checked between
+/// rounds and between the tree's nodes; see [`Cancel`]). `loss`: a user loss for SecBoost, as
+/// [`fit_with_loss`]. `on_round` may set the flag to stop the fit (a Python callback that raised).
+pub fn fit_cancellable(
+    data: &Dataset,
+    params: &BoostParams,
+    loss: Option<Loss>,
+    cancel: &Cancel,
+    on_round: &mut dyn FnMut(&RoundRecord),
+) -> Result<Ensemble> {
+    if loss.is_some() && params.algorithm != Algorithm::SecBoost {
+        return Err(Error::param(
+            "algorithm",
+            "secboost (a custom loss is a SecBoost feature)",
+            params.algorithm.name(),
+        ));
+    }
+    fit_cancel(data, params, loss, Some(cancel), on_round)
+}
+
 fn fit_full(
     data: &Dataset,
     params: &BoostParams,
     loss: Option<Loss>,
+    on_round: &mut dyn FnMut(&RoundRecord),
+) -> Result<Ensemble> {
+    fit_cancel(data, params, loss, None, on_round)
+}
+
+fn fit_cancel(
+    data: &Dataset,
+    params: &BoostParams,
+    loss: Option<Loss>,
+    cancel: Option<&Cancel>,
     on_round: &mut dyn FnMut(&RoundRecord),
 ) -> Result<Ensemble> {
     params.check()?;
@@ -342,7 +373,7 @@ fn fit_full(
         Target::Classes { classes, .. } => Task::Multiclass { classes: classes.clone() },
         Target::Multilabel { labels, .. } => Task::Multilabel { labels: labels.clone() },
     };
-    let mut model = run(data, &params, booster, task, on_round)?;
+    let mut model = run(data, &params, booster, task, cancel, on_round)?;
     model.clip = extras.clip;
     model.base_score = extras.base_score;
     model.output = extras.output;
@@ -374,8 +405,10 @@ pub(crate) fn run(
     params: &BoostParams,
     mut booster: Box<dyn Booster>,
     task: Task,
+    cancel: Option<&Cancel>,
     on_round: &mut dyn FnMut(&RoundRecord),
 ) -> Result<Ensemble> {
+    cancel::check(cancel)?;
     let mapper = BinMapper::fit(&data.features, params.max_bins, data.sample_weight.as_deref())?;
     let binned = mapper.transform(&data.features)?;
     let n = data.n_rows();
@@ -385,6 +418,7 @@ pub(crate) fn run(
     let mut model = Ensemble::new(Schema::from_features(&data.features), task, params.clone(), k);
     booster.statistics(&mut stats);
     for round in 1..=params.n_estimators {
+        cancel::check(cancel)?;
         let criterion = params.tree.criterion.unwrap_or_else(|| booster.default_criterion());
         let spec = GrowSpec {
             params: &params.tree,
@@ -395,7 +429,7 @@ pub(crate) fn run(
         let mut grown = if params.algorithm == Algorithm::AbstainingAdaBoost {
             abstaining_stump(&binned, &mapper, &stats)?
         } else {
-            grow(&binned, &mapper, &stats, k, &spec)?
+            grow_cancellable(&binned, &mapper, &stats, k, &spec, cancel)?
         };
         booster.finish_leaves(&mut grown.tree.leaf_values);
         if let Some(v) = grown.tree.leaf_values.iter().find(|v| !v.is_finite()) {
@@ -422,6 +456,7 @@ pub(crate) fn run(
             stop_reason: stop_reason.clone(),
         };
         on_round(&record);
+        cancel::check(cancel)?; // `on_round` may have asked to stop
         model.history.push(record);
         if stop_reason.is_some() {
             break;

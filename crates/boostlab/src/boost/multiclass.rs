@@ -27,6 +27,7 @@ mod mh;
 mod mo;
 mod mr;
 
+use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
 
@@ -54,6 +55,11 @@ pub const MIN_EDGE: f64 = 1e-12;
 
 /// Largest number of classes for the exhaustive code (`2^(k−1) − 1` columns: 2047 at k = 12).
 pub const MAX_EXHAUSTIVE_CLASSES: usize = 12;
+
+/// Largest number of columns of a random code (twice the exhaustive code's 2047): each column is a
+/// binary problem boosted every round, so more would only exhaust memory (issue 14:
+/// `random:10000000` is refused at once).
+pub const MAX_CODE_COLUMNS: usize = 4095;
 
 // ------------------------------------------------------------------------------------------------
 // Parameters
@@ -263,8 +269,10 @@ impl MultiParams {
                 format!("true with variant {}", self.variant),
             ));
         }
-        if let CodeSpec::Random { columns: 0, .. } = self.code {
-            return Err(Error::param("code", "random:K with K ≥ 1", self.code));
+        if let CodeSpec::Random { columns, .. } = self.code {
+            if !(1..=MAX_CODE_COLUMNS).contains(&columns) {
+                return Err(Error::param("code", format!("random:K with 1 ≤ K ≤ {MAX_CODE_COLUMNS}"), self.code));
+            }
         }
         Ok(())
     }
@@ -344,13 +352,13 @@ impl CodeMatrix {
         Self::need_two_classes(k)?;
         let max_cols = if k >= usize::BITS as usize { usize::MAX } else { (1usize << (k - 1)) - 1 };
         let min_cols = usize::BITS as usize - (k - 1).leading_zeros() as usize; // ⌈log2 k⌉
-        if columns == 0 || columns > max_cols || columns < min_cols {
+        if columns == 0 || columns > max_cols || columns < min_cols || columns > MAX_CODE_COLUMNS {
             return Err(Error::param(
                 "code",
                 format!(
                     "random:K with {min_cols} ≤ K ≤ {} for {k} classes (distinct, non-constant \
                      columns up to complement, distinct codewords)",
-                    if max_cols == usize::MAX { "∞".to_string() } else { max_cols.to_string() }
+                    max_cols.min(MAX_CODE_COLUMNS)
                 ),
                 columns,
             ));
@@ -360,14 +368,18 @@ impl CodeMatrix {
         for _ in 0..TRIES {
             // Draw column by column; column-major scratch, transposed at the end.
             let mut cols: Vec<Vec<i8>> = Vec::with_capacity(columns);
+            // The columns drawn so far, each with its first entry made +1 (a column and its
+            // complement are one key): the duplicate test is a hash look-up, so the draw is
+            // linear in the number of columns, not quadratic (issue 14).
+            let mut seen: HashSet<Vec<i8>> = HashSet::with_capacity(columns);
             let mut failed = false;
             while cols.len() < columns {
                 let mut ok = false;
                 for _ in 0..TRIES {
                     let col: Vec<i8> = (0..k).map(|_| if rng.gen::<bool>() { 1 } else { -1 }).collect();
                     let constant = col.iter().all(|&e| e == col[0]);
-                    let dup = cols.iter().any(|c| c == &col || c.iter().zip(&col).all(|(a, b)| *a == -*b));
-                    if !constant && !dup {
+                    let key: Vec<i8> = col.iter().map(|&e| e * col[0]).collect();
+                    if !constant && seen.insert(key) {
                         cols.push(col);
                         ok = true;
                         break;

@@ -420,8 +420,18 @@ impl ExperimentSpec {
 
     /// Checks names, ranges and uniqueness (called by the parsers and by [`run_experiment`]).
     pub fn validate(&self) -> Result<()> {
-        if self.name.trim().is_empty() {
-            return Err(Error::param("name", "a non-empty experiment name", format!("{:?}", self.name)));
+        // The name is the default results directory `results/<name>`: a plain file name only, so
+        // that `../../x` cannot write outside `results/` (issue 14).
+        let plain = !self.name.trim().is_empty()
+            && self.name != "."
+            && self.name != ".."
+            && !self.name.chars().any(|c| c == '/' || c == '\\' || c == ':' || c.is_control());
+        if !plain {
+            return Err(Error::param(
+                "name",
+                "a plain file name for the experiment (no '/', '\\', ':', control characters, not '.' or '..')",
+                format!("{:?}", crate::error::shown(&self.name)),
+            ));
         }
         if self.folds < 2 {
             return Err(Error::param("folds", "an integer ≥ 2", self.folds));

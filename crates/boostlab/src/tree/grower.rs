@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::tree::{Node, SplitRule, Tree};
 use super::{Criterion, GrowOrder, LeafRule, PureLeaves, TreeParams};
+use crate::cancel::Cancel;
 use crate::data::{BinData, BinMapper, BinnedMatrix, FeatureBins};
 use crate::error::{Error, Result};
 use crate::par::ROW_CHUNK;
@@ -653,6 +654,19 @@ struct Leaf {
 /// Grows one tree on the signed statistics `stats` (`n × k`, row-major; see
 /// [`crate::boost::Booster::statistics`]): `+w` adds `w` to the output's `W+`, `−w` to its `W−`.
 pub fn grow(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64], k: usize, spec: &GrowSpec<'_>) -> Result<Grown> {
+    grow_cancellable(bm, mapper, stats, k, spec, None)
+}
+
+/// [`grow`] that returns [`Error::Cancelled`] once `cancel` is set, checked before each node's
+/// split (between nodes).
+pub fn grow_cancellable(
+    bm: &BinnedMatrix,
+    mapper: &BinMapper,
+    stats: &[f64],
+    k: usize,
+    spec: &GrowSpec<'_>,
+    cancel: Option<&Cancel>,
+) -> Result<Grown> {
     let n = bm.n_rows;
     if k == 0 || stats.len() != n * k {
         return Err(Error::InvalidData(format!("statistics of length {} for {n} rows of {k} outputs", stats.len())));
@@ -711,6 +725,7 @@ pub fn grow(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64], k: usize, spec
     let mut last: Option<LastSplit> = None;
 
     while leaves.len() < max_leaves {
+        crate::cancel::check(cancel)?;
         // Pick the next leaf among those with an admissible split (SPEC §2.2 orders).
         let mut pick: Option<usize> = None;
         for (i, l) in leaves.iter().enumerate() {

@@ -25,13 +25,27 @@ from . import _boostlab
 from ._data import core_feature_names, is_default_names, prepare_X
 
 
+# The core's integers are 64-bit: larger values cannot be converted (issue 14).
+_INT_MAX = 2**63 - 1
+
+
+def _shown(value) -> str:
+    """`repr(value)`, shortened to 60 characters with an ellipsis (a 10 MB string is not echoed)."""
+    r = repr(value)
+    return r if len(r) <= 60 else f"{r[:60]}… ({len(r)} characters)"
+
+
 def _int(name: str, value, *, minimum: int = 0, optional: bool = False):
     if value is None and optional:
         return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"invalid parameter `{name}`: expected an integer, got {value!r}")
+        raise ValueError(f"invalid parameter `{name}`: expected an integer, got {_shown(value)}")
     if value < minimum:
         raise ValueError(f"invalid parameter `{name}`: expected an integer ≥ {minimum}, got {value}")
+    if value > _INT_MAX:
+        raise ValueError(
+            f"invalid parameter `{name}`: expected an integer ≤ 2**63 - 1, got {_shown(value)}"
+        )
     return int(value)
 
 
@@ -39,13 +53,34 @@ def _float(name: str, value, *, optional: bool = False):
     if value is None and optional:
         return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"invalid parameter `{name}`: expected a number, got {value!r}")
-    return float(value)
+        raise ValueError(f"invalid parameter `{name}`: expected a number, got {_shown(value)}")
+    try:
+        v = float(value)
+    except (OverflowError, ValueError):
+        v = float("nan")
+    if not np.isfinite(v):
+        raise ValueError(f"invalid parameter `{name}`: expected a finite number, got {_shown(value)}")
+    return v
+
+
+def _callbacks(value):
+    """`None` or a list (tuple) of callables, called after each round with the round's record."""
+    if value is None:
+        return None
+    if callable(value):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(callable(f) for f in value):
+        raise ValueError(
+            f"invalid parameter `callbacks`: expected None or a list of callables, got {_shown(value)}"
+        )
+    return list(value)
 
 
 def _choice(name: str, value, options):
     if value not in options:
-        raise ValueError(f"invalid parameter `{name}`: expected one of {list(options)}, got {value!r}")
+        raise ValueError(
+            f"invalid parameter `{name}`: expected one of {list(options)}, got {_shown(value)}"
+        )
     return value
 
 
@@ -259,21 +294,33 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
         kind, y_core, names, classes, y_dtype = self._prepare_y(y, n_rows, sample_weight)
         params = self._params(kind == "multilabel")
-        model = _boostlab.fit(
-            core_feature_names(self, self.n_features_in_),
-            columns,
-            kind,
-            y_core,
-            names,
-            json.dumps(params),
-            sample_weight,
-            self._custom_loss(),
-        )
+        callbacks = _callbacks(getattr(self, "callbacks", None))
+        try:
+            model = _boostlab.fit(
+                core_feature_names(self, self.n_features_in_),
+                columns,
+                kind,
+                y_core,
+                names,
+                json.dumps(params, allow_nan=False),
+                sample_weight,
+                self._custom_loss(),
+                callbacks,
+            )
+        except BaseException:
+            # Interrupted (Ctrl-C), stopped by a callback or failed: no model from an earlier fit
+            # stays behind as if it were this one's.
+            self._reset_fitted()
+            raise
         self.classes_ = classes
         if y_dtype is not None:
             self._y_dtype = y_dtype
         self._set_model(model)
         return self
+
+    def _reset_fitted(self):
+        for a in ("model_", "estimator_weights_", "history_", "classes_"):
+            self.__dict__.pop(a, None)
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "model_")

@@ -13,6 +13,10 @@ Common parameters (every estimator):
 - ``random_state``: seed of the random choices (candidate subsampling, random codes, SecBoost's
   degenerate offsets). By default None, which is the seed 0: boostlab is deterministic unless a
   seed is given; an int ≥ 0 or a ``numpy.random.RandomState``.
+- ``callbacks``: a list of callables, each called after every boosting round with that round's
+  record (a dict: ``round``, the round's diagnostics, ``stop_reason`` when boosting stops). A
+  callback that raises stops ``fit`` with its exception (the estimator is left unfitted), e.g. to
+  stop early or to report progress. By default None (no callbacks).
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ class AdaBoostClassifier(_Binary):
         criterion=None,
         max_bins=255,
         random_state=None,
+        callbacks=None,
     ):
         self.n_estimators = n_estimators
         self.max_leaves = max_leaves
@@ -59,6 +64,7 @@ class AdaBoostClassifier(_Binary):
         self.criterion = criterion
         self.max_bins = max_bins
         self.random_state = random_state
+        self.callbacks = callbacks
 
     def _core_params(self, multilabel):
         return {"algorithm": "adaboost"}
@@ -86,6 +92,7 @@ class RealAdaBoostClassifier(_Binary):
         max_bins=255,
         random_state=None,
         smoothing=None,
+        callbacks=None,
     ):
         self.n_estimators = n_estimators
         self.max_leaves = max_leaves
@@ -94,6 +101,7 @@ class RealAdaBoostClassifier(_Binary):
         self.criterion = criterion
         self.max_bins = max_bins
         self.random_state = random_state
+        self.callbacks = callbacks
         self.smoothing = smoothing
 
     def _core_params(self, multilabel):
@@ -142,6 +150,7 @@ class TAdaBoostClassifier(_Binary):
         random_state=None,
         leaf_values="optimal",
         authors_mode=False,
+        callbacks=None,
     ):
         self.n_estimators = n_estimators
         self.t = t
@@ -152,6 +161,7 @@ class TAdaBoostClassifier(_Binary):
         self.criterion = criterion
         self.max_bins = max_bins
         self.random_state = random_state
+        self.callbacks = callbacks
         self.leaf_values = leaf_values
         self.authors_mode = authors_mode
 
@@ -242,6 +252,7 @@ class SecBoostClassifier(_Binary):
         h0=0.0,
         alpha_rule="auto",
         oracle="auto",
+        callbacks=None,
     ):
         self.n_estimators = n_estimators
         self.loss = loss
@@ -253,6 +264,7 @@ class SecBoostClassifier(_Binary):
         self.criterion = criterion
         self.max_bins = max_bins
         self.random_state = random_state
+        self.callbacks = callbacks
         self.delta_init = delta_init
         self.h0 = h0
         self.alpha_rule = alpha_rule
@@ -329,6 +341,7 @@ class AdaBoostMHClassifier(_Multi):
         random_state=None,
         smoothing=None,
         single_label_start=False,
+        callbacks=None,
     ):
         self.n_estimators = n_estimators
         self.variant = variant
@@ -338,6 +351,7 @@ class AdaBoostMHClassifier(_Multi):
         self.criterion = criterion
         self.max_bins = max_bins
         self.random_state = random_state
+        self.callbacks = callbacks
         self.smoothing = smoothing
         self.single_label_start = single_label_start
 
@@ -394,6 +408,7 @@ class AdaBoostMOClassifier(_Multi):
         max_bins=255,
         random_state=None,
         smoothing=None,
+        callbacks=None,
     ):
         self.n_estimators = n_estimators
         self.variant = variant
@@ -405,6 +420,7 @@ class AdaBoostMOClassifier(_Multi):
         self.criterion = criterion
         self.max_bins = max_bins
         self.random_state = random_state
+        self.callbacks = callbacks
         self.smoothing = smoothing
 
     def _core_params(self, multilabel):
@@ -468,6 +484,7 @@ class AdaBoostMRClassifier(_Multi):
         criterion=None,
         max_bins=255,
         random_state=None,
+        callbacks=None,
     ):
         self.n_estimators = n_estimators
         self.max_leaves = max_leaves
@@ -476,6 +493,7 @@ class AdaBoostMRClassifier(_Multi):
         self.criterion = criterion
         self.max_bins = max_bins
         self.random_state = random_state
+        self.callbacks = callbacks
 
     def _core_params(self, multilabel):
         if multilabel:

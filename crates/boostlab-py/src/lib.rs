@@ -9,15 +9,22 @@
 //!
 //! Errors: [`boostlab::Error::Io`] becomes `OSError`, every other core error `ValueError`, both
 //! with the core's message.
+//!
+//! Interrupts (issue 14): `fit` and `decision_function` run on a scoped worker thread while the
+//! calling thread, GIL released, waits for it in slices of [`POLL`] and runs
+//! `PyErr_CheckSignals` between them. A pending `KeyboardInterrupt` (or any exception a signal
+//! handler raises) sets the core's [`Cancel`] flag, which the boosting loop checks between rounds
+//! and nodes and prediction between row blocks; the worker is joined (no thread is left running)
+//! and the exception propagates. A `callbacks` function that raises stops the fit the same way.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use boostlab::boost::driver::fit_with_loss;
+use boostlab::boost::driver::fit_cancellable;
 use boostlab::data::{Column, Dataset, Features, Target, MISSING_CODE};
 use boostlab::loss::{BatchLossFn, Loss};
 use boostlab::model::Task;
-use boostlab::{BoostParams, Ensemble, Error};
+use boostlab::{BoostParams, Cancel, Ensemble, Error, RoundRecord};
 use numpy::ndarray::{Array1, Array2, Array3};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
@@ -33,6 +40,92 @@ fn py_err(e: Error) -> PyErr {
             None => PyOSError::new_err(e.to_string()),
         },
         _ => PyValueError::new_err(e.to_string()),
+    }
+}
+
+/// How often a waiting call checks for Python signals (Ctrl-C).
+const POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Runs `work` on a scoped worker thread; the calling thread waits with the GIL released and checks
+/// Python's signals every [`POLL`]. On a signal's exception, `cancel` is set, the worker joined,
+/// and the exception returned. A panic of the worker is resumed on the calling thread (PyO3 turns
+/// it into `PanicException`).
+fn interruptible<T: Send>(py: Python<'_>, cancel: &Cancel, work: impl FnOnce() -> T + Send) -> PyResult<T> {
+    use std::sync::Condvar;
+    /// Set (and notified) when the worker ends, normally or by a panic (a drop guard).
+    struct Done<'a>(&'a (Mutex<bool>, Condvar));
+    impl Drop for Done<'_> {
+        fn drop(&mut self) {
+            *self.0 .0.lock().unwrap_or_else(|p| p.into_inner()) = true;
+            self.0 .1.notify_all();
+        }
+    }
+    let done = (Mutex::new(false), Condvar::new());
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            let _done = Done(&done);
+            work()
+        });
+        let mut interrupted = None;
+        loop {
+            let finished = py.detach(|| {
+                let guard = done.0.lock().unwrap_or_else(|p| p.into_inner());
+                let (guard, _) = done.1.wait_timeout_while(guard, POLL, |d| !*d).unwrap_or_else(|p| p.into_inner());
+                *guard
+            });
+            if finished {
+                break;
+            }
+            if let Err(e) = py.check_signals() {
+                cancel.cancel();
+                interrupted = Some(e);
+                break;
+            }
+        }
+        let joined = py.detach(|| worker.join());
+        match (joined, interrupted) {
+            (Err(panic), _) => std::panic::resume_unwind(panic),
+            (Ok(_), Some(e)) => Err(e),
+            (Ok(out), None) => Ok(out),
+        }
+    })
+}
+
+/// A round record as the dict of `Model.history()` (`round`, the diagnostics, `stop_reason`).
+fn record_dict<'py>(py: Python<'py>, r: &RoundRecord) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("round", r.round)?;
+    for (k, v) in &r.values {
+        d.set_item(k, v)?;
+    }
+    if let Some(s) = &r.stop_reason {
+        d.set_item("stop_reason", s)?;
+    }
+    Ok(d)
+}
+
+/// Keeps the first Python exception of a fit's callbacks (or loss) and stops the fit.
+#[derive(Clone)]
+struct ErrorSlot {
+    error: Arc<Mutex<Option<PyErr>>>,
+    cancel: Cancel,
+}
+
+impl ErrorSlot {
+    fn set(&self, e: PyErr) {
+        let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(e);
+        }
+        self.cancel.cancel();
+    }
+
+    fn is_set(&self) -> bool {
+        self.error.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+    }
+
+    fn take(&self) -> Option<PyErr> {
+        self.error.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 }
 
@@ -157,17 +250,10 @@ fn target(kind: &str, y: &Bound<'_, PyAny>, names: Vec<String>) -> PyResult<Targ
 /// A SecBoost loss from a Python callable `f(z: 1-d float64 array) -> 1-d float64 array`, called
 /// once per batch of edges with the GIL re-acquired. A Python exception is kept in `error` (and the
 /// batch filled with NaN, which stops the core); `fit` raises it afterwards.
-fn python_loss(
-    func: Py<PyAny>,
-    name: String,
-    convex: bool,
-    beta: Option<f64>,
-    error: Arc<Mutex<Option<PyErr>>>,
-) -> PyResult<Loss> {
+fn python_loss(func: Py<PyAny>, name: String, convex: bool, beta: Option<f64>, error: ErrorSlot) -> PyResult<Loss> {
     let f: BatchLossFn = Arc::new(move |z: &[f64], out: &mut [f64]| {
         Python::attach(|py| {
-            let mut slot = error.lock().unwrap_or_else(|p| p.into_inner());
-            if slot.is_some() {
+            if error.is_set() {
                 out.fill(f64::NAN);
                 return;
             }
@@ -188,7 +274,7 @@ fn python_loss(
                 Ok(())
             })();
             if let Err(e) = res {
-                *slot = Some(e);
+                error.set(e);
                 out.fill(f64::NAN);
             }
         })
@@ -196,13 +282,15 @@ fn python_loss(
     Loss::custom_batch(name, f, convex, beta).map_err(py_err)
 }
 
-/// Trains an ensemble with the GIL released.
+/// Trains an ensemble with the GIL released; Ctrl-C stops it (see the module doc).
 ///
 /// `names`/`columns`: the features (see the module doc); `target_kind`, `y`, `classes`: the target
 /// (see [`target`]); `params_json`: a [`BoostParams`] as JSON (absent fields take their defaults);
-/// `loss`: `(callable, name, convex, beta)` for a user SecBoost loss.
+/// `loss`: `(callable, name, convex, beta)` for a user SecBoost loss; `callbacks`: callables
+/// called after each round with the round's record (a dict); one that raises stops the fit with
+/// its exception.
 #[pyfunction]
-#[pyo3(signature = (names, columns, target_kind, y, classes, params_json, sample_weight=None, loss=None))]
+#[pyo3(signature = (names, columns, target_kind, y, classes, params_json, sample_weight=None, loss=None, callbacks=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit(
     py: Python<'_>,
@@ -214,6 +302,7 @@ fn fit(
     params_json: &str,
     sample_weight: Option<PyReadonlyArray1<'_, f64>>,
     loss: Option<(Py<PyAny>, String, bool, Option<f64>)>,
+    callbacks: Option<Vec<Py<PyAny>>>,
 ) -> PyResult<Model> {
     let params: BoostParams =
         serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!("invalid parameters: {e}")))?;
@@ -223,13 +312,25 @@ fn fit(
         sample_weight.map(|w| w.as_array().to_vec()),
     )
     .map_err(py_err)?;
-    let error = Arc::new(Mutex::new(None));
+    let cancel = Cancel::new();
+    let error = ErrorSlot { error: Arc::new(Mutex::new(None)), cancel: cancel.clone() };
     let loss = loss.map(|(f, name, convex, beta)| python_loss(f, name, convex, beta, error.clone())).transpose()?;
-    let res = py.detach(move || match loss {
-        Some(l) => fit_with_loss(&data, &params, l, &mut |_| {}),
-        None => boostlab::fit(&data, &params),
-    });
-    if let Some(e) = error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+    let callbacks = callbacks.unwrap_or_default();
+    let slot = error.clone();
+    let mut on_round = move |r: &RoundRecord| {
+        if callbacks.is_empty() || slot.is_set() {
+            return;
+        }
+        Python::attach(|py| {
+            let res =
+                record_dict(py, r).and_then(|d| callbacks.iter().try_for_each(|f| f.bind(py).call1((&d,)).map(drop)));
+            if let Err(e) = res {
+                slot.set(e);
+            }
+        });
+    };
+    let res = interruptible(py, &cancel, || fit_cancellable(&data, &params, loss, &cancel, &mut on_round))?;
+    if let Some(e) = error.take() {
         return Err(e);
     }
     Ok(Model { inner: res.map_err(py_err)? })
@@ -389,15 +490,7 @@ impl Model {
     fn history<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
         for r in &self.inner.history {
-            let d = PyDict::new(py);
-            d.set_item("round", r.round)?;
-            for (k, v) in &r.values {
-                d.set_item(k, v)?;
-            }
-            if let Some(s) = &r.stop_reason {
-                d.set_item("stop_reason", s)?;
-            }
-            out.append(d)?;
+            out.append(record_dict(py, r)?)?;
         }
         Ok(out)
     }
@@ -412,7 +505,9 @@ impl Model {
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let f = checked_features(names, columns)?;
         let n = f.n_rows();
-        let s = py.detach(|| self.inner.decision_function(&f, clipped)).map_err(py_err)?;
+        let cancel = Cancel::new();
+        let s = interruptible(py, &cancel, || self.inner.decision_function_cancellable(&f, clipped, &cancel))?
+            .map_err(py_err)?;
         Array2::from_shape_vec((n, self.inner.n_outputs), s)
             .map(|a| a.into_pyarray(py))
             .map_err(|e| PyValueError::new_err(e.to_string()))

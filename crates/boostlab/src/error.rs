@@ -23,7 +23,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A data file is malformed at a known place.
-    #[error("{file}:{line}{col}: {message}", col = column.as_ref().map(|c| format!(": column '{c}'")).unwrap_or_default())]
+    #[error("{file}:{line}{col}: {message}", col = column.as_ref().map(|c| format!(": column '{}'", shown(c))).unwrap_or_default())]
     Parse {
         /// The file (or `<memory>`).
         file: String,
@@ -64,14 +64,9 @@ pub enum Error {
 
 impl Error {
     /// Shorthand for [`Error::InvalidParam`].
+    /// `got` is shown shortened (see [`shown`]).
     pub fn param(name: &'static str, expected: impl Into<String>, got: impl std::fmt::Display) -> Self {
-        Error::InvalidParam { name, expected: expected.into(), got: got.to_string() }
-    }
-
-    /// Shorthand for [`Error::InvalidParam`] whose `got` is a user's value shortened to at most
-    /// [`SHOWN_CHARS`] characters (a 10 MB field is not echoed whole).
-    pub fn param_shown(name: &'static str, expected: impl Into<String>, got: &str) -> Self {
-        Error::InvalidParam { name, expected: expected.into(), got: shown(got) }
+        Error::InvalidParam { name, expected: expected.into(), got: shown(&got.to_string()) }
     }
 
     /// Shorthand for [`Error::Io`].

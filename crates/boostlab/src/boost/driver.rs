@@ -208,7 +208,9 @@ impl OwnedLabels {
                             "this algorithm needs exactly two classes, the labels have {} ({}): use a multi-class \
                              algorithm (adaboost-mh, real-adaboost-mh, adaboost-mo, adaboost-mr, adaboost-m2)",
                             classes.len(),
-                            classes.join(", ")
+                            // At most 10 names, each shortened: a 10 MB label is not echoed whole.
+                            classes.iter().take(10).map(|c| crate::error::shown(c)).collect::<Vec<_>>().join(", ")
+                                + if classes.len() > 10 { ", …" } else { "" }
                         )));
                     }
                     Ok(OwnedLabels {

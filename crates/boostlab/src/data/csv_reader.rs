@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::Path;
 
 use super::{Column, Dataset, FeatureKind, Features, Target, MISSING_CODE};
-use crate::error::{Error, Result};
+use crate::error::{shown, Error, Result};
 
 /// Which column(s) hold the label.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -143,7 +143,13 @@ pub fn read_csv_from(reader: impl Read, name: &str, opts: &CsvOptions) -> Result
         LabelSelector::Name(n) => match col_index(n) {
             Some(c) => vec![c],
             None if opts.label_optional => vec![],
-            None => return Err(perr(1, Some(n), format!("no label column '{n}' in the header {names:?}"))),
+            None => {
+                return Err(perr(
+                    1,
+                    Some(n),
+                    format!("no label column '{}' in the header {}", shown(n), shown(&format!("{names:?}"))),
+                ))
+            }
         },
         LabelSelector::Multi(list) => {
             let mut v = Vec::new();
@@ -159,7 +165,7 @@ pub fn read_csv_from(reader: impl Read, name: &str, opts: &CsvOptions) -> Result
         LabelSelector::Prefix(p) => {
             let v: Vec<usize> = (0..ncol).filter(|&c| names[c].starts_with(p.as_str())).collect();
             if v.is_empty() && !opts.label_optional {
-                return Err(perr(1, None, format!("no column name starts with the label prefix '{p}'")));
+                return Err(perr(1, None, format!("no column name starts with the label prefix '{}'", shown(p))));
             }
             v
         }
@@ -187,7 +193,7 @@ pub fn read_csv_from(reader: impl Read, name: &str, opts: &CsvOptions) -> Result
                         return Err(perr(
                             lines[r],
                             Some(&names[c]),
-                            format!("multi-label value '{other}' is not 0 or 1"),
+                            format!("multi-label value '{}' is not 0 or 1", shown(other)),
                         ))
                     }
                 };
@@ -218,7 +224,7 @@ pub fn read_csv_from(reader: impl Read, name: &str, opts: &CsvOptions) -> Result
                         return Err(perr(
                             lines[r],
                             Some(&names[c]),
-                            format!("sample weight '{v}' is not a finite number ≥ 0"),
+                            format!("sample weight '{}' is not a finite number ≥ 0", shown(v)),
                         ))
                     }
                 }
@@ -271,7 +277,7 @@ fn build_features(
                         file: name.into(),
                         line: lines[r],
                         column: Some(names[c].clone()),
-                        message: format!("infinite value '{}'", values[r]),
+                        message: format!("infinite value '{}'", shown(&values[r])),
                     });
                 }
                 columns.push(Column::Numeric(nums));
@@ -283,7 +289,10 @@ fn build_features(
                         file: name.into(),
                         line: lines[r],
                         column: Some(names[c].clone()),
-                        message: format!("'{}' is not a number, but the model expects a numeric feature", values[r]),
+                        message: format!(
+                            "'{}' is not a number, but the model expects a numeric feature",
+                            shown(&values[r])
+                        ),
                     });
                 }
                 let mut levels: Vec<String> = values.iter().filter(|v| !is_missing(v)).cloned().collect();

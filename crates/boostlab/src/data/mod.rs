@@ -14,7 +14,7 @@ pub use libsvm::{read_libsvm, read_libsvm_from, LibsvmOptions};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{shown, Error, Result};
 
 /// The code of a missing categorical value.
 pub const MISSING_CODE: u32 = u32::MAX;
@@ -239,18 +239,26 @@ impl Dataset {
         let mut seen = std::collections::HashSet::new();
         for name in &features.names {
             if !seen.insert(name) {
-                return Err(Error::InvalidData(format!("duplicate feature name '{name}'")));
+                return Err(Error::InvalidData(format!("duplicate feature name '{}'", shown(name))));
             }
         }
         for (f, col) in features.columns.iter().enumerate() {
             let name = &features.names[f];
             if col.len() != n {
-                return Err(Error::InvalidData(format!("feature '{name}' has {} rows, expected {n}", col.len())));
+                return Err(Error::InvalidData(format!(
+                    "feature '{}' has {} rows, expected {n}",
+                    shown(name),
+                    col.len()
+                )));
             }
             match col {
                 Column::Numeric(v) => {
                     if let Some(r) = v.iter().position(|x| x.is_infinite()) {
-                        return Err(Error::InvalidData(format!("feature '{name}', row {}: infinite value", r + 1)));
+                        return Err(Error::InvalidData(format!(
+                            "feature '{}', row {}: infinite value",
+                            shown(name),
+                            r + 1
+                        )));
                     }
                 }
                 Column::Categorical { codes, levels } => {

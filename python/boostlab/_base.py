@@ -98,7 +98,7 @@ def _criterion(value):
                 pass
     raise ValueError(
         "invalid parameter `criterion`: expected None, 'empirical', 'gini', 'entropy', "
-        f"'matusita' or 'tempered:t=T', got {value!r}"
+        f"'matusita' or 'tempered:t=T', got {_shown(value)}"
     )
 
 

@@ -380,3 +380,16 @@ pub fn stdout(text: &str) -> anyhow::Result<()> {
         Err(e) => Err(anyhow::Error::new(e).context("writing to standard output")),
     }
 }
+
+/// An error with its context chain, leaving out a cause whose text the message already holds (an
+/// I/O error's source is part of its own message).
+pub fn message(e: &anyhow::Error) -> String {
+    let mut msg = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !msg.contains(&c) {
+            msg = format!("{msg}: {c}");
+        }
+    }
+    msg
+}

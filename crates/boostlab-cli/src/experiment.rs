@@ -213,7 +213,7 @@ impl DataCache {
             // `max_rows` keeps the FIRST rows of the file (e.g. creditcard's first 14599).
             max_rows: d.max_rows,
         };
-        let data = args.load().map(Arc::new).map_err(|e| format!("dataset {}: {e:#}", d.name));
+        let data = args.load().map(Arc::new).map_err(|e| format!("dataset {}: {}", d.name, crate::common::message(&e)));
         if let Ok(mut m) = self.map.lock() {
             m.insert(key, data.clone());
         }
@@ -322,7 +322,7 @@ fn check_settings(spec: &ExperimentSpec) -> Result<()> {
         }
     }
     if !errors.is_empty() {
-        bail!("invalid experiment {}:\n  {}", spec.name, errors.join("\n  "));
+        bail!("invalid experiment {}: {}", spec.name, errors.join("; "));
     }
     Ok(())
 }
@@ -361,7 +361,7 @@ pub fn run(a: ExperimentArgs) -> Result<()> {
             cancel.check()?; // interrupted: the remaining cells are left for the next run
             run_cell(c, &cache).map_err(|e| match e.downcast_ref::<boostlab::Error>() {
                 Some(boostlab::Error::Cancelled) => boostlab::Error::Cancelled,
-                _ => boostlab::Error::Failed(format!("{e:#}")),
+                _ => boostlab::Error::Failed(crate::common::message(&e)),
             })
         },
         |done, total| {

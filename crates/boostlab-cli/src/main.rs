@@ -58,15 +58,7 @@ fn main() {
         signals::exit_now(code);
     }
     if let Err(e) = res {
-        // The context chain, leaving out a cause the message already holds (an I/O error's text).
-        let mut msg = e.to_string();
-        for cause in e.chain().skip(1) {
-            let c = cause.to_string();
-            if !msg.contains(&c) {
-                msg = format!("{msg}: {c}");
-            }
-        }
-        eprintln!("error: {msg}");
+        eprintln!("error: {}", common::message(&e));
         std::process::exit(1);
     }
 }

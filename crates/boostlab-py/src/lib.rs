@@ -304,8 +304,17 @@ fn fit(
     loss: Option<(Py<PyAny>, String, bool, Option<f64>)>,
     callbacks: Option<Vec<Py<PyAny>>>,
 ) -> PyResult<Model> {
-    let params: BoostParams =
-        serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!("invalid parameters: {e}")))?;
+    let params: BoostParams = serde_json::from_str(params_json).map_err(|e| {
+        // The core's own message (a parameter's parser) without serde's position in the JSON
+        // that the Python side wrote.
+        let msg = e.to_string();
+        let msg = msg.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&msg);
+        if msg.starts_with("invalid parameter") {
+            PyValueError::new_err(msg.to_string())
+        } else {
+            PyValueError::new_err(format!("invalid parameters: {msg}"))
+        }
+    })?;
     let data = Dataset::new(
         features(names, columns)?,
         Some(target(target_kind, y, classes)?),

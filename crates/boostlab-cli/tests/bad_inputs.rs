@@ -43,7 +43,10 @@ fn split_row(line: &str) -> Vec<String> {
 
 /// The text of a ``` `` code `` ``` cell.
 fn code(cell: &str) -> String {
-    cell.strip_prefix("`` ").and_then(|c| c.strip_suffix(" ``")).unwrap_or_else(|| panic!("a `` code `` cell: {cell}")).to_string()
+    cell.strip_prefix("`` ")
+        .and_then(|c| c.strip_suffix(" ``"))
+        .unwrap_or_else(|| panic!("a `` code `` cell: {cell}"))
+        .to_string()
 }
 
 /// The fixture files of the table (docs/reliability.md lists them).
@@ -102,7 +105,11 @@ fn issue_14_every_cli_row_of_the_bad_input_table() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!err.contains("panicked"), "row {n} ({place}) panics: {err}");
         assert!(!out.status.success(), "row {n}: `{input}` succeeded");
-        assert!(err.lines().any(|l| l == want), "row {n}: `{input}`\nwanted: {want}\nstderr: {}", err.chars().take(2000).collect::<String>());
+        assert!(
+            err.lines().any(|l| l == want),
+            "row {n}: `{input}`\nwanted: {want}\nstderr: {}",
+            err.chars().take(2000).collect::<String>()
+        );
     }
     assert!(n_cli >= 15, "{n_cli} cli rows");
     // Refused before any cell ran: no results directory.

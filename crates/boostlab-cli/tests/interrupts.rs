@@ -45,8 +45,19 @@ fn interrupted_train(sig: &str, code: i32) {
     let mut child = Command::new(BIN)
         .current_dir(dir.path())
         .args([
-            "train", "--data", "d.csv", "--algo", "real-adaboost", "--rounds", "1000000", "--max-leaves", "64",
-            "--model", "m.json", "--log-json", "log.jsonl",
+            "train",
+            "--data",
+            "d.csv",
+            "--algo",
+            "real-adaboost",
+            "--rounds",
+            "1000000",
+            "--max-leaves",
+            "64",
+            "--model",
+            "m.json",
+            "--log-json",
+            "log.jsonl",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -102,7 +113,10 @@ fn issue_14_interrupted_experiment_keeps_finished_cells_and_resumes() {
         .unwrap();
     // Wait for the first finished cell, then interrupt.
     let start = Instant::now();
-    while std::fs::read_dir(&cells).map_or(0, |d| d.filter(|e| e.as_ref().is_ok_and(|e| is_record(e.path().as_path()))).count()) == 0 {
+    while std::fs::read_dir(&cells)
+        .map_or(0, |d| d.filter(|e| e.as_ref().is_ok_and(|e| is_record(e.path().as_path()))).count())
+        == 0
+    {
         assert!(start.elapsed() < Duration::from_secs(120), "no cell finished");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -114,7 +128,8 @@ fn issue_14_interrupted_experiment_keeps_finished_cells_and_resumes() {
     let kept = count_records(&cells);
     assert!((1..10).contains(&kept), "{kept} cells kept: {err}");
     // The rerun only runs what is missing.
-    let out = Command::new(BIN).current_dir(dir.path()).args(["experiment", "int.toml", "--threads", "1"]).output().unwrap();
+    let out =
+        Command::new(BIN).current_dir(dir.path()).args(["experiment", "int.toml", "--threads", "1"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains(&format!("10 cells: {kept} already recorded, {} run now, 0 failed", 10 - kept)), "{err}");

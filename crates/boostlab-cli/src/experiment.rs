@@ -313,16 +313,28 @@ pub fn run_cell(cell: &Cell, cache: &DataCache) -> Result<CellResult> {
 /// parameter is one clear error rather than one failure per fold (issue 14).
 fn check_settings(spec: &ExperimentSpec) -> Result<()> {
     let mut seen = std::collections::HashSet::new();
-    let mut errors = Vec::new();
+    // (setting, message, datasets): one entry per distinct error of a setting.
+    let mut errors: Vec<(String, String, Vec<String>)> = Vec::new();
     for cell in spec.cells()? {
         if seen.insert((cell.dataset.name.clone(), cell.setting.clone())) {
             if let Err(e) = boost_params(&cell.params, cell.seed) {
-                errors.push(format!("setting `{}` on dataset `{}`: {e:#}", cell.setting, cell.dataset.name));
+                let msg = crate::common::message(&e);
+                match errors.iter_mut().find(|(s, m, _)| *s == cell.setting && *m == msg) {
+                    Some(entry) => entry.2.push(cell.dataset.name.clone()),
+                    None => errors.push((cell.setting.clone(), msg, vec![cell.dataset.name.clone()])),
+                }
             }
         }
     }
     if !errors.is_empty() {
-        bail!("invalid experiment {}: {}", spec.name, errors.join("; "));
+        let lines: Vec<String> = errors
+            .iter()
+            .map(|(s, m, d)| match d.as_slice() {
+                [one] => format!("setting `{s}` on dataset `{one}`: {m}"),
+                many => format!("setting `{s}` on datasets `{}`: {m}", many.join("`, `")),
+            })
+            .collect();
+        bail!("invalid experiment {}: {}", spec.name, lines.join("; "));
     }
     Ok(())
 }

@@ -157,5 +157,12 @@ fn a_bad_parameter_fails_the_cells_with_a_clear_message() {
     let o = experiment(&spec, &tmp.path().join("out"), &[]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("unknown parameter `tt`") && err.contains("6 cells failed"), "{err}");
+    // Issue 14: a setup error is reported once, before any cell runs, not once per fold.
+    assert_eq!(err.matches("unknown parameter `tt`").count(), 1, "{err}");
+    assert!(
+        err.contains("invalid experiment resume-test: setting `tada` on datasets `a`, `b`: unknown parameter `tt`"),
+        "{err}"
+    );
+    assert!(!err.contains("numerical failure") && !err.contains("cells failed"), "{err}");
+    assert!(!tmp.path().join("out").exists(), "no results directory for a refused spec");
 }

@@ -180,12 +180,13 @@ struct Case {
     rows: Vec<(f64, u32, u32, f64)>, // (x, category, class, weight exponent)
     dup: usize,
     classes: u32,
+    tempered_criterion: bool,
 }
 
 fn case() -> impl Strategy<Value = Case> {
     let algos = prop::sample::select(Algorithm::ALL.iter().map(|a| a.1).collect::<Vec<_>>());
-    (algos, 0.0..1.99f64, 0..LOSSES.len(), 2usize..9, 2usize..=255, 0usize..4).prop_flat_map(
-        |(algorithm, t, loss, leaves, n_levels, dup)| {
+    (algos, 0.0..1.99f64, 0..LOSSES.len(), 2usize..9, 2usize..=255, 0usize..4, any::<bool>()).prop_flat_map(
+        |(algorithm, t, loss, leaves, n_levels, dup, tempered_criterion)| {
             let classes = if algorithm.is_binary() { 2 } else { 3 };
             let row = (-3.0..3.0f64, 0..n_levels as u32, 0..classes, -300.0..300.0f64);
             prop::collection::vec(row, 6..40).prop_map(move |rows| Case {
@@ -197,6 +198,7 @@ fn case() -> impl Strategy<Value = Case> {
                 rows,
                 dup,
                 classes,
+                tempered_criterion,
             })
         },
     )
@@ -244,9 +246,14 @@ fn build(c: &Case) -> (Dataset, Features, BoostParams) {
     let mut p = BoostParams { algorithm: c.algorithm, n_estimators: 8, ..Default::default() };
     p.tree.max_leaves = c.leaves;
     p.t_adaboost.t = c.t;
+    if c.tempered_criterion && c.algorithm != Algorithm::AbstainingAdaBoost {
+        p.tree.criterion = Some(boostlab::tree::Criterion::Tempered { t: c.t });
+    }
     p.secboost.loss = LOSSES[c.loss].parse().unwrap();
     if LOSSES[c.loss] == "zero-one" {
-        p.secboost.h0 = 0.5; // the 0/1 loss needs h0 ≠ 0 (README)
+        // The 0/1 loss needs h0 ≠ 0 (README), and an offset v0 that crosses its step.
+        p.secboost.h0 = 0.5;
+        p.secboost.v0 = 1.0;
     }
     (d, pf, p)
 }
@@ -267,7 +274,7 @@ fn check_finite(m: &Ensemble, f: &Features) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
     fn issue_14_hostile_numbers_give_finite_models_or_clear_errors(c in case()) {

@@ -3,7 +3,10 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use boostlab::data::{read_csv, read_libsvm, CsvOptions, FeatureKind, LabelSelector, LibsvmOptions};
+use std::fs::File;
+use std::io::{BufRead, BufReader, IsTerminal};
+
+use boostlab::data::{read_csv_from, read_libsvm_from, CsvOptions, FeatureKind, LabelSelector, LibsvmOptions};
 use std::collections::BTreeMap;
 
 use boostlab::boost::preset::Preset;
@@ -90,9 +93,14 @@ impl DataArgs {
         Format::of(&self.data, self.format)
     }
 
-    /// Reads the training data.
+    /// Reads the training data (with a progress bar on a terminal).
     pub fn load(&self) -> Result<Dataset> {
-        load(
+        self.load_with_progress(true)
+    }
+
+    /// Reads the training data; `progress`: show the reading progress on a terminal.
+    pub fn load_with_progress(&self, progress: bool) -> Result<Dataset> {
+        load_from(
             &self.data,
             self.format(),
             self.selector(),
@@ -101,12 +109,13 @@ impl DataArgs {
             self.max_rows,
             None,
             None,
+            progress,
         )
     }
 }
 
 /// Reads a data file. `kinds` forces feature kinds (a model's schema); `n_features` fixes the
-/// LIBSVM width.
+/// LIBSVM width. Shows the reading progress on a terminal.
 #[allow(clippy::too_many_arguments)]
 pub fn load(
     path: &Path,
@@ -118,18 +127,92 @@ pub fn load(
     kinds: Option<Vec<(String, FeatureKind)>>,
     n_features: Option<usize>,
 ) -> Result<Dataset> {
+    load_from(path, format, label, positive, weight, max_rows, kinds, n_features, true)
+}
+
+/// A progress bar of the bytes read from `path`, on standard error when it is a terminal (issue
+/// 17: reading a large file took seconds with nothing on the screen). `None` otherwise.
+fn reading_bar(path: &Path, show: bool) -> Option<indicatif::ProgressBar> {
+    if !show || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let len = std::fs::metadata(path).ok()?.len();
+    let b = indicatif::ProgressBar::new(len);
+    let style = indicatif::ProgressStyle::with_template(
+        "reading {prefix} {bar:30} {bytes}/{total_bytes} [{elapsed_precise} < {eta_precise}]",
+    )
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    b.set_style(style);
+    b.set_prefix(path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+    b.set_position(0);
+    Some(b)
+}
+
+/// The file as a buffered reader, counted by the progress bar when there is one.
+fn open_counted(path: &Path, bar: Option<&indicatif::ProgressBar>) -> Result<Box<dyn BufRead>> {
+    let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    Ok(match bar {
+        Some(b) => Box::new(BufReader::with_capacity(1 << 16, b.wrap_read(f))),
+        None => Box::new(BufReader::with_capacity(1 << 16, f)),
+    })
+}
+
+/// [`load`], with the reading progress shown only when `progress` (and on a terminal).
+#[allow(clippy::too_many_arguments)]
+pub fn load_from(
+    path: &Path,
+    format: Format,
+    label: LabelSelector,
+    positive: Option<String>,
+    weight: Option<String>,
+    max_rows: Option<usize>,
+    kinds: Option<Vec<(String, FeatureKind)>>,
+    n_features: Option<usize>,
+    progress: bool,
+) -> Result<Dataset> {
+    let bar = reading_bar(path, progress);
+    let start = std::time::Instant::now();
+    let d = read_any(path, format, label, positive, weight, max_rows, kinds, n_features, bar.as_ref());
+    if let Some(b) = bar {
+        b.finish_and_clear();
+        if let Ok(d) = &d {
+            eprintln!(
+                "read {} rows × {} features from {} in {:.2} s",
+                d.n_rows(),
+                d.n_features(),
+                path.display(),
+                start.elapsed().as_secs_f64()
+            );
+        }
+    }
+    d
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read_any(
+    path: &Path,
+    format: Format,
+    label: LabelSelector,
+    positive: Option<String>,
+    weight: Option<String>,
+    max_rows: Option<usize>,
+    kinds: Option<Vec<(String, FeatureKind)>>,
+    n_features: Option<usize>,
+    bar: Option<&indicatif::ProgressBar>,
+) -> Result<Dataset> {
     let label_optional = kinds.is_some();
+    let name = path.display().to_string();
     match format {
         Format::Csv => {
             let opts = CsvOptions { label, positive, weight, kinds, max_rows, label_optional };
-            Ok(read_csv(path, &opts)?)
+            Ok(read_csv_from(open_counted(path, bar)?, &name, &opts)?)
         }
         Format::Libsvm => {
             if weight.is_some() {
                 bail!("--weight is for CSV files");
             }
             let opts = LibsvmOptions { positive, n_features, ..Default::default() };
-            let mut d = read_libsvm(path, &opts)?;
+            let mut d = read_libsvm_from(open_counted(path, bar)?, &name, &opts)?;
             if let Some(m) = max_rows {
                 if m < d.n_rows() {
                     d = d.subset(&(0..m).collect::<Vec<_>>());

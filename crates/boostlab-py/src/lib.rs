@@ -215,8 +215,11 @@ fn fit(
     sample_weight: Option<PyReadonlyArray1<'_, f64>>,
     loss: Option<(Py<PyAny>, String, bool, Option<f64>)>,
 ) -> PyResult<Model> {
-    let params: BoostParams =
+    let given: serde_json::Value =
         serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!("invalid parameters: {e}")))?;
+    // Issue 17: the preset first, the estimator's given parameters over it.
+    let (params, explicit) = BoostParams::from_json(&given).map_err(py_err)?;
+    let sources = params.sources(&explicit).map_err(py_err)?;
     let data = Dataset::new(
         features(names, columns)?,
         Some(target(target_kind, y, classes)?),
@@ -232,7 +235,9 @@ fn fit(
     if let Some(e) = error.lock().unwrap_or_else(|p| p.into_inner()).take() {
         return Err(e);
     }
-    Ok(Model { inner: res.map_err(py_err)? })
+    let mut inner = res.map_err(py_err)?;
+    inner.param_sources = sources;
+    Ok(Model { inner })
 }
 
 /// Rebuilds a model from its JSON (the unpickling function of [`Model`]).
@@ -322,6 +327,13 @@ impl Model {
     #[getter]
     fn params_json(&self) -> PyResult<String> {
         serde_json::to_string(&self.inner.params).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
+    /// Every parameter's effective value and source (default, preset, user) as JSON:
+    /// `{"tree.max_split_candidates": {"value": 2000, "source": "preset"}, ...}`.
+    #[getter]
+    fn param_sources_json(&self) -> PyResult<String> {
+        serde_json::to_string(&self.inner.param_sources).map_err(|e| PyValueError::new_err(e.to_string()))
     }
 
     /// `binary`, `multiclass` or `multilabel`.

@@ -219,7 +219,7 @@ impl BoostParams {
         Ok(effective
             .into_iter()
             .map(|(path, value)| {
-                let source = if explicit.iter().any(|e| *e == path) {
+                let source = if explicit.contains(&path) {
                     ParamSource::User
                 } else if let Some(pv) = preset.get(&path) {
                     if *pv == value {
@@ -227,8 +227,6 @@ impl BoostParams {
                     } else {
                         ParamSource::User
                     }
-                } else if path == "preset" && value.is_null() {
-                    ParamSource::Default
                 } else if defaults.get(&path) == Some(&value) {
                     ParamSource::Default
                 } else {

@@ -163,7 +163,8 @@ fn issue_17_every_preset_field_yields_to_its_flag() {
 #[test]
 fn issue_17_random_ties_are_seeded_and_thread_independent() {
     let dir = tempfile::tempdir().unwrap();
-    let data = write_twins(dir.path(), 300);
+    // 6000 rows × 6 features: above the size where histograms and split searches go parallel.
+    let data = write_twins(dir.path(), 6000);
     let train = |seed: &str, ties: &str, threads: &str, name: &str| -> serde_json::Value {
         let model = dir.path().join(name);
         let (ok, _, se) = run_env(

@@ -218,7 +218,17 @@ fn fit(
     let given: serde_json::Value =
         serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!("invalid parameters: {e}")))?;
     // Issue 17: the preset first, the estimator's given parameters over it.
-    let (params, explicit) = BoostParams::from_json(&given).map_err(py_err)?;
+    let (params, mut explicit) = BoostParams::from_json(&given).map_err(py_err)?;
+    // The estimators send every constructor argument: one equal to what the preset (or the
+    // default) gives is not a choice of the user's.
+    let mut base = serde_json::Map::new();
+    if let Some(p) = given.get("preset") {
+        base.insert("preset".into(), p.clone());
+    }
+    let base =
+        BoostParams::from_json(&serde_json::Value::Object(base)).map_err(py_err)?.0.sources(&[]).map_err(py_err)?;
+    let effective = params.sources(&[]).map_err(py_err)?;
+    explicit.retain(|path| base.get(path).map(|e| &e.value) != effective.get(path).map(|e| &e.value));
     let sources = params.sources(&explicit).map_err(py_err)?;
     let data = Dataset::new(
         features(names, columns)?,

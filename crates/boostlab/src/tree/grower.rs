@@ -1189,7 +1189,7 @@ mod tests {
     #[test]
     fn issue_17_random_ties_bit_identical_across_threads_on_parallel_sizes() {
         let one = grow_twins(17, 20_000, SplitTies::Random, 1);
-        assert!(20_000 * 8 >= PARALLEL_CELLS);
+        const { assert!(20_000 * 8 >= PARALLEL_CELLS) };
         for threads in [2, 3] {
             let other = grow_twins(17, 20_000, SplitTies::Random, threads);
             assert_eq!(one.tree, other.tree, "{threads} threads");

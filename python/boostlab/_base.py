@@ -110,6 +110,41 @@ def _criterion_str(c):
     return c["name"]
 
 
+class _Null:
+    """An explicit JSON null that survives `_given` (e.g. ``max_split_candidates="all"``)."""
+
+
+EXPLICIT_NULL = _Null()
+
+
+def _given(params):
+    """The parameters the user gave: `None` values dropped (they take the preset's value or the
+    core's default, issue 17), `EXPLICIT_NULL` turned into `None`."""
+    out = {}
+    for k, v in params.items():
+        if isinstance(v, dict):
+            v = _given(v)
+            if v:
+                out[k] = v
+        elif v is EXPLICIT_NULL:
+            out[k] = None
+        elif v is not None:
+            out[k] = v
+    return out
+
+
+def _user_value(p, path, fallback=None):
+    """A parameter of a model's core parameters `p` as a reloaded estimator's argument: the value
+    the user gave, or None when it came from the default or the preset (so that the estimator
+    refits alike and `get_params` round-trips). Models without sources give the value itself."""
+    sub, _, field = path.rpartition(".")
+    sources = p.get("_sources")
+    if sources:
+        e = sources.get(path)
+        return e["value"] if e is not None and e["source"] == "user" else None
+    return (p.get(sub, {}) if sub else p).get(field, fallback)
+
+
 def _seed(random_state) -> int:
     """The core's seed: `None` is 0 (boostlab is deterministic by default), an integer ≥ 0 is
     itself, a `RandomState` draws one."""
@@ -181,6 +216,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             "max_nodes": _int("max_nodes", self.max_nodes, optional=True),
             "max_depth": _int("max_depth", self.max_depth, optional=True),
             "criterion": _criterion(self.criterion),
+            "split_ties": _choice("split_ties", getattr(self, "split_ties", None), (None, "lowest", "random")),
         }
 
     def _params(self, multilabel: bool) -> dict:
@@ -190,8 +226,13 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             "seed": _seed(self.random_state),
             "tree": self._tree_params(),
         }
-        p.update(self._core_params(multilabel))
-        return p
+        for k, v in self._core_params(multilabel).items():
+            if isinstance(v, dict) and isinstance(p.get(k), dict):
+                p[k].update(v)
+            else:
+                p[k] = v
+        # Only what the user gave: the core lays it over the preset and the defaults (issue 17).
+        return _given(p)
 
     def _core_params(self, multilabel: bool) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -209,6 +250,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             "max_nodes": t.get("max_nodes"),
             "max_depth": t.get("max_depth"),
             "criterion": _criterion_str(t.get("criterion")),
+            "split_ties": _user_value(p, "tree.split_ties"),
             "max_bins": p.get("max_bins", 255),
             "random_state": p.get("seed", 0),
         }
@@ -438,6 +480,7 @@ def _from_model(model, cls=None):
             f"{est_cls.__name__}.load_model or boostlab.load_model"
         )
     params = json.loads(model.params_json)
+    params["_sources"] = json.loads(model.param_sources_json)
     est = est_cls(**est_cls._kwargs_from_core(params))
     if model.task == "multilabel":
         est.classes_ = np.arange(len(model.classes))

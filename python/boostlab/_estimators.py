@@ -10,13 +10,16 @@ Common parameters (every estimator):
 - ``criterion``: split criterion, ``"empirical"``, ``"gini"``, ``"entropy"``, ``"matusita"`` or
   ``"tempered:t=T"``. By default None: the booster's own choice.
 - ``max_bins``: value bins per feature. By default 255; 2..65535.
-- ``random_state``: seed of the random choices (candidate subsampling, random codes, SecBoost's
-  degenerate offsets). By default None, which is the seed 0: boostlab is deterministic unless a
-  seed is given; an int ≥ 0 or a ``numpy.random.RandomState``.
 - ``callbacks``: a list of callables, each called after every boosting round with that round's
   record (a dict: ``round``, the round's diagnostics, ``stop_reason`` when boosting stops). A
   callback that raises stops ``fit`` with its exception (the estimator is left unfitted), e.g. to
   stop early or to report progress. By default None (no callbacks).
+- ``random_state``: seed of the random choices (candidate subsampling, random tie-breaking,
+  random codes, SecBoost's degenerate offsets). By default None, which is the seed 0: boostlab is
+  deterministic unless a seed is given; an int ≥ 0 or a ``numpy.random.RandomState``.
+- ``split_ties``: how ties between equally good splits (gains within 1e−12 of the node weight)
+  are broken: ``"lowest"`` (the lowest feature index) or ``"random"`` (a uniform draw from
+  ``random_state``). By default None: ``"lowest"``, or the preset's choice.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import BoostClassifier, _choice, _float, _seed, register
+from ._base import EXPLICIT_NULL, BoostClassifier, _choice, _float, _int, _seed, _user_value, register
 
 
 def _common_doc(cls):
@@ -56,6 +59,7 @@ class AdaBoostClassifier(_Binary):
         max_bins=255,
         random_state=None,
         callbacks=None,
+        split_ties=None,
     ):
         self.n_estimators = n_estimators
         self.max_leaves = max_leaves
@@ -65,6 +69,7 @@ class AdaBoostClassifier(_Binary):
         self.max_bins = max_bins
         self.random_state = random_state
         self.callbacks = callbacks
+        self.split_ties = split_ties
 
     def _core_params(self, multilabel):
         return {"algorithm": "adaboost"}
@@ -91,6 +96,7 @@ class RealAdaBoostClassifier(_Binary):
         criterion=None,
         max_bins=255,
         random_state=None,
+        split_ties=None,
         smoothing=None,
         callbacks=None,
     ):
@@ -102,6 +108,7 @@ class RealAdaBoostClassifier(_Binary):
         self.max_bins = max_bins
         self.random_state = random_state
         self.callbacks = callbacks
+        self.split_ties = split_ties
         self.smoothing = smoothing
 
     def _core_params(self, multilabel):
@@ -130,8 +137,18 @@ class TAdaBoostClassifier(_Binary):
     tree; only for ``t < 1``). By default False.
     leaf_values: the tempered leaf link, ``"optimal"`` or ``"canonical"`` (the authors' code). By
     default ``"optimal"``.
-    authors_mode: reproduce the authors' code (canonical leaves, leaves grown by count, pure leaves
-    forbidden, at most 2000 split candidates). By default False.
+    leaf_values: the tempered leaf link, ``"optimal"`` or ``"canonical"`` (the authors' code). By
+    default None: ``"optimal"``, or the preset's choice.
+    authors_mode: the ``authors`` preset: defaults that reproduce the authors' code (canonical
+    leaves, leaves grown by count, pure leaves forbidden, at most 2000 split candidates, random
+    ties). Every parameter given explicitly wins over the preset. By default False.
+    grow_order: best-first leaf order, ``"weight"``, ``"count"`` or ``"gain"``. By default None:
+    ``"weight"``, or the preset's choice.
+    pure_leaves: ``"allow"`` or ``"forbid"`` splits that leave a child with one class only. By
+    default None: ``"allow"``, or the preset's choice.
+    max_split_candidates: evaluate a seeded random subset of this many (feature, threshold)
+    candidates per node; ``"all"`` for every candidate. By default None: all, or the preset's
+    choice (2000 for ``authors_mode``).
 
     The default split criterion is the tempered Bayes risk at ``t``.
     """
@@ -148,9 +165,13 @@ class TAdaBoostClassifier(_Binary):
         criterion=None,
         max_bins=255,
         random_state=None,
-        leaf_values="optimal",
+        split_ties=None,
+        leaf_values=None,
         authors_mode=False,
         callbacks=None,
+        grow_order=None,
+        pure_leaves=None,
+        max_split_candidates=None,
     ):
         self.n_estimators = n_estimators
         self.t = t
@@ -162,16 +183,27 @@ class TAdaBoostClassifier(_Binary):
         self.max_bins = max_bins
         self.random_state = random_state
         self.callbacks = callbacks
+        self.split_ties = split_ties
         self.leaf_values = leaf_values
         self.authors_mode = authors_mode
+        self.grow_order = grow_order
+        self.pure_leaves = pure_leaves
+        self.max_split_candidates = max_split_candidates
 
     def _core_params(self, multilabel):
+        cap = self.max_split_candidates
+        cap = EXPLICIT_NULL if cap == "all" else _int("max_split_candidates", cap, minimum=1, optional=True)
         return {
             "algorithm": "t-adaboost",
+            "preset": "authors" if self.authors_mode else None,
+            "tree": {
+                "grow_order": _choice("grow_order", self.grow_order, (None, "weight", "count", "gain")),
+                "pure_leaves": _choice("pure_leaves", self.pure_leaves, (None, "allow", "forbid")),
+                "max_split_candidates": cap,
+            },
             "t_adaboost": {
                 "t": _float("t", self.t),
-                "leaf_values": _choice("leaf_values", self.leaf_values, ("optimal", "canonical")),
-                "authors_mode": bool(self.authors_mode),
+                "leaf_values": _choice("leaf_values", self.leaf_values, (None, "optimal", "canonical")),
             },
         }
 
@@ -183,8 +215,21 @@ class TAdaBoostClassifier(_Binary):
     def _kwargs_from_core(cls, p):
         kw = super()._kwargs_from_core(p)
         ta = p.get("t_adaboost", {})
-        kw.update(t=ta.get("t", 0.8), leaf_values=ta.get("leaf_values", "optimal"))
-        kw["authors_mode"] = ta.get("authors_mode", False)
+        t = p.get("tree", {})
+        kw.update(t=ta.get("t", 0.8), leaf_values=_user_value(p, "t_adaboost.leaf_values"))
+        # The preset, and what the user gave over it: a reloaded estimator refits alike.
+        kw["authors_mode"] = p.get("preset") == "authors" or ta.get("authors_mode", False)
+        kw.update(
+            grow_order=_user_value(p, "tree.grow_order"),
+            pure_leaves=_user_value(p, "tree.pure_leaves"),
+            max_split_candidates=_user_value(p, "tree.max_split_candidates"),
+        )
+        if kw["max_split_candidates"] is None and p.get("_sources", {}).get(
+            "tree.max_split_candidates", {}
+        ).get("source") == "user":
+            kw["max_split_candidates"] = "all"
+        elif not p.get("_sources") and t.get("max_split_candidates") is None:
+            kw["max_split_candidates"] = "all" if kw["authors_mode"] else None
         return kw
 
     def _set_model(self, model):
@@ -248,6 +293,7 @@ class SecBoostClassifier(_Binary):
         criterion=None,
         max_bins=255,
         random_state=None,
+        split_ties=None,
         delta_init=1.0,
         h0=0.0,
         alpha_rule="auto",
@@ -265,6 +311,7 @@ class SecBoostClassifier(_Binary):
         self.max_bins = max_bins
         self.random_state = random_state
         self.callbacks = callbacks
+        self.split_ties = split_ties
         self.delta_init = delta_init
         self.h0 = h0
         self.alpha_rule = alpha_rule
@@ -339,6 +386,7 @@ class AdaBoostMHClassifier(_Multi):
         criterion=None,
         max_bins=255,
         random_state=None,
+        split_ties=None,
         smoothing=None,
         single_label_start=False,
         callbacks=None,
@@ -352,6 +400,7 @@ class AdaBoostMHClassifier(_Multi):
         self.max_bins = max_bins
         self.random_state = random_state
         self.callbacks = callbacks
+        self.split_ties = split_ties
         self.smoothing = smoothing
         self.single_label_start = single_label_start
 
@@ -407,6 +456,7 @@ class AdaBoostMOClassifier(_Multi):
         criterion=None,
         max_bins=255,
         random_state=None,
+        split_ties=None,
         smoothing=None,
         callbacks=None,
     ):
@@ -421,6 +471,7 @@ class AdaBoostMOClassifier(_Multi):
         self.max_bins = max_bins
         self.random_state = random_state
         self.callbacks = callbacks
+        self.split_ties = split_ties
         self.smoothing = smoothing
 
     def _core_params(self, multilabel):
@@ -485,6 +536,7 @@ class AdaBoostMRClassifier(_Multi):
         max_bins=255,
         random_state=None,
         callbacks=None,
+        split_ties=None,
     ):
         self.n_estimators = n_estimators
         self.max_leaves = max_leaves
@@ -494,6 +546,7 @@ class AdaBoostMRClassifier(_Multi):
         self.max_bins = max_bins
         self.random_state = random_state
         self.callbacks = callbacks
+        self.split_ties = split_ties
 
     def _core_params(self, multilabel):
         if multilabel:

@@ -27,9 +27,11 @@ def mixed_frame(n: int = 160, seed: int = 7):
 
 def core_model(est, *, names: bool = True) -> dict:
     """The fitted estimator's model as a dict, without what depends on the entry point (the label
-    column spec the CLI records); optionally without the feature names."""
+    column spec the CLI records, and the parameters' sources: which values the user typed);
+    optionally without the feature names."""
     m = json.loads(est.model_.to_json() if hasattr(est, "model_") else est)
     m.pop("target_columns", None)
+    m.pop("param_sources", None)
     if not names:
         m["schema"].pop("names")
     return m
@@ -38,4 +40,5 @@ def core_model(est, *, names: bool = True) -> dict:
 def model_dict(text: str) -> dict:
     m = json.loads(text)
     m.pop("target_columns", None)
+    m.pop("param_sources", None)
     return m

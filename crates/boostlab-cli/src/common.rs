@@ -3,10 +3,18 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use boostlab::data::{read_csv, read_libsvm, CsvOptions, FeatureKind, LabelSelector, LibsvmOptions};
-use boostlab::tree::{Criterion, GrowOrder, PureLeaves};
+use std::fs::File;
+use std::io::{BufRead, BufReader, IsTerminal};
+
+use boostlab::data::{read_csv_from, read_libsvm_from, CsvOptions, FeatureKind, LabelSelector, LibsvmOptions};
+use std::collections::BTreeMap;
+
+use boostlab::boost::preset::Preset;
+use boostlab::boost::tadaboost::{LearnerWeights, OverflowPolicy};
+use boostlab::tree::{Criterion, GrowOrder, PureLeaves, SplitTies, TemperedLink};
 use boostlab::{Algorithm, BoostParams, Dataset};
 use clap::{Args, ValueEnum};
+use serde_json::{Map, Value};
 
 /// Where the data come from and how to read them.
 #[derive(Args, Debug, Clone)]
@@ -85,9 +93,14 @@ impl DataArgs {
         Format::of(&self.data, self.format)
     }
 
-    /// Reads the training data.
+    /// Reads the training data (with a progress bar on a terminal).
     pub fn load(&self) -> Result<Dataset> {
-        load(
+        self.load_with_progress(true)
+    }
+
+    /// Reads the training data; `progress`: show the reading progress on a terminal.
+    pub fn load_with_progress(&self, progress: bool) -> Result<Dataset> {
+        load_from(
             &self.data,
             self.format(),
             self.selector(),
@@ -96,12 +109,13 @@ impl DataArgs {
             self.max_rows,
             None,
             None,
+            progress,
         )
     }
 }
 
 /// Reads a data file. `kinds` forces feature kinds (a model's schema); `n_features` fixes the
-/// LIBSVM width.
+/// LIBSVM width. Shows the reading progress on a terminal.
 #[allow(clippy::too_many_arguments)]
 pub fn load(
     path: &Path,
@@ -113,18 +127,92 @@ pub fn load(
     kinds: Option<Vec<(String, FeatureKind)>>,
     n_features: Option<usize>,
 ) -> Result<Dataset> {
+    load_from(path, format, label, positive, weight, max_rows, kinds, n_features, true)
+}
+
+/// A progress bar of the bytes read from `path`, on standard error when it is a terminal (issue
+/// 17: reading a large file took seconds with nothing on the screen). `None` otherwise.
+fn reading_bar(path: &Path, show: bool) -> Option<indicatif::ProgressBar> {
+    if !show || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let len = std::fs::metadata(path).ok()?.len();
+    let b = indicatif::ProgressBar::new(len);
+    let style = indicatif::ProgressStyle::with_template(
+        "reading {prefix} {bar:30} {bytes}/{total_bytes} [{elapsed_precise} < {eta_precise}]",
+    )
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    b.set_style(style);
+    b.set_prefix(path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+    b.set_position(0);
+    Some(b)
+}
+
+/// The file as a buffered reader, counted by the progress bar when there is one.
+fn open_counted(path: &Path, bar: Option<&indicatif::ProgressBar>) -> Result<Box<dyn BufRead>> {
+    let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    Ok(match bar {
+        Some(b) => Box::new(BufReader::with_capacity(1 << 16, b.wrap_read(f))),
+        None => Box::new(BufReader::with_capacity(1 << 16, f)),
+    })
+}
+
+/// [`load`], with the reading progress shown only when `progress` (and on a terminal).
+#[allow(clippy::too_many_arguments)]
+pub fn load_from(
+    path: &Path,
+    format: Format,
+    label: LabelSelector,
+    positive: Option<String>,
+    weight: Option<String>,
+    max_rows: Option<usize>,
+    kinds: Option<Vec<(String, FeatureKind)>>,
+    n_features: Option<usize>,
+    progress: bool,
+) -> Result<Dataset> {
+    let bar = reading_bar(path, progress);
+    let start = std::time::Instant::now();
+    let d = read_any(path, format, label, positive, weight, max_rows, kinds, n_features, bar.as_ref());
+    if let Some(b) = bar {
+        b.finish_and_clear();
+        if let Ok(d) = &d {
+            eprintln!(
+                "read {} rows × {} features from {} in {:.2} s",
+                d.n_rows(),
+                d.n_features(),
+                path.display(),
+                start.elapsed().as_secs_f64()
+            );
+        }
+    }
+    d
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read_any(
+    path: &Path,
+    format: Format,
+    label: LabelSelector,
+    positive: Option<String>,
+    weight: Option<String>,
+    max_rows: Option<usize>,
+    kinds: Option<Vec<(String, FeatureKind)>>,
+    n_features: Option<usize>,
+    bar: Option<&indicatif::ProgressBar>,
+) -> Result<Dataset> {
     let label_optional = kinds.is_some();
+    let name = path.display().to_string();
     match format {
         Format::Csv => {
             let opts = CsvOptions { label, positive, weight, kinds, max_rows, label_optional };
-            Ok(read_csv(path, &opts)?)
+            Ok(read_csv_from(open_counted(path, bar)?, &name, &opts)?)
         }
         Format::Libsvm => {
             if weight.is_some() {
                 bail!("--weight is for CSV files");
             }
             let opts = LibsvmOptions { positive, n_features, ..Default::default() };
-            let mut d = read_libsvm(path, &opts)?;
+            let mut d = read_libsvm_from(open_counted(path, bar)?, &name, &opts)?;
             if let Some(m) = max_rows {
                 if m < d.n_rows() {
                     d = d.subset(&(0..m).collect::<Vec<_>>());
@@ -136,16 +224,19 @@ pub fn load(
 }
 
 /// Boosting parameters shared by `train`, `cv` and friends.
+///
+/// Every option is optional: what is not given takes the preset's value (`--preset`,
+/// `--authors-mode`) or else the library's default, and what is given always wins (issue 17).
 #[derive(Args, Debug, Clone)]
 pub struct BoostArgs {
     /// Algorithm: adaboost, real-adaboost, abstaining-adaboost, t-adaboost, secboost, adaboost-mh,
     /// real-adaboost-mh, adaboost-mo, real-adaboost-mo, adaboost-mr, adaboost-m2.
     #[arg(long, default_value = "adaboost")]
     pub algo: String,
-    /// Number of boosting rounds.
-    #[arg(long, default_value_t = 100)]
-    pub rounds: usize,
-    /// Maximum number of leaves per tree (2 = stumps).
+    /// Number of boosting rounds [default: 100].
+    #[arg(long)]
+    pub rounds: Option<usize>,
+    /// Maximum number of leaves per tree [default: 2, stumps].
     #[arg(long)]
     pub max_leaves: Option<usize>,
     /// Maximum number of nodes per tree ("size 15" = 8 leaves); overrides --max-leaves.
@@ -154,35 +245,44 @@ pub struct BoostArgs {
     /// Maximum tree depth.
     #[arg(long)]
     pub max_depth: Option<usize>,
-    /// Minimum total weight of a child.
-    #[arg(long)]
+    /// Minimum total weight of a child [default: 0].
+    #[arg(long, allow_negative_numbers = true)]
     pub min_leaf_weight: Option<f64>,
     /// Split criterion: empirical, gini, entropy, matusita, tempered:t=T. By default the booster's.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub criterion: Option<String>,
-    /// Leaf order of best-first growth.
-    #[arg(long, value_enum, default_value = "weight")]
-    pub grow_order: GrowOrderArg,
-    /// Evaluate at most N (feature, threshold) candidates per node (a seeded random subset).
+    /// Leaf order of best-first growth [default: weight].
+    #[arg(long, value_enum)]
+    pub grow_order: Option<GrowOrderArg>,
+    /// Evaluate at most N (feature, threshold) candidates per node (a seeded random subset)
+    /// [default: all].
     #[arg(long)]
     pub max_split_candidates: Option<usize>,
-    /// Whether splits may create pure leaves.
-    #[arg(long, value_enum, default_value = "allow")]
-    pub pure_leaves: PureLeavesArg,
-    /// Maximum value bins per feature.
-    #[arg(long, default_value_t = 255)]
-    pub max_bins: usize,
-    /// Random seed.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// Whether splits may create pure leaves [default: allow].
+    #[arg(long, value_enum)]
+    pub pure_leaves: Option<PureLeavesArg>,
+    /// Ties between equally good splits (gains within 1e-12 of the node weight): lowest feature
+    /// index first, or a uniform draw from the seed [default: lowest; random in --authors-mode].
+    #[arg(long, value_enum)]
+    pub split_ties: Option<SplitTiesArg>,
+    /// Maximum value bins per feature [default: 255].
+    #[arg(long)]
+    pub max_bins: Option<usize>,
+    /// Random seed [default: 0].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// A preset: a named set of defaults that the options given here override. `authors`:
+    /// t-AdaBoost as the authors' code runs it.
+    #[arg(long)]
+    pub preset: Option<String>,
     /// α rule (adaboost, real-adaboost): discrete, one, linear-bound, line-search.
     #[arg(long)]
     pub alpha: Option<String>,
     /// Leaf smoothing ε of Real AdaBoost and real AdaBoost.MH/MO (weights sum to 1). By default 1/(2m).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub smoothing: Option<f64>,
     /// t-AdaBoost: the temperature t in [0, 2) (1 = AdaBoost).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub t: Option<f64>,
     /// t-AdaBoost: tempered leaf values, optimal (default) or canonical.
     #[arg(long)]
@@ -193,8 +293,9 @@ pub struct BoostArgs {
     /// t-AdaBoost, t > 1: fallback (default, the authors' rule) or error when a weight overflows.
     #[arg(long)]
     pub overflow: Option<String>,
-    /// t-AdaBoost: exactly what the authors' code does (count order, canonical leaves, pure
-    /// leaves forbidden, 2000-candidate cap).
+    /// t-AdaBoost: the `authors` preset (= --preset authors): by default what the authors' code
+    /// does — count order, canonical leaves, pure leaves forbidden, 2000-candidate cap, random
+    /// ties. Options given explicitly override these defaults.
     #[arg(long)]
     pub authors_mode: bool,
     /// SecBoost loss: logistic, exponential, square, hinge, zero-one, clipped-logistic:q=-2,
@@ -202,7 +303,7 @@ pub struct BoostArgs {
     #[arg(long)]
     pub loss: Option<String>,
     /// SecBoost: the initial step δ of Solve_α.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub delta_init: Option<f64>,
     /// SecBoost: α rule, auto (closed form when the loss declares β) or solve (always Solve_α).
     #[arg(long)]
@@ -211,7 +312,7 @@ pub struct BoostArgs {
     #[arg(long)]
     pub oracle: Option<String>,
     /// SecBoost: the constant initial score h_0 (the 0/1 loss needs h_0 ≠ 0).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub h0: Option<f64>,
     /// AdaBoost.MO output code: one-vs-all, random:K (or random:K:SEED), exhaustive.
     #[arg(long)]
@@ -244,6 +345,15 @@ pub enum PureLeavesArg {
     Forbid,
 }
 
+/// `--split-ties` values.
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum SplitTiesArg {
+    /// The lowest feature index (and threshold) wins (default).
+    Lowest,
+    /// A uniform draw among the tied candidates, from the seed (the authors' code).
+    Random,
+}
+
 /// Parses `empirical|gini|entropy|matusita|tempered:t=T`.
 pub fn parse_criterion(s: &str) -> Result<Criterion> {
     Ok(match s {
@@ -260,47 +370,32 @@ pub fn parse_criterion(s: &str) -> Result<Criterion> {
     })
 }
 
-fn parse_enum<T: serde::de::DeserializeOwned>(name: &str, s: &str) -> Result<T> {
-    serde_json::from_value(serde_json::Value::String(s.to_string())).with_context(|| format!("invalid --{name} '{s}'"))
+fn parse_enum<T: serde::de::DeserializeOwned + serde::Serialize>(name: &str, s: &str) -> Result<Value> {
+    let v: T =
+        serde_json::from_value(Value::String(s.to_string())).with_context(|| format!("invalid --{name} '{s}'"))?;
+    Ok(serde_json::to_value(v)?)
 }
 
 impl BoostArgs {
+    /// The random seed (`--seed`, 0 by default).
+    pub fn seed(&self) -> u64 {
+        self.seed.unwrap_or(0)
+    }
+
     /// The library parameters these flags describe.
     pub fn params(&self) -> Result<BoostParams> {
-        let mut p = BoostParams {
-            algorithm: Algorithm::parse(&self.algo)?,
-            n_estimators: self.rounds,
-            max_bins: self.max_bins,
-            seed: self.seed,
-            ..Default::default()
-        };
-        let t = &mut p.tree;
-        if let Some(l) = self.max_leaves {
-            t.max_leaves = l;
-        }
-        t.max_nodes = self.max_nodes;
-        t.max_depth = self.max_depth;
-        if let Some(w) = self.min_leaf_weight {
-            t.min_leaf_weight = w;
-        }
-        t.criterion = self.criterion.as_deref().map(parse_criterion).transpose()?;
-        t.grow_order = match self.grow_order {
-            GrowOrderArg::Weight => GrowOrder::Weight,
-            GrowOrderArg::Count => GrowOrder::Count,
-            GrowOrderArg::Gain => GrowOrder::Gain,
-        };
-        t.pure_leaves = match self.pure_leaves {
-            PureLeavesArg::Allow => PureLeaves::Allow,
-            PureLeavesArg::Forbid => PureLeaves::Forbid,
-        };
-        t.max_split_candidates = self.max_split_candidates;
-        p.adaboost.alpha = self.alpha.as_deref().map(|a| parse_enum("alpha", a)).transpose()?;
-        p.adaboost.smoothing = self.smoothing;
+        Ok(self.params_and_sources()?.0)
+    }
+
+    /// The library parameters these flags describe, and the dotted paths of the parameters the
+    /// user gave (for [`BoostParams::sources`]). The preset is applied first, the flags over it.
+    pub fn params_and_sources(&self) -> Result<(BoostParams, Vec<String>)> {
+        let algorithm = Algorithm::parse(&self.algo)?;
         // Options of one booster given to another are mistakes, not no-ops.
         let only = |given: bool, flag: &str, algos: &[Algorithm]| -> Result<()> {
-            if given && !algos.contains(&p.algorithm) {
+            if given && !algos.contains(&algorithm) {
                 let names: Vec<&str> = algos.iter().map(|a| a.name()).collect();
-                bail!("{flag} applies to --algo {}, not {}", names.join(" / "), p.algorithm.name());
+                bail!("{flag} applies to --algo {}, not {}", names.join(" / "), algorithm.name());
             }
             Ok(())
         };
@@ -321,51 +416,136 @@ impl BoostArgs {
         only(self.code.is_some(), "--code", &mo)?;
         only(self.decode.is_some(), "--decode", &mo)?;
         only(self.single_label_start, "--single-label-start", &mh)?;
-        let ta = &mut p.t_adaboost;
+
+        // The given flags as a partial parameter object (BoostParams::from_json lays it over the
+        // preset and the defaults).
+        let mut top = Map::new();
+        let mut sub: BTreeMap<&str, Map<String, Value>> = BTreeMap::new();
+        let mut put = |table: &'static str, key: &str, v: Value| {
+            if table.is_empty() {
+                top.insert(key.to_string(), v);
+            } else {
+                sub.entry(table).or_default().insert(key.to_string(), v);
+            }
+        };
+        put("", "algorithm", serde_json::to_value(algorithm)?);
+        let preset = match (&self.preset, self.authors_mode) {
+            (Some(p), true) if p != "authors" => bail!("--authors-mode is --preset authors, not --preset {p}"),
+            (Some(p), _) => Some(Preset::parse(p)?),
+            (None, true) => Some(Preset::Authors),
+            (None, false) => None,
+        };
+        if let Some(p) = preset {
+            put("", "preset", serde_json::to_value(p)?);
+        }
+        if let Some(r) = self.rounds {
+            put("", "n_estimators", r.into());
+        }
+        if let Some(b) = self.max_bins {
+            put("", "max_bins", b.into());
+        }
+        if let Some(s) = self.seed {
+            put("", "seed", s.into());
+        }
+        if let Some(l) = self.max_leaves {
+            put("tree", "max_leaves", l.into());
+        }
+        if let Some(k) = self.max_nodes {
+            put("tree", "max_nodes", k.into());
+        }
+        if let Some(d) = self.max_depth {
+            put("tree", "max_depth", d.into());
+        }
+        if let Some(w) = self.min_leaf_weight {
+            put("tree", "min_leaf_weight", w.into());
+        }
+        if let Some(c) = &self.criterion {
+            put("tree", "criterion", serde_json::to_value(parse_criterion(c)?)?);
+        }
+        if let Some(o) = self.grow_order {
+            let o = match o {
+                GrowOrderArg::Weight => GrowOrder::Weight,
+                GrowOrderArg::Count => GrowOrder::Count,
+                GrowOrderArg::Gain => GrowOrder::Gain,
+            };
+            put("tree", "grow_order", serde_json::to_value(o)?);
+        }
+        if let Some(pl) = self.pure_leaves {
+            let pl = match pl {
+                PureLeavesArg::Allow => PureLeaves::Allow,
+                PureLeavesArg::Forbid => PureLeaves::Forbid,
+            };
+            put("tree", "pure_leaves", serde_json::to_value(pl)?);
+        }
+        if let Some(c) = self.max_split_candidates {
+            put("tree", "max_split_candidates", c.into());
+        }
+        if let Some(st) = self.split_ties {
+            let st = match st {
+                SplitTiesArg::Lowest => SplitTies::Lowest,
+                SplitTiesArg::Random => SplitTies::Random,
+            };
+            put("tree", "split_ties", serde_json::to_value(st)?);
+        }
+        if let Some(a) = &self.alpha {
+            put("adaboost", "alpha", parse_enum::<boostlab::boost::adaboost::AlphaRule>("alpha", a)?);
+        }
+        if let Some(e) = self.smoothing {
+            // Real AdaBoost's ε and real AdaBoost.MH/MO's ε.
+            put("adaboost", "smoothing", e.into());
+            put("multiclass", "eps", e.into());
+        }
         if let Some(t) = self.t {
-            ta.t = t;
+            put("t_adaboost", "t", t.into());
         }
         if let Some(v) = &self.leaf_values {
-            ta.leaf_values = parse_enum("leaf-values", v)?;
+            put("t_adaboost", "leaf_values", parse_enum::<TemperedLink>("leaf-values", v)?);
         }
         if let Some(v) = &self.learner_weights {
-            ta.learner_weights = parse_enum("learner-weights", v)?;
+            put("t_adaboost", "learner_weights", parse_enum::<LearnerWeights>("learner-weights", v)?);
         }
         if let Some(v) = &self.overflow {
-            ta.overflow = parse_enum("overflow", v)?;
+            put("t_adaboost", "overflow", parse_enum::<OverflowPolicy>("overflow", v)?);
         }
-        ta.authors_mode = self.authors_mode;
-        let sb = &mut p.secboost;
         if let Some(l) = &self.loss {
-            sb.loss = l.parse()?;
+            let loss: boostlab::loss::LossSpec = l.parse()?;
+            put("secboost", "loss", serde_json::to_value(loss)?);
         }
         if let Some(d) = self.delta_init {
-            sb.delta_init = d;
+            put("secboost", "delta_init", d.into());
         }
         if let Some(v) = &self.secboost_alpha {
-            sb.alpha_rule = parse_enum("secboost-alpha", v)?;
+            put("secboost", "alpha_rule", parse_enum::<boostlab::boost::secboost::AlphaRule>("secboost-alpha", v)?);
         }
         if let Some(v) = &self.oracle {
-            sb.oracle = parse_enum("oracle", v)?;
+            put("secboost", "oracle", parse_enum::<boostlab::boost::secboost::OffsetOracle>("oracle", v)?);
         }
         if let Some(h) = self.h0 {
-            sb.h0 = h;
+            put("secboost", "h0", h.into());
         }
-        sb.seed = self.seed;
-        let mc = &mut p.multiclass;
-        mc.eps = self.smoothing;
+        if let Some(s) = self.seed {
+            put("secboost", "seed", s.into());
+        }
         if let Some(c) = &self.code {
-            mc.code = c.parse()?;
+            let code: boostlab::boost::multiclass::CodeSpec = c.parse()?;
+            put("multiclass", "code", serde_json::to_value(code)?);
         }
         if let Some(d) = &self.decode {
-            mc.decode = d.parse()?;
+            let d: boostlab::boost::multiclass::Decode = d.parse()?;
+            put("multiclass", "decode", serde_json::to_value(d)?);
         }
-        mc.single_label_start = self.single_label_start;
-        if p.algorithm.multi_variant().is_some() {
-            mc.variant = p.algorithm.multi_variant().unwrap_or_default();
+        if self.single_label_start {
+            put("multiclass", "single_label_start", true.into());
         }
+        if let Some(v) = algorithm.multi_variant() {
+            put("multiclass", "variant", serde_json::to_value(v)?);
+        }
+        for (k, v) in sub {
+            top.insert(k.to_string(), Value::Object(v));
+        }
+        let (p, explicit) = BoostParams::from_json(&Value::Object(top))?;
         p.check()?;
-        Ok(p)
+        Ok((p, explicit))
     }
 }
 

@@ -70,7 +70,7 @@ pub fn run(a: CvArgs) -> Result<()> {
     let data = a.data.load()?;
     let fold_ids = match &a.fold_file {
         Some(f) => fold_ids_from_file(f, data.n_rows())?,
-        None => stratified_fold_ids(&strata(&data), a.folds, a.boost.seed)?,
+        None => stratified_fold_ids(&strata(&data), a.folds, a.boost.seed())?,
     };
     let folds = cross_validate(&data, &params, &fold_ids)?;
     let mut summary = serde_json::Map::new();

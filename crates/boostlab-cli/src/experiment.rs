@@ -79,6 +79,8 @@ pub const ALIASES: &[(&str, &str, &str)] = &[
     ("learner_weights", "t_adaboost", "learner_weights"),
     ("overflow", "t_adaboost", "overflow"),
     ("authors_mode", "t_adaboost", "authors_mode"),
+    ("preset", "", "preset"),
+    ("split_ties", "tree", "split_ties"),
     ("loss", "secboost", "loss"),
     ("delta_init", "secboost", "delta_init"),
     ("h0", "secboost", "h0"),
@@ -177,9 +179,14 @@ pub fn boost_params(table: &toml::Table, seed: u64) -> Result<BoostParams> {
     for (k, v) in subs {
         top.insert(k.to_string(), Value::Object(v));
     }
-    let known = serde_json::to_value(BoostParams::default())?;
+    let mut known = serde_json::to_value(BoostParams::default())?;
+    if let Some(Value::Object(ta)) = known.get_mut("t_adaboost") {
+        // The older spelling of `preset = "authors"` (BoostParams::from_json maps it).
+        ta.insert("authors_mode".into(), Value::Bool(false));
+    }
     check_known(&top, &known, "")?;
-    let p: BoostParams = serde_json::from_value(Value::Object(top)).context("invalid parameters")?;
+    // Presets first, then the cell's own values over them (issue 17).
+    let (p, _) = BoostParams::from_json(&Value::Object(top)).context("invalid parameters")?;
     p.check()?;
     Ok(p)
 }
@@ -464,7 +471,8 @@ mod tests {
         assert_eq!(p.algorithm, Algorithm::TAdaBoost);
         assert_eq!(p.n_estimators, 20);
         assert_eq!(p.t_adaboost.t, 0.6);
-        assert!(p.t_adaboost.authors_mode);
+        assert_eq!(p.preset, Some(boostlab::boost::preset::Preset::Authors));
+        assert_eq!(p.tree.max_split_candidates, Some(2000), "the preset's");
         assert_eq!(p.tree.max_nodes, Some(15));
         assert_eq!(p.tree.grow_order, GrowOrder::Count);
         assert_eq!(p.tree.criterion, Some(Criterion::Tempered { t: 0.6 }));

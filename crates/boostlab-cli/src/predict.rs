@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use boostlab::data::{LabelSelector, Target};
 use boostlab::model::{write_atomic, Task};
-use boostlab::Ensemble;
+use boostlab::{Algorithm, Ensemble};
 use clap::Args;
 
 use crate::common::{load, Format};
@@ -157,6 +157,7 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             "format_version": m.format_version,
             "algorithm": m.params.algorithm.name(),
             "params": m.params,
+            "param_sources": m.param_sources,
             "task": m.task,
             "n_features": m.schema.names.len(),
             "features": m.schema.names,
@@ -185,6 +186,26 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
     if let Some(r) = last {
         println!("last round     {}", serde_json::to_string(r)?);
     }
-    println!("parameters     {}", serde_json::to_string(&m.params)?);
+    if m.param_sources.is_empty() {
+        println!("parameters     {}", serde_json::to_string(&m.params)?);
+    } else {
+        // Issue 17: every parameter's effective value and where it came from, for the tables that
+        // apply to the model's algorithm.
+        println!("parameters (value, source: default | preset | user)");
+        let own = match m.params.algorithm {
+            Algorithm::AdaBoost | Algorithm::RealAdaBoost | Algorithm::AbstainingAdaBoost => "adaboost.",
+            Algorithm::TAdaBoost => "t_adaboost.",
+            Algorithm::SecBoost => "secboost.",
+            _ => "multiclass.",
+        };
+        let width = m.param_sources.keys().map(String::len).max().unwrap_or(0);
+        for (path, e) in &m.param_sources {
+            if path.contains('.') && !path.starts_with("tree.") && !path.starts_with(own) {
+                continue;
+            }
+            let source = serde_json::to_value(e.source)?;
+            println!("  {path:<width$}  {:<24} {}", e.value.to_string(), source.as_str().unwrap_or("?"));
+        }
+    }
     Ok(())
 }

@@ -21,43 +21,107 @@ pub struct TrainArgs {
     /// Where to save the model (JSON, written atomically).
     #[arg(long)]
     pub model: Option<PathBuf>,
-    /// Write per-round diagnostics as JSON lines (one object per round) to this file.
+    /// Write per-round diagnostics as JSON lines (one object per round, every diagnostic) to
+    /// this file.
     #[arg(long)]
     pub log_json: Option<PathBuf>,
-    /// Print no per-round table.
+    /// Print a row of the per-round table every K rounds (and for the last round). By default
+    /// only a summary of the last round is printed.
+    #[arg(long, value_name = "K")]
+    pub log_every: Option<usize>,
+    /// Print the per-round table for every round (= --log-every 1).
+    #[arg(long, short, conflicts_with = "quiet")]
+    pub verbose: bool,
+    /// Print no per-round rows and no progress, only the summary.
     #[arg(long, short)]
     pub quiet: bool,
 }
 
-/// Formats the per-round diagnostics as a table (all keys seen, `round` first).
-pub fn table(history: &[RoundRecord]) -> String {
-    let mut keys: Vec<&str> = Vec::new();
+/// Diagnostics shown first, in this order, when they exist; the others follow alphabetically.
+const KEY_ORDER: &[&str] = &[
+    "train_error",
+    "train_error_clipped",
+    "hamming_loss",
+    "ranking_loss",
+    "one_error",
+    "alpha",
+    "z",
+    "bound",
+    "rho",
+    "mu",
+    "r",
+];
+
+/// The diagnostics' names in display order.
+pub fn ordered_keys(history: &[RoundRecord]) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
     for r in history {
         for k in r.values.keys() {
-            if !keys.contains(&k.as_str()) {
-                keys.push(k);
+            if !keys.contains(k) {
+                keys.push(k.clone());
             }
         }
     }
-    let mut out = format!("{:>6}", "round");
-    for k in &keys {
-        out.push_str(&format!(" {k:>14}"));
+    let rank = |k: &str| KEY_ORDER.iter().position(|x| *x == k).unwrap_or(KEY_ORDER.len());
+    keys.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.cmp(b)));
+    keys
+}
+
+/// A number in at most 10 characters: fixed-point when readable, scientific otherwise.
+fn fmt_num(v: f64) -> String {
+    let a = v.abs();
+    if v == 0.0 || (1e-3..1e5).contains(&a) {
+        format!("{v:.6}").chars().take(10).collect::<String>().trim_end_matches('.').to_string()
+    } else {
+        format!("{v:.3e}")
     }
-    out.push('\n');
-    for r in history {
-        out.push_str(&format!("{:>6}", r.round));
-        for k in &keys {
-            match r.values.get(*k) {
-                Some(v) => out.push_str(&format!(" {v:>14.6}")),
-                None => out.push_str(&format!(" {:>14}", "-")),
+}
+
+/// The per-round table's layout: which columns fit in `width` characters.
+pub struct TableLayout {
+    keys: Vec<String>,
+    widths: Vec<usize>,
+    /// Columns left out for lack of width.
+    pub hidden: usize,
+}
+
+impl TableLayout {
+    /// Columns in display order, as many as fit in `width` (all when `None`).
+    pub fn new(keys: Vec<String>, width: Option<usize>) -> TableLayout {
+        let widths: Vec<usize> = keys.iter().map(|k| k.len().max(10)).collect();
+        let mut used = 6;
+        let mut n = 0;
+        for w in &widths {
+            if width.is_some_and(|max| used + 1 + w > max) && n > 0 {
+                break;
             }
+            used += 1 + w;
+            n += 1;
         }
-        out.push('\n');
+        TableLayout { hidden: keys.len() - n, keys: keys[..n].to_vec(), widths: widths[..n].to_vec() }
+    }
+
+    /// The header line.
+    pub fn header(&self) -> String {
+        let mut out = format!("{:>6}", "round");
+        for (k, w) in self.keys.iter().zip(&self.widths) {
+            out.push_str(&format!(" {k:>w$}"));
+        }
+        out
+    }
+
+    /// One round's line (and the stop reason, on a second line).
+    pub fn row(&self, r: &RoundRecord) -> String {
+        let mut out = format!("{:>6}", r.round);
+        for (k, w) in self.keys.iter().zip(&self.widths) {
+            let cell = r.values.get(k).map_or_else(|| "-".to_string(), |v| fmt_num(*v));
+            out.push_str(&format!(" {cell:>w$}"));
+        }
         if let Some(s) = &r.stop_reason {
-            out.push_str(&format!("stopped: {s}\n"));
+            out.push_str(&format!("\nstopped: {s}"));
         }
+        out
     }
-    out
 }
 
 /// JSON lines of the history.
@@ -70,10 +134,38 @@ pub fn json_lines(history: &[RoundRecord]) -> Result<String> {
     Ok(s)
 }
 
+/// The width the table may use: the terminal's when standard output is one, else `$COLUMNS`
+/// when set, else unlimited (a file or a pipe gets every column).
+pub fn table_width() -> Option<usize> {
+    let term = console::Term::stdout();
+    if term.is_term() {
+        if let Some((_, cols)) = term.size_checked() {
+            return Some(usize::from(cols));
+        }
+    }
+    std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).filter(|&c: &usize| c > 0)
+}
+
+/// The last round's key diagnostics on one line (at most `max` of them).
+pub fn summary_line(history: &[RoundRecord], max: usize) -> String {
+    let Some(last) = history.last() else { return String::new() };
+    let keys = ordered_keys(std::slice::from_ref(last));
+    let parts: Vec<String> = keys.iter().take(max).map(|k| format!("{k} {}", fmt_num(last.values[k]))).collect();
+    format!("round {}: {}", last.round, parts.join(", "))
+}
+
+/// Prints one line of the report. A closed standard output (`train ... | head -1`) must not stop
+/// the training or the writing of the model, so write errors are ignored here (the report is
+/// informational; the model file is the result).
+fn say(line: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
+}
+
 pub fn run(a: TrainArgs) -> Result<()> {
-    let params = a.boost.params()?;
-    let data = a.data.load()?;
-    let bar = if std::io::stderr().is_terminal() {
+    let (params, explicit) = a.boost.params_and_sources()?;
+    let data = a.data.load_with_progress(!a.quiet)?;
+    let bar = if std::io::stderr().is_terminal() && !a.quiet {
         let b = indicatif::ProgressBar::new(params.n_estimators as u64);
         b.set_style(
             indicatif::ProgressStyle::with_template(
@@ -85,12 +177,33 @@ pub fn run(a: TrainArgs) -> Result<()> {
     } else {
         None
     };
+    let every = if a.verbose { Some(1) } else { a.log_every.filter(|_| !a.quiet) };
+    if every == Some(0) {
+        anyhow::bail!("--log-every must be at least 1");
+    }
+    let width = table_width();
+    let mut layout: Option<TableLayout> = None;
+    let emit = |line: String| match &bar {
+        Some(b) => b.println(line),
+        None => say(&line),
+    };
     let start = Instant::now();
+    let last_round = params.n_estimators;
     let mut model = fit_cancellable(&data, &params, None, crate::signals::cancel(), &mut |r| {
         if let Some(b) = &bar {
             b.set_position(r.round as u64);
             if let Some(e) = r.values.get("train_error") {
                 b.set_message(format!("train error {e:.4}"));
+            }
+        }
+        if let Some(k) = every {
+            if r.round % k == 0 || r.round == last_round || r.stop_reason.is_some() || r.round == 1 {
+                let l = layout.get_or_insert_with(|| {
+                    let l = TableLayout::new(ordered_keys(std::slice::from_ref(r)), width);
+                    emit(l.header());
+                    l
+                });
+                emit(l.row(r));
             }
         }
     })
@@ -100,16 +213,24 @@ pub fn run(a: TrainArgs) -> Result<()> {
         b.finish_and_clear();
     }
     model.target_columns = target_columns(&a.data);
-    if !a.quiet {
-        crate::common::stdout(&table(&model.history))?;
+    model.param_sources = params.sources(&explicit)?;
+    if let Some(l) = &layout {
+        if l.hidden > 0 {
+            say(&format!("({} more columns in --log-json)", l.hidden));
+        }
     }
-    crate::common::stdout(&format!(
-        "trained {} on {} rows × {} features: {} trees in {secs:.2} s\n",
+    let last = model.history.last();
+    say(&summary_line(&model.history, 4));
+    if let Some(reason) = last.and_then(|r| r.stop_reason.as_ref()) {
+        say(&format!("stopped early: {reason}"));
+    }
+    say(&format!(
+        "trained {} on {} rows × {} features: {} trees in {secs:.2} s",
         params.algorithm.name(),
         data.n_rows(),
         data.n_features(),
         model.n_trees()
-    ))?;
+    ));
     // Nothing is written once interrupted; a signal during the writes waits for them (signals.rs).
     let _lock = crate::signals::write_lock();
     if crate::signals::cancelled() {
@@ -117,10 +238,14 @@ pub fn run(a: TrainArgs) -> Result<()> {
     }
     if let Some(p) = &a.log_json {
         write_atomic(p, json_lines(&model.history)?.as_bytes())?;
+        say(&format!("per-round diagnostics written to {}", p.display()));
     }
-    if let Some(p) = &a.model {
-        model.save(p)?;
-        crate::common::stdout(&format!("model saved to {}\n", p.display()))?;
+    match &a.model {
+        Some(p) => {
+            model.save(p)?;
+            say(&format!("model saved to {}", p.display()));
+        }
+        None => say("model not saved (no --model)"),
     }
     Ok(())
 }

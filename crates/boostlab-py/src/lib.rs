@@ -304,17 +304,21 @@ fn fit(
     loss: Option<(Py<PyAny>, String, bool, Option<f64>)>,
     callbacks: Option<Vec<Py<PyAny>>>,
 ) -> PyResult<Model> {
-    let params: BoostParams = serde_json::from_str(params_json).map_err(|e| {
-        // The core's own message (a parameter's parser) without serde's position in the JSON
-        // that the Python side wrote.
-        let msg = e.to_string();
-        let msg = msg.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&msg);
-        if msg.starts_with("invalid parameter") {
-            PyValueError::new_err(msg.to_string())
-        } else {
-            PyValueError::new_err(format!("invalid parameters: {msg}"))
-        }
-    })?;
+    let given: serde_json::Value =
+        serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!("invalid parameters: {e}")))?;
+    // Issue 17: the preset first, the estimator's given parameters over it.
+    let (params, mut explicit) = BoostParams::from_json(&given).map_err(py_err)?;
+    // The estimators send every constructor argument: one equal to what the preset (or the
+    // default) gives is not a choice of the user's.
+    let mut base = serde_json::Map::new();
+    if let Some(p) = given.get("preset") {
+        base.insert("preset".into(), p.clone());
+    }
+    let base =
+        BoostParams::from_json(&serde_json::Value::Object(base)).map_err(py_err)?.0.sources(&[]).map_err(py_err)?;
+    let effective = params.sources(&[]).map_err(py_err)?;
+    explicit.retain(|path| base.get(path).map(|e| &e.value) != effective.get(path).map(|e| &e.value));
+    let sources = params.sources(&explicit).map_err(py_err)?;
     let data = Dataset::new(
         features(names, columns)?,
         Some(target(target_kind, y, classes)?),
@@ -342,7 +346,9 @@ fn fit(
     if let Some(e) = error.take() {
         return Err(e);
     }
-    Ok(Model { inner: res.map_err(py_err)? })
+    let mut inner = res.map_err(py_err)?;
+    inner.param_sources = sources;
+    Ok(Model { inner })
 }
 
 /// Rebuilds a model from its JSON (the unpickling function of [`Model`]).
@@ -432,6 +438,13 @@ impl Model {
     #[getter]
     fn params_json(&self) -> PyResult<String> {
         serde_json::to_string(&self.inner.params).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
+    /// Every parameter's effective value and source (default, preset, user) as JSON:
+    /// `{"tree.max_split_candidates": {"value": 2000, "source": "preset"}, ...}`.
+    #[getter]
+    fn param_sources_json(&self) -> PyResult<String> {
+        serde_json::to_string(&self.inner.param_sources).map_err(|e| PyValueError::new_err(e.to_string()))
     }
 
     /// `binary`, `multiclass` or `multilabel`.

@@ -229,6 +229,11 @@ pub struct Ensemble {
     /// layout. Informational; not used by the library.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_columns: Option<String>,
+    /// Every parameter's effective value and where it came from (default, preset, user), by
+    /// dotted path (`tree.max_split_candidates`); see [`BoostParams::sources`]. Informational;
+    /// empty in models written before issue 17.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub param_sources: std::collections::BTreeMap<String, crate::boost::preset::ParamEntry>,
 }
 
 impl Ensemble {
@@ -248,6 +253,7 @@ impl Ensemble {
             custom_loss: None,
             history: Vec::new(),
             target_columns: None,
+            param_sources: Default::default(),
         }
     }
 

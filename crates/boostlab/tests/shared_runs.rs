@@ -58,10 +58,11 @@ fn issue_3_t_adaboost_on_sonar_for_every_t() {
 #[test]
 fn issue_3_authors_mode_on_sonar() {
     let Some(data) = common::shared_csv("sonar.csv") else { return };
-    let mut p = BoostParams { algorithm: Algorithm::TAdaBoost, n_estimators: 20, ..Default::default() };
+    let mut p = BoostParams::with_preset(boostlab::boost::preset::Preset::Authors);
+    p.algorithm = Algorithm::TAdaBoost;
+    p.n_estimators = 20;
     p.tree.max_nodes = Some(15);
     p.t_adaboost.t = 0.6;
-    p.t_adaboost.authors_mode = true;
     let m = fit(&data, &p).unwrap();
     assert_finite_model(&m);
     assert_eq!(m.params.tree.max_split_candidates, Some(2000));

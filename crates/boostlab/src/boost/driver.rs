@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::adaboost::{AdaBoost, AdaBoostParams};
 use super::multiclass::{MultiBooster, MultiOutput, MultiParams, MultiVariant};
+use super::preset::Preset;
 use super::secboost::{SecBoost, SecBoostParams};
 use super::tadaboost::{TAdaBoost, TAdaBoostParams};
 use super::{Booster, Diagnostics, Labels, Step};
@@ -137,6 +138,10 @@ pub struct BoostParams {
     pub secboost: SecBoostParams,
     /// AdaBoost.MH / MO / MR / M2 parameters (the variant itself comes from `algorithm`).
     pub multiclass: MultiParams,
+    /// The preset these parameters were built from (its settings are already in the fields
+    /// above; recorded to tell preset values from the user's, see [`BoostParams::with_preset`]).
+    /// By default none.
+    pub preset: Option<Preset>,
 }
 
 impl Default for BoostParams {
@@ -151,6 +156,7 @@ impl Default for BoostParams {
             t_adaboost: TAdaBoostParams::default(),
             secboost: SecBoostParams::default(),
             multiclass: MultiParams::default(),
+            preset: None,
         }
     }
 }
@@ -163,6 +169,16 @@ impl BoostParams {
         }
         if !(2..=65535).contains(&self.max_bins) {
             return Err(Error::param("max_bins", "an integer in 2..=65535", self.max_bins));
+        }
+        if let Some(p) = self.preset {
+            if !p.algorithms().contains(&self.algorithm) {
+                let names: Vec<&str> = p.algorithms().iter().map(|a| a.name()).collect();
+                return Err(Error::param(
+                    "preset",
+                    format!("a preset of the algorithm: `{}` is for {}", p.name(), names.join(", ")),
+                    self.algorithm.name(),
+                ));
+            }
         }
         self.tree.check()?;
         self.adaboost.check()?;
@@ -353,12 +369,8 @@ fn fit_cancel(
 ) -> Result<Ensemble> {
     params.check()?;
     data.check_trainable()?;
+    // Presets were applied when the parameters were built (issue 17): used as they are.
     let mut params = params.clone();
-    if params.algorithm == Algorithm::TAdaBoost && params.t_adaboost.authors_mode {
-        // SPEC §5 "Reproducing the authors' code": count order, pure leaves forbidden, 2000 cap.
-        let tp = params.t_adaboost.clone();
-        tp.apply_authors_mode(&mut params.tree);
-    }
     let target = data.target()?;
     if let Some(v) = params.algorithm.multi_variant() {
         // The model records the variant that actually ran.
@@ -380,6 +392,8 @@ fn fit_cancel(
     model.base_score = extras.base_score;
     model.output = extras.output;
     model.custom_loss = custom_loss;
+    // Front ends that know which values the user gave refine this with `BoostParams::sources`.
+    model.param_sources = params.sources(&[])?;
     model.validate()?;
     Ok(model)
 }

@@ -7,6 +7,7 @@
 pub mod adaboost;
 pub mod driver;
 pub mod multiclass;
+pub mod preset;
 pub mod secboost;
 pub mod tadaboost;
 

@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use super::{Booster, Diagnostics, Labels, Step};
 use crate::error::{Error, Result};
 use crate::tempered::{co_simplex_normalize, is_one, t_star, update_factor};
-use crate::tree::{Criterion, GrowOrder, LeafRule, PureLeaves, TemperedLink, TreeParams};
+use crate::tree::{Criterion, LeafRule, TemperedLink};
 
 /// At `t = 1`, a round whose weighted error `ε = (1 − |ρ|)/2` is below this is a perfect (or
 /// perfectly wrong) weak hypothesis: boosting keeps it with `ε` clamped here and stops.
@@ -73,18 +73,14 @@ pub struct TAdaBoostParams {
     /// 0.8 (inside the guaranteed range; the paper found `t ≥ 0.6` better on average and reports
     /// 0.6/0.8/0.9); valid range `[0, 2)`.
     pub t: f64,
-    /// Tempered leaf link. By default `optimal`; `canonical` reproduces the authors' code (forced by
-    /// `authors_mode`).
+    /// Tempered leaf link. By default `optimal`; `canonical` reproduces the authors' code (the
+    /// `authors` preset's choice).
     pub leaf_values: TemperedLink,
     /// Weights handed to the tree learner. By default `normalized` (`q/Σq`); or `co-density`.
     pub learner_weights: LearnerWeights,
     /// Handling of weights that overflow for `t > 1`. By default `fallback` (the authors'); or
     /// `error`.
     pub overflow: OverflowPolicy,
-    /// Reproduce the authors' code: canonical leaves here, and through
-    /// [`TAdaBoostParams::apply_authors_mode`] count growth order, pure leaves forbidden and a
-    /// 2000-candidate cap for the tree. By default false.
-    pub authors_mode: bool,
 }
 
 impl Default for TAdaBoostParams {
@@ -94,7 +90,6 @@ impl Default for TAdaBoostParams {
             leaf_values: TemperedLink::Optimal,
             learner_weights: LearnerWeights::Normalized,
             overflow: OverflowPolicy::Fallback,
-            authors_mode: false,
         }
     }
 }
@@ -108,24 +103,11 @@ impl TAdaBoostParams {
         Ok(())
     }
 
-    /// The leaf link in effect (`canonical` in authors' mode).
+    /// The leaf link in effect. (The authors' code's options — canonical leaves, count growth
+    /// order, pure leaves forbidden, a 2000-candidate cap, random ties — are the `authors` preset,
+    /// [`crate::boost::preset::Preset::Authors`]: defaults the user's values override.)
     pub fn link(&self) -> TemperedLink {
-        if self.authors_mode {
-            TemperedLink::Canonical
-        } else {
-            self.leaf_values
-        }
-    }
-
-    /// In authors' mode, sets the tree options of the authors' code (SPEC §5): growth order
-    /// `count`, pure leaves forbidden, at most 2000 split candidates per node. Otherwise does
-    /// nothing.
-    pub fn apply_authors_mode(&self, tree: &mut TreeParams) {
-        if self.authors_mode {
-            tree.grow_order = GrowOrder::Count;
-            tree.pure_leaves = PureLeaves::Forbid;
-            tree.max_split_candidates = Some(2000);
-        }
+        self.leaf_values
     }
 }
 
@@ -1395,17 +1377,9 @@ mod tests {
         assert_eq!(b.t(), 1.0);
         assert_eq!(b.clip_delta(), None);
 
-        let p = TAdaBoostParams { t: 0.6, authors_mode: true, ..Default::default() };
-        let mut tree = TreeParams::default();
-        p.apply_authors_mode(&mut tree);
-        assert_eq!(tree.grow_order, GrowOrder::Count);
-        assert_eq!(tree.pure_leaves, PureLeaves::Forbid);
-        assert_eq!(tree.max_split_candidates, Some(2000));
+        let p = TAdaBoostParams { t: 0.6, leaf_values: TemperedLink::Canonical, ..Default::default() };
         let b = TAdaBoost::new(&p, labels(&y, None)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(b.leaf_rule(), LeafRule::Tempered { t: 0.6, link: TemperedLink::Canonical });
-        let mut tree = TreeParams::default();
-        params(0.6).apply_authors_mode(&mut tree);
-        assert_eq!(tree, TreeParams::default());
 
         // Bad labels.
         assert!(TAdaBoost::new(&p, labels(&[1.0, 0.0], None)).is_err());

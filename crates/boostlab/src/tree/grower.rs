@@ -7,13 +7,13 @@
 //! so results are bit-identical whatever the number of threads.
 
 use rand::seq::index::sample;
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::tree::{Node, SplitRule, Tree};
-use super::{Criterion, GrowOrder, LeafRule, PureLeaves, TreeParams};
+use super::{Criterion, GrowOrder, LeafRule, PureLeaves, SplitTies, TreeParams};
 use crate::cancel::Cancel;
 use crate::data::{BinData, BinMapper, BinnedMatrix, FeatureBins};
 use crate::error::{Error, Result};
@@ -31,7 +31,8 @@ pub struct GrowSpec<'a> {
     pub criterion: Criterion,
     /// How leaves turn statistics into values.
     pub leaf_rule: LeafRule,
-    /// Seed of the candidate subsampling (`max_split_candidates`).
+    /// Seed of the candidate subsampling (`max_split_candidates`) and of random tie-breaking
+    /// (`split_ties = random`).
     pub seed: u64,
 }
 
@@ -113,9 +114,53 @@ fn residue_free(d: f64, tiny: f64) -> f64 {
     }
 }
 
+/// The seed of the node numbered `serial` (0 for the root, then in creation order) of a tree
+/// grown with seed `seed`: the candidate cap draws from its stream 0, random tie-breaking from
+/// its stream 1.
+#[inline]
+fn node_seed(seed: u64, serial: usize) -> u64 {
+    seed ^ (serial as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// `split_ties = random`: the index, uniform in `0..n_tied`, of the winner among the `n_tied`
+/// candidates (in feature, then scan order) whose gains tie with the best at node `serial`.
+pub(crate) fn tie_winner(seed: u64, serial: usize, n_tied: usize) -> usize {
+    if n_tied <= 1 {
+        return 0;
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(node_seed(seed, serial));
+    rng.set_stream(1);
+    rng.gen_range(0..n_tied)
+}
+
+/// Adds a candidate of gain `gain` (built by `make` only if kept) to `pool` under the tie rule:
+/// `lowest` keeps the single best (a later candidate wins only by more than `tol`); `random` keeps
+/// every candidate within `tol` of the largest gain seen so far.
+#[inline]
+fn offer(pool: &mut Vec<Candidate>, ties: SplitTies, tol: f64, gain: f64, make: &dyn Fn() -> Candidate) {
+    match ties {
+        SplitTies::Lowest => {
+            if pool.first().is_none_or(|b| gain > b.gain + tol) {
+                pool.clear();
+                pool.push(make());
+            }
+        }
+        SplitTies::Random => {
+            let max = pool.iter().map(|c| c.gain).fold(f64::NEG_INFINITY, f64::max);
+            if gain >= max - tol {
+                if gain > max {
+                    pool.retain(|c| c.gain >= gain - tol);
+                }
+                pool.push(make());
+            }
+        }
+    }
+}
+
 /// Context of the split search at one node.
 struct SearchCtx<'a> {
     criterion: Criterion,
+    ties: SplitTies,
     width: usize,
     min_w: f64,
     pure: PureLeaves,
@@ -134,18 +179,18 @@ fn n_candidates(hist_f: &[f64], width: usize, numeric: bool) -> usize {
 }
 
 impl SearchCtx<'_> {
-    /// Best split of feature `f` from its histogram slice, among the allowed candidate ordinals.
-    fn best_for_feature(&self, f: usize, hist_f: &[f64], total: &[f64], allowed: Option<&[u32]>) -> Option<Candidate> {
+    /// Best splits of feature `f` from its histogram slice, among the allowed candidate ordinals:
+    /// the best one (`lowest`), or every one within the tolerance of the best (`random`), in scan
+    /// order.
+    fn best_for_feature(&self, f: usize, hist_f: &[f64], total: &[f64], allowed: Option<&[u32]>) -> Vec<Candidate> {
         let w = self.width;
         let nb = hist_f.len() / w;
         let miss = &hist_f[(nb - 1) * w..];
-        let mut best: Option<Candidate> = None;
+        let mut best: Vec<Candidate> = Vec::new();
         let mut left = vec![0.0; w];
         let mut right = vec![0.0; w];
-        let consider = |gain: f64, kind: &dyn Fn() -> CandKind, best: &mut Option<Candidate>| {
-            if best.as_ref().is_none_or(|b| gain > b.gain + self.tol) {
-                *best = Some(Candidate { gain, feature: f, kind: kind() });
-            }
+        let consider = |gain: f64, kind: &dyn Fn() -> CandKind, best: &mut Vec<Candidate>| {
+            offer(best, self.ties, self.tol, gain, &|| Candidate { gain, feature: f, kind: kind() });
         };
         let is_allowed = |ord: u32| allowed.is_none_or(|a| a.binary_search(&ord).is_ok());
         let nonempty = |b: usize| hist_f[b * w..(b + 1) * w].iter().sum::<f64>() > 0.0;
@@ -230,18 +275,25 @@ impl SearchCtx<'_> {
     }
 
     /// Best split over all features of a node with histogram `hist` and sums `total`.
-    fn best_split(&self, hist: &[f64], total: &[f64], n_rows: usize, cap: Option<(usize, u64)>) -> Option<Candidate> {
+    fn best_split(
+        &self,
+        hist: &[f64],
+        total: &[f64],
+        n_rows: usize,
+        cap: Option<usize>,
+        (seed, serial): (u64, usize),
+    ) -> Option<Candidate> {
         let bm = self.binned;
         let w = self.width;
         let slice = |f: usize| &hist[bm.offsets[f] * w..bm.offsets[f + 1] * w];
         let numeric = |f: usize| matches!(self.mapper.features[f], FeatureBins::Numeric { .. });
         // Candidate cap: a seeded random subset of the (feature, threshold) pairs.
         let mut allowed: Option<Vec<Vec<u32>>> = None;
-        if let Some((cap, seed)) = cap {
+        if let Some(cap) = cap {
             let counts: Vec<usize> = (0..bm.n_features).map(|f| n_candidates(slice(f), w, numeric(f))).collect();
             let total_c: usize = counts.iter().sum();
             if total_c > cap {
-                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                let mut rng = ChaCha8Rng::seed_from_u64(node_seed(seed, serial));
                 let mut picked = sample(&mut rng, total_c, cap).into_vec();
                 picked.sort_unstable();
                 let mut per = vec![Vec::new(); bm.n_features];
@@ -258,19 +310,24 @@ impl SearchCtx<'_> {
             }
         }
         let eval = |f: usize| self.best_for_feature(f, slice(f), total, allowed.as_ref().map(|a| a[f].as_slice()));
-        let found: Vec<Option<Candidate>> = if n_rows * bm.n_features >= PARALLEL_CELLS {
+        let found: Vec<Vec<Candidate>> = if n_rows * bm.n_features >= PARALLEL_CELLS {
             (0..bm.n_features).into_par_iter().map(eval).collect()
         } else {
             (0..bm.n_features).map(eval).collect()
         };
-        // Ties go to the lowest feature index (SPEC §2.1).
-        let mut best: Option<Candidate> = None;
+        // SPEC §2.1: ties go to the lowest feature index, or (random) to a seeded uniform draw
+        // among the candidates within the tolerance of the best, in feature then scan order.
+        let mut best: Vec<Candidate> = Vec::new();
         for c in found.into_iter().flatten() {
-            if best.as_ref().is_none_or(|b| c.gain > b.gain + self.tol) {
-                best = Some(c);
-            }
+            offer(&mut best, self.ties, self.tol, c.gain, &|| c.clone());
         }
-        best
+        if best.len() > 1 {
+            let max = best.iter().map(|c| c.gain).fold(f64::NEG_INFINITY, f64::max);
+            best.retain(|c| c.gain >= max - self.tol);
+            let i = tie_winner(seed, serial, best.len());
+            return Some(best.swap_remove(i));
+        }
+        best.pop()
     }
 }
 
@@ -695,6 +752,7 @@ pub fn grow_cancellable(
         let parent_cost = block_cost(&spec.criterion, sum);
         let ctx = SearchCtx {
             criterion: spec.criterion,
+            ties: p.split_ties,
             width,
             min_w: p.min_leaf_weight,
             pure: p.pure_leaves,
@@ -703,12 +761,7 @@ pub fn grow_cancellable(
             binned: bm,
             mapper,
         };
-        ctx.best_split(
-            hist,
-            sum,
-            rows,
-            cap.map(|c| (c, spec.seed ^ (serial as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))),
-        )
+        ctx.best_split(hist, sum, rows, cap, (spec.seed, serial))
     };
 
     let mut index: Vec<u32> = (0..n as u32).collect();
@@ -903,7 +956,11 @@ mod tests {
     }
 
     /// naive_* twin of the split search: for every candidate, sums the rows' statistics directly
-    /// (no histograms). Returns (gain, feature, rows going left).
+    /// (no histograms). Returns (gain, feature, rows going left). Ties: `lowest` keeps the first
+    /// candidate that beats the best so far by more than the tolerance; `random` lists every
+    /// candidate, keeps those within the tolerance of the largest gain and takes the
+    /// `tie_winner(seed, serial, n)`-th.
+    #[allow(clippy::too_many_arguments)]
     fn naive_best_split(
         bm: &BinnedMatrix,
         mapper: &BinMapper,
@@ -912,6 +969,8 @@ mod tests {
         width: usize,
         crit: &Criterion,
         pure: PureLeaves,
+        ties: SplitTies,
+        (seed, serial): (u64, usize),
     ) -> Option<(f64, usize, Vec<u32>)> {
         let sum_rows = |pred: &dyn Fn(u32) -> bool| {
             let mut s = vec![0.0; width];
@@ -926,6 +985,7 @@ mod tests {
         let parent = block_cost(crit, &total);
         let tol = 1e-12 * total.iter().sum::<f64>();
         let mut best: Option<(f64, usize, Vec<u32>)> = None;
+        let mut all: Vec<(f64, usize, Vec<u32>)> = Vec::new();
         for f in 0..bm.n_features {
             let nb = bm.n_bins(f);
             let miss = nb - 1;
@@ -965,13 +1025,22 @@ mod tests {
                     continue;
                 }
                 let gain = parent - block_cost(crit, &l) - block_cost(crit, &rr);
+                let left_rows: Vec<u32> = rows.iter().copied().filter(|&r| part[bm.bin(r as usize, f)]).collect();
                 if best.as_ref().is_none_or(|b| gain > b.0 + tol) {
-                    let left_rows = rows.iter().copied().filter(|&r| part[bm.bin(r as usize, f)]).collect();
-                    best = Some((gain, f, left_rows));
+                    best = Some((gain, f, left_rows.clone()));
                 }
+                all.push((gain, f, left_rows));
             }
         }
-        best
+        match ties {
+            SplitTies::Lowest => best,
+            SplitTies::Random => {
+                let max = all.iter().map(|c| c.0).fold(f64::NEG_INFINITY, f64::max);
+                all.retain(|c| c.0 >= max - tol);
+                let i = tie_winner(seed, serial, all.len());
+                (i < all.len()).then(|| all.swap_remove(i))
+            }
+        }
     }
 
     /// Rows reaching each node of a grown tree, by walking the tree on bins.
@@ -1013,6 +1082,18 @@ mod tests {
     }
 
     fn check_against_naive(seed: u64, n: usize, crit: Criterion, pure: PureLeaves, order: GrowOrder, width: usize) {
+        check_against_naive_ties(seed, n, crit, pure, order, width, SplitTies::Lowest);
+    }
+
+    fn check_against_naive_ties(
+        seed: u64,
+        n: usize,
+        crit: Criterion,
+        pure: PureLeaves,
+        order: GrowOrder,
+        width: usize,
+        ties: SplitTies,
+    ) {
         let feats = random_features(seed, n);
         let mapper = BinMapper::fit(&feats, 255, None).unwrap();
         let bm = mapper.transform(&feats).unwrap();
@@ -1023,14 +1104,17 @@ mod tests {
             let b = random_stats(seed + 1000, n, 2);
             a.chunks(2).zip(b.chunks(2)).flat_map(|(x, y)| [x[0], x[1], y[0], y[1]]).collect()
         };
-        let params = TreeParams { max_leaves: 6, pure_leaves: pure, grow_order: order, ..Default::default() };
+        let params =
+            TreeParams { max_leaves: 6, pure_leaves: pure, grow_order: order, split_ties: ties, ..Default::default() };
         let spec = GrowSpec { params: &params, criterion: crit, leaf_rule: LeafRule::HalfLogRatio { eps: 0.01 }, seed };
         let g = grow(&bm, &mapper, &signed_of_pairs(&stats), width / 2, &spec).unwrap();
         for (i, node) in g.tree.nodes.iter().enumerate() {
             let rows = rows_of_node(&g.tree, &bm, i);
             if let Node::Split { feature, left, .. } = node {
+                // Node i was created i-th (the root is 0): its serial number is its index.
                 let (gain, f, left_rows) =
-                    naive_best_split(&bm, &mapper, &rows, &stats, width, &crit, pure).expect("split exists");
+                    naive_best_split(&bm, &mapper, &rows, &stats, width, &crit, pure, ties, (seed, i))
+                        .expect("split exists");
                 assert_eq!(*feature as usize, f, "node {i}: gain {gain}");
                 assert_eq!(rows_of_node(&g.tree, &bm, *left as usize), left_rows, "node {i}");
             }
@@ -1052,7 +1136,105 @@ mod tests {
             check_against_naive(seed, n, Criterion::Matusita, PureLeaves::Allow, GrowOrder::Weight, 2);
             check_against_naive(seed, n, Criterion::Gini, PureLeaves::Forbid, GrowOrder::Count, 2);
             check_against_naive(seed, n, Criterion::Entropy, PureLeaves::Allow, GrowOrder::Gain, 4);
+            let random = SplitTies::Random;
+            check_against_naive_ties(seed, n, Criterion::Matusita, PureLeaves::Allow, GrowOrder::Weight, 2, random);
+            check_against_naive_ties(seed, n, Criterion::Gini, PureLeaves::Forbid, GrowOrder::Count, 4, random);
         }
+    }
+
+    /// Mixed random features, each given twice (columns f and f + 4 are equal): every split has
+    /// an exact twin, so every node has at least two tied candidates.
+    fn twin_features(seed: u64, n: usize) -> Features {
+        let mut f = random_features(seed, n);
+        let cols = f.columns.clone();
+        f.columns.extend(cols);
+        f.names = (0..8).map(|i| format!("f{i}")).collect();
+        f
+    }
+
+    fn grow_twins(seed: u64, n: usize, ties: SplitTies, threads: usize) -> Grown {
+        let feats = twin_features(seed, n);
+        let mapper = BinMapper::fit(&feats, 255, None).unwrap();
+        let bm = mapper.transform(&feats).unwrap();
+        let stats = random_stats(seed, n, 2);
+        let params = TreeParams { max_leaves: 6, split_ties: ties, ..Default::default() };
+        let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed };
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap())
+    }
+
+    fn split_features(t: &Tree) -> Vec<u32> {
+        t.nodes.iter().filter_map(|n| if let Node::Split { feature, .. } = n { Some(*feature) } else { None }).collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// Issue 17: with exact ties everywhere, random tie-breaking agrees with the naive twin,
+        /// and is bit-identical with 1, 2 and 3 threads.
+        #[test]
+        fn issue_17_random_ties_agree_with_naive_and_threads(seed in 0u64..10_000, n in 40usize..200) {
+            let feats = twin_features(seed, n);
+            let mapper = BinMapper::fit(&feats, 255, None).unwrap();
+            let bm = mapper.transform(&feats).unwrap();
+            let stats = random_stats(seed, n, 2);
+            let params = TreeParams { max_leaves: 6, split_ties: SplitTies::Random, ..Default::default() };
+            let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed };
+            let g = grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap();
+            for (i, node) in g.tree.nodes.iter().enumerate() {
+                if let Node::Split { feature, left, .. } = node {
+                    let rows = rows_of_node(&g.tree, &bm, i);
+                    let (_, f, left_rows) = naive_best_split(
+                        &bm, &mapper, &rows, &stats, 2, &Criterion::Gini, PureLeaves::Allow, SplitTies::Random, (seed, i),
+                    ).expect("split exists");
+                    prop_assert_eq!(*feature as usize, f, "node {}", i);
+                    prop_assert_eq!(rows_of_node(&g.tree, &bm, *left as usize), left_rows);
+                }
+            }
+            let one = grow_twins(seed, n, SplitTies::Random, 1);
+            for threads in [2, 3] {
+                let other = grow_twins(seed, n, SplitTies::Random, threads);
+                prop_assert_eq!(&one.tree, &other.tree);
+                prop_assert_eq!(&one.leaf_of_row, &other.leaf_of_row);
+            }
+        }
+    }
+
+    /// Issue 17: random ties on a node large enough for the parallel histogram and split search
+    /// (20 000 rows × 8 features) give bit-identical trees with 1, 2 and 3 threads.
+    #[test]
+    fn issue_17_random_ties_bit_identical_across_threads_on_parallel_sizes() {
+        let one = grow_twins(17, 20_000, SplitTies::Random, 1);
+        const { assert!(20_000 * 8 >= PARALLEL_CELLS) };
+        for threads in [2, 3] {
+            let other = grow_twins(17, 20_000, SplitTies::Random, threads);
+            assert_eq!(one.tree, other.tree, "{threads} threads");
+            assert_eq!(one.leaf_of_row, other.leaf_of_row);
+        }
+        let lowest = grow_twins(17, 20_000, SplitTies::Lowest, 1);
+        assert_ne!(split_features(&one.tree), split_features(&lowest.tree), "the draw moved some split");
+    }
+
+    /// Issue 17: `lowest` always takes the lower twin (features 0..4); `random` takes each twin
+    /// about half the time over seeds (uniform among the tied), and a given seed always the same.
+    #[test]
+    fn issue_17_random_ties_are_uniform_and_seeded() {
+        let lowest = grow_twins(11, 300, SplitTies::Lowest, 1);
+        assert!(split_features(&lowest.tree).iter().all(|&f| f < 4), "{:?}", split_features(&lowest.tree));
+        let (mut high, mut total) = (0usize, 0usize);
+        for seed in 0..200 {
+            let g = grow_twins(seed, 300, SplitTies::Random, 1);
+            let a = grow_twins(seed, 300, SplitTies::Random, 2);
+            assert_eq!(g.tree, a.tree, "seed {seed}");
+            let root = split_features(&g.tree)[0];
+            high += usize::from(root >= 4);
+            total += 1;
+            // Same tree shape as lowest-first up to the twin renaming: same rows per leaf.
+            let l = grow_twins(seed, 300, SplitTies::Lowest, 1);
+            let rename = |v: Vec<u32>| v.into_iter().map(|f| f % 4).collect::<Vec<_>>();
+            assert_eq!(rename(split_features(&g.tree)), rename(split_features(&l.tree)), "seed {seed}");
+        }
+        // Binomial(200, ½): mean 100, sd ≈ 7.1; 60..=140 is beyond 5.6 sd.
+        assert!((60..=140).contains(&high), "the upper twin won the root {high} times of {total}");
     }
 
     #[test]

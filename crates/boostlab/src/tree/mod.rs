@@ -181,6 +181,25 @@ pub enum PureLeaves {
     Forbid,
 }
 
+/// How the split search chooses among candidates whose gains tie (SPEC §2.1).
+///
+/// Two candidates tie when their gains differ by at most `1e−12·W` (`W` the node's total
+/// weight): differences below that are rounding, not information.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SplitTies {
+    /// Scanning features in index order and thresholds upwards, a candidate replaces the best so
+    /// far only when its gain is larger by more than the tolerance: ties go to the lowest feature
+    /// index (and the lowest threshold). Default.
+    #[default]
+    Lowest,
+    /// Uniformly at random among every candidate whose gain is within the tolerance of the
+    /// largest, drawn from the run's seed (and the round and node), so that runs are reproducible
+    /// and do not depend on the thread count. What the t-AdaBoost authors' code does (unseeded
+    /// there); the `authors` preset's choice.
+    Random,
+}
+
 /// Parameters of the tree learner.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -204,6 +223,8 @@ pub struct TreeParams {
     /// Evaluate at most this many (feature, threshold) candidates per node, a seeded random subset.
     /// By default unlimited; valid range ≥ 1.
     pub max_split_candidates: Option<usize>,
+    /// How ties between equally good splits are broken. By default `lowest`; or `random`.
+    pub split_ties: SplitTies,
 }
 
 impl Default for TreeParams {
@@ -217,6 +238,7 @@ impl Default for TreeParams {
             criterion: None,
             pure_leaves: PureLeaves::Allow,
             max_split_candidates: None,
+            split_ties: SplitTies::Lowest,
         }
     }
 }

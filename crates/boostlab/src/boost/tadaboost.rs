@@ -871,7 +871,9 @@ impl Booster for TAdaBoost {
         }
         let r = edge.umax * edge.r_rel;
         diag.insert("rho", rho);
-        diag.insert("r", finite(r));
+        // In the units of the repeated rows, R scales as c_unit^(1−t*) (see the type's doc).
+        let r_unit = if self.c.is_some() { self.c_unit.powf(1.0 - t_star(t)) } else { 1.0 };
+        diag.insert("r", finite(r * r_unit));
         // Diagnostics in the units of the repeated rows (a multiplicity times `c_unit` is a sum
         // of sample weights; q† per copy scales as c_unit^(−t*)): the identity without weights.
         let unit = self.c_unit;
@@ -923,7 +925,7 @@ impl Booster for TAdaBoost {
                 });
             }
         }
-        diag.insert("mu", mu);
+        diag.insert("mu", mu / r_unit);
         diag.insert("alpha", alpha);
 
         // The update overwrites the weights unless one may overflow: then it works on a copy, so

@@ -29,11 +29,22 @@ fn weighted_data(seed: u64, n: usize, kind: Kind) -> (Features, Target, Vec<f64>
     let noise: Vec<f64> = (0..n).map(|_| rng.gen_range(-0.4..0.4)).collect();
     let score = |i: usize| x[0][i] + 0.6 * x[1][i] * x[2][i] + noise[i];
     let target = match kind {
-        Kind::Binary => {
-            Target::Classes { y: (0..n).map(|i| u32::from(score(i) > 0.0)).collect(), classes: vec!["a".into(), "b".into()] }
-        }
+        Kind::Binary => Target::Classes {
+            y: (0..n).map(|i| u32::from(score(i) > 0.0)).collect(),
+            classes: vec!["a".into(), "b".into()],
+        },
         Kind::Multiclass => Target::Classes {
-            y: (0..n).map(|i| if score(i) < -0.3 { 0 } else if score(i) < 0.3 { 1 } else { 2 }).collect(),
+            y: (0..n)
+                .map(|i| {
+                    if score(i) < -0.3 {
+                        0
+                    } else if score(i) < 0.3 {
+                        1
+                    } else {
+                        2
+                    }
+                })
+                .collect(),
             classes: vec!["a".into(), "b".into(), "c".into()],
         },
         Kind::Multilabel => Target::Multilabel {
@@ -46,7 +57,10 @@ fn weighted_data(seed: u64, n: usize, kind: Kind) -> (Features, Target, Vec<f64>
         },
     };
     let w: Vec<f64> = (0..n).map(|_| f64::from(rng.gen_range(0u32..=3))).collect();
-    let features = Features { names: vec!["x0".into(), "x1".into(), "x2".into()], columns: x.into_iter().map(Column::Numeric).collect() };
+    let features = Features {
+        names: vec!["x0".into(), "x1".into(), "x2".into()],
+        columns: x.into_iter().map(Column::Numeric).collect(),
+    };
     (features, target, w)
 }
 

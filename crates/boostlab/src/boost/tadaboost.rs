@@ -1323,25 +1323,35 @@ mod tests {
     fn overflow_fallback_and_error() {
         let y = [1.0, 1.0, -1.0, 1.0, -1.0];
         let sw = [2f64.powi(-80), 1.0, 1.0, 1.0, 1.0];
+        // Frequency weights (issue 14): every copy starts at q_1 = n^(−t*) = 1/25 (multiplicities
+        // of mean 1); the example of negligible weight is the one wrong, so ρ rounds to 1 and its
+        // weight overflows.
         let mut h: Vec<f64> = y.to_vec();
-        h[0] = -(2f64.powi(80)) * y[0];
+        h[0] = -y[0];
 
         let mut b = TAdaBoost::new(&params(1.5), labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(b.weights()[1], 1.0 / 16.0);
-        assert_eq!(b.weights()[0], 2f64.powi(-164));
+        for i in 0..5 {
+            assert!((b.weights()[i] - 0.04).abs() < 1e-17, "{:?}", b.weights());
+        }
         let mut diag = Diagnostics::new();
         let step = b.step(&h, &mut diag).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(diag["rho"], 1.0);
-        assert_eq!(diag["n_infinite"], 1.0);
+        // n_inf counts copies: the overflowed example weighs 2^−80 (in sample-weight units), and
+        // its copies get weight n_inf^(−t*) in the multiplicities' unit, c_0^(−2).
+        assert!((diag["n_infinite"] - sw[0]).abs() < 1e-15 * sw[0]);
         assert_eq!(diag["z"], 1.0);
-        assert_eq!(b.weights(), &[1.0, 0.0, 0.0, 0.0, 0.0]);
-        assert_eq!(diag["n_zero"], 4.0);
+        let c0 = sw[0] * 5.0 / (4.0 + sw[0]);
+        assert!((b.weights()[0] / c0.powi(-2) - 1.0).abs() < 1e-12, "{:?}", b.weights());
+        assert_eq!(&b.weights()[1..], &[0.0, 0.0, 0.0, 0.0]);
+        assert!((diag["n_zero"] - 4.0).abs() < 1e-12);
         assert!(matches!(step, Step::Add { alpha } if alpha.is_finite() && alpha > 0.0));
         assert!(diag.values().all(|v| v.is_finite()));
+        let survivor = b.weights()[0];
         // The dead weights stay dead; boosting continues on the survivor.
         let mut diag = Diagnostics::new();
         let _ = b.step(&[1.0, 1.0, 1.0, 1.0, 1.0], &mut diag).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(b.weights(), &[1.0, 0.0, 0.0, 0.0, 0.0]);
+        assert!((b.weights()[0] / survivor - 1.0).abs() < 1e-12, "{:?}", b.weights());
+        assert_eq!(&b.weights()[1..], &[0.0, 0.0, 0.0, 0.0]);
 
         let p = TAdaBoostParams { t: 1.5, overflow: OverflowPolicy::Error, ..Default::default() };
         let mut b = TAdaBoost::new(&p, labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
@@ -1436,11 +1446,16 @@ mod tests {
                 assert_eq!(stats[2], 0.0);
             }
         }
-        // Co-density ∝ sample weight at the start.
+        // Frequency weights (issue 14): every copy starts at the same q_1 (co-density 1/m per copy,
+        // here in the unit of the multiplicities c = w n/Σw: 1/n), the tree's weights ∝ w.
         let sw = [1.0, 2.0, 3.0, 4.0, 0.0];
         let b = TAdaBoost::new(&params(0.5), labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
+        let mut stats = vec![0.0; 5];
+        b.statistics(&mut stats);
         for i in 0..5 {
-            assert!((b.weights()[i].powf(1.5) - sw[i] / 10.0).abs() < 1e-15);
+            let want = if sw[i] > 0.0 { 1.0 / 5.0 } else { 0.0 };
+            assert!((b.weights()[i].powf(1.5) - want).abs() < 1e-15, "{i}");
+            assert!((stats[i].abs() - sw[i] / 10.0).abs() < 1e-15, "{i}: {stats:?}");
         }
     }
 

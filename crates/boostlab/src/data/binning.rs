@@ -253,7 +253,7 @@ fn sample_rows(n: usize, w: Option<&[f64]>) -> Option<Vec<usize>> {
         })
         .collect();
     let total = cum.last().copied().unwrap_or(0.0);
-    if !(total > BIN_SAMPLE_ROWS as f64) {
+    if total.is_nan() || total <= BIN_SAMPLE_ROWS as f64 {
         return None;
     }
     // Units of weight 1 (⌈Σw⌉ of them, the last one partial), or 2^52 equal units beyond that.

@@ -719,8 +719,17 @@ pub fn grow(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64], k: usize, spec
     let root_sum = sum_of(&root_hist);
     let root_best = search(&root_hist, &root_sum, n, 0, 0);
     let mut nodes = vec![Node::Leaf { leaf: 0 }];
-    let mut leaves =
-        vec![Leaf { node: 0, start: 0, end: n, depth: 0, hist: root_hist, sum: root_sum, best: root_best, serial: 0, count: 0.0 }];
+    let mut leaves = vec![Leaf {
+        node: 0,
+        start: 0,
+        end: n,
+        depth: 0,
+        hist: root_hist,
+        sum: root_sum,
+        best: root_best,
+        serial: 0,
+        count: 0.0,
+    }];
     let mut serial = 0usize;
     let mut ordered: Vec<f64> = Vec::new();
     let mut last: Option<LastSplit> = None;
@@ -1027,7 +1036,13 @@ mod tests {
             a.chunks(2).zip(b.chunks(2)).flat_map(|(x, y)| [x[0], x[1], y[0], y[1]]).collect()
         };
         let params = TreeParams { max_leaves: 6, pure_leaves: pure, grow_order: order, ..Default::default() };
-        let spec = GrowSpec { params: &params, criterion: crit, leaf_rule: LeafRule::HalfLogRatio { eps: 0.01 }, seed, row_weight: None };
+        let spec = GrowSpec {
+            params: &params,
+            criterion: crit,
+            leaf_rule: LeafRule::HalfLogRatio { eps: 0.01 },
+            seed,
+            row_weight: None,
+        };
         let g = grow(&bm, &mapper, &signed_of_pairs(&stats), width / 2, &spec).unwrap();
         for (i, node) in g.tree.nodes.iter().enumerate() {
             let rows = rows_of_node(&g.tree, &bm, i);
@@ -1067,7 +1082,13 @@ mod tests {
         let mut params = TreeParams { max_nodes: Some(15), ..Default::default() };
         for order in [GrowOrder::Weight, GrowOrder::Count, GrowOrder::Gain] {
             params.grow_order = order;
-            let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed: 0, row_weight: None };
+            let spec = GrowSpec {
+                params: &params,
+                criterion: Criterion::Gini,
+                leaf_rule: LeafRule::Sign,
+                seed: 0,
+                row_weight: None,
+            };
             let g = grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap();
             assert_eq!(g.tree.n_leaves(), 8, "size 15 = 8 leaves");
             assert_eq!(g.tree.nodes.len(), 15);
@@ -1076,7 +1097,13 @@ mod tests {
         params.max_nodes = None;
         params.max_leaves = 64;
         params.max_depth = Some(2);
-        let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed: 0, row_weight: None };
+        let spec = GrowSpec {
+            params: &params,
+            criterion: Criterion::Gini,
+            leaf_rule: LeafRule::Sign,
+            seed: 0,
+            row_weight: None,
+        };
         assert!(grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap().tree.n_leaves() <= 4);
     }
 
@@ -1088,7 +1115,13 @@ mod tests {
         let stats = random_stats(9, 300, 2);
         let params = TreeParams { max_leaves: 4, max_split_candidates: Some(3), ..Default::default() };
         let grow_with = |seed| {
-            let spec = GrowSpec { params: &params, criterion: Criterion::Matusita, leaf_rule: LeafRule::Sign, seed, row_weight: None };
+            let spec = GrowSpec {
+                params: &params,
+                criterion: Criterion::Matusita,
+                leaf_rule: LeafRule::Sign,
+                seed,
+                row_weight: None,
+            };
             grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap().tree
         };
         assert_eq!(grow_with(1), grow_with(1));
@@ -1232,7 +1265,13 @@ mod tests {
         let mapper = BinMapper::fit(&feats, 255, None).unwrap();
         let bm = mapper.transform(&feats).unwrap();
         let params = TreeParams::default();
-        let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed: 0, row_weight: None };
+        let spec = GrowSpec {
+            params: &params,
+            criterion: Criterion::Gini,
+            leaf_rule: LeafRule::Sign,
+            seed: 0,
+            row_weight: None,
+        };
         let mut stats = vec![0.1; 10];
         stats[3] = f64::NAN;
         assert!(grow(&bm, &mapper, &stats, 1, &spec).is_err());

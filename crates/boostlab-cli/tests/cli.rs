@@ -286,8 +286,8 @@ fn issue_2_demo_runs_without_files() {
 
 /// Issue 14 §3: the `--weight` column holds frequency weights. The CSV with integer weights and
 /// the CSV whose rows are repeated that many times (weight 0: left out) train the same model file:
-/// equal apart from the last bits of sums taken in another order (1e−12 relative; 1e−9 for the
-/// per-round diagnostics, which include products of sums such as `bound`).
+/// equal apart from the last bits of sums taken in another order (1e−12; 1e−9 for the per-round
+/// diagnostics, which include products of sums such as `bound`).
 #[test]
 fn issue_14_weight_column_equals_repeated_rows() {
     let dir = tempfile::tempdir().unwrap();
@@ -335,30 +335,35 @@ fn issue_14_weight_column_equals_repeated_rows() {
         let a: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&wm).unwrap()).unwrap();
         let b: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&rm).unwrap()).unwrap();
         assert!(!a["trees"].as_array().unwrap().is_empty());
-        same_json(&format!("{extra:?}"), &a, &b);
+        // SecBoost's secant weights −(F(ẽ+v) − F(ẽ))/v amplify last-bit differences of the edges
+        // by about |ẽ|/|v| each round (crates/boostlab/tests/sample_weights.rs): 1e−9 there.
+        let tol = if extra[1] == "secboost" { 1e-9 } else { 1e-12 };
+        same_json(&format!("{extra:?}"), &a, &b, tol);
     }
 }
 
-/// `a` and `b` have the same structure and strings; numbers agree to 1e−12 relative (1e−9 under
-/// `history`).
-fn same_json(path: &str, a: &serde_json::Value, b: &serde_json::Value) {
+/// `a` and `b` have the same structure and strings; numbers agree to `tol` (at least 1e−9 under
+/// `history`) relative to max(|x|, |y|, 1).
+fn same_json(path: &str, a: &serde_json::Value, b: &serde_json::Value, tol: f64) {
     use serde_json::Value;
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => {
             let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
-            let tol = if path.contains("history") { 1e-9 } else { 1e-12 };
-            assert!((x - y).abs() <= tol * x.abs().max(y.abs()) || (x - y).abs() < 1e-15, "{path}: {x} vs {y}");
+            let tol = if path.contains("history") { tol.max(1e-9) } else { tol };
+            // Relative to max(|x|, |y|, 1): a leaf value ½ ln((W+ + ε)/(W− + ε)) near 0 carries the
+            // sums' relative rounding as an absolute error.
+            assert!((x - y).abs() <= tol * x.abs().max(y.abs()).max(1.0), "{path}: {x} vs {y}");
         }
         (Value::Array(x), Value::Array(y)) => {
             assert_eq!(x.len(), y.len(), "{path}: lengths");
             for (i, (u, v)) in x.iter().zip(y).enumerate() {
-                same_json(&format!("{path}[{i}]"), u, v);
+                same_json(&format!("{path}[{i}]"), u, v, tol);
             }
         }
         (Value::Object(x), Value::Object(y)) => {
             assert_eq!(x.keys().collect::<Vec<_>>(), y.keys().collect::<Vec<_>>(), "{path}: keys");
             for (k, u) in x {
-                same_json(&format!("{path}.{k}"), u, &y[k]);
+                same_json(&format!("{path}.{k}"), u, &y[k], tol);
             }
         }
         _ => assert_eq!(a, b, "{path}"),

@@ -496,7 +496,8 @@ impl TAdaBoost {
         });
     }
 
-    /// The tempered weights `q` (on the co-simplex: `Σ q^(2−t) = 1`).
+    /// The tempered weights `q` (on the co-simplex: `Σ q^(2−t) = 1`; with sample weights, each
+    /// example's `q` is that of one of its copies and `Σ cᵢ qᵢ^(2−t) = 1`, `cᵢ = wᵢ n/Σw`).
     pub fn weights(&self) -> &[f64] {
         &self.q
     }

@@ -296,7 +296,11 @@ fn issue_14_weight_column_equals_repeated_rows() {
         let x = ((i * 7919) % 1000) as f64 / 97.0;
         let color = ["red", "green", "blue"][i % 3];
         let z = ((i * 31) % 17) as f64 / 3.0;
-        let class = ["lo", "mid", "hi"][(usize::from(x + z > 8.0) + usize::from(color == "red" && i % 4 != 0)) % 3];
+        // Every category moves the labels differently: categories whose fractions of positives
+        // tie exactly are sorted by the rounding of their sums (SPEC §2.2's prefix order), which
+        // may differ between weights and repeated rows (a known limit, docs/python.md).
+        let bump = if i % 5 == 0 { 0.0 } else { [3.0, 1.3, 0.0][i % 3] };
+        let class = ["lo", "mid", "hi"][usize::from(x + z + bump > 8.0) + usize::from(x - z + bump > 4.0)];
         // Weights 0..=3, positive on the first rows so that every category appears in both files
         // in the same order.
         let w = if i < 3 { 1 } else { (i * i + 3 * i) % 4 };

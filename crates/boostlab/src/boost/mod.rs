@@ -30,7 +30,8 @@ pub struct Labels<'a> {
     pub y: &'a [f64],
     /// For single-label (multi-class) data, the class index of each example.
     pub class: Option<&'a [u32]>,
-    /// Optional sample weights (non-negative, finite, not all zero), length `n`.
+    /// Optional sample weights (non-negative, finite, not all zero), length `n`: frequency
+    /// weights (see [`Labels::total_weight`]).
     pub sample_weight: Option<&'a [f64]>,
 }
 

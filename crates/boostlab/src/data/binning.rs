@@ -24,7 +24,7 @@ use rayon::prelude::*;
 use super::{Column, FeatureKind, Features, MISSING_CODE};
 use crate::error::{Error, Result};
 
-/// Above this many usable rows (rows with a positive weight, or all rows without weights), the
+/// Above this many usable rows (the sum of the sample weights, or all rows without weights), the
 /// thresholds of a numeric feature come from a sample of this many rows (LightGBM's default
 /// `bin_construct_sample_cnt`). A feature with at most this many non-missing usable values is
 /// binned from all of them, whatever the number of rows.

@@ -83,7 +83,8 @@ class RealAdaBoostClassifier(_Binary):
     Binary classification only.
 
     smoothing: the ε of the leaf values (weights summing to 1). By default None, which is
-    ``1/(2 n_samples)``; ≥ 0.
+    ``1/(2m)``, m = the sum of the sample weights (the number
+    of samples without them); ≥ 0.
     """
 
     def __init__(
@@ -368,7 +369,8 @@ class AdaBoostMHClassifier(_Multi):
 
     variant: ``"real"`` (smoothed half-log-ratio leaves, α = 1) or ``"discrete"`` (sign leaves).
     By default ``"real"``.
-    smoothing: ε of the real leaves. By default None, which is ``1/(2 n_samples)``; ≥ 0.
+    smoothing: ε of the real leaves. By default None, which is ``1/(2m)``, m = the sum of the
+    sample weights (the number of samples without them); ≥ 0.
     single_label_start: for single-label data, start from ``D(i, y_i) = 1/(2m)`` instead of the
     uniform weights. By default False.
     """
@@ -434,7 +436,8 @@ class AdaBoostMOClassifier(_Multi):
     code: ``"one-vs-all"``, ``"random:K"``, ``"random:K:SEED"`` or ``"exhaustive"`` (≤ 12
     classes). By default ``"one-vs-all"``.
     decode: ``"loss"`` (smallest exponential loss) or ``"hamming"``. By default ``"loss"``.
-    smoothing: ε of the real leaves. By default None, which is ``1/(2 n_samples)``; ≥ 0.
+    smoothing: ε of the real leaves. By default None, which is ``1/(2m)``, m = the sum of the
+    sample weights (the number of samples without them); ≥ 0.
 
     ``decision_function`` gives, per class, minus the logarithm of its decoding loss (minus the
     Hamming distance with ``decode="hamming"``); ``predict_proba`` is their softmax, so that with

@@ -66,6 +66,8 @@ pub struct AdaBoost {
     criterion: Criterion,
     alpha: AlphaRule,
     log_bound: f64,
+    /// The sample weights (frequency weights, issue 14) and their sum; `None` without weights.
+    sw: Option<(Vec<f64>, f64)>,
 }
 
 /// Weighted training error of scores (a score of 0 predicts the negative class).
@@ -106,7 +108,9 @@ impl AdaBoost {
     /// Real AdaBoost: Matusita (Z) splits, smoothed half log-ratio leaves, `α` by `rule`
     /// (default [`AlphaRule::One`]).
     pub fn real(labels: Labels<'_>, params: &AdaBoostParams) -> Result<Self> {
-        let eps = params.smoothing.unwrap_or(1.0 / (2.0 * labels.n as f64));
+        // SPEC §2.2/§4.4: ε = 1/(2m) with weights summing to 1, m = Σ wᵢ (the number of rows
+        // without sample weights): integer weights give the ε of the repeated rows.
+        let eps = params.smoothing.unwrap_or(1.0 / (2.0 * labels.total_weight()));
         Self::new(labels, LeafRule::HalfLogRatio { eps }, Criterion::Matusita, params.alpha.unwrap_or(AlphaRule::One))
     }
 
@@ -129,6 +133,7 @@ impl AdaBoost {
             criterion,
             alpha,
             log_bound: 0.0,
+            sw: labels.sample_weight.map(|w| (w.to_vec(), labels.total_weight())),
         })
     }
 
@@ -232,6 +237,9 @@ impl AdaBoost {
         // Edges u_i = y_i h_i, recomputed where needed instead of stored (8 bytes a row less).
         let (d, y) = (&self.d, &self.y);
         let u = || y.iter().zip(h).map(|(y, h)| y * h);
+        // R = max |u| over the examples: with sample weights, those of positive weight (a row of
+        // weight 0 is a row left out; its d is 0 from the start and stays 0).
+        let every_row = self.sw.is_none();
         // One parallel pass for every sum (fixed row chunks: the same result for any number of
         // threads). SPEC §3: ε = Σ d [y ≠ f(x)]; r = Σ d u; SPEC §4.2(c): W_b = Σ_{u_i = b} d(i).
         let parts = par::map_chunks(d.len(), |rows| {
@@ -243,7 +251,9 @@ impl AdaBoost {
                 e.wn += if neg { d } else { 0.0 };
                 e.w0 += if pos || neg { 0.0 } else { d };
                 e.r += d * u;
-                e.rmax = e.rmax.max(u.abs());
+                if every_row || d > 0.0 {
+                    e.rmax = e.rmax.max(u.abs());
+                }
             }
             e
         });
@@ -354,7 +364,18 @@ impl AdaBoost {
         diag.insert("alpha", alpha);
         diag.insert("z", z);
         diag.insert("bound", self.log_bound.exp());
-        diag.insert("train_error", wrong as f64 / self.y.len().max(1) as f64);
+        let train_error = match &self.sw {
+            None => wrong as f64 / self.y.len().max(1) as f64,
+            // Weighted by the sample weights: the error rate of the repeated rows.
+            Some((w, total)) => {
+                let (s, y) = (&self.scores, &self.y);
+                let parts = par::map_chunks(w.len(), |rows| {
+                    rows.map(|i| if (s[i] > 0.0) != (y[i] > 0.0) { w[i] } else { 0.0 }).sum::<f64>()
+                });
+                parts.iter().sum::<f64>() / total
+            }
+        };
+        diag.insert("train_error", train_error);
         Ok(match stop {
             Some(reason) => Step::AddAndStop { alpha, reason },
             None => Step::Add { alpha },

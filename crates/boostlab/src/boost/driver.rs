@@ -441,6 +441,7 @@ pub(crate) fn run(
             criterion,
             leaf_rule: booster.leaf_rule(),
             seed: params.seed.wrapping_add(round as u64),
+            row_weight: data.sample_weight.as_deref(),
         };
         let mut grown = if params.algorithm == Algorithm::AbstainingAdaBoost {
             abstaining_stump(&binned, &mapper, &stats)?

@@ -31,8 +31,27 @@ pub struct Labels<'a> {
     pub y: &'a [f64],
     /// For single-label (multi-class) data, the class index of each example.
     pub class: Option<&'a [u32]>,
-    /// Optional sample weights (non-negative, finite, not all zero), length `n`.
+    /// Optional sample weights (non-negative, finite, not all zero), length `n`: frequency
+    /// weights (see [`Labels::total_weight`]).
     pub sample_weight: Option<&'a [f64]>,
+}
+
+impl Labels<'_> {
+    /// The number of examples `m` wherever a booster's formula counts them (the smoothing
+    /// `ε = 1/(2m)`, t-AdaBoost's `m^(1−t*)`, ...): `Σ wᵢ` with sample weights, `n` without.
+    /// Sample weights are frequency weights (issue 14): an integer weight `w` is the same as the
+    /// row repeated `w` times, so every count of rows is a sum of weights.
+    pub fn total_weight(&self) -> f64 {
+        total_weight(self.n, self.sample_weight)
+    }
+}
+
+/// `Σ wᵢ`, or `n` without sample weights (see [`Labels::total_weight`]).
+pub(crate) fn total_weight(n: usize, sample_weight: Option<&[f64]>) -> f64 {
+    match sample_weight {
+        Some(w) => w.iter().sum(),
+        None => n as f64,
+    }
 }
 
 /// One signed statistic (see [`Booster::statistics`]): the weight `w ≥ 0` carrying the sign of the

@@ -277,10 +277,13 @@ impl MultiParams {
         Ok(())
     }
 
-    /// The smoothing ε used with `n` training examples: `eps`, or `1/(2n)` when unset.
-    pub fn smoothing(&self, n: usize) -> f64 {
-        // SPEC §4.5: Schapire–Singer's experiments used ε = 1/(2m).
-        self.eps.unwrap_or(1.0 / (2.0 * n.max(1) as f64))
+    /// The smoothing ε used with `m` training examples (`m = Σ wᵢ` with sample weights, the
+    /// number of rows without: see [`crate::boost::Labels::total_weight`]): `eps`, or `1/(2m)`
+    /// when unset.
+    pub fn smoothing(&self, m: f64) -> f64 {
+        // SPEC §4.5: Schapire–Singer's experiments used ε = 1/(2m), m = number of examples
+        // (frequency weights: Σ wᵢ, so that integer weights give the ε of the repeated rows).
+        self.eps.unwrap_or(1.0 / (2.0 * m.max(1.0)))
     }
 }
 
@@ -560,6 +563,8 @@ pub fn ranking(scores: &[f64]) -> Vec<usize> {
 /// Validated training labels: `y` (n × k ±1) and sample weights normalised to sum to 1.
 pub(crate) struct Checked {
     pub n: usize,
+    /// The number of examples `m` of the formulas: `Σ wᵢ` (frequency weights), or `n`.
+    pub m: f64,
     pub k: usize,
     pub y: Vec<f64>,
     pub sw: Vec<f64>,
@@ -597,7 +602,7 @@ pub(crate) fn check_labels(labels: &Labels<'_>) -> Result<Checked> {
             w.iter().map(|&v| v / s).collect()
         }
     };
-    Ok(Checked { n, k, y: labels.y.to_vec(), sw })
+    Ok(Checked { n, m: labels.total_weight(), k, y: labels.y.to_vec(), sw })
 }
 
 /// The class of each example of single-label data: `labels.class`, or the one +1 of each row.

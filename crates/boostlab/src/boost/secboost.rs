@@ -274,7 +274,7 @@ pub fn solve_alpha(input: &AlphaInput<'_>, delta_init: f64, max_halvings: usize)
     if [h.len(), sw.len(), edges.len(), offsets.len(), w.len()].iter().any(|&l| l != m) || m == 0 {
         return Err(Error::InvalidData("solve_alpha: the input slices must be non-empty and of equal length".into()));
     }
-    let m_t = h.iter().fold(0.0_f64, |a, &v| a.max(v.abs()));
+    let m_t = max_abs_weighted(h, sw);
     let eta0 = edge(sw, w, y, h);
     if !(eta0 != 0.0 && eta0.is_finite() && m_t > 0.0 && m_t.is_finite()) {
         return Err(Error::InvalidData(format!(
@@ -343,8 +343,12 @@ pub struct SecBoost {
     params: SecBoostParams,
     loss: Loss,
     y: Vec<f64>,
-    /// Sample weights rescaled to mean 1.
+    /// Sample weights rescaled to mean 1: the frequency weights of issue 14 (every mean over the
+    /// examples of SPEC §6, `F(S, H)`, `η`, `W`, is `Σ swᵢ (...)ᵢ / n = Σ wᵢ (...)ᵢ / Σ w`, the mean
+    /// over the repeated rows).
     sw: Vec<f64>,
+    /// `Σw/n` (1 without weights): a sum of `sw` times this is a sum of sample weights.
+    sw_unit: f64,
     /// `ẽ_i = y_i H_t(x_i)`.
     edges: Vec<f64>,
     /// `v_ti`.
@@ -371,6 +375,22 @@ fn offset_seed(seed: u64, round: u64, i: usize) -> u64 {
 /// Index and value of the first non-finite entry.
 fn first_non_finite(v: &[f64]) -> Option<(usize, f64)> {
     v.iter().position(|x| !x.is_finite()).map(|i| (i, v[i]))
+}
+
+/// `M = max |hᵢ|` over the examples of positive sample weight (`sw` rescaled, all ones without
+/// weights): a row of weight 0 is a row left out (issue 14).
+fn max_abs_weighted(h: &[f64], sw: &[f64]) -> f64 {
+    h.iter().zip(sw).fold(0.0_f64, |a, (&v, &s)| if s > 0.0 { a.max(v.abs()) } else { a })
+}
+
+/// Sets the weight and the loss value of every example of sample weight 0 to 0: they are left out
+/// (a non-finite value there must neither stop the run nor reach a sum).
+fn zero_left_out(sw: &[f64], weights: &mut [f64], losses: &mut [f64]) {
+    for ((s, w), f) in sw.iter().zip(weights).zip(losses) {
+        if *s == 0.0 {
+            (*w, *f) = (0.0, 0.0);
+        }
+    }
 }
 
 impl SecBoost {
@@ -434,7 +454,8 @@ impl SecBoost {
         let mut weights = vec![0.0; n];
         let mut scratch = Scratch::default();
         scratch.secant_weights(&loss, edges.iter().copied(), &offsets, &mut weights);
-        let losses = scratch.fz.clone();
+        let mut losses = scratch.fz.clone();
+        zero_left_out(&sw, &mut weights, &mut losses);
         if let Some((i, w)) = first_non_finite(&weights).or_else(|| first_non_finite(&losses)) {
             return Err(Error::param(
                 "v0",
@@ -454,7 +475,9 @@ impl SecBoost {
             ));
         }
         Ok(SecBoost {
-            leaf_eps: 0.5 / n as f64,
+            // SPEC §2.2/§4.4: ε = 1/(2m), m = Σ wᵢ (n without sample weights; issue 14).
+            leaf_eps: 0.5 / labels.total_weight(),
+            sw_unit: labels.total_weight() / n as f64,
             params,
             loss,
             y,
@@ -553,7 +576,22 @@ impl SecBoost {
         } else {
             (0..self.y.len()).into_par_iter().with_min_len(64).map(one).collect()
         };
-        found.into_iter().enumerate().map(|(i, c)| c.ok_or(i)).collect()
+        // A row of sample weight 0 is left out (issue 14): it needs no admissible offset, keeps
+        // its offset and counts in no diagnostic.
+        let left_out = OffsetChoice { v: 0.0, obi: 0.0, random: false };
+        found
+            .into_iter()
+            .enumerate()
+            .map(
+                |(i, c)| {
+                    if self.sw[i] > 0.0 {
+                        c.ok_or(i)
+                    } else {
+                        Ok(OffsetChoice { v: self.offsets[i], ..left_out })
+                    }
+                },
+            )
+            .collect()
     }
 }
 
@@ -625,7 +663,7 @@ impl Booster for SecBoost {
         let w1 = (self.sw.iter().zip(&self.weights).map(|(s, w)| s * w).sum::<f64>() / n).abs();
         diag.insert("mean_abs_weight", w1);
         // SPEC §6: M_t = max |h_t(x_i)|, η_t = η(w_t, h_t).
-        let m_t = h.iter().fold(0.0_f64, |a, &v| a.max(v.abs()));
+        let m_t = max_abs_weighted(h, &self.sw);
         if m_t == 0.0 {
             return Ok(Step::Stop { reason: "the weak hypothesis is 0 on every training example".into() });
         }
@@ -690,12 +728,12 @@ impl Booster for SecBoost {
             }
         };
         let max_obi = choices.iter().fold(0.0_f64, |a, c| a.max(c.obi));
-        let n_random = choices.iter().filter(|c| c.random).count();
         self.offsets = choices.iter().map(|c| c.v).collect();
         // SPEC §6: w_(t+1)i = −δ_{v_ti} F(ẽ_ti).
         let mut new_w = vec![0.0; m];
         self.scratch.secant_weights(&self.loss, self.edges.iter().copied(), &self.offsets, &mut new_w);
         self.losses.clone_from(&self.scratch.fz);
+        zero_left_out(&self.sw, &mut new_w, &mut self.losses);
         if let Some((i, w)) = first_non_finite(&new_w).or_else(|| first_non_finite(&self.losses)) {
             return Err(Error::Numerical(format!(
                 "loss `{}` is not finite near edge {} (example {i}: {w})",
@@ -705,12 +743,15 @@ impl Booster for SecBoost {
         }
         self.weights = new_w;
         diag.insert("max_obi", max_obi);
-        diag.insert("random_offsets", n_random as f64);
-        diag.insert("negative_weights", self.weights.iter().filter(|w| **w < 0.0).count() as f64);
-        let zero = self.weights.iter().zip(&self.sw).filter(|(w, s)| **w == 0.0 || **s == 0.0).count();
-        diag.insert("zero_weights", zero as f64);
+        // Counts of examples are sums of sample weights (in their unit; counts without weights).
+        let count = |pick: &dyn Fn(usize) -> bool| -> f64 {
+            (0..m).filter(|&i| self.sw[i] > 0.0 && pick(i)).map(|i| self.sw[i]).sum::<f64>() * self.sw_unit
+        };
+        diag.insert("random_offsets", count(&|i| choices[i].random));
+        diag.insert("negative_weights", count(&|i| self.weights[i] < 0.0));
+        diag.insert("zero_weights", count(&|i| self.weights[i] == 0.0));
         self.record(diag);
-        if zero == m {
+        if self.weights.iter().zip(&self.sw).all(|(w, s)| *w == 0.0 || *s == 0.0) {
             // SPEC §6: if all w_(t+1)i = 0, stop.
             return Ok(Step::AddAndStop { alpha, reason: "all weights are zero".into() });
         }

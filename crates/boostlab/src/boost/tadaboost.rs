@@ -140,11 +140,17 @@ const MIN_DIRECT_SUM: f64 = 1e-200;
 
 /// t-AdaBoost's side of the boosting loop (SPEC §5). Binary labels only.
 ///
-/// Sample weights enter through the initial co-density: `q_1,i^(2−t) ∝ sample_weight_i`
-/// (`q_1 = m^(−t*)` without them). Examples with sample weight 0 keep weight 0 and never switch
-/// back on. The training error reported (and bounded by `Π Z^(2−t)`) is weighted by the sample
-/// weights; `m` in `α = m^(1−t*) (Π Z)^(1−t) µ` is the number of examples with positive weight
-/// (the factor does not change the sign of the linear model, only its scale and the clipping).
+/// Sample weights are frequency weights (issue 14): example `i` stands for `wᵢ` copies of itself,
+/// each with the tempered weight `qᵢ`, so every sum over examples of SPEC §5 is a sum over the
+/// copies, `Σᵢ cᵢ (...)ᵢ` with multiplicity `cᵢ ∝ wᵢ` (the co-simplex `Σ cᵢ qᵢ^(2−t) = 1`, `ρ`,
+/// `m†`, `Z`, the learner's `d ∝ c q`), and `m = Σ wᵢ` in `q_1 = m^(−t*)` and in
+/// `α = m^(1−t*) (Π Z)^(1−t) µ`. Integer weights therefore give the model of the repeated rows.
+/// The booster keeps `cᵢ = wᵢ n/Σw` (mean 1) and `m = n`: scaling every multiplicity and `m` by
+/// `λ` scales `q` by `λ^(−t*)`, `µ` by `λ^(−(1−t*))` and leaves `α`, `Z`, `ρ` and the trees as they
+/// are (`1 − t* = t*(1 − t)`), and mean-1 multiplicities keep `q_1 = n^(−t*)` as representable as
+/// without weights, whatever the scale of the weights. Examples with sample weight 0 keep weight
+/// 0 and never switch back on. The training error reported (and bounded by `Π Z^(2−t)`) is
+/// weighted by the sample weights.
 ///
 /// Per example it keeps the label, `q`, `q^(1−t)`, the score and the clipped score (40 bytes; the
 /// sample weights only when given). When every weight switches off (`Z = 0`, `t < 1`), the
@@ -158,7 +164,14 @@ pub struct TAdaBoost {
     y: Vec<f64>,
     /// Sample weights normalised to sum 1 (for the training errors); `None` when uniform (`1/n`).
     w: Option<Vec<f64>>,
-    /// Number of examples with positive sample weight.
+    /// Multiplicities `cᵢ = wᵢ n/Σw` (see the type's doc); `None` without sample weights (all 1).
+    c: Option<Vec<f64>>,
+    /// `Σw/n`: a sum of multiplicities times this is a sum of sample weights (diagnostics).
+    c_unit: f64,
+    /// An upper bound of `ln q` (every `cᵢ qᵢ^(2−t) ≤ 1`): `−t* ln min c` with multiplicities below
+    /// 1, else 0.
+    ln_q_cap: f64,
+    /// `m` of SPEC §5 in the multiplicities' unit: the number of examples `n` (see the type's doc).
     m: f64,
     q: Vec<f64>,
     /// `q^(1−t)`, kept in step with `q` by the update itself (`q̃^(1−t) = q^(1−t)(1 + x)`), so that
@@ -178,7 +191,8 @@ struct Edge {
     /// `max |u|/(umax q^(1−t))` over the same weights.
     r_rel: f64,
     rho: f64,
-    m_dag: usize,
+    /// `m†`: the number (total multiplicity) of switched-off weights.
+    m_dag: f64,
     q_dag: f64,
     /// `max |u|/R` over the switched-off weights.
     v_dag_max: f64,
@@ -193,8 +207,9 @@ struct EdgeSums {
     ratio_max: f64,
     /// `Σ ratio · q^(2−t)` over the positive weights.
     num: f64,
-    n_terms: usize,
-    m_dag: usize,
+    /// Number (total multiplicity) of the terms of `num` and of the switched-off weights.
+    n_terms: f64,
+    m_dag: f64,
     /// `max |u|/umax` and `Σ u/umax` over the switched-off weights.
     off_max: f64,
     off_sum: f64,
@@ -207,6 +222,8 @@ struct UpdateSums {
     sum: f64,
     qmax: f64,
     n_inf: usize,
+    /// Total multiplicity of the infinite `q̃` (`n_inf` without sample weights).
+    inf_weight: f64,
 }
 
 /// Partial results of the last pass of a round over one chunk.
@@ -214,7 +231,7 @@ struct FinishSums {
     /// Minimum and maximum co-density and number of zero weights (positive sample weight only).
     pmin: f64,
     pmax: f64,
-    n_zero: usize,
+    n_zero: f64,
     /// Weighted training errors of the linear and the clipped model.
     err: f64,
     err_clipped: f64,
@@ -222,8 +239,14 @@ struct FinishSums {
 
 impl Default for FinishSums {
     fn default() -> Self {
-        FinishSums { pmin: f64::INFINITY, pmax: 0.0, n_zero: 0, err: 0.0, err_clipped: 0.0 }
+        FinishSums { pmin: f64::INFINITY, pmax: 0.0, n_zero: 0.0, err: 0.0, err_clipped: 0.0 }
     }
+}
+
+/// Multiplicity of example `i` (1 without sample weights: multiplying by it changes nothing).
+#[inline]
+fn mult(c: Option<&[f64]>, i: usize) -> f64 {
+    c.map_or(1.0, |c| c[i])
 }
 
 /// Whether example `i` has positive sample weight.
@@ -259,6 +282,8 @@ struct UpdateCtx<'a> {
     y: &'a [f64],
     h: &'a [f64],
     w: Option<&'a [f64]>,
+    /// Multiplicities (`None`: all 1).
+    c: Option<&'a [f64]>,
     s: f64,
     nu: f64,
     inv_umax: f64,
@@ -295,8 +320,9 @@ fn update_chunk<const K: u8>(ctx: &UpdateCtx, base: usize, q: &mut [f64], qs: &m
             }
             if qv.is_infinite() {
                 p.n_inf += 1;
+                p.inf_weight += mult(ctx.c, g);
             } else {
-                p.sum += *qv;
+                p.sum += *qv * mult(ctx.c, g);
                 p.qmax = p.qmax.max(*qv);
             }
             continue;
@@ -339,8 +365,10 @@ fn update_chunk<const K: u8>(ctx: &UpdateCtx, base: usize, q: &mut [f64], qs: &m
         *qsv = if qn == 0.0 { 0.0 } else { qsn };
         if qn.is_infinite() {
             p.n_inf += 1;
+            p.inf_weight += mult(ctx.c, g);
         } else {
-            p.sum += qn * *qsv;
+            // SPEC §5: Z^(2−t) = Σ q̃^(2−t), each example counted with its multiplicity.
+            p.sum += qn * *qsv * mult(ctx.c, g);
             p.qmax = p.qmax.max(qn);
         }
     }
@@ -367,6 +395,7 @@ impl TAdaBoost {
         if let Some(v) = labels.y.iter().find(|&&v| v != 1.0 && v != -1.0) {
             return Err(Error::InvalidData(format!("label {v} is not −1 or +1")));
         }
+        let mut sw_total = n as f64;
         let w: Option<Vec<f64>> = match labels.sample_weight {
             None => None,
             Some(sw) => {
@@ -380,10 +409,15 @@ impl TAdaBoost {
                 if !(total > 0.0 && total.is_finite()) {
                     return Err(Error::InvalidData(format!("sample weights sum to {total}")));
                 }
+                sw_total = total;
                 Some(sw.iter().map(|v| v / total).collect())
             }
         };
-        let m = w.as_ref().map_or(n, |w| w.iter().filter(|&&v| v > 0.0).count()) as f64;
+        // Multiplicities c = w n/Σw and m = n: the frequency weights of the type's doc.
+        let c: Option<Vec<f64>> = w.as_ref().map(|w| w.iter().map(|v| v * n as f64).collect());
+        let m = n as f64;
+        let c_min = c.as_ref().map_or(1.0, |c| c.iter().copied().filter(|&v| v > 0.0).fold(1.0f64, f64::min));
+        let ln_q_cap = -t_star(params.t.clamp(0.0, 1.99)) * c_min.ln();
 
         let t = if is_one(params.t) { 1.0 } else { params.t };
         let regime = if t == 1.0 {
@@ -393,13 +427,15 @@ impl TAdaBoost {
         } else {
             Regime::Above
         };
-        // SPEC §5: q_1 = m^(−t*) (co-density 1/m); with sample weights, co-density w_i.
+        // SPEC §5: q_1 = m^(−t*) (co-density 1/m) for every copy of an example; an example of
+        // sample weight 0 has no copy (weight 0).
         let ts = t_star(t);
+        let q1 = (1.0 / n as f64).powf(ts);
         let mut q: Vec<f64> = match &w {
-            None => vec![(1.0 / n as f64).powf(ts); n],
-            Some(w) => w.iter().map(|&v| if v > 0.0 { v.powf(ts) } else { 0.0 }).collect(),
+            None => vec![q1; n],
+            Some(w) => w.iter().map(|&v| if v > 0.0 { q1 } else { 0.0 }).collect(),
         };
-        let z = co_simplex_normalize(&mut q, t);
+        let z = co_simplex_normalize_mult(&mut q, c.as_deref(), t);
         if !(z > 0.0 && z.is_finite()) {
             return Err(Error::Numerical(format!("initial weights cannot be normalised (Z = {z})")));
         }
@@ -411,6 +447,9 @@ impl TAdaBoost {
             regime,
             y: labels.y.to_vec(),
             w,
+            c,
+            ln_q_cap,
+            c_unit: sw_total / n as f64,
             m,
             q,
             qs: Vec::new(),
@@ -439,7 +478,8 @@ impl TAdaBoost {
         });
     }
 
-    /// The tempered weights `q` (on the co-simplex: `Σ q^(2−t) = 1`).
+    /// The tempered weights `q` (on the co-simplex: `Σ q^(2−t) = 1`; with sample weights, each
+    /// example's `q` is that of one of its copies and `Σ cᵢ qᵢ^(2−t) = 1`, `cᵢ = wᵢ n/Σw`).
     pub fn weights(&self) -> &[f64] {
         &self.q
     }
@@ -485,7 +525,7 @@ impl TAdaBoost {
 
     fn edge_impl<const TEMPERED: bool>(&self, h: &[f64]) -> Option<Edge> {
         let n = self.q.len();
-        let (q, qs, y, w) = (&self.q[..], &self.qs[..], &self.y[..], self.w.as_deref());
+        let (q, qs, y, w, c) = (&self.q[..], &self.qs[..], &self.y[..], self.w.as_deref(), self.c.as_deref());
         // SPEC §5: off_j = {i : q_ji = 0}; a positive q implies a positive sample weight.
         let umax = crate::par::map_chunks_of(n, CHUNK, |rows| {
             rows.filter(|&i| q[i] > 0.0).fold(0.0f64, |m, i| m.max(h[i].abs()))
@@ -506,14 +546,15 @@ impl TAdaBoost {
                     p.ratio_max = p.ratio_max.max(r.abs());
                     if r != 0.0 {
                         // q_i u_i / R = (ratio_i / r_rel) q_i^(2−t), with q^(2−t) = q · q^(1−t).
-                        p.num += r * co;
-                        p.n_terms += 1;
+                        // Each example counts with its multiplicity (frequency weights).
+                        p.num += r * co * mult(c, i);
+                        p.n_terms += mult(c, i);
                     }
                 } else if below && active(w, i) {
-                    p.m_dag += 1;
+                    p.m_dag += mult(c, i);
                     let v = y[i] * h[i] * inv_umax;
                     p.off_max = p.off_max.max(v.abs());
-                    p.off_sum += v;
+                    p.off_sum += v * mult(c, i);
                 }
             }
             p
@@ -533,9 +574,9 @@ impl TAdaBoost {
         let m_dag = sums.m_dag;
         let v_dag_max = sums.off_max / r_rel;
         // SPEC §5: q† = max_{off} (|u|/R)^(1/(1−t)); ρ = Σ q' u / ((1 + m† q†^(2−t)) R).
-        let q_dag = if m_dag > 0 { v_dag_max.powf(1.0 / s) } else { 0.0 };
-        let rho = (sums.num / r_rel + q_dag * (sums.off_sum / r_rel)) / (1.0 + m_dag as f64 * q_dag.powf(e));
-        let rho_tol = 4.0 * (sums.n_terms + m_dag) as f64 * f64::EPSILON;
+        let q_dag = if m_dag > 0.0 { v_dag_max.powf(1.0 / s) } else { 0.0 };
+        let rho = (sums.num / r_rel + q_dag * (sums.off_sum / r_rel)) / (1.0 + m_dag * q_dag.powf(e));
+        let rho_tol = 4.0 * (sums.n_terms + m_dag) * f64::EPSILON;
         Some(Edge { umax, r_rel, rho: rho.clamp(-1.0, 1.0), m_dag, q_dag, v_dag_max, rho_tol })
     }
 
@@ -548,7 +589,7 @@ impl TAdaBoost {
             Regime::One => nu.abs(),
             Regime::Below => {
                 let on = sn.ln_1p() / s;
-                if edge.m_dag > 0 {
+                if edge.m_dag > 0.0 {
                     on.max((sn * edge.v_dag_max).ln() / s)
                 } else {
                     on
@@ -571,13 +612,14 @@ impl TAdaBoost {
             y: &self.y,
             h,
             w: self.w.as_deref(),
+            c: self.c.as_deref(),
             s,
             nu,
             inv_umax: 1.0 / edge.umax,
             r_rel: edge.r_rel,
             k: -s * nu / (edge.umax * edge.r_rel),
             inv_s: 1.0 / s,
-            comeback: self.regime == Regime::Below && edge.m_dag > 0,
+            comeback: self.regime == Regime::Below && edge.m_dag > 0.0,
         };
         // The power kernel away from t = 1, unless a weight may (nearly) switch off or overflow
         // (|(1−t)ν| ≈ 1, i.e. ρ ≈ ±1), where the relative kernel keeps `|a| ≤ 1` exact.
@@ -602,6 +644,7 @@ impl TAdaBoost {
             sum: acc.sum + p.sum,
             qmax: acc.qmax.max(p.qmax),
             n_inf: acc.n_inf + p.n_inf,
+            inf_weight: acc.inf_weight + p.inf_weight,
         })
     }
 
@@ -630,6 +673,7 @@ impl TAdaBoost {
         };
         let delta = self.delta.unwrap_or(f64::INFINITY);
         let (y, w) = (&self.y[..], self.w.as_deref());
+        let mults = self.c.as_deref();
         let uniform = 1.0 / y.len() as f64;
         let n_chunks = y.len().div_ceil(CHUNK);
         let jobs: Vec<_> = self
@@ -668,7 +712,9 @@ impl TAdaBoost {
                     if wi > 0.0 {
                         p.pmin = p.pmin.min(co);
                         p.pmax = p.pmax.max(co);
-                        p.n_zero += usize::from(co == 0.0);
+                        if co == 0.0 {
+                            p.n_zero += mult(mults, g);
+                        }
                     }
                     // A score of exactly 0 predicts the negative class (SPEC §5).
                     let wrong = |hs: f64| if (hs > 0.0) != (y[g] > 0.0) { wi } else { 0.0 };
@@ -694,6 +740,28 @@ impl TAdaBoost {
             err_clipped: a.err_clipped + p.err_clipped,
         })
     }
+}
+
+/// [`co_simplex_normalize`] with multiplicities: `q /= Z`, `Z = (Σ cᵢ qᵢ^(2−t))^(1/(2−t))` (SPEC §5,
+/// each example counted `cᵢ` times); exactly [`co_simplex_normalize`] without them.
+fn co_simplex_normalize_mult(q: &mut [f64], c: Option<&[f64]>, t: f64) -> f64 {
+    let Some(c) = c else { return co_simplex_normalize(q, t) };
+    let e = 2.0 - t;
+    let qmax = q.iter().copied().fold(0.0f64, f64::max);
+    if q.iter().any(|v| v.is_nan()) {
+        return f64::NAN;
+    }
+    if qmax == 0.0 || !qmax.is_finite() {
+        return qmax;
+    }
+    let sum: f64 = q.iter().zip(c).map(|(&v, &ci)| if v > 0.0 { ci * (v / qmax).powf(e) } else { 0.0 }).sum();
+    let z = qmax * sum.powf(1.0 / e);
+    if z > 0.0 && z.is_finite() {
+        for v in q.iter_mut() {
+            *v /= z;
+        }
+    }
+    z
 }
 
 /// Co-density `q^(2−t)`.
@@ -747,6 +815,15 @@ impl Booster for TAdaBoost {
             LearnerWeights::CoDensity => 1.0,
         };
         let co = self.params.learner_weights == LearnerWeights::CoDensity;
+        if let Some(c) = &self.c {
+            // Frequency weights: the copies of example i together weigh c_i q_i (or c_i q_i^(2−t)).
+            let norm = if co { 1.0 } else { 1.0 / self.q.iter().zip(c).map(|(q, c)| q * c).sum::<f64>() };
+            for (((st, &q), &yi), &ci) in stats.iter_mut().zip(&self.q).zip(&self.y).zip(c) {
+                let d = if co { ci * codensity(q, e, self.regime) } else { ci * q * norm };
+                *st = super::signed(yi, d);
+            }
+            return;
+        }
         for ((st, &q), &yi) in stats.iter_mut().zip(&self.q).zip(&self.y) {
             // SPEC §5: d_j = q_j/Σq (option: co-density q^(2−t)).
             let d = if co { codensity(q, e, self.regime) } else { q * norm };
@@ -777,9 +854,19 @@ impl Booster for TAdaBoost {
         }
         let r = edge.umax * edge.r_rel;
         diag.insert("rho", rho);
-        diag.insert("r", finite(r));
-        diag.insert("switched_off", edge.m_dag as f64);
-        diag.insert("q_dagger", finite(edge.q_dag));
+        // In the units of the repeated rows, R scales as c_unit^(1−t*) (see the type's doc).
+        let r_unit = if self.c.is_some() { self.c_unit.powf(1.0 - t_star(t)) } else { 1.0 };
+        diag.insert("r", finite(r * r_unit));
+        // Diagnostics in the units of the repeated rows (a multiplicity times `c_unit` is a sum
+        // of sample weights; q† per copy scales as c_unit^(−t*)): the identity without weights.
+        let unit = self.c_unit;
+        let (m_dag_diag, q_dag_diag) = if self.c.is_some() {
+            (edge.m_dag * unit, edge.q_dag * unit.powf(-t_star(t)))
+        } else {
+            (edge.m_dag, edge.q_dag)
+        };
+        diag.insert("switched_off", m_dag_diag);
+        diag.insert("q_dagger", finite(q_dag_diag));
 
         // ν = µ_j R_j. SPEC §5: µ_j = −(1/R_j) log_t((1−ρ)/M_{1−t}(1−ρ, 1+ρ))
         //                          = tanh((1−t) atanh ρ) / ((1−t) R_j).
@@ -821,12 +908,12 @@ impl Booster for TAdaBoost {
                 });
             }
         }
-        diag.insert("mu", mu);
+        diag.insert("mu", mu / r_unit);
         diag.insert("alpha", alpha);
 
         // The update overwrites the weights unless one may overflow: then it works on a copy, so
         // that a failed round leaves the booster as it was.
-        let in_place = e * self.ln_growth_bound(&edge, nu) <= IN_PLACE_LN_BOUND;
+        let in_place = e * (self.ln_growth_bound(&edge, nu) + self.ln_q_cap) <= IN_PLACE_LN_BOUND;
         let (mut q, mut qs) = if in_place {
             (std::mem::take(&mut self.q), std::mem::take(&mut self.qs))
         } else {
@@ -849,8 +936,9 @@ impl Booster for TAdaBoost {
         self.qs = qs;
         // SPEC §5: Z_j = (Σ q̃^(2−t))^(1/(2−t)); q_{j+1} = q̃/Z_j.
         let (z, inv_z) = if n_inf > 0 {
-            // SPEC §5 (authors' fallback): overflowed weights n_inf^(−t*), others 0, Z = 1.
-            let v = (n_inf as f64).powf(-t_star(t));
+            // SPEC §5 (authors' fallback): overflowed weights n_inf^(−t*), others 0, Z = 1
+            // (n_inf counts the copies: Σ c q^(2−t) = 1 again).
+            let v = sums.inf_weight.powf(-t_star(t));
             for q in self.q.iter_mut() {
                 *q = if q.is_infinite() { v } else { 0.0 };
             }
@@ -864,7 +952,7 @@ impl Booster for TAdaBoost {
             (z, Some(1.0 / z))
         } else {
             // Tiny weights: the sum relative to the largest weight.
-            let z = co_simplex_normalize(&mut self.q, t);
+            let z = co_simplex_normalize_mult(&mut self.q, self.c.as_deref(), t);
             self.resync_powers();
             (z, None)
         };
@@ -882,10 +970,17 @@ impl Booster for TAdaBoost {
         let fin = self.finish_round(inv_z, h, alpha);
         diag.insert("z", z);
         diag.insert("bound", self.bound());
-        diag.insert("n_infinite", n_inf as f64);
-        diag.insert("n_zero", fin.n_zero as f64);
-        diag.insert("min_weight", fin.pmin);
-        diag.insert("max_weight", fin.pmax);
+        if self.c.is_some() {
+            diag.insert("n_infinite", sums.inf_weight * unit);
+            diag.insert("n_zero", fin.n_zero * unit);
+            diag.insert("min_weight", fin.pmin / unit);
+            diag.insert("max_weight", fin.pmax / unit);
+        } else {
+            diag.insert("n_infinite", n_inf as f64);
+            diag.insert("n_zero", fin.n_zero);
+            diag.insert("min_weight", fin.pmin);
+            diag.insert("max_weight", fin.pmax);
+        }
         diag.insert("train_error", fin.err);
         diag.insert("train_error_clipped", fin.err_clipped);
 
@@ -1211,25 +1306,35 @@ mod tests {
     fn overflow_fallback_and_error() {
         let y = [1.0, 1.0, -1.0, 1.0, -1.0];
         let sw = [2f64.powi(-80), 1.0, 1.0, 1.0, 1.0];
+        // Frequency weights (issue 14): every copy starts at q_1 = n^(−t*) = 1/25 (multiplicities
+        // of mean 1); the example of negligible weight is the one wrong, so ρ rounds to 1 and its
+        // weight overflows.
         let mut h: Vec<f64> = y.to_vec();
-        h[0] = -(2f64.powi(80)) * y[0];
+        h[0] = -y[0];
 
         let mut b = TAdaBoost::new(&params(1.5), labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(b.weights()[1], 1.0 / 16.0);
-        assert_eq!(b.weights()[0], 2f64.powi(-164));
+        for i in 0..5 {
+            assert!((b.weights()[i] - 0.04).abs() < 1e-17, "{:?}", b.weights());
+        }
         let mut diag = Diagnostics::new();
         let step = b.step(&h, &mut diag).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(diag["rho"], 1.0);
-        assert_eq!(diag["n_infinite"], 1.0);
+        // n_inf counts copies: the overflowed example weighs 2^−80 (in sample-weight units), and
+        // its copies get weight n_inf^(−t*) in the multiplicities' unit, c_0^(−2).
+        assert!((diag["n_infinite"] - sw[0]).abs() < 1e-15 * sw[0]);
         assert_eq!(diag["z"], 1.0);
-        assert_eq!(b.weights(), &[1.0, 0.0, 0.0, 0.0, 0.0]);
-        assert_eq!(diag["n_zero"], 4.0);
+        let c0 = sw[0] * 5.0 / (4.0 + sw[0]);
+        assert!((b.weights()[0] / c0.powi(-2) - 1.0).abs() < 1e-12, "{:?}", b.weights());
+        assert_eq!(&b.weights()[1..], &[0.0, 0.0, 0.0, 0.0]);
+        assert!((diag["n_zero"] - 4.0).abs() < 1e-12);
         assert!(matches!(step, Step::Add { alpha } if alpha.is_finite() && alpha > 0.0));
         assert!(diag.values().all(|v| v.is_finite()));
+        let survivor = b.weights()[0];
         // The dead weights stay dead; boosting continues on the survivor.
         let mut diag = Diagnostics::new();
         let _ = b.step(&[1.0, 1.0, 1.0, 1.0, 1.0], &mut diag).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(b.weights(), &[1.0, 0.0, 0.0, 0.0, 0.0]);
+        assert!((b.weights()[0] / survivor - 1.0).abs() < 1e-12, "{:?}", b.weights());
+        assert_eq!(&b.weights()[1..], &[0.0, 0.0, 0.0, 0.0]);
 
         let p = TAdaBoostParams { t: 1.5, overflow: OverflowPolicy::Error, ..Default::default() };
         let mut b = TAdaBoost::new(&p, labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
@@ -1324,11 +1429,16 @@ mod tests {
                 assert_eq!(stats[2], 0.0);
             }
         }
-        // Co-density ∝ sample weight at the start.
+        // Frequency weights (issue 14): every copy starts at the same q_1 (co-density 1/m per copy,
+        // here in the unit of the multiplicities c = w n/Σw: 1/n), the tree's weights ∝ w.
         let sw = [1.0, 2.0, 3.0, 4.0, 0.0];
         let b = TAdaBoost::new(&params(0.5), labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
+        let mut stats = vec![0.0; 5];
+        b.statistics(&mut stats);
         for i in 0..5 {
-            assert!((b.weights()[i].powf(1.5) - sw[i] / 10.0).abs() < 1e-15);
+            let want = if sw[i] > 0.0 { 1.0 / 5.0 } else { 0.0 };
+            assert!((b.weights()[i].powf(1.5) - want).abs() < 1e-15, "{i}");
+            assert!((stats[i].abs() - sw[i] / 10.0).abs() < 1e-15, "{i}: {stats:?}");
         }
     }
 

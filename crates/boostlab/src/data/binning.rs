@@ -24,7 +24,7 @@ use rayon::prelude::*;
 use super::{Column, FeatureKind, Features, MISSING_CODE};
 use crate::error::{Error, Result};
 
-/// Above this many usable rows (rows with a positive weight, or all rows without weights), the
+/// Above this many usable rows (the sum of the sample weights, or all rows without weights), the
 /// thresholds of a numeric feature come from a sample of this many rows (LightGBM's default
 /// `bin_construct_sample_cnt`). A feature with at most this many non-missing usable values is
 /// binned from all of them, whatever the number of rows.
@@ -102,13 +102,17 @@ impl BinMapper {
     /// `max_bins`: value bins per feature, by default 255; valid range 2..=65535. A categorical
     /// feature with more levels than `max_bins` is an error.
     ///
-    /// Rows of weight zero place no thresholds (the same as leaving them out). When more than
-    /// [`BIN_SAMPLE_ROWS`] rows have a positive weight, a uniform sample of [`BIN_SAMPLE_ROWS`] of
-    /// them, drawn once with [`BIN_SAMPLE_SEED`] and shared by every feature, stands in for the
-    /// rows when placing quantile thresholds: a feature's missing values in the sample are skipped
-    /// and the sampled rows keep their weights. A feature with at most [`BIN_SAMPLE_ROWS`]
-    /// non-missing usable values, or whose values (all rows) have at most `max_bins` distinct
-    /// values, gets exactly the thresholds it would get without sampling. Otherwise the thresholds
+    /// Sample weights are frequency weights (issue 14): a row of weight `w` is treated as `w`
+    /// repeated rows, and a row of weight zero places no thresholds (the same as leaving it out).
+    /// When the rows count more than [`BIN_SAMPLE_ROWS`] (their number, or `Σ w` with weights), a
+    /// uniform sample of [`BIN_SAMPLE_ROWS`] of them (of the repeated rows: units of weight),
+    /// drawn once with [`BIN_SAMPLE_SEED`] and shared by every feature, stands in for the rows
+    /// when placing quantile thresholds, each sampled unit with weight 1: a feature's missing
+    /// values in the sample are skipped. With integer weights the sample is exactly the sample of
+    /// the repeated rows (`np.repeat` order). A feature whose non-missing usable values count at
+    /// most [`BIN_SAMPLE_ROWS`] (`Σ w` with weights), or whose values (all rows of positive
+    /// weight) have at most `max_bins` distinct values, gets exactly the thresholds it would get
+    /// without sampling. Otherwise the thresholds
     /// are the sample's weighted quantiles, midpoints between successive sampled values, which
     /// lie within the data's range; a value the sample missed shares a bin with its sampled
     /// neighbours. The result does not depend on the number of threads.
@@ -222,43 +226,61 @@ impl BinMapper {
     }
 }
 
-/// The increasing row indices of the binning sample: [`BIN_SAMPLE_ROWS`] of the rows with a
-/// positive weight, or `None` when there are no more such rows than that (no sampling).
+/// Above this total weight the positions of the weighted binning sample are drawn among this many
+/// equal units of weight instead of among `⌈Σ w⌉` (every position stays an exact integer).
+const MAX_SAMPLE_UNITS: f64 = (1u64 << 52) as f64;
+
+/// The non-decreasing row indices of the binning sample: [`BIN_SAMPLE_ROWS`] of the rows, or
+/// `None` when the rows count no more than that (no sampling). With sample weights (frequency
+/// weights) the sample is drawn among the units of weight, row `i` holding the units
+/// `[Σ_{j<i} w_j, Σ_{j≤i} w_j)`: a row appears once per sampled unit (so a row of weight 0 never),
+/// and integer weights sample exactly the rows the repeated data would.
 fn sample_rows(n: usize, w: Option<&[f64]>) -> Option<Vec<usize>> {
-    let usable = w.map_or(n, |w| w.iter().filter(|&&wt| wt > 0.0).count());
-    if usable <= BIN_SAMPLE_ROWS {
+    let Some(w) = w else {
+        if n <= BIN_SAMPLE_ROWS {
+            return None;
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(BIN_SAMPLE_SEED);
+        let mut pos = index::sample(&mut rng, n, BIN_SAMPLE_ROWS).into_vec();
+        pos.sort_unstable();
+        return Some(pos);
+    };
+    let cum: Vec<f64> = w
+        .iter()
+        .scan(0.0, |acc, &wt| {
+            *acc += wt;
+            Some(*acc)
+        })
+        .collect();
+    let total = cum.last().copied().unwrap_or(0.0);
+    if total.is_nan() || total <= BIN_SAMPLE_ROWS as f64 {
         return None;
     }
+    // Units of weight 1 (⌈Σw⌉ of them, the last one partial), or 2^52 equal units beyond that.
+    let (units, unit) =
+        if total <= MAX_SAMPLE_UNITS { (total.ceil(), 1.0) } else { (MAX_SAMPLE_UNITS, total / MAX_SAMPLE_UNITS) };
     let mut rng = ChaCha8Rng::seed_from_u64(BIN_SAMPLE_SEED);
-    // Positions among the usable rows: the same rows whether zero-weight rows are present or not.
-    let mut pos = index::sample(&mut rng, usable, BIN_SAMPLE_ROWS).into_vec();
+    let mut pos = index::sample(&mut rng, units as usize, BIN_SAMPLE_ROWS).into_vec();
     pos.sort_unstable();
-    let Some(w) = w else { return Some(pos) };
-    // The k-th usable row is sampled when k is the next sampled position.
-    let mut next = pos.iter().copied().peekable();
-    let usable_rows = w.iter().enumerate().filter(|(_, &wt)| wt > 0.0).map(|(i, _)| i).enumerate();
-    Some(usable_rows.filter(|&(k, _)| next.next_if_eq(&k).is_some()).map(|(_, i)| i).collect())
+    // The row holding the point k·unit: the first row whose cumulative weight exceeds it.
+    Some(pos.into_iter().map(|k| cum.partition_point(|&c| c <= k as f64 * unit).min(n - 1)).collect())
 }
 
 /// The thresholds of one numeric column; `sample` from [`sample_rows`].
 fn numeric_bins(v: &[f64], max_bins: usize, w: Option<&[f64]>, sample: Option<&[usize]>) -> Vec<f64> {
     let Some(rows) = sample else { return numeric_thresholds(v, max_bins, w) };
+    // Frequency weights: the non-missing values count Σ w (the number of repeated rows).
     let usable = match w {
-        None => v.iter().filter(|x| !x.is_nan()).count(),
-        Some(w) => v.iter().zip(w).filter(|(x, wt)| !x.is_nan() && **wt > 0.0).count(),
+        None => v.iter().filter(|x| !x.is_nan()).count() as f64,
+        Some(w) => v.iter().zip(w).filter(|(x, _)| !x.is_nan()).map(|(_, wt)| wt).sum(),
     };
-    if usable <= BIN_SAMPLE_ROWS {
+    if usable <= BIN_SAMPLE_ROWS as f64 {
         // Few enough values to sort them all: exact, the same as without sampling.
         return numeric_thresholds(v, max_bins, w);
     }
-    // The sampled rows (all of positive weight), their missing values skipped.
-    let cuts = match w {
-        None => cuts_of_values(rows.iter().map(|&r| v[r]).filter(|x| !x.is_nan()).collect(), max_bins),
-        Some(w) => cuts_of_pairs(
-            rows.iter().map(|&r| (v[r], w[r])).filter(|(x, wt)| !x.is_nan() && *wt > 0.0).collect(),
-            max_bins,
-        ),
-    };
+    // The sampled rows (all of positive weight, once per sampled unit of weight: each with
+    // weight 1), their missing values skipped.
+    let cuts = cuts_of_values(rows.iter().map(|&r| v[r]).filter(|x| !x.is_nan()).collect(), max_bins);
     match cuts {
         Cuts::Quantiles(t) => t,
         Cuts::Distinct(seen) => {
@@ -653,6 +675,40 @@ mod tests {
         let kept = BinMapper::fit(&one_feature(kept_v.clone()), 255, Some(&kept_w)).unwrap();
         assert_eq!(bits(&thresholds(&m, 0)), bits(&thresholds(&kept, 0)));
         assert_ne!(bits(&thresholds(&m, 0)), bits(&naive_thresholds(&kept_v, 255, Some(&kept_w))), "sampled");
+    }
+
+    #[test]
+    fn issue_14_integer_weights_bin_like_repeated_rows() {
+        // Frequency weights: weights 0..=3 on 160k rows (Σ w ≈ 240k > BIN_SAMPLE_ROWS, so both
+        // sides sample) bin exactly as the rows repeated in place (np.repeat order): the same
+        // sampled units, the same quantiles; a 12-valued feature keeps its exact midpoints.
+        let mut rng = ChaCha8Rng::seed_from_u64(14);
+        let n = 160_000;
+        let v: Vec<f64> = (0..n).map(|_| if rng.gen_bool(0.05) { f64::NAN } else { rng.gen::<f64>() * 7.0 }).collect();
+        let few: Vec<f64> = (0..n).map(|i| ((i * 7) % 12) as f64).collect();
+        let w: Vec<f64> = (0..n).map(|_| f64::from(rng.gen_range(0u32..=3))).collect();
+        let total: f64 = w.iter().sum();
+        assert!(total > BIN_SAMPLE_ROWS as f64);
+        let repeat = |x: &[f64]| -> Vec<f64> {
+            x.iter().zip(&w).flat_map(|(&v, &k)| std::iter::repeat_n(v, k as usize)).collect()
+        };
+        let features = |a: Vec<f64>, b: Vec<f64>| Features {
+            names: vec!["a".into(), "b".into()],
+            columns: vec![Column::Numeric(a), Column::Numeric(b)],
+        };
+        let weighted = BinMapper::fit(&features(v.clone(), few.clone()), 255, Some(&w)).unwrap();
+        let repeated = BinMapper::fit(&features(repeat(&v), repeat(&few)), 255, None).unwrap();
+        for f in 0..2 {
+            assert_eq!(bits(&thresholds(&weighted, f)), bits(&thresholds(&repeated, f)), "feature {f}");
+        }
+        assert_eq!(thresholds(&weighted, 1), midpoints(&(0..12).map(f64::from).collect::<Vec<_>>()));
+        // Sampled, not exact: the full weighted quantiles differ.
+        assert_ne!(bits(&thresholds(&weighted, 0)), bits(&naive_thresholds(&v, 255, Some(&w))), "sampled");
+        // Huge weights (Σ w > 2^52) sample among 2^52 equal units of weight, within the range.
+        let big: Vec<f64> = w.iter().map(|x| x * 1e20).collect();
+        let t = thresholds(&BinMapper::fit(&one_feature(v.clone()), 255, Some(&big)).unwrap(), 0);
+        assert_eq!(t.len(), 254);
+        assert!(t.windows(2).all(|p| p[0] < p[1]) && t[0] > 0.0 && t[253] < 7.0);
     }
 
     #[test]

@@ -307,6 +307,14 @@ impl Dataset {
             if n > 0 && w.iter().all(|&x| x == 0.0) {
                 return Err(Error::InvalidData("all sample weights are zero".into()));
             }
+            // Frequency weights: Σ w is the number of examples the boosters count (issue 14).
+            let total: f64 = w.iter().sum();
+            if !total.is_finite() {
+                return Err(Error::InvalidData(format!(
+                    "the sample weights sum to {total} (more than {:e}): scale them down",
+                    f64::MAX
+                )));
+            }
         }
         Ok(Dataset { features, target, sample_weight })
     }
@@ -333,6 +341,12 @@ impl Dataset {
         }
     }
 
+    /// Whether row `i` takes part in training: its sample weight is positive (every row without
+    /// sample weights).
+    fn kept(&self, i: usize) -> bool {
+        self.sample_weight.as_ref().is_none_or(|w| w[i] > 0.0)
+    }
+
     /// The target, or an error saying that labels are needed.
     pub fn target(&self) -> Result<&Target> {
         self.target.as_ref().ok_or_else(|| Error::InvalidData("the data have no label column".into()))
@@ -340,6 +354,8 @@ impl Dataset {
 
     /// Checks that the target can be trained on: at least one row, at least two classes present
     /// (or, for multi-label data, at least one label that is both present and absent somewhere).
+    /// With sample weights only rows of positive weight count: a row of weight 0 is a row left
+    /// out (frequency weights, issue 14).
     pub fn check_trainable(&self) -> Result<()> {
         if self.n_rows() == 0 {
             return Err(Error::InvalidData("no rows".into()));
@@ -350,25 +366,44 @@ impl Dataset {
         match self.target()? {
             Target::Classes { y, classes } => {
                 let mut present = vec![false; classes.len()];
-                for &c in y {
-                    present[c as usize] = true;
+                let mut present_all = vec![false; classes.len()];
+                for (i, &c) in y.iter().enumerate() {
+                    present_all[c as usize] = true;
+                    if self.kept(i) {
+                        present[c as usize] = true;
+                    }
                 }
                 let n_present = present.iter().filter(|&&p| p).count();
                 if n_present < 2 {
-                    return Err(Error::InvalidData(format!(
-                        "only one class ({}) in the training labels: need at least two",
-                        classes.iter().zip(&present).find(|p| *p.1).map_or("none", |p| p.0)
-                    )));
+                    let class = classes.iter().zip(&present).find(|p| *p.1).map_or("none", |p| p.0);
+                    return Err(Error::InvalidData(if present_all.iter().filter(|&&p| p).count() >= 2 {
+                        format!(
+                            "the sample weights are positive on one class only ({class}): training needs two \
+                             classes of positive weight"
+                        )
+                    } else {
+                        format!("only one class ({class}) in the training labels: need at least two")
+                    }));
                 }
             }
             Target::Multilabel { y, labels } => {
                 let k = labels.len();
+                let kept = (0..self.n_rows()).filter(|&i| self.kept(i)).count();
                 let varied = (0..k).any(|l| {
-                    let s: usize = y.iter().skip(l).step_by(k).map(|&v| v as usize).sum();
-                    s > 0 && s < self.n_rows()
+                    let s: usize = y
+                        .iter()
+                        .skip(l)
+                        .step_by(k)
+                        .enumerate()
+                        .filter(|(i, _)| self.kept(*i))
+                        .map(|(_, &v)| v as usize)
+                        .sum();
+                    s > 0 && s < kept
                 });
                 if !varied {
-                    return Err(Error::InvalidData("every label is constant over the training rows".into()));
+                    return Err(Error::InvalidData(
+                        "every label is constant over the training rows (of positive sample weight)".into(),
+                    ));
                 }
             }
         }

@@ -34,6 +34,10 @@ pub struct GrowSpec<'a> {
     /// Seed of the candidate subsampling (`max_split_candidates`) and of random tie-breaking
     /// (`split_ties = random`).
     pub seed: u64,
+    /// The rows' sample weights (frequency weights, issue 14), or `None`: the `count` growth
+    /// order counts a leaf's examples as the sum of their sample weights (the number of repeated
+    /// rows). The learner never uses them otherwise.
+    pub row_weight: Option<&'a [f64]>,
 }
 
 /// A grown tree and the leaf of every training row.
@@ -706,6 +710,17 @@ struct Leaf {
     sum: Vec<f64>,
     best: Option<Candidate>,
     serial: usize,
+    /// The number of examples at the leaf (the `count` order): rows, or their sample weights' sum.
+    count: f64,
+}
+
+/// The number of examples of the rows `index[start..end]`: their number, or the sum of their
+/// sample weights (frequency weights, issue 14).
+fn leaf_count(index: &[u32], row_weight: Option<&[f64]>, start: usize, end: usize) -> f64 {
+    match row_weight {
+        None => (end - start) as f64,
+        Some(w) => index[start..end].iter().map(|&r| w[r as usize]).sum(),
+    }
 }
 
 /// Grows one tree on the signed statistics `stats` (`n × k`, row-major; see
@@ -771,8 +786,17 @@ pub fn grow_cancellable(
     let root_sum = sum_of(&root_hist);
     let root_best = search(&root_hist, &root_sum, n, 0, 0);
     let mut nodes = vec![Node::Leaf { leaf: 0 }];
-    let mut leaves =
-        vec![Leaf { node: 0, start: 0, end: n, depth: 0, hist: root_hist, sum: root_sum, best: root_best, serial: 0 }];
+    let mut leaves = vec![Leaf {
+        node: 0,
+        start: 0,
+        end: n,
+        depth: 0,
+        hist: root_hist,
+        sum: root_sum,
+        best: root_best,
+        serial: 0,
+        count: 0.0,
+    }];
     let mut serial = 0usize;
     let mut ordered: Vec<f64> = Vec::new();
     let mut last: Option<LastSplit> = None;
@@ -789,7 +813,7 @@ pub fn grow_cancellable(
                     GrowOrder::Weight => l.sum.iter().sum::<f64>() > q.sum.iter().sum::<f64>(),
                     // Ties to the most recently created leaf, as the authors' code.
                     GrowOrder::Count => {
-                        let (a, b) = (l.end - l.start, q.end - q.start);
+                        let (a, b) = (l.count, q.count);
                         a > b || (a == b && l.serial > q.serial)
                     }
                     GrowOrder::Gain => c.gain > q.best.as_ref().map_or(f64::NEG_INFINITY, |b| b.gain),
@@ -890,7 +914,10 @@ pub fn grow_cancellable(
                 let best = search(&hist, &sum, end - start, parent.depth + 1, serial);
                 (sum, best)
             };
-            leaves.push(Leaf { node, start, end, depth: parent.depth + 1, hist, sum, best, serial });
+            // Only the `count` order reads the count (a weighted count costs a pass over the rows).
+            let count =
+                if p.grow_order == GrowOrder::Count { leaf_count(&index, spec.row_weight, start, end) } else { 0.0 };
+            leaves.push(Leaf { node, start, end, depth: parent.depth + 1, hist, sum, best, serial, count });
         }
     }
 
@@ -1106,7 +1133,13 @@ mod tests {
         };
         let params =
             TreeParams { max_leaves: 6, pure_leaves: pure, grow_order: order, split_ties: ties, ..Default::default() };
-        let spec = GrowSpec { params: &params, criterion: crit, leaf_rule: LeafRule::HalfLogRatio { eps: 0.01 }, seed };
+        let spec = GrowSpec {
+            params: &params,
+            criterion: crit,
+            leaf_rule: LeafRule::HalfLogRatio { eps: 0.01 },
+            seed,
+            row_weight: None,
+        };
         let g = grow(&bm, &mapper, &signed_of_pairs(&stats), width / 2, &spec).unwrap();
         for (i, node) in g.tree.nodes.iter().enumerate() {
             let rows = rows_of_node(&g.tree, &bm, i);
@@ -1158,7 +1191,7 @@ mod tests {
         let bm = mapper.transform(&feats).unwrap();
         let stats = random_stats(seed, n, 2);
         let params = TreeParams { max_leaves: 6, split_ties: ties, ..Default::default() };
-        let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed };
+        let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed, row_weight: None };
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap())
     }
@@ -1178,7 +1211,7 @@ mod tests {
             let bm = mapper.transform(&feats).unwrap();
             let stats = random_stats(seed, n, 2);
             let params = TreeParams { max_leaves: 6, split_ties: SplitTies::Random, ..Default::default() };
-            let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed };
+            let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed, row_weight: None };
             let g = grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap();
             for (i, node) in g.tree.nodes.iter().enumerate() {
                 if let Node::Split { feature, left, .. } = node {
@@ -1246,7 +1279,13 @@ mod tests {
         let mut params = TreeParams { max_nodes: Some(15), ..Default::default() };
         for order in [GrowOrder::Weight, GrowOrder::Count, GrowOrder::Gain] {
             params.grow_order = order;
-            let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed: 0 };
+            let spec = GrowSpec {
+                params: &params,
+                criterion: Criterion::Gini,
+                leaf_rule: LeafRule::Sign,
+                seed: 0,
+                row_weight: None,
+            };
             let g = grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap();
             assert_eq!(g.tree.n_leaves(), 8, "size 15 = 8 leaves");
             assert_eq!(g.tree.nodes.len(), 15);
@@ -1255,7 +1294,13 @@ mod tests {
         params.max_nodes = None;
         params.max_leaves = 64;
         params.max_depth = Some(2);
-        let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed: 0 };
+        let spec = GrowSpec {
+            params: &params,
+            criterion: Criterion::Gini,
+            leaf_rule: LeafRule::Sign,
+            seed: 0,
+            row_weight: None,
+        };
         assert!(grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap().tree.n_leaves() <= 4);
     }
 
@@ -1267,7 +1312,13 @@ mod tests {
         let stats = random_stats(9, 300, 2);
         let params = TreeParams { max_leaves: 4, max_split_candidates: Some(3), ..Default::default() };
         let grow_with = |seed| {
-            let spec = GrowSpec { params: &params, criterion: Criterion::Matusita, leaf_rule: LeafRule::Sign, seed };
+            let spec = GrowSpec {
+                params: &params,
+                criterion: Criterion::Matusita,
+                leaf_rule: LeafRule::Sign,
+                seed,
+                row_weight: None,
+            };
             grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap().tree
         };
         assert_eq!(grow_with(1), grow_with(1));
@@ -1287,6 +1338,7 @@ mod tests {
             criterion: Criterion::Matusita,
             leaf_rule: LeafRule::HalfLogRatio { eps: 1e-4 },
             seed: 0,
+            row_weight: None,
         };
         let run = |threads| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
@@ -1410,7 +1462,13 @@ mod tests {
         let mapper = BinMapper::fit(&feats, 255, None).unwrap();
         let bm = mapper.transform(&feats).unwrap();
         let params = TreeParams::default();
-        let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed: 0 };
+        let spec = GrowSpec {
+            params: &params,
+            criterion: Criterion::Gini,
+            leaf_rule: LeafRule::Sign,
+            seed: 0,
+            row_weight: None,
+        };
         let mut stats = vec![0.1; 10];
         stats[3] = f64::NAN;
         assert!(grow(&bm, &mapper, &stats, 1, &spec).is_err());

@@ -127,7 +127,9 @@ impl LeafRule {
     pub fn value(&self, wp: f64, wn: f64) -> f64 {
         let v = match *self {
             LeafRule::Sign => {
-                if wp >= wn {
+                // A tie (W+ = W−, to a 1e−12 fraction of the leaf's weight: the rounding residue
+                // of sums taken in another order, e.g. weights vs repeated rows, issue 14) votes +1.
+                if wp >= wn - 1e-12 * (wp + wn) {
                     1.0
                 } else {
                     -1.0

@@ -58,7 +58,7 @@ impl AdaBoostMh {
         } else {
             None
         };
-        Ok(AdaBoostMh::from_parts(c.n, c.k, c.y, c.sw, real, params.smoothing(labels.n), start.as_deref()))
+        Ok(AdaBoostMh::from_parts(c.n, c.k, c.y, c.sw, real, params.smoothing(c.m), start.as_deref()))
     }
 
     /// Builds from checked parts (also used by AdaBoost.MO on coded labels).

@@ -37,7 +37,7 @@ impl AdaBoostMo {
         let code = CodeMatrix::build(&params.code, c.k)?;
         // SPEC §4.6: run AdaBoost.MH on (x_i, λ(y_i)).
         let y = code.encode(&class);
-        let mh = AdaBoostMh::from_parts(c.n, code.n_columns, y, c.sw, real, params.smoothing(c.n), None);
+        let mh = AdaBoostMh::from_parts(c.n, code.n_columns, y, c.sw, real, params.smoothing(c.m), None);
         Ok(AdaBoostMo { mh, code, class, decode: params.decode })
     }
 

@@ -710,7 +710,7 @@ fn parameters_parse_check_and_round_trip() {
 
     MultiParams::default().check().unwrap();
     assert_eq!(MultiParams::default().variant, MultiVariant::MhReal);
-    assert!((MultiParams::default().smoothing(50) - 0.01).abs() < 1e-15);
+    assert!((MultiParams::default().smoothing(50.0) - 0.01).abs() < 1e-15);
     for bad in [
         MultiParams { eps: Some(-1.0), ..MultiParams::default() },
         MultiParams { eps: Some(f64::NAN), ..MultiParams::default() },

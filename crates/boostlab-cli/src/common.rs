@@ -376,6 +376,17 @@ fn parse_enum<T: serde::de::DeserializeOwned + serde::Serialize>(name: &str, s: 
     Ok(serde_json::to_value(v)?)
 }
 
+/// A float flag's value as JSON. JSON has no NaN or ∞ (serde writes them as `null`, which the
+/// parameters' parser would report as a type error), so a non-finite value is refused here,
+/// naming the parameter.
+fn finite(name: &'static str, v: f64) -> Result<Value> {
+    if v.is_finite() {
+        Ok(v.into())
+    } else {
+        Err(boostlab::Error::param(name, "a finite number", v).into())
+    }
+}
+
 impl BoostArgs {
     /// The random seed (`--seed`, 0 by default).
     pub fn seed(&self) -> u64 {
@@ -457,7 +468,7 @@ impl BoostArgs {
             put("tree", "max_depth", d.into());
         }
         if let Some(w) = self.min_leaf_weight {
-            put("tree", "min_leaf_weight", w.into());
+            put("tree", "min_leaf_weight", finite("min_leaf_weight", w)?);
         }
         if let Some(c) = &self.criterion {
             put("tree", "criterion", serde_json::to_value(parse_criterion(c)?)?);
@@ -492,11 +503,11 @@ impl BoostArgs {
         }
         if let Some(e) = self.smoothing {
             // Real AdaBoost's ε and real AdaBoost.MH/MO's ε.
-            put("adaboost", "smoothing", e.into());
+            put("adaboost", "smoothing", finite("smoothing", e)?);
             put("multiclass", "eps", e.into());
         }
         if let Some(t) = self.t {
-            put("t_adaboost", "t", t.into());
+            put("t_adaboost", "t", finite("t", t)?);
         }
         if let Some(v) = &self.leaf_values {
             put("t_adaboost", "leaf_values", parse_enum::<TemperedLink>("leaf-values", v)?);
@@ -512,7 +523,7 @@ impl BoostArgs {
             put("secboost", "loss", serde_json::to_value(loss)?);
         }
         if let Some(d) = self.delta_init {
-            put("secboost", "delta_init", d.into());
+            put("secboost", "delta_init", finite("delta_init", d)?);
         }
         if let Some(v) = &self.secboost_alpha {
             put("secboost", "alpha_rule", parse_enum::<boostlab::boost::secboost::AlphaRule>("secboost-alpha", v)?);
@@ -521,7 +532,7 @@ impl BoostArgs {
             put("secboost", "oracle", parse_enum::<boostlab::boost::secboost::OffsetOracle>("oracle", v)?);
         }
         if let Some(h) = self.h0 {
-            put("secboost", "h0", h.into());
+            put("secboost", "h0", finite("h0", h)?);
         }
         if let Some(s) = self.seed {
             put("secboost", "seed", s.into());

@@ -98,6 +98,7 @@ fn issue_14_every_cli_row_of_the_bad_input_table() {
     let dir = tempfile::tempdir().unwrap();
     fixtures(dir.path());
     let mut n_cli = 0;
+    let mut wrong = Vec::new();
     for (n, place, input, want) in rows.iter().filter(|r| r.1 == "cli") {
         n_cli += 1;
         let args: Vec<&str> = input.strip_prefix("boostlab ").expect("a boostlab command").split(' ').collect();
@@ -105,12 +106,15 @@ fn issue_14_every_cli_row_of_the_bad_input_table() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!err.contains("panicked"), "row {n} ({place}) panics: {err}");
         assert!(!out.status.success(), "row {n}: `{input}` succeeded");
-        assert!(
-            err.lines().any(|l| l == want),
-            "row {n}: `{input}`\nwanted: {want}\nstderr: {}",
-            err.chars().take(2000).collect::<String>()
-        );
+        if !err.lines().any(|l| l == want) {
+            wrong.push(format!(
+                "row {n}: `{input}`\nwanted: {want}\nstderr: {}",
+                err.chars().take(2000).collect::<String>()
+            ));
+        }
     }
+    // Every row whose message differs, at once.
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     assert!(n_cli >= 15, "{n_cli} cli rows");
     // Refused before any cell ran: no results directory.
     assert!(!dir.path().join("results/p").exists());

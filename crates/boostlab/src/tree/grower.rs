@@ -1191,7 +1191,8 @@ mod tests {
         let bm = mapper.transform(&feats).unwrap();
         let stats = random_stats(seed, n, 2);
         let params = TreeParams { max_leaves: 6, split_ties: ties, ..Default::default() };
-        let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed, row_weight: None };
+        let spec =
+            GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed, row_weight: None };
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap())
     }

@@ -38,6 +38,8 @@ pub mod boost;
 pub mod data;
 pub mod error;
 pub mod eval;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod loss;
 pub mod model;
 mod par;

@@ -5,8 +5,10 @@
 #   cargo +nightly fuzz build -O            # once (from fuzz/)
 #   bash run.sh TARGET [extra libFuzzer flags]
 # New inputs go to corpus-raw/TARGET (seeded from corpus/TARGET); crashes to artifacts/TARGET/.
-# Then minimise into the committed corpus:
-#   cargo +nightly fuzz cmin TARGET corpus-raw/TARGET   # or: BIN -merge=1 corpus/TARGET corpus-raw/TARGET
+# Then minimise into the committed corpus, keeping every covered edge (not every hit count, so the
+# committed corpora stay under 1 MB in all):
+#   BIN -set_cover_merge=1 -use_counters=0 corpus/TARGET corpus-raw/TARGET
+# (`cargo +nightly fuzz cmin TARGET` does a plain -merge=1 and keeps several times more files.)
 set -euo pipefail
 cd "$(dirname "$0")"
 t=$1

@@ -285,19 +285,28 @@ fn issue_14_libsvm_huge_indices_do_not_allocate() {
         ("+1 1:0.5 1000000000000:2\n-1 2:1\n", "above the largest supported index"),
         ("+1 18446744073709551615:2\n-1 2:1\n", "above the largest supported index"),
         ("+1 1:0.5 100000000:2\n-1 2:1\n", "above the largest supported index"),
-        ("+1 1:0.5 1000000:2\n-1 2:1\n", "features for 3 entries"),
-        ("+1 1:0.5 16777215:2\n-1 2:1\n", "features for 3 entries"),
+        ("+1 1:0.5 1000000:2\n-1 2:1\n", "features for 3 entries on 2 rows"),
+        ("+1 1:0.5 16777215:2\n-1 2:1\n", "features for 3 entries on 2 rows"),
+        // The fuzzer's time-out: one row naming feature 65,252 (65,252 columns from 12 bytes).
+        ("3P 65252:4\n", "at most max(4096, 64 × (entries + rows)) = 4096 features"),
     ] {
         let e = read(text).expect_err(text).to_string();
         assert!(e.contains(want) && e.contains("a.svm"), "{text}: {e}");
     }
     assert_eq!(MAX_LIBSVM_INDEX, 16_777_215);
-    // Sparse but within the budget: 65,536 features on 2 rows read fine.
-    let d = read("+1 1:0.5 65536:2\n-1 2:1\n").expect("within the limits");
-    assert_eq!(d.n_features(), 65536);
-    // Too many dense cells for the entries: 3,000 rows × 60,000 features from 3,001 entries.
-    let mut text = String::from("+1 60000:1\n");
-    for _ in 0..3000 {
+    // Sparse but within the budgets: 4,096 features on 2 rows; 8,000 features from 125 entries.
+    let d = read("+1 1:0.5 4096:2\n-1 2:1\n").expect("within the limits");
+    assert_eq!(d.n_features(), 4096);
+    let wide: String = (1..=62).map(|j| format!("{}:1 ", j * 129)).collect::<String>() + "8000:1";
+    let d = read(&format!("+1 {wide}\n-1 {wide}\n")).expect("within the limits");
+    assert_eq!(d.n_features(), 8000);
+    // A model's feature count sets the width beyond the file's own budget (prediction).
+    let opts = LibsvmOptions { n_features: Some(100_000), ..LibsvmOptions::default() };
+    let d = read_libsvm_from("+1 1:0.5\n-1 2:1\n".as_bytes(), "a.svm", &opts).expect("model width");
+    assert_eq!(d.n_features(), 100_000);
+    // Too many dense cells for the entries: 4,000 rows × 5,000 features from 4,001 entries.
+    let mut text = String::from("+1 5000:1\n");
+    for _ in 0..4000 {
         text.push_str("-1 1:1\n");
     }
     let e = read(&text).expect_err("too sparse").to_string();

@@ -7,9 +7,11 @@
 //!
 //! Limits (issue 14: no byte sequence may make the reader allocate without bound): a feature index
 //! above [`MAX_LIBSVM_INDEX`] is refused while parsing, and the dense matrix may hold at most
-//! [`dense_cell_budget`] cells (`max(2^24, 64 × (entries + rows))`) and at most
-//! `max(65,536, 64 × (entries + rows))` features — so the memory of the dense matrix stays within a
-//! fixed multiple of the file's size, whatever indices the file names.
+//! [`dense_cell_budget`] cells (`max(2^24, 64 × (entries + rows))`) and, from its own indices, at
+//! most `max(4,096, 64 × (entries + rows))` features — so the memory of the dense matrix and the
+//! per-feature work stay within a fixed multiple of the file's size, whatever indices the file
+//! names. A feature count given by the caller (a validated model's, when predicting) sets the
+//! width without these two limits.
 
 use std::io::BufRead;
 use std::path::Path;
@@ -26,6 +28,9 @@ pub const MAX_LIBSVM_INDEX: usize = (1 << 24) - 1;
 pub fn dense_cell_budget(entries: usize, rows: usize) -> usize {
     (1usize << 24).max(entries.saturating_add(rows).saturating_mul(64))
 }
+
+/// Features a LIBSVM file may always use, whatever its number of entries (see the module docs).
+const MIN_FEATURE_BUDGET: usize = 4096;
 
 /// Options of [`read_libsvm`].
 #[derive(Debug, Clone, Default)]
@@ -120,27 +125,28 @@ pub fn read_libsvm_from(reader: impl BufRead, name: &str, opts: &LibsvmOptions) 
         return Err(perr(1, None, format!("feature index {max_index} beyond the expected {d} features")));
     }
     let n = labels.len();
-    // Limits on the dense matrix, checked before allocating it (issue 14). A feature count given
-    // by the caller (a model's) is trusted for the width but not for the cells.
+    // Limits on the dense matrix, checked before allocating it (issue 14): the width the file's
+    // own indices ask for, and its cells. A caller's feature count (a validated model's) is trusted.
     let budget = dense_cell_budget(n_entries, n);
-    if seen > (1 << 16) && seen > n_entries.saturating_add(n).saturating_mul(64) {
+    let feature_budget = MIN_FEATURE_BUDGET.max(n_entries.saturating_add(n).saturating_mul(64));
+    if seen > feature_budget {
         return Err(perr(
             1,
             None,
             format!(
-                "feature index {max_index} gives {seen} features for {n_entries} entries: a LIBSVM file may have at most \
-                 max(65536, 64 × (entries + rows)) features"
+                "feature index {max_index} gives {seen} features for {n_entries} entries on {n} rows: a LIBSVM file \
+                 may use at most max(4096, 64 × (entries + rows)) = {feature_budget} features"
             ),
         ));
     }
-    if n.saturating_mul(d) > budget {
+    if n.saturating_mul(seen) > budget {
         return Err(perr(
             1,
             None,
             format!(
-                "{n} rows × {d} features = {} dense cells, above the limit of {budget} (max(2^24, 64 × (entries + rows)) \
-                 for {n_entries} entries); the data are too sparse to densify",
-                n.saturating_mul(d)
+                "{n} rows × {seen} features = {} dense cells, above the limit of {budget} (max(2^24, 64 × (entries + \
+                 rows)) for {n_entries} entries); the data are too sparse to densify",
+                n.saturating_mul(seen)
             ),
         ));
     }

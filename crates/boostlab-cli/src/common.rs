@@ -365,7 +365,10 @@ pub fn parse_criterion(s: &str) -> Result<Criterion> {
             let t = other.strip_prefix("tempered:t=").and_then(|t| t.parse::<f64>().ok()).with_context(|| {
                 format!("unknown criterion '{other}': expected empirical, gini, entropy, matusita or tempered:t=T")
             })?;
-            Criterion::Tempered { t }
+            // Checked here: a non-finite t would reach the parameters as JSON `null`.
+            let c = Criterion::Tempered { t };
+            c.check()?;
+            c
         }
     })
 }

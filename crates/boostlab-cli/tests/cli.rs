@@ -395,3 +395,54 @@ fn issue_14_positive_weight_on_one_class_is_refused() {
         assert!(!m.exists(), "no model written");
     }
 }
+
+/// Replaces every number of each JSON list `"key":[...]` in `text` by `value`.
+fn set_lists(text: &str, key: &str, value: &str) -> String {
+    let pat = format!("\"{key}\":[");
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(&pat) {
+        let start = i + pat.len();
+        let end = start + rest[start..].find(']').unwrap();
+        let n = rest[start..end].split(',').filter(|s| !s.is_empty()).count();
+        out.push_str(&rest[..start]);
+        out.push_str(&vec![value; n].join(","));
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn issue_14_hostile_model_files_and_inputs_get_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path(), "d.csv", 120, &["no", "yes"]);
+    let d = data.to_str().unwrap();
+    let model = dir.path().join("m.json");
+    let m = model.to_str().unwrap();
+    // An infinite temperature is refused at the parameter check, before any model is written.
+    fails_with(&["train", "--data", d, "--criterion", "tempered:t=-inf", "--model", m], "criterion.t");
+    assert!(!model.exists());
+    let (ok, _, se) = run(&["train", "--data", d, "--algo", "real-adaboost", "--rounds", "5", "--model", m]);
+    assert!(ok, "{se}");
+    let text = std::fs::read_to_string(&model).unwrap();
+    // n_outputs = 1e12 with no trees: a clear error, not an abort.
+    let hostile = dir.path().join("outputs.json");
+    let edited = text.replace("\"n_outputs\":1,", "\"n_outputs\":1000000000000,");
+    let (a, b) = (edited.find("\"trees\":[").unwrap(), edited.find(",\"base_score\"").unwrap());
+    let edited = format!("{}\"trees\":[],\"alphas\":[]{}", &edited[..a], &edited[b..]);
+    assert!(edited.contains("1000000000000") && edited.contains("\"trees\":[]"));
+    std::fs::write(&hostile, edited).unwrap();
+    fails_with(&["predict", "--model", hostile.to_str().unwrap(), "--data", d], "n_outputs: 1000000000000");
+    // α and leaf values of 1e200: refused (their product overflows), naming the field.
+    let hostile = dir.path().join("alphas.json");
+    std::fs::write(&hostile, set_lists(&set_lists(&text, "alphas", "1e200"), "leaf_values", "1e200")).unwrap();
+    fails_with(
+        &["predict", "--model", hostile.to_str().unwrap(), "--data", d, "--proba"],
+        "alphas: the scores can reach",
+    );
+    // A LIBSVM index of 1e12 in a 28-byte file: a clear error, no allocation.
+    let svm = dir.path().join("a.svm");
+    std::fs::write(&svm, "+1 1:0.5 1000000000000:2\n-1 2:1\n").unwrap();
+    fails_with(&["train", "--data", svm.to_str().unwrap(), "--model", m], "above the largest supported index 16777215");
+}

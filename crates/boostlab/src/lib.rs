@@ -39,6 +39,8 @@ mod cancel;
 pub mod data;
 pub mod error;
 pub mod eval;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod loss;
 pub mod model;
 mod par;

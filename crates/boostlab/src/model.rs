@@ -114,6 +114,41 @@ fn add_trees<const CLIP: bool>(
     }
 }
 
+/// The largest score magnitude a model may produce: a loaded model's
+/// `|base_score| + Σ_t |α_t|·max_leaf |h_t|` must not exceed it (issue 14), so sums of scores
+/// never overflow to ±∞ or NaN.
+pub const MAX_SCORE_BOUND: f64 = 1e300;
+
+/// `ln(1 + e^x)` without overflow.
+fn softplus(x: f64) -> f64 {
+    x.max(0.0) + (-x.abs()).exp().ln_1p()
+}
+
+/// The soft-max of finite `x` into `out`: `e^(x_i − max x) / Σ_j e^(x_j − max x)`.
+fn softmax_into(x: &[f64], out: &mut [f64]) {
+    let m = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    for (o, v) in out.iter_mut().zip(x) {
+        *o = (v - m).exp();
+    }
+    let z: f64 = out.iter().sum();
+    out.iter_mut().for_each(|o| *o /= z);
+}
+
+/// The first string that appears twice in `v`, if any.
+fn first_duplicate(v: &[String]) -> Option<&str> {
+    let mut seen = std::collections::HashSet::with_capacity(v.len());
+    v.iter().find(|x| !seen.insert(x.as_str())).map(String::as_str)
+}
+
+/// `s` cut to 40 characters for an error message (a hostile name may be megabytes long).
+fn shorten(s: &str) -> String {
+    if s.chars().count() <= 40 {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(40).collect::<String>())
+    }
+}
+
 /// The model-file format version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
 
@@ -541,10 +576,9 @@ impl Ensemble {
             return cs
                 .chunks_exact(c)
                 .flat_map(|row| {
-                    let m = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                    let e: Vec<f64> = row.iter().map(|x| (x - m).exp()).collect();
-                    let z: f64 = e.iter().sum();
-                    e.into_iter().map(move |x| x / z)
+                    let mut p = vec![0.0; row.len()];
+                    softmax_into(row, &mut p);
+                    p
                 })
                 .collect();
         }
@@ -554,9 +588,17 @@ impl Ensemble {
             Task::Multiclass { .. } => s
                 .chunks_exact(self.n_outputs)
                 .flat_map(|row| {
-                    let p: Vec<f64> = row.iter().map(|&f| sig(f)).collect();
+                    let mut p: Vec<f64> = row.iter().map(|&f| sig(f)).collect();
                     let z: f64 = p.iter().sum();
-                    p.into_iter().map(move |x| x / z)
+                    if z > 0.0 {
+                        p.iter_mut().for_each(|x| *x /= z);
+                    } else {
+                        // Every σ(2f) underflowed (all scores ≲ −370): normalise in the log domain,
+                        // ln σ(2f) = −ln(1 + e^(−2f)), so no row ever gets 0/0 (issue 14).
+                        let logs: Vec<f64> = row.iter().map(|&f| -softplus(-2.0 * f)).collect();
+                        softmax_into(&logs, &mut p);
+                    }
+                    p
                 })
                 .collect(),
         }
@@ -607,10 +649,17 @@ impl Ensemble {
                 let mut v = vec![0.0; scores.len() / self.n_outputs * c];
                 for (row, o) in scores.chunks_exact(self.n_outputs).zip(v.chunks_exact_mut(c)) {
                     crate::boost::multiclass::decode_losses_into(code, row, *decode, o);
-                    for x in o.iter_mut() {
+                    for (y, x) in o.iter_mut().enumerate() {
                         *x = match decode {
                             // Exponential losses overflow any probability map: use their log.
-                            crate::boost::multiclass::Decode::Loss => -(x.max(f64::MIN_POSITIVE)).ln(),
+                            crate::boost::multiclass::Decode::Loss if x.is_finite() && *x >= f64::MIN_POSITIVE => {
+                                -x.ln()
+                            }
+                            // The loss itself over- or underflowed: its log, −ln Σ_ℓ e^(−λ_ℓ f_ℓ),
+                            // by log-sum-exp (issue 14: no −∞ class score, no NaN probability).
+                            crate::boost::multiclass::Decode::Loss => {
+                                -crate::boost::multiclass::log_decode_loss(code.codeword(y), row)
+                            }
                             crate::boost::multiclass::Decode::Hamming => -*x,
                         };
                     }
@@ -712,68 +761,157 @@ impl Ensemble {
         Ok(m)
     }
 
-    /// Checks the model's consistency: finite numbers, valid trees, matching lengths.
+    /// Checks the model's consistency (issue 14: a model file from an untrusted source either
+    /// predicts finite values or is refused, with an error naming the field). Every size is
+    /// checked against the others, none trusted on its own: `n_outputs` must equal the number of
+    /// class or label names (or the code's columns, whose entries must be present), so the file's
+    /// own length bounds every buffer prediction allocates. Also: unique feature, class, label and
+    /// category names; kinds against category levels; valid trees whose splits test existing
+    /// features of the right kind with sorted, known category codes; finite numbers; valid
+    /// parameters; and the score bound `|base_score| + Σ_t |α_t|·max_leaf |h_t| ≤`
+    /// [`MAX_SCORE_BOUND`], so that no score can overflow (probabilities and decodings are
+    /// computed stably from finite scores).
     pub fn validate(&self) -> Result<()> {
+        let bad = |field: &str, msg: String| Error::InvalidModel(format!("{field}: {msg}"));
         let s = &self.schema;
         let nf = s.names.len();
         if s.kinds.len() != nf || s.levels.len() != nf {
-            return Err(Error::InvalidModel("schema lengths differ".into()));
+            return Err(bad(
+                "schema",
+                format!("{nf} names but {} kinds and {} level lists", s.kinds.len(), s.levels.len()),
+            ));
         }
-        if self.trees.len() != self.alphas.len() {
-            return Err(Error::InvalidModel(format!("{} trees but {} weights", self.trees.len(), self.alphas.len())));
+        if let Some(dup) = first_duplicate(&s.names) {
+            return Err(bad("schema.names", format!("feature name '{}' appears twice", shorten(dup))));
         }
-        if self.n_outputs == 0 {
-            return Err(Error::InvalidModel("n_outputs is 0".into()));
-        }
-        if let Some(a) = self.alphas.iter().find(|a| !a.is_finite()) {
-            return Err(Error::InvalidModel(format!("non-finite tree weight {a}")));
-        }
-        if let Some(d) = self.clip {
-            if !(d.is_finite() && d > 0.0) {
-                return Err(Error::InvalidModel(format!("clipping level {d}")));
-            }
-        }
-        if !self.base_score.is_finite() {
-            return Err(Error::InvalidModel(format!("base score {}", self.base_score)));
-        }
-        let names_len = self.task.names().len();
-        let expect_outputs_ok = match (&self.task, &self.output) {
-            (Task::Binary { classes }, None) => classes.len() == 2 && self.n_outputs == 1,
-            (Task::Binary { .. }, Some(_)) => false,
-            (_, Some(out)) => {
-                out.check()?;
-                out.n_outputs() == self.n_outputs
-                    && (out.n_classes() == names_len || matches!(self.task, Task::Multilabel { .. }))
-            }
-            (_, None) => names_len == self.n_outputs,
-        };
-        if !expect_outputs_ok {
-            return Err(Error::InvalidModel("task and n_outputs do not match".into()));
-        }
-        for (t, tree) in self.trees.iter().enumerate() {
-            if tree.n_outputs != self.n_outputs {
-                return Err(Error::InvalidModel(format!(
-                    "tree {t} has {} outputs, expected {}",
-                    tree.n_outputs, self.n_outputs
-                )));
-            }
-            tree.validate(nf).map_err(|e| Error::InvalidModel(format!("tree {t}: {e}")))?;
-            for node in &tree.nodes {
-                if let crate::tree::Node::Split { feature, rule, .. } = node {
-                    let kind = s.kinds[*feature as usize];
-                    let ok = matches!(
-                        (rule, kind),
-                        (crate::tree::SplitRule::Numeric { .. }, FeatureKind::Numeric)
-                            | (crate::tree::SplitRule::Categorical { .. }, FeatureKind::Categorical)
-                    );
-                    if !ok {
-                        return Err(Error::InvalidModel(format!(
-                            "tree {t}: split kind does not match feature {feature}"
-                        )));
+        for (f, (kind, levels)) in s.kinds.iter().zip(&s.levels).enumerate() {
+            match (kind, levels) {
+                (FeatureKind::Numeric, None) => {}
+                (FeatureKind::Categorical, Some(lv)) => {
+                    if let Some(dup) = first_duplicate(lv) {
+                        return Err(bad(
+                            "schema.levels",
+                            format!("feature {f}: category '{}' appears twice", shorten(dup)),
+                        ));
                     }
+                    if lv.len() >= MISSING_CODE as usize {
+                        return Err(bad("schema.levels", format!("feature {f}: {} categories", lv.len())));
+                    }
+                }
+                (FeatureKind::Numeric, Some(_)) => {
+                    return Err(bad("schema.levels", format!("feature {f} is numeric but has category levels")))
+                }
+                (FeatureKind::Categorical, None) => {
+                    return Err(bad("schema.levels", format!("feature {f} is categorical but has no levels")))
                 }
             }
         }
+        let names = self.task.names();
+        if names.is_empty() {
+            return Err(bad("task", "no class or label names".into()));
+        }
+        if let Some(dup) = first_duplicate(names) {
+            return Err(bad("task", format!("class or label '{}' appears twice", shorten(dup))));
+        }
+        if self.trees.len() != self.alphas.len() {
+            return Err(bad("alphas", format!("{} trees but {} weights", self.trees.len(), self.alphas.len())));
+        }
+        if self.n_outputs == 0 {
+            return Err(bad("n_outputs", "0".into()));
+        }
+        if let Some(a) = self.alphas.iter().find(|a| !a.is_finite()) {
+            return Err(bad("alphas", format!("non-finite tree weight {a}")));
+        }
+        if let Some(d) = self.clip {
+            if !(d.is_finite() && d > 0.0) {
+                return Err(bad("clip", format!("clipping level {d}")));
+            }
+        }
+        if !self.base_score.is_finite() {
+            return Err(bad("base_score", format!("{}", self.base_score)));
+        }
+        let names_len = names.len();
+        let (outputs_ok, expected) = match (&self.task, &self.output) {
+            (Task::Binary { classes }, None) => (classes.len() == 2 && self.n_outputs == 1, "1 (binary: 2 classes)"),
+            (Task::Binary { .. }, Some(_)) => (false, "a binary model without `output`"),
+            (_, Some(out)) => {
+                out.check()?;
+                (
+                    out.n_outputs() == self.n_outputs && out.n_classes() == names_len,
+                    "output's size (labels, or the code's columns), with one code row per class",
+                )
+            }
+            (Task::Multiclass { .. }, None) => {
+                (names_len == self.n_outputs && names_len > 2, "the number of classes (> 2)")
+            }
+            (Task::Multilabel { .. }, None) => (names_len == self.n_outputs, "the number of labels"),
+        };
+        if !outputs_ok {
+            return Err(bad(
+                "n_outputs",
+                format!(
+                    "{} does not match the task ({} names{}); expected {expected}",
+                    self.n_outputs,
+                    names_len,
+                    match &self.output {
+                        Some(o) => format!(", output of {} classes × {} outputs", o.n_classes(), o.n_outputs()),
+                        None => String::new(),
+                    }
+                ),
+            ));
+        }
+        let mut bound = self.base_score.abs();
+        for (t, (tree, &a)) in self.trees.iter().zip(&self.alphas).enumerate() {
+            if tree.n_outputs != self.n_outputs {
+                return Err(bad(
+                    "trees",
+                    format!("tree {t} has {} outputs, expected {}", tree.n_outputs, self.n_outputs),
+                ));
+            }
+            tree.validate(nf).map_err(|e| bad("trees", format!("tree {t}: {e}")))?;
+            for node in &tree.nodes {
+                if let crate::tree::Node::Split { feature, rule, .. } = node {
+                    let f = *feature as usize;
+                    match (rule, s.kinds[f]) {
+                        (crate::tree::SplitRule::Numeric { .. }, FeatureKind::Numeric) => {}
+                        (crate::tree::SplitRule::Categorical { left, .. }, FeatureKind::Categorical) => {
+                            let n_levels = s.levels[f].as_ref().map_or(0, Vec::len);
+                            let sorted = left.windows(2).all(|w| w[0] < w[1]);
+                            if !sorted || left.last().is_some_and(|&c| c as usize >= n_levels) {
+                                return Err(bad(
+                                    "trees",
+                                    format!(
+                                        "tree {t}: the category set of a split on feature {f} is not a sorted set of \
+                                         codes below its {n_levels} levels"
+                                    ),
+                                ));
+                            }
+                        }
+                        _ => {
+                            return Err(bad("trees", format!("tree {t}: split kind does not match feature {f}")));
+                        }
+                    }
+                }
+            }
+            // SPEC intro, H(x) = Σ_t α_t h_t(x): bound every score's magnitude.
+            let h_max = tree.leaf_values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            bound += a.abs() * h_max;
+        }
+        if bound.is_nan() || bound > MAX_SCORE_BOUND {
+            return Err(bad(
+                "alphas",
+                format!(
+                    "the scores can reach {bound:e} (|base_score| + Σ |α_t|·max |leaf value|), above the limit of \
+                     {MAX_SCORE_BOUND:e}"
+                ),
+            ));
+        }
+        for r in &self.history {
+            if let Some((k, v)) = r.values.iter().find(|(_, v)| !v.is_finite()) {
+                return Err(bad("history", format!("round {}: non-finite {} = {v}", r.round, shorten(k))));
+            }
+        }
+        self.params.check().map_err(|e| bad("params", e.to_string()))?;
         Ok(())
     }
 

@@ -422,7 +422,7 @@ impl CodeMatrix {
                 self.n_classes, self.n_columns
             )));
         }
-        if self.entries.len() != self.n_classes * self.n_columns {
+        if self.n_classes.checked_mul(self.n_columns) != Some(self.entries.len()) {
             return Err(Error::InvalidModel(format!(
                 "output code has {} entries, expected {} × {}",
                 self.entries.len(),
@@ -492,6 +492,14 @@ pub fn decode_losses_into(code: &CodeMatrix, scores: &[f64], how: Decode, out: &
     }
 }
 
+/// `ln Σ_ℓ e^(−λ(y)_ℓ f_ℓ)`, the log of the exponential decoding loss of codeword `cw` (SPEC §4.6
+/// variant 2), by log-sum-exp: finite for any finite scores, where the loss itself may overflow.
+pub fn log_decode_loss(cw: &[i8], scores: &[f64]) -> f64 {
+    let m = cw.iter().zip(scores).map(|(&e, &f)| -f64::from(e) * f).fold(f64::NEG_INFINITY, f64::max);
+    let z: f64 = cw.iter().zip(scores).map(|(&e, &f)| (-f64::from(e) * f - m).exp()).sum();
+    m + z.ln()
+}
+
 /// Decodes one row of MO column scores into a class index (SPEC §4.6). Ties go to the lowest
 /// class index; exponential losses within a relative 1e−12 of each other count as tied (so that
 /// rounding cannot break exact ties of the scores).
@@ -503,6 +511,20 @@ pub fn decode(code: &CodeMatrix, scores: &[f64], how: Decode) -> usize {
 /// [`decode`] with a caller's scratch buffer of length `k`.
 pub(crate) fn decode_into(code: &CodeMatrix, scores: &[f64], how: Decode, losses: &mut [f64]) -> usize {
     decode_losses_into(code, scores, how, losses);
+    if how == Decode::Loss && losses.iter().any(|l| !(l.is_finite() && *l >= f64::MIN_POSITIVE)) {
+        // A loss over- or underflowed (scores beyond ~700): compare the losses' logs instead, the
+        // same order; the relative 1e−12 tie tolerance becomes an absolute one on the logs.
+        for (y, l) in losses.iter_mut().enumerate() {
+            *l = log_decode_loss(code.codeword(y), scores);
+        }
+        let mut best = 0;
+        for (y, &l) in losses.iter().enumerate().skip(1) {
+            if l < losses[best] - 1e-12 {
+                best = y;
+            }
+        }
+        return best;
+    }
     argmin_tolerant(losses, if how == Decode::Loss { 1e-12 } else { 0.0 })
 }
 

@@ -4,12 +4,33 @@
 //! (`1,3 idx:val`: multi-label). Indices are one-based unless an index 0 appears (or
 //! [`LibsvmOptions::zero_based`] says otherwise). Absent entries are 0, as in the format; the
 //! matrix is densified column by column.
+//!
+//! Limits (issue 14: no byte sequence may make the reader allocate without bound): a feature index
+//! above [`MAX_LIBSVM_INDEX`] is refused while parsing, and the dense matrix may hold at most
+//! [`dense_cell_budget`] cells (`max(2^24, 64 × (entries + rows))`) and, from its own indices, at
+//! most `max(4,096, 64 × (entries + rows))` features — so the memory of the dense matrix and the
+//! per-feature work stay within a fixed multiple of the file's size, whatever indices the file
+//! names. A feature count given by the caller (a validated model's, when predicting) sets the
+//! width without these two limits.
 
 use std::io::BufRead;
 use std::path::Path;
 
 use super::{Column, Dataset, Features, Target};
 use crate::error::{Error, Result};
+
+/// The largest feature index a LIBSVM file may use: 2^24 − 1 = 16,777,215.
+pub const MAX_LIBSVM_INDEX: usize = (1 << 24) - 1;
+
+/// Cells (rows × features) the dense matrix of a LIBSVM file with `entries` `index:value` pairs on
+/// `rows` rows may hold: `max(2^24, 64 × (entries + rows))`, i.e. 128 MiB of `f64` for any small
+/// file and otherwise at most 64 cells per entry or row read.
+pub fn dense_cell_budget(entries: usize, rows: usize) -> usize {
+    (1usize << 24).max(entries.saturating_add(rows).saturating_mul(64))
+}
+
+/// Features a LIBSVM file may always use, whatever its number of entries (see the module docs).
+const MIN_FEATURE_BUDGET: usize = 4096;
 
 /// Options of [`read_libsvm`].
 #[derive(Debug, Clone, Default)]
@@ -43,6 +64,7 @@ pub fn read_libsvm_from(reader: impl BufRead, name: &str, opts: &LibsvmOptions) 
     let mut labels: Vec<String> = Vec::new();
     let mut entries: Vec<Vec<(usize, f64)>> = Vec::new();
     let mut max_index = 0usize;
+    let mut n_entries = 0usize;
     let mut saw_zero = false;
     for (ln, line) in reader.lines().enumerate() {
         let line_no = ln + 1;
@@ -65,6 +87,13 @@ pub fn read_libsvm_from(reader: impl BufRead, name: &str, opts: &LibsvmOptions) 
             let idx: usize = i.parse().map_err(|_| {
                 perr(line_no, Some(i.to_string()), format!("feature index '{i}' is not a non-negative integer"))
             })?;
+            if idx > MAX_LIBSVM_INDEX {
+                return Err(perr(
+                    line_no,
+                    Some(i.to_string()),
+                    format!("feature index {idx} above the largest supported index {MAX_LIBSVM_INDEX}"),
+                ));
+            }
             let val: f64 =
                 v.parse().map_err(|_| perr(line_no, Some(i.to_string()), format!("value '{v}' is not a number")))?;
             if !val.is_finite() {
@@ -77,6 +106,7 @@ pub fn read_libsvm_from(reader: impl BufRead, name: &str, opts: &LibsvmOptions) 
             saw_zero |= idx == 0;
             max_index = max_index.max(idx);
             row.push((idx, val));
+            n_entries += 1;
         }
         labels.push(label.to_string());
         entries.push(row);
@@ -95,6 +125,31 @@ pub fn read_libsvm_from(reader: impl BufRead, name: &str, opts: &LibsvmOptions) 
         return Err(perr(1, None, format!("feature index {max_index} beyond the expected {d} features")));
     }
     let n = labels.len();
+    // Limits on the dense matrix, checked before allocating it (issue 14): the width the file's
+    // own indices ask for, and its cells. A caller's feature count (a validated model's) is trusted.
+    let budget = dense_cell_budget(n_entries, n);
+    let feature_budget = MIN_FEATURE_BUDGET.max(n_entries.saturating_add(n).saturating_mul(64));
+    if seen > feature_budget {
+        return Err(perr(
+            1,
+            None,
+            format!(
+                "feature index {max_index} gives {seen} features for {n_entries} entries on {n} rows: a LIBSVM file \
+                 may use at most max(4096, 64 × (entries + rows)) = {feature_budget} features"
+            ),
+        ));
+    }
+    if n.saturating_mul(seen) > budget {
+        return Err(perr(
+            1,
+            None,
+            format!(
+                "{n} rows × {seen} features = {} dense cells, above the limit of {budget} (max(2^24, 64 × (entries + \
+                 rows)) for {n_entries} entries); the data are too sparse to densify",
+                n.saturating_mul(seen)
+            ),
+        ));
+    }
     let mut cols = vec![vec![0.0; n]; d];
     for (r, row) in entries.iter().enumerate() {
         for &(i, v) in row {

@@ -10,7 +10,7 @@ mod libsvm;
 
 pub use binning::{BinData, BinMapper, BinnedMatrix, FeatureBins, BIN_SAMPLE_ROWS, BIN_SAMPLE_SEED};
 pub use csv_reader::{csv_header, read_csv, read_csv_from, CsvOptions, LabelSelector};
-pub use libsvm::{read_libsvm, read_libsvm_from, LibsvmOptions};
+pub use libsvm::{dense_cell_budget, read_libsvm, read_libsvm_from, LibsvmOptions, MAX_LIBSVM_INDEX};
 
 use serde::{Deserialize, Serialize};
 

@@ -34,7 +34,7 @@ pub enum Criterion {
     Entropy,
     /// Matusita `2√(u(1−u))`: Schapire–Singer's Z criterion.
     Matusita,
-    /// Tempered Bayes risk `L^(t)` for `t ∈ [−∞, 2]` (t = 0 Gini, t = 1 Matusita).
+    /// Tempered Bayes risk `L^(t)` (t = 0 Gini, t = 1 Matusita); `t` finite and ≤ 2.
     Tempered {
         /// The temperature.
         t: f64,
@@ -79,8 +79,10 @@ impl Criterion {
     /// Checks the parameter's range.
     pub fn check(&self) -> Result<()> {
         if let Criterion::Tempered { t } = *self {
-            if t.is_nan() || t > 2.0 {
-                return Err(Error::param("criterion.t", "a temperature t ≤ 2", t));
+            // Issue 14: an infinite t (`tempered:t=-inf`) used to pass and write a model that JSON
+            // cannot hold (the file had `null` and did not load).
+            if !(t.is_finite() && t <= 2.0) {
+                return Err(Error::param("criterion.t", "a finite temperature t ≤ 2", t));
             }
         }
         Ok(())

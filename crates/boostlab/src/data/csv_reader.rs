@@ -44,7 +44,8 @@ pub struct CsvOptions {
     pub label_optional: bool,
 }
 
-fn is_missing(s: &str) -> bool {
+/// The CSV reader's missing-value markers.
+pub(super) fn is_missing(s: &str) -> bool {
     matches!(s, "" | "?" | "NA" | "na" | "NaN" | "nan" | "NAN" | "N/A")
 }
 

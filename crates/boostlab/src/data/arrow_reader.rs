@@ -630,3 +630,151 @@ impl Iterator for ArrowBlocks {
         Some(b.and_then(|b| self.convert(&b)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{
+        types::Int32Type as Key, BinaryArray, DictionaryArray, Float32Array, Float64Array, Int64Array, StringArray,
+    };
+    use arrow_schema::{Field, Schema};
+
+    use super::*;
+    use crate::data::{read_csv_binned, StreamOptions};
+
+    /// The same values as a CSV file, a Parquet file and an Arrow IPC file.
+    fn write_all(dir: &Path, n: usize) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+        let mut s: u64 = 7;
+        let mut rnd = || {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let x: Vec<Option<f64>> = (0..n)
+            .map(|i| {
+                if i % 13 == 0 {
+                    None
+                } else if i % 29 == 0 {
+                    Some(f64::NAN)
+                } else {
+                    Some(rnd() * 10.0 - 3.0)
+                }
+            })
+            .collect();
+        let z: Vec<Option<f32>> =
+            (0..n).map(|i| if i % 7 == 0 { None } else { Some((rnd() * 100.0) as f32) }).collect();
+        let k: Vec<i64> = (0..n).map(|i| (i % 6) as i64).collect();
+        let colors = ["red", "green", "blue"];
+        let c: Vec<Option<&str>> = (0..n).map(|i| if i % 11 == 0 { None } else { Some(colors[i % 3]) }).collect();
+        let d: Vec<Option<&str>> =
+            (0..n).map(|i| if i % 5 == 0 { None } else { Some(["u", "v"][(i / 3) % 2]) }).collect();
+        let w: Vec<f64> = (0..n).map(|i| (i % 4) as f64 * 0.25).collect();
+        let y: Vec<i64> = (0..n).map(|i| i64::from(x[i].is_some_and(|v| v > 1.0) ^ (i % 10 == 0))).collect();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("x", DataType::Float64, true),
+            Field::new("z", DataType::Float32, true),
+            Field::new("k", DataType::Int64, false),
+            Field::new("c", DataType::Utf8, true),
+            Field::new("d", DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)), true),
+            Field::new("w", DataType::Float64, false),
+            Field::new("y", DataType::Int64, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Float64Array::from(x.clone())),
+                Arc::new(Float32Array::from(z.clone())),
+                Arc::new(Int64Array::from(k.clone())),
+                Arc::new(StringArray::from(c.clone())),
+                Arc::new(d.iter().copied().collect::<DictionaryArray<Key>>()),
+                Arc::new(Float64Array::from(w.clone())),
+                Arc::new(Int64Array::from(y.clone())),
+            ],
+        )
+        .unwrap();
+        let pq = dir.join("t.parquet");
+        let mut wr = parquet::arrow::ArrowWriter::try_new(File::create(&pq).unwrap(), schema.clone(), None).unwrap();
+        // Two batches: row groups and batches must not matter.
+        wr.write(&batch.slice(0, n / 3)).unwrap();
+        wr.write(&batch.slice(n / 3, n - n / 3)).unwrap();
+        wr.close().unwrap();
+        let ipc = dir.join("t.arrow");
+        let mut wr = arrow_ipc::writer::FileWriter::try_new(File::create(&ipc).unwrap(), &schema).unwrap();
+        wr.write(&batch).unwrap();
+        wr.finish().unwrap();
+        let csv = dir.join("t.csv");
+        let mut t = String::from("x,z,k,c,d,w,y\n");
+        let opt = |v: Option<String>| v.unwrap_or_default();
+        for i in 0..n {
+            t.push_str(&format!(
+                "{},{},{},{},{},{},{}\n",
+                opt(x[i].map(|v| v.to_string())),
+                opt(z[i].map(|v| f64::from(v).to_string())),
+                k[i],
+                c[i].unwrap_or(""),
+                d[i].unwrap_or("NA"),
+                w[i],
+                y[i]
+            ));
+        }
+        std::fs::write(&csv, t).unwrap();
+        (csv, pq, ipc)
+    }
+
+    #[test]
+    fn issue_12_csv_parquet_and_arrow_give_the_same_bins() {
+        let dir = tempfile::tempdir().unwrap();
+        let (csv, pq, ipc) = write_all(dir.path(), 3000);
+        for weight in [None, Some("w".to_string())] {
+            let o = StreamOptions { weight: weight.clone(), max_bins: 32, chunk_bytes: 10_000, ..Default::default() };
+            let from_csv = read_csv_binned(&csv, &o).unwrap();
+            assert_eq!(from_csv.kinds[3], FeatureKind::Categorical);
+            assert_eq!(read_arrow_binned(&pq, ArrowFormat::Parquet, &o).unwrap(), from_csv);
+            assert_eq!(read_arrow_binned(&ipc, ArrowFormat::Ipc, &o).unwrap(), from_csv);
+            // And the in-memory reader gives the same dataset as the CSV reader.
+            let co = crate::data::CsvOptions { weight, ..Default::default() };
+            // (Debug: NaN, the missing value, is not equal to itself.)
+            let a = read_arrow(&pq, ArrowFormat::Parquet, &co).unwrap();
+            assert_eq!(format!("{a:?}"), format!("{:?}", crate::data::read_csv(&csv, &co).unwrap()));
+        }
+    }
+
+    #[test]
+    fn issue_12_unsupported_and_bad_columns_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("blob", DataType::Binary, false),
+            Field::new("x", DataType::Float64, false),
+            Field::new("y", DataType::Int64, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(BinaryArray::from(vec![b"a".as_ref(), b"b".as_ref(), b"c".as_ref()])),
+                Arc::new(Float64Array::from(vec![1.0, f64::INFINITY, 2.0])),
+                Arc::new(Int64Array::from(vec![0, 1, 0])),
+            ],
+        )
+        .unwrap();
+        let p = dir.path().join("bad.parquet");
+        let mut wr = parquet::arrow::ArrowWriter::try_new(File::create(&p).unwrap(), schema, None).unwrap();
+        wr.write(&batch).unwrap();
+        wr.close().unwrap();
+        let e = read_arrow_binned(&p, ArrowFormat::Parquet, &StreamOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("column 'blob' has type Binary"), "{e}");
+        let e = read_arrow(&p, ArrowFormat::Parquet, &Default::default()).unwrap_err().to_string();
+        assert!(e.contains("column 'blob'"), "{e}");
+        let o = crate::data::CsvOptions { kinds: Some(vec![("x".into(), FeatureKind::Numeric)]), ..Default::default() };
+        let mut blocks = ArrowBlocks::open(
+            &p,
+            ArrowFormat::Parquet,
+            vec![("x".into(), FeatureKind::Numeric)],
+            LabelSelector::None,
+            2,
+        )
+        .unwrap();
+        let e = blocks.next().unwrap().unwrap_err().to_string();
+        assert!(e.contains("column 'x', row 2: infinite value inf"), "{e}");
+        let _ = o;
+    }
+}

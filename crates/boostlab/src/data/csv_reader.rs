@@ -245,7 +245,8 @@ fn read_without(
     Dataset::new(features, None, None)
 }
 
-fn build_features(
+/// Feature columns from raw strings (`lines`: each row's file line, for errors).
+pub(super) fn build_features(
     names: &[String],
     raw: Vec<Vec<String>>,
     lines: &[usize],

@@ -7,6 +7,7 @@
 #[cfg(feature = "arrow")]
 mod arrow_reader;
 mod binning;
+mod blocks;
 mod csv_reader;
 mod csv_stream;
 mod libsvm;
@@ -14,6 +15,7 @@ mod libsvm;
 #[cfg(feature = "arrow")]
 pub use arrow_reader::{arrow_schema, read_arrow, read_arrow_binned, ArrowBlocks, ArrowFormat};
 pub use binning::{BinData, BinMapper, BinnedMatrix, FeatureBins, BIN_SAMPLE_ROWS, BIN_SAMPLE_SEED};
+pub use blocks::{Block, BlockLabels, CsvBlocks};
 pub use csv_reader::{csv_header, read_csv, read_csv_from, CsvOptions, LabelSelector};
 pub use csv_stream::{read_csv_binned, BinnedTable, ProgressFn, ReadProgress, StreamOptions, DEFAULT_CHUNK_BYTES};
 pub use libsvm::{read_libsvm, read_libsvm_from, LibsvmOptions};

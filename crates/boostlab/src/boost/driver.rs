@@ -1,4 +1,5 @@
-//! The single boosting loop: bin the data once, then each round ask the booster for statistics,
+//! The single boosting loop: on binned data ([`BinnedData`]; [`fit`] bins a [`Dataset`] first,
+//! [`fit_binned`] takes bins from any source), then each round ask the booster for statistics,
 //! grow a tree on them, hand the tree's training outputs back to the booster, and record α and the
 //! round's diagnostics.
 
@@ -12,10 +13,10 @@ use super::multiclass::{MultiBooster, MultiOutput, MultiParams, MultiVariant};
 use super::secboost::{SecBoost, SecBoostParams};
 use super::tadaboost::{TAdaBoost, TAdaBoostParams};
 use super::{Booster, Diagnostics, Labels, Step};
-use crate::data::{BinMapper, Dataset, Target};
+use crate::data::{BinnedData, Dataset, FeatureBins, Target};
 use crate::error::{Error, Result};
 use crate::loss::Loss;
-use crate::model::{Ensemble, Schema, Task};
+use crate::model::{Ensemble, Task};
 use crate::par::ROW_CHUNK;
 use crate::tree::{abstaining_stump, grow, GrowSpec, TreeParams};
 
@@ -289,9 +290,27 @@ pub fn fit(data: &Dataset, params: &BoostParams) -> Result<Ensemble> {
     fit_with(data, params, &mut |_| {})
 }
 
-/// Trains an ensemble, calling `on_round` after every round (progress, logs).
+/// Trains an ensemble, calling `on_round` after every round (progress, logs): bins the data
+/// ([`BinnedData::from_dataset`] with `params.max_bins`), then [`fit_binned`].
 pub fn fit_with(data: &Dataset, params: &BoostParams, on_round: &mut dyn FnMut(&RoundRecord)) -> Result<Ensemble> {
+    fit_full(&bin_dataset(data, params)?, params, None, on_round)
+}
+
+/// Trains an ensemble on binned data (issue 12: the one training entry every input feeds),
+/// calling `on_round` after every round. The bins must come from a mapper learned with at most
+/// `params.max_bins` bins per feature. The same rows, bins, target, weights and parameters give
+/// the same model as [`fit_with`] on a [`Dataset`] of those values.
+pub fn fit_binned(data: &BinnedData, params: &BoostParams, on_round: &mut dyn FnMut(&RoundRecord)) -> Result<Ensemble> {
     fit_full(data, params, None, on_round)
+}
+
+/// The checks of a fit on a dataset (parameters, then the data, then the labels against the
+/// algorithm), in that order, before the data are binned.
+fn bin_dataset(data: &Dataset, params: &BoostParams) -> Result<BinnedData> {
+    params.check()?;
+    data.check_trainable()?;
+    OwnedLabels::from_target(data.target()?, params.algorithm.is_binary())?;
+    BinnedData::from_dataset(data, params.max_bins)
 }
 
 /// Trains SecBoost with a user-defined loss (a Rust closure, or a Python callable through the
@@ -309,24 +328,52 @@ pub fn fit_with_loss(
             params.algorithm.name(),
         ));
     }
+    fit_full(&bin_dataset(data, params)?, params, Some(loss), on_round)
+}
+
+/// [`fit_with_loss`] on binned data (see [`fit_binned`]).
+pub fn fit_binned_with_loss(
+    data: &BinnedData,
+    params: &BoostParams,
+    loss: Loss,
+    on_round: &mut dyn FnMut(&RoundRecord),
+) -> Result<Ensemble> {
+    if params.algorithm != Algorithm::SecBoost {
+        return Err(Error::param(
+            "algorithm",
+            "secboost (a custom loss is a SecBoost feature)",
+            params.algorithm.name(),
+        ));
+    }
     fit_full(data, params, Some(loss), on_round)
 }
 
 fn fit_full(
-    data: &Dataset,
+    data: &BinnedData,
     params: &BoostParams,
     loss: Option<Loss>,
     on_round: &mut dyn FnMut(&RoundRecord),
 ) -> Result<Ensemble> {
     params.check()?;
     data.check_trainable()?;
+    if let Some(f) = data.mapper.features.iter().position(|b| match b {
+        FeatureBins::Numeric { .. } => b.n_value_bins() > params.max_bins,
+        FeatureBins::Categorical { .. } => false,
+    }) {
+        return Err(Error::InvalidData(format!(
+            "feature '{}' has {} bins, more than max_bins = {}: bin with the training parameters' max_bins",
+            data.schema.names.get(f).map_or("?", String::as_str),
+            data.mapper.features[f].n_value_bins(),
+            params.max_bins
+        )));
+    }
     let mut params = params.clone();
     if params.algorithm == Algorithm::TAdaBoost && params.t_adaboost.authors_mode {
         // SPEC §5 "Reproducing the authors' code": count order, pure leaves forbidden, 2000 cap.
         let tp = params.t_adaboost.clone();
         tp.apply_authors_mode(&mut params.tree);
     }
-    let target = data.target()?;
+    let target = &data.target;
     if let Some(v) = params.algorithm.multi_variant() {
         // The model records the variant that actually ran.
         params.multiclass.variant = v;
@@ -370,19 +417,18 @@ fn tree_outputs(leaf_of_row: &[u32], leaf_values: &[f64], k: usize, h: &mut [f64
 
 /// The boosting loop over a ready booster.
 pub(crate) fn run(
-    data: &Dataset,
+    data: &BinnedData,
     params: &BoostParams,
     mut booster: Box<dyn Booster>,
     task: Task,
     on_round: &mut dyn FnMut(&RoundRecord),
 ) -> Result<Ensemble> {
-    let mapper = BinMapper::fit(&data.features, params.max_bins, data.sample_weight.as_deref())?;
-    let binned = mapper.transform(&data.features)?;
+    let (mapper, binned) = (&data.mapper, &data.bins);
     let n = data.n_rows();
     let k = booster.n_outputs();
     let mut stats = vec![0.0; n * k];
     let mut h = vec![0.0; n * k];
-    let mut model = Ensemble::new(Schema::from_features(&data.features), task, params.clone(), k);
+    let mut model = Ensemble::new(data.schema.clone(), task, params.clone(), k);
     booster.statistics(&mut stats);
     for round in 1..=params.n_estimators {
         let criterion = params.tree.criterion.unwrap_or_else(|| booster.default_criterion());
@@ -393,9 +439,9 @@ pub(crate) fn run(
             seed: params.seed.wrapping_add(round as u64),
         };
         let mut grown = if params.algorithm == Algorithm::AbstainingAdaBoost {
-            abstaining_stump(&binned, &mapper, &stats)?
+            abstaining_stump(binned, mapper, &stats)?
         } else {
-            grow(&binned, &mapper, &stats, k, &spec)?
+            grow(binned, mapper, &stats, k, &spec)?
         };
         booster.finish_leaves(&mut grown.tree.leaf_values);
         if let Some(v) = grown.tree.leaf_values.iter().find(|v| !v.is_finite()) {

@@ -27,12 +27,9 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::Arc;
 
-use rand::seq::index;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use super::binning::{BinData, BinMapper, BinnedMatrix, FeatureBins, BIN_SAMPLE_ROWS, BIN_SAMPLE_SEED};
+use super::binning::{BinData, BinMapper, BinnedMatrix, FeatureBins, BIN_SAMPLE_ROWS};
 use super::csv_reader::{is_missing, LabelSelector};
 use super::{Column, FeatureKind, Features, Target};
 use crate::error::{Error, Result};
@@ -442,7 +439,7 @@ pub fn read_csv_binned(path: impl AsRef<Path>, opts: &StreamOptions) -> Result<B
             n_usable[f] += s.cols[f].n_usable;
         }
     }
-    let sample = sample_rows(n, sample_weight.as_deref());
+    let sample = super::bin_sample_rows(n, sample_weight.as_deref());
     let mut want = vec![Want::None; nf];
     for f in 0..nf {
         if kinds[f] == FeatureKind::Numeric && distinct[f].overflow {
@@ -863,22 +860,6 @@ fn gather_chunk(
         }
     }
     Ok(out)
-}
-
-/// The increasing row indices of the binning sample: the rule of `BinMapper::fit` (a copy of
-/// `binning::sample_rows`, which must stay in step with it; `issue_12_*` tests check both agree).
-fn sample_rows(n: usize, w: Option<&[f64]>) -> Option<Vec<usize>> {
-    let usable = w.map_or(n, |w| w.iter().filter(|&&wt| wt > 0.0).count());
-    if usable <= BIN_SAMPLE_ROWS {
-        return None;
-    }
-    let mut rng = ChaCha8Rng::seed_from_u64(BIN_SAMPLE_SEED);
-    let mut pos = index::sample(&mut rng, usable, BIN_SAMPLE_ROWS).into_vec();
-    pos.sort_unstable();
-    let Some(w) = w else { return Some(pos) };
-    let mut next = pos.iter().copied().peekable();
-    let usable_rows = w.iter().enumerate().filter(|(_, &wt)| wt > 0.0).map(|(i, _)| i).enumerate();
-    Some(usable_rows.filter(|&(k, _)| next.next_if_eq(&k).is_some()).map(|(_, i)| i).collect())
 }
 
 struct BinCtx<'a> {

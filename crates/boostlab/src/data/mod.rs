@@ -6,19 +6,26 @@
 
 #[cfg(feature = "arrow")]
 mod arrow_reader;
+mod binned;
 mod binning;
 mod blocks;
 mod csv_reader;
 mod csv_stream;
 mod libsvm;
+mod view;
 
 #[cfg(feature = "arrow")]
 pub use arrow_reader::{arrow_schema, read_arrow, read_arrow_binned, ArrowBlocks, ArrowFormat};
-pub use binning::{BinData, BinMapper, BinnedMatrix, FeatureBins, BIN_SAMPLE_ROWS, BIN_SAMPLE_SEED};
+pub use binned::BinnedData;
+pub use binning::{
+    bin_sample_rows, BinData, BinMapper, BinnedMatrix, FeatureBins, FeatureSummary, NumericSummary, BIN_SAMPLE_ROWS,
+    BIN_SAMPLE_SEED,
+};
 pub use blocks::{Block, BlockLabels, CsvBlocks};
 pub use csv_reader::{csv_header, read_csv, read_csv_from, CsvOptions, LabelSelector};
 pub use csv_stream::{read_csv_binned, BinnedTable, ProgressFn, ReadProgress, StreamOptions, DEFAULT_CHUNK_BYTES};
 pub use libsvm::{read_libsvm, read_libsvm_from, LibsvmOptions};
+pub use view::{ColumnView, NumericView};
 
 use serde::{Deserialize, Serialize};
 
@@ -273,41 +280,7 @@ impl Dataset {
                 }
             }
         }
-        if let Some(t) = &target {
-            if t.len() != n {
-                return Err(Error::InvalidData(format!("target has {} rows, features have {n}", t.len())));
-            }
-            match t {
-                Target::Classes { y, classes } => {
-                    if let Some(r) = y.iter().position(|&c| c as usize >= classes.len()) {
-                        return Err(Error::InvalidData(format!("row {}: class index out of range", r + 1)));
-                    }
-                }
-                Target::Multilabel { y, labels } => {
-                    if labels.is_empty() {
-                        return Err(Error::InvalidData("multi-label target with no labels".into()));
-                    }
-                    if y.iter().any(|&v| v > 1) {
-                        return Err(Error::InvalidData("multi-label values must be 0 or 1".into()));
-                    }
-                }
-            }
-        }
-        if let Some(w) = &sample_weight {
-            if w.len() != n {
-                return Err(Error::InvalidData(format!("{} sample weights for {n} rows", w.len())));
-            }
-            if let Some(r) = w.iter().position(|x| !(x.is_finite() && *x >= 0.0)) {
-                return Err(Error::InvalidData(format!(
-                    "sample weight of row {} is {}: weights must be finite and ≥ 0",
-                    r + 1,
-                    w[r]
-                )));
-            }
-            if n > 0 && w.iter().all(|&x| x == 0.0) {
-                return Err(Error::InvalidData("all sample weights are zero".into()));
-            }
-        }
+        check_target_and_weights(n, target.as_ref(), sample_weight.as_deref())?;
         Ok(Dataset { features, target, sample_weight })
     }
 
@@ -347,31 +320,82 @@ impl Dataset {
         if self.n_features() == 0 {
             return Err(Error::InvalidData("no feature columns".into()));
         }
-        match self.target()? {
+        check_trainable_target(self.n_rows(), self.n_features(), self.target()?)
+    }
+}
+
+/// The checks of [`Dataset::new`] on a target and sample weights for `n` rows.
+pub(crate) fn check_target_and_weights(n: usize, target: Option<&Target>, sample_weight: Option<&[f64]>) -> Result<()> {
+    if let Some(t) = target {
+        if t.len() != n {
+            return Err(Error::InvalidData(format!("target has {} rows, features have {n}", t.len())));
+        }
+        match t {
             Target::Classes { y, classes } => {
-                let mut present = vec![false; classes.len()];
-                for &c in y {
-                    present[c as usize] = true;
-                }
-                let n_present = present.iter().filter(|&&p| p).count();
-                if n_present < 2 {
-                    return Err(Error::InvalidData(format!(
-                        "only one class ({}) in the training labels: need at least two",
-                        classes.iter().zip(&present).find(|p| *p.1).map_or("none", |p| p.0)
-                    )));
+                if let Some(r) = y.iter().position(|&c| c as usize >= classes.len()) {
+                    return Err(Error::InvalidData(format!("row {}: class index out of range", r + 1)));
                 }
             }
             Target::Multilabel { y, labels } => {
-                let k = labels.len();
-                let varied = (0..k).any(|l| {
-                    let s: usize = y.iter().skip(l).step_by(k).map(|&v| v as usize).sum();
-                    s > 0 && s < self.n_rows()
-                });
-                if !varied {
-                    return Err(Error::InvalidData("every label is constant over the training rows".into()));
+                if labels.is_empty() {
+                    return Err(Error::InvalidData("multi-label target with no labels".into()));
+                }
+                if y.iter().any(|&v| v > 1) {
+                    return Err(Error::InvalidData("multi-label values must be 0 or 1".into()));
                 }
             }
         }
-        Ok(())
     }
+    if let Some(w) = sample_weight {
+        if w.len() != n {
+            return Err(Error::InvalidData(format!("{} sample weights for {n} rows", w.len())));
+        }
+        if let Some(r) = w.iter().position(|x| !(x.is_finite() && *x >= 0.0)) {
+            return Err(Error::InvalidData(format!(
+                "sample weight of row {} is {}: weights must be finite and ≥ 0",
+                r + 1,
+                w[r]
+            )));
+        }
+        if n > 0 && w.iter().all(|&x| x == 0.0) {
+            return Err(Error::InvalidData("all sample weights are zero".into()));
+        }
+    }
+    Ok(())
+}
+
+/// The checks of [`Dataset::check_trainable`] on `n_rows × n_features` data with `target`.
+pub(crate) fn check_trainable_target(n_rows: usize, n_features: usize, target: &Target) -> Result<()> {
+    if n_rows == 0 {
+        return Err(Error::InvalidData("no rows".into()));
+    }
+    if n_features == 0 {
+        return Err(Error::InvalidData("no feature columns".into()));
+    }
+    match target {
+        Target::Classes { y, classes } => {
+            let mut present = vec![false; classes.len()];
+            for &c in y {
+                present[c as usize] = true;
+            }
+            let n_present = present.iter().filter(|&&p| p).count();
+            if n_present < 2 {
+                return Err(Error::InvalidData(format!(
+                    "only one class ({}) in the training labels: need at least two",
+                    classes.iter().zip(&present).find(|p| *p.1).map_or("none", |p| p.0)
+                )));
+            }
+        }
+        Target::Multilabel { y, labels } => {
+            let k = labels.len();
+            let varied = (0..k).any(|l| {
+                let s: usize = y.iter().skip(l).step_by(k).map(|&v| v as usize).sum();
+                s > 0 && s < n_rows
+            });
+            if !varied {
+                return Err(Error::InvalidData("every label is constant over the training rows".into()));
+            }
+        }
+    }
+    Ok(())
 }

@@ -3,7 +3,10 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use boostlab::data::{read_csv, read_libsvm, CsvOptions, FeatureKind, LabelSelector, LibsvmOptions};
+use boostlab::data::{
+    read_csv, read_csv_binned, read_libsvm, BinnedData, CsvOptions, FeatureKind, LabelSelector, LibsvmOptions,
+    StreamOptions,
+};
 use boostlab::tree::{Criterion, GrowOrder, PureLeaves};
 use boostlab::{Algorithm, BoostParams, Dataset};
 use clap::{Args, ValueEnum};
@@ -11,7 +14,8 @@ use clap::{Args, ValueEnum};
 /// Where the data come from and how to read them.
 #[derive(Args, Debug, Clone)]
 pub struct DataArgs {
-    /// Data file: CSV with a header, or LIBSVM (by extension .svm/.libsvm, or --format).
+    /// Data file: CSV with a header, LIBSVM (.svm/.libsvm/.svmlight), Parquet (.parquet) or Arrow
+    /// IPC (.arrow/.feather/.ipc); by extension, or --format.
     #[arg(long)]
     pub data: PathBuf,
     /// File format. By default from the extension (csv unless .svm, .libsvm, .svmlight).
@@ -43,20 +47,41 @@ pub enum Format {
     Csv,
     /// LIBSVM / SVMlight sparse format.
     Libsvm,
+    /// Apache Parquet.
+    Parquet,
+    /// Arrow IPC (file or stream format; Feather v2).
+    Arrow,
 }
 
 impl Format {
     /// The format given with `--format`, or else the one the file's extension says: LIBSVM for
-    /// `.svm`, `.libsvm`, `.svmlight`, CSV otherwise.
+    /// `.svm`, `.libsvm`, `.svmlight`, Parquet for `.parquet`, `.pq`, Arrow IPC for `.arrow`,
+    /// `.feather`, `.ipc`, `.arrows`, CSV otherwise.
     pub fn of(path: &Path, given: Option<Format>) -> Format {
         given.unwrap_or_else(|| {
             let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_lowercase();
-            if matches!(ext.as_str(), "svm" | "libsvm" | "svmlight") {
-                Format::Libsvm
-            } else {
-                Format::Csv
+            match ext.as_str() {
+                "svm" | "libsvm" | "svmlight" => Format::Libsvm,
+                "parquet" | "pq" => Format::Parquet,
+                "arrow" | "feather" | "ipc" | "arrows" => Format::Arrow,
+                _ => Format::Csv,
             }
         })
+    }
+
+    /// The library's columnar format, or an error when this build has no Parquet/Arrow support.
+    #[cfg(feature = "arrow")]
+    pub fn columnar(self) -> Result<boostlab::data::ArrowFormat> {
+        Ok(match self {
+            Format::Parquet => boostlab::data::ArrowFormat::Parquet,
+            _ => boostlab::data::ArrowFormat::Ipc,
+        })
+    }
+
+    /// The library's columnar format, or an error when this build has no Parquet/Arrow support.
+    #[cfg(not(feature = "arrow"))]
+    pub fn columnar(self) -> Result<std::convert::Infallible> {
+        bail!("this boostlab was built without Parquet/Arrow support (cargo feature `arrow`)")
     }
 }
 
@@ -76,13 +101,40 @@ impl DataArgs {
         }
     }
 
-    /// True for CSV input.
-    pub fn is_csv(&self) -> bool {
-        self.format() == Format::Csv
-    }
-
     fn format(&self) -> Format {
         Format::of(&self.data, self.format)
+    }
+
+    /// Reads the training data straight into bins (issue 12): CSV in parallel chunks, Parquet and
+    /// Arrow one column at a time; the table is never held as text or floats. LIBSVM files are
+    /// read whole, then binned.
+    pub fn load_binned(&self, max_bins: usize) -> Result<BinnedData> {
+        let opts = StreamOptions {
+            label: self.selector(),
+            positive: self.positive.clone(),
+            weight: self.weight.clone(),
+            max_rows: self.max_rows,
+            max_bins,
+            ..Default::default()
+        };
+        let path = &self.data;
+        let table = match self.format() {
+            Format::Csv => read_csv_binned(path, &opts)?,
+            Format::Libsvm => {
+                let d = self.load()?;
+                d.check_trainable()?;
+                return Ok(BinnedData::from_dataset(&d, max_bins)?);
+            }
+            f @ (Format::Parquet | Format::Arrow) => {
+                #[cfg(feature = "arrow")]
+                {
+                    boostlab::data::read_arrow_binned(path, f.columnar()?, &opts)?
+                }
+                #[cfg(not(feature = "arrow"))]
+                match f.columnar()? {}
+            }
+        };
+        Ok(table.into_binned_data()?)
     }
 
     /// Reads the training data.
@@ -131,6 +183,18 @@ pub fn load(
                 }
             }
             Ok(d)
+        }
+        f @ (Format::Parquet | Format::Arrow) => {
+            #[cfg(feature = "arrow")]
+            {
+                let opts = CsvOptions { label, positive, weight, kinds, max_rows, label_optional };
+                Ok(boostlab::data::read_arrow(path, f.columnar()?, &opts)?)
+            }
+            #[cfg(not(feature = "arrow"))]
+            {
+                let _ = (label, positive, weight, max_rows, label_optional);
+                match f.columnar()? {}
+            }
         }
     }
 }

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use boostlab::model::write_atomic;
-use boostlab::{fit_with, RoundRecord};
+use boostlab::{fit_binned, RoundRecord};
 use clap::Args;
 
 use crate::common::{BoostArgs, DataArgs};
@@ -72,7 +72,10 @@ pub fn json_lines(history: &[RoundRecord]) -> Result<String> {
 
 pub fn run(a: TrainArgs) -> Result<()> {
     let params = a.boost.params()?;
-    let data = a.data.load()?;
+    // Streamed straight into bins (issue 12).
+    let read_start = Instant::now();
+    let data = a.data.load_binned(params.max_bins)?;
+    let read_secs = read_start.elapsed().as_secs_f64();
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(params.n_estimators as u64);
         b.set_style(
@@ -86,7 +89,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
         None
     };
     let start = Instant::now();
-    let mut model = fit_with(&data, &params, &mut |r| {
+    let mut model = fit_binned(&data, &params, &mut |r| {
         if let Some(b) = &bar {
             b.set_position(r.round as u64);
             if let Some(e) = r.values.get("train_error") {
@@ -103,6 +106,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
     if !a.quiet {
         print!("{}", table(&model.history));
     }
+    println!("read {} into bins in {read_secs:.3} s", a.data.data.display());
     println!(
         "trained {} on {} rows × {} features: {} trees in {secs:.2} s",
         params.algorithm.name(),
@@ -123,7 +127,16 @@ pub fn run(a: TrainArgs) -> Result<()> {
 /// The label column names to look for when predicting on a file of the same layout.
 pub fn target_columns(d: &DataArgs) -> Option<String> {
     d.labels.clone().or_else(|| d.label.clone()).or_else(|| {
-        // The default label is the last column of a CSV file.
-        boostlab::data::csv_header(&d.data).ok().and_then(|h| h.last().cloned()).filter(|_| d.is_csv())
+        // The default label is the last column of a CSV (or Parquet/Arrow) file.
+        match crate::common::Format::of(&d.data, d.format) {
+            crate::common::Format::Csv => boostlab::data::csv_header(&d.data).ok().and_then(|h| h.last().cloned()),
+            #[cfg(feature = "arrow")]
+            f @ (crate::common::Format::Parquet | crate::common::Format::Arrow) => f
+                .columnar()
+                .ok()
+                .and_then(|f| boostlab::data::arrow_schema(&d.data, f).ok())
+                .and_then(|s| s.last().map(|c| c.0.clone())),
+            _ => None,
+        }
     })
 }

@@ -25,7 +25,7 @@ use rayon::prelude::*;
 use super::binning::{BinData, BinMapper, BinnedMatrix};
 use super::csv_reader::{is_missing, LabelSelector};
 use super::csv_stream::{BinnedTable, StreamOptions};
-use super::{Column, Dataset, FeatureKind, Features, Target, MISSING_CODE};
+use super::{Block, BlockLabels, Column, Dataset, FeatureKind, Features, Target, MISSING_CODE};
 use crate::error::{Error, Result};
 
 /// Columnar file formats.
@@ -556,7 +556,7 @@ pub fn read_arrow_binned(path: impl AsRef<Path>, format: ArrowFormat, opts: &Str
     })
 }
 
-/// Blocks of rows of a Parquet or Arrow IPC file as [`Dataset`]s, for streamed prediction:
+/// Blocks of rows of a Parquet or Arrow IPC file, for streamed prediction:
 /// features of the given kinds (by name, in the model's order) and, when present, the label
 /// column(s).
 pub struct ArrowBlocks {
@@ -581,11 +581,11 @@ impl ArrowBlocks {
         Ok(ArrowBlocks { path: path.to_path_buf(), inner, kinds, label })
     }
 
-    fn convert(&self, b: &RecordBatch) -> Result<Dataset> {
+    fn convert(&self, b: &RecordBatch) -> Result<Block> {
         let schema = b.schema();
         let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
         let (labels, multi, _, _) = roles(&self.path, &names, &self.label, None, true)?;
-        let mut cols = Vec::new();
+        let mut columns = Vec::new();
         let mut fnames = Vec::new();
         for (name, kind) in &self.kinds {
             let Some(c) = names.iter().position(|n| n == name) else {
@@ -594,10 +594,10 @@ impl ArrowBlocks {
                     self.path.display()
                 )));
             };
-            cols.push(to_column(&self.path, name, schema.field(c).data_type(), &[b.column(c).clone()], Some(*kind))?);
+            columns.push(to_column(&self.path, name, schema.field(c).data_type(), &[b.column(c).clone()], Some(*kind))?);
             fnames.push(name.clone());
         }
-        let target = if labels.is_empty() {
+        let labels = if labels.is_empty() {
             None
         } else if multi {
             let k = labels.len();
@@ -608,24 +608,18 @@ impl ArrowBlocks {
                     y[r * k + l] = u8::from(matches!(s.as_str(), "1" | "1.0" | "true"));
                 }
             }
-            Some(Target::Multilabel { y, labels: labels.iter().map(|&c| names[c].clone()).collect() })
+            Some(BlockLabels::Multi(y))
         } else {
-            let v = label_strings(&self.path, &names[labels[0]], &[b.column(labels[0]).clone()])?;
-            Some(Target::Classes { y: vec![0; v.len()], classes: v })
+            Some(BlockLabels::Single(label_strings(&self.path, &names[labels[0]], &[b.column(labels[0]).clone()])?))
         };
-        Dataset::new(Features { names: fnames, columns: cols }, None, None).map(|mut d| {
-            d.target = target;
-            d
-        })
+        Ok(Block { features: Features { names: fnames, columns }, labels })
     }
 }
 
 impl Iterator for ArrowBlocks {
-    /// A block: its features, and for single-label files a target whose `classes` holds each
-    /// row's raw label (and `y` zeros); multi-label files give their 0/1 matrix.
-    type Item = Result<Dataset>;
+    type Item = Result<Block>;
 
-    fn next(&mut self) -> Option<Result<Dataset>> {
+    fn next(&mut self) -> Option<Result<Block>> {
         let b = self.inner.next()?;
         Some(b.and_then(|b| self.convert(&b)))
     }
@@ -736,6 +730,30 @@ mod tests {
             // (Debug: NaN, the missing value, is not equal to itself.)
             let a = read_arrow(&pq, ArrowFormat::Parquet, &co).unwrap();
             assert_eq!(format!("{a:?}"), format!("{:?}", crate::data::read_csv(&csv, &co).unwrap()));
+        }
+    }
+
+    #[test]
+    fn issue_12_csv_parquet_and_arrow_give_bit_identical_models() {
+        let dir = tempfile::tempdir().unwrap();
+        let (csv, pq, ipc) = write_all(dir.path(), 2500);
+        let mut params = crate::BoostParams {
+            algorithm: crate::Algorithm::RealAdaBoost,
+            n_estimators: 12,
+            ..Default::default()
+        };
+        params.tree.max_leaves = 8;
+        let co = crate::data::CsvOptions { weight: Some("w".into()), ..Default::default() };
+        let reference = crate::fit(&crate::data::read_csv(&csv, &co).unwrap(), &params).unwrap().to_json().unwrap();
+        let o = StreamOptions { weight: Some("w".into()), chunk_bytes: 20_000, ..Default::default() };
+        let tables = [
+            read_csv_binned(&csv, &o).unwrap(),
+            read_arrow_binned(&pq, ArrowFormat::Parquet, &o).unwrap(),
+            read_arrow_binned(&ipc, ArrowFormat::Ipc, &o).unwrap(),
+        ];
+        for t in tables {
+            let m = crate::fit_binned(&t.into_binned_data().unwrap(), &params, &mut |_| {}).unwrap();
+            assert_eq!(m.to_json().unwrap(), reference);
         }
     }
 

@@ -119,6 +119,14 @@ pub struct BinnedTable {
     pub sample_weight: Option<Vec<f64>>,
 }
 
+impl BinnedTable {
+    /// The training data [`crate::boost::driver::fit_binned`] takes.
+    pub fn into_binned_data(self) -> Result<super::BinnedData> {
+        let schema = crate::model::Schema { names: self.names, kinds: self.kinds, levels: self.levels };
+        super::BinnedData::new(schema, self.mapper, self.bins, self.target, self.sample_weight)
+    }
+}
+
 /// First error of one kind in a chunk: (line within the chunk, 1-based; message or text).
 type FirstErr = Option<(usize, String)>;
 

@@ -594,7 +594,13 @@ impl ArrowBlocks {
                     self.path.display()
                 )));
             };
-            columns.push(to_column(&self.path, name, schema.field(c).data_type(), &[b.column(c).clone()], Some(*kind))?);
+            columns.push(to_column(
+                &self.path,
+                name,
+                schema.field(c).data_type(),
+                &[b.column(c).clone()],
+                Some(*kind),
+            )?);
             fnames.push(name.clone());
         }
         let labels = if labels.is_empty() {
@@ -737,11 +743,8 @@ mod tests {
     fn issue_12_csv_parquet_and_arrow_give_bit_identical_models() {
         let dir = tempfile::tempdir().unwrap();
         let (csv, pq, ipc) = write_all(dir.path(), 2500);
-        let mut params = crate::BoostParams {
-            algorithm: crate::Algorithm::RealAdaBoost,
-            n_estimators: 12,
-            ..Default::default()
-        };
+        let mut params =
+            crate::BoostParams { algorithm: crate::Algorithm::RealAdaBoost, n_estimators: 12, ..Default::default() };
         params.tree.max_leaves = 8;
         let co = crate::data::CsvOptions { weight: Some("w".into()), ..Default::default() };
         let reference = crate::fit(&crate::data::read_csv(&csv, &co).unwrap(), &params).unwrap().to_json().unwrap();

@@ -308,13 +308,16 @@ fn label_strings(path: &Path, name: &str, arrays: &[ArrayRef]) -> Result<Vec<Str
 }
 
 /// The roles of the columns: (label columns, multi-label, weight column, feature columns).
+type Roles = (Vec<usize>, bool, Option<usize>, Vec<usize>);
+
+/// The roles of the columns (see [`Roles`]).
 fn roles(
     path: &Path,
     names: &[String],
     label: &LabelSelector,
     weight: Option<&str>,
     label_optional: bool,
-) -> Result<(Vec<usize>, bool, Option<usize>, Vec<usize>)> {
+) -> Result<Roles> {
     let col = |n: &str| names.iter().position(|x| x == n);
     let missing = |n: &str| Error::InvalidData(format!("{}: no column '{n}' (columns: {names:?})", path.display()));
     let labels: Vec<usize> = match label {

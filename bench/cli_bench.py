@@ -84,7 +84,8 @@ import sys, time, lightgbm as lgb
 path, threads, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 t0 = time.perf_counter()
 ds = lgb.Dataset(path, params={"header": True, "label_column": "name:label", "num_threads": threads,
-                               "max_bin": 255, "verbose": -1})
+                               "max_bin": 255, "verbose": -1, "min_data_in_leaf": 1,
+                               "feature_pre_filter": False})
 ds.construct()
 t1 = time.perf_counter()
 params = {"objective": "binary", "num_leaves": 8, "learning_rate": 0.1, "num_threads": threads,

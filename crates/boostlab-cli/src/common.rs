@@ -6,7 +6,10 @@ use anyhow::{bail, Context, Result};
 use std::fs::File;
 use std::io::{BufRead, BufReader, IsTerminal};
 
-use boostlab::data::{read_csv_from, read_libsvm_from, CsvOptions, FeatureKind, LabelSelector, LibsvmOptions};
+use boostlab::data::{
+    read_csv_binned, read_csv_from, read_libsvm_from, BinnedData, CsvOptions, FeatureKind, LabelSelector,
+    LibsvmOptions, ReadProgress, StreamOptions,
+};
 use std::collections::BTreeMap;
 
 use boostlab::boost::preset::Preset;
@@ -19,7 +22,8 @@ use serde_json::{Map, Value};
 /// Where the data come from and how to read them.
 #[derive(Args, Debug, Clone)]
 pub struct DataArgs {
-    /// Data file: CSV with a header, or LIBSVM (by extension .svm/.libsvm, or --format).
+    /// Data file: CSV with a header, LIBSVM (.svm/.libsvm/.svmlight), Parquet (.parquet) or Arrow
+    /// IPC (.arrow/.feather/.ipc); by extension, or --format.
     #[arg(long)]
     pub data: PathBuf,
     /// File format. By default from the extension (csv unless .svm, .libsvm, .svmlight).
@@ -51,20 +55,41 @@ pub enum Format {
     Csv,
     /// LIBSVM / SVMlight sparse format.
     Libsvm,
+    /// Apache Parquet.
+    Parquet,
+    /// Arrow IPC (file or stream format; Feather v2).
+    Arrow,
 }
 
 impl Format {
     /// The format given with `--format`, or else the one the file's extension says: LIBSVM for
-    /// `.svm`, `.libsvm`, `.svmlight`, CSV otherwise.
+    /// `.svm`, `.libsvm`, `.svmlight`, Parquet for `.parquet`, `.pq`, Arrow IPC for `.arrow`,
+    /// `.feather`, `.ipc`, `.arrows`, CSV otherwise.
     pub fn of(path: &Path, given: Option<Format>) -> Format {
         given.unwrap_or_else(|| {
             let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_lowercase();
-            if matches!(ext.as_str(), "svm" | "libsvm" | "svmlight") {
-                Format::Libsvm
-            } else {
-                Format::Csv
+            match ext.as_str() {
+                "svm" | "libsvm" | "svmlight" => Format::Libsvm,
+                "parquet" | "pq" => Format::Parquet,
+                "arrow" | "feather" | "ipc" | "arrows" => Format::Arrow,
+                _ => Format::Csv,
             }
         })
+    }
+
+    /// The library's columnar format, or an error when this build has no Parquet/Arrow support.
+    #[cfg(feature = "arrow")]
+    pub fn columnar(self) -> Result<boostlab::data::ArrowFormat> {
+        Ok(match self {
+            Format::Parquet => boostlab::data::ArrowFormat::Parquet,
+            _ => boostlab::data::ArrowFormat::Ipc,
+        })
+    }
+
+    /// The library's columnar format, or an error when this build has no Parquet/Arrow support.
+    #[cfg(not(feature = "arrow"))]
+    pub fn columnar(self) -> Result<std::convert::Infallible> {
+        bail!("this boostlab was built without Parquet/Arrow support (cargo feature `arrow`)")
     }
 }
 
@@ -84,13 +109,65 @@ impl DataArgs {
         }
     }
 
-    /// True for CSV input.
-    pub fn is_csv(&self) -> bool {
-        self.format() == Format::Csv
-    }
-
     fn format(&self) -> Format {
         Format::of(&self.data, self.format)
+    }
+
+    /// Reads the training data straight into bins (issue 12): CSV in parallel chunks, Parquet and
+    /// Arrow one column at a time; the table is never held as text or floats. LIBSVM files are
+    /// read whole, then binned. `progress`: show the reading progress on a terminal (the CSV
+    /// reader's three passes over the file as one bar).
+    pub fn load_binned(&self, max_bins: usize, progress: bool) -> Result<BinnedData> {
+        let path = &self.data;
+        if self.format() == Format::Libsvm {
+            let d = self.load_with_progress(progress)?;
+            d.check_trainable()?;
+            return Ok(BinnedData::from_dataset(&d, max_bins)?);
+        }
+        let bar = reading_bar(path, progress);
+        if let Some(b) = &bar {
+            b.set_length(b.length().unwrap_or(0) * 3);
+        }
+        let hook = bar.clone().map(|b| {
+            std::sync::Arc::new(move |p: ReadProgress| b.set_position(u64::from(p.pass - 1) * p.total + p.bytes))
+                as boostlab::data::ProgressFn
+        });
+        let opts = StreamOptions {
+            label: self.selector(),
+            positive: self.positive.clone(),
+            weight: self.weight.clone(),
+            max_rows: self.max_rows,
+            max_bins,
+            progress: hook,
+            ..Default::default()
+        };
+        let start = std::time::Instant::now();
+        let table = match self.format() {
+            // (LIBSVM files were read above.)
+            Format::Csv | Format::Libsvm => read_csv_binned(path, &opts),
+            f @ (Format::Parquet | Format::Arrow) => {
+                #[cfg(feature = "arrow")]
+                {
+                    boostlab::data::read_arrow_binned(path, f.columnar()?, &opts)
+                }
+                #[cfg(not(feature = "arrow"))]
+                match f.columnar()? {}
+            }
+        };
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        let data = table?.into_binned_data()?;
+        if progress && std::io::stderr().is_terminal() {
+            eprintln!(
+                "read {} rows × {} features from {} in {:.2} s",
+                data.n_rows(),
+                data.n_features(),
+                path.display(),
+                start.elapsed().as_secs_f64()
+            );
+        }
+        Ok(data)
     }
 
     /// Reads the training data (with a progress bar on a terminal).
@@ -150,7 +227,8 @@ fn reading_bar(path: &Path, show: bool) -> Option<indicatif::ProgressBar> {
 
 /// The file as a buffered reader, counted by the progress bar when there is one.
 fn open_counted(path: &Path, bar: Option<&indicatif::ProgressBar>) -> Result<Box<dyn BufRead>> {
-    let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    // The same words as every other reader: "FILE: the OS error".
+    let f = File::open(path).with_context(|| path.display().to_string())?;
     Ok(match bar {
         Some(b) => Box::new(BufReader::with_capacity(1 << 16, b.wrap_read(f))),
         None => Box::new(BufReader::with_capacity(1 << 16, f)),
@@ -219,6 +297,18 @@ fn read_any(
                 }
             }
             Ok(d)
+        }
+        f @ (Format::Parquet | Format::Arrow) => {
+            #[cfg(feature = "arrow")]
+            {
+                let opts = CsvOptions { label, positive, weight, kinds, max_rows, label_optional };
+                Ok(boostlab::data::read_arrow(path, f.columnar()?, &opts)?)
+            }
+            #[cfg(not(feature = "arrow"))]
+            {
+                let _ = (label, positive, weight, max_rows, label_optional);
+                match f.columnar()? {}
+            }
         }
     }
 }
@@ -560,18 +650,6 @@ impl BoostArgs {
         let (p, explicit) = BoostParams::from_json(&Value::Object(top))?;
         p.check()?;
         Ok((p, explicit))
-    }
-}
-
-/// Writes `text` to standard output. A closed pipe (`boostlab predict ... | head -1`) ends the
-/// process quietly with status 0, as ripgrep does: the reader has all it wanted (issue 14).
-pub fn stdout(text: &str) -> anyhow::Result<()> {
-    use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
-        Err(e) => Err(anyhow::Error::new(e).context("writing to standard output")),
     }
 }
 

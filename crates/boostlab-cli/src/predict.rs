@@ -1,12 +1,13 @@
 //! `boostlab predict` and `boostlab inspect`.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use boostlab::data::{LabelSelector, Target};
-use boostlab::model::{write_atomic, Task};
-use boostlab::{Algorithm, Ensemble};
+use boostlab::data::{Block, BlockLabels, CsvBlocks, LabelSelector, Target};
+use boostlab::model::Task;
+use boostlab::{Algorithm, Dataset, Ensemble, Error, Features};
 use clap::Args;
 
 use crate::common::{load, Format};
@@ -55,70 +56,159 @@ fn selector(spec: Option<&str>) -> LabelSelector {
     }
 }
 
+/// Rows per block of streamed prediction: memory does not grow with the file.
+const BLOCK_ROWS: usize = 65_536;
+
+/// Where predictions go: a temporary file renamed over `--output` at the end (so a failure
+/// leaves no partial file), or standard output.
+struct Sink {
+    out: Box<dyn Write>,
+    tmp: Option<(PathBuf, PathBuf)>,
+}
+
+impl Sink {
+    fn open(path: Option<&Path>) -> Result<Sink> {
+        let Some(p) = path else {
+            return Ok(Sink { out: Box::new(std::io::BufWriter::new(std::io::stdout().lock())), tmp: None });
+        };
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+        let tmp = dir.join(format!(".{name}.{}{}", std::process::id(), boostlab::model::TMP_SUFFIX));
+        let f = std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        Ok(Sink { out: Box::new(std::io::BufWriter::with_capacity(1 << 20, f)), tmp: Some((tmp, p.to_path_buf())) })
+    }
+
+    fn finish(mut self) -> Result<()> {
+        self.out.flush()?;
+        drop(std::mem::replace(&mut self.out, Box::new(std::io::sink())));
+        if let Some((tmp, dest)) = self.tmp.take() {
+            std::fs::rename(&tmp, &dest).with_context(|| format!("writing {}", dest.display()))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        if let Some((tmp, _)) = &self.tmp {
+            let _ = std::fs::remove_file(tmp); // gone already after a successful rename
+        }
+    }
+}
+
+/// Blocks of rows of the file to predict, in the model's feature kinds.
+fn blocks(a: &PredictArgs, model: &Ensemble) -> Result<Box<dyn Iterator<Item = boostlab::Result<Block>>>> {
+    let kinds = model.schema.kinds_by_name();
+    let label = selector(model.target_columns.as_deref());
+    Ok(match Format::of(&a.data, a.format) {
+        Format::Csv => Box::new(CsvBlocks::open(&a.data, kinds, label, BLOCK_ROWS)?),
+        #[cfg(feature = "arrow")]
+        f @ (Format::Parquet | Format::Arrow) => {
+            Box::new(boostlab::data::ArrowBlocks::open(&a.data, f.columnar()?, kinds, label, BLOCK_ROWS)?)
+        }
+        // LIBSVM (and columnar files without the `arrow` feature): the whole file, one block.
+        format => {
+            let d = load(&a.data, format, label, None, None, None, Some(kinds), Some(model.schema.names.len()))?;
+            let labels = match d.target {
+                Some(Target::Classes { y, classes }) => {
+                    Some(BlockLabels::Single(y.iter().map(|&c| classes[c as usize].clone()).collect()))
+                }
+                Some(Target::Multilabel { y, .. }) => Some(BlockLabels::Multi(y)),
+                None => None,
+            };
+            Box::new(std::iter::once(Ok(Block { features: d.features, labels })))
+        }
+    })
+}
+
 pub fn run(a: PredictArgs) -> Result<()> {
+    match predict(&a) {
+        // `boostlab predict ... | head -1`: the reader has all it wanted (issue 14); exit quietly.
+        Err(e) if a.output.is_none() && is_broken_pipe(&e) => std::process::exit(0),
+        r => r,
+    }
+}
+
+/// True when `e` comes from writing to a closed pipe.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+fn predict(a: &PredictArgs) -> Result<()> {
     let model = Ensemble::load(&a.model)?;
-    let format = Format::of(&a.data, a.format);
-    let data = load(
-        &a.data,
-        format,
-        selector(model.target_columns.as_deref()),
-        None,
-        None,
-        None,
-        Some(model.schema.kinds_by_name()),
-        Some(model.schema.names.len()),
-    )
-    .with_context(|| format!("reading {}", a.data.display()))?;
     if a.clipped && model.clip.is_none() {
         eprintln!("note: the model has no clipped variant (only t-AdaBoost with t < 1 has); using the linear model");
     }
-    let scores = model.decision_function(&data.features, a.clipped)?;
     let k = model.n_outputs;
-    let names = model.task.names().to_vec();
-    let mut out = String::new();
-    // Header.
-    out.push_str("prediction");
+    let mut header = String::from("prediction");
     if k == 1 {
-        out.push_str(",score");
+        header.push_str(",score");
     } else {
         for n in model.output_names() {
-            let _ = write!(out, ",score_{n}");
+            let _ = write!(header, ",score_{n}");
         }
     }
     if a.proba {
-        match &model.task {
-            Task::Binary { classes } | Task::Multiclass { classes } => classes.iter().for_each(|c| {
-                let _ = write!(out, ",proba_{c}");
-            }),
-            Task::Multilabel { labels } => labels.iter().for_each(|c| {
-                let _ = write!(out, ",proba_{c}");
-            }),
+        let names = match &model.task {
+            Task::Binary { classes } | Task::Multiclass { classes } => classes,
+            Task::Multilabel { labels } => labels,
+        };
+        for c in names {
+            let _ = write!(header, ",proba_{c}");
         }
     }
-    out.push('\n');
-    let pred_labels = model.predict_labels_from_scores(&scores);
-    let proba = if a.proba { Some(model.proba_from_scores(&scores)) } else { None };
-    let pw = names.len().max(1);
-    for (i, label) in pred_labels.iter().enumerate() {
-        out.push_str(label);
-        for s in &scores[i * k..(i + 1) * k] {
-            let _ = write!(out, ",{s}");
+    header.push('\n');
+    let mut sink = Sink::open(a.output.as_deref())?;
+    sink.out.write_all(header.as_bytes())?;
+    let pw = if matches!(model.task, Task::Binary { .. }) { 2 } else { model.task.names().len().max(1) };
+    let (mut n, mut correct, mut any_single) = (0usize, 0usize, false);
+    // Multi-label metrics need every row's scores and labels (n × k numbers, not the features).
+    let (mut all_scores, mut all_y, mut multi) = (Vec::new(), Vec::new(), false);
+    let mut line = String::new();
+    for block in blocks(a, &model)? {
+        // Interrupted (SIGINT/SIGTERM): stop between blocks; the sink's temporary file is removed.
+        if crate::signals::cancelled() {
+            return Err(Error::Cancelled.into());
         }
-        if let Some(p) = &proba {
-            let w = if matches!(model.task, Task::Binary { .. }) { 2 } else { pw };
-            for v in &p[i * w..(i + 1) * w] {
-                let _ = write!(out, ",{v}");
+        let block = block.with_context(|| format!("reading {}", a.data.display()))?;
+        let scores = model.decision_function(&block.features, a.clipped)?;
+        let pred_labels = model.predict_labels_from_scores(&scores);
+        let proba = if a.proba { Some(model.proba_from_scores(&scores)) } else { None };
+        for (i, label) in pred_labels.iter().enumerate() {
+            line.clear();
+            line.push_str(label);
+            for s in &scores[i * k..(i + 1) * k] {
+                let _ = write!(line, ",{s}");
             }
+            if let Some(p) = &proba {
+                for v in &p[i * pw..(i + 1) * pw] {
+                    let _ = write!(line, ",{v}");
+                }
+            }
+            line.push('\n');
+            sink.out.write_all(line.as_bytes())?;
         }
-        out.push('\n');
+        n += pred_labels.len();
+        match block.labels {
+            Some(BlockLabels::Single(y)) => {
+                any_single = true;
+                correct += pred_labels.iter().zip(&y).filter(|(p, y)| p == y).count();
+            }
+            Some(BlockLabels::Multi(y)) => {
+                multi = true;
+                all_scores.extend_from_slice(&scores);
+                all_y.extend_from_slice(&y);
+            }
+            None => {}
+        }
     }
-    match &a.output {
-        Some(p) => {
-            let _lock = crate::signals::write_lock();
-            write_atomic(p, out.as_bytes())?;
-            println!("{} predictions written to {}", pred_labels.len(), p.display());
-        }
-        None => crate::common::stdout(&out)?,
+    {
+        // A signal waits for the rename (signals.rs): the output is whole or absent.
+        let _lock = crate::signals::write_lock();
+        sink.finish()?;
+    }
+    if let Some(p) = &a.output {
+        println!("{n} predictions written to {}", p.display());
     }
     // Accuracy when labels are present.
     let report = |msg: String| {
@@ -128,22 +218,22 @@ pub fn run(a: PredictArgs) -> Result<()> {
             eprintln!("{msg}");
         }
     };
-    match &data.target {
-        Some(Target::Classes { y, classes }) => {
-            let correct = pred_labels.iter().zip(y).filter(|(p, y)| **p == classes[**y as usize]).count();
-            let n = y.len();
-            report(format!(
-                "accuracy {:.4} ({correct}/{n}), error {:.4}",
-                correct as f64 / n as f64,
-                1.0 - correct as f64 / n as f64
-            ));
+    if any_single && n > 0 {
+        report(format!(
+            "accuracy {:.4} ({correct}/{n}), error {:.4}",
+            correct as f64 / n as f64,
+            1.0 - correct as f64 / n as f64
+        ));
+    } else if multi {
+        let labels = model.task.names().to_vec();
+        let data = Dataset {
+            features: Features { names: Vec::new(), columns: Vec::new() },
+            target: Some(Target::Multilabel { y: all_y, labels }),
+            sample_weight: None,
+        };
+        for (name, v) in model.metrics_from_scores(&data, &all_scores)? {
+            report(format!("{name} {v:.4}"));
         }
-        Some(Target::Multilabel { .. }) => {
-            for (name, v) in model.metrics_from_scores(&data, &scores)? {
-                report(format!("{name} {v:.4}"));
-            }
-        }
-        None => {}
     }
     Ok(())
 }

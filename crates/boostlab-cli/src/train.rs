@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use boostlab::model::write_atomic;
-use boostlab::{fit_cancellable, Error, RoundRecord};
+use boostlab::{fit_binned_cancellable, Error, RoundRecord};
 use clap::Args;
 
 use crate::common::{BoostArgs, DataArgs};
@@ -164,7 +164,10 @@ fn say(line: &str) {
 
 pub fn run(a: TrainArgs) -> Result<()> {
     let (params, explicit) = a.boost.params_and_sources()?;
-    let data = a.data.load_with_progress(!a.quiet)?;
+    // Streamed straight into bins (issue 12).
+    let read_start = Instant::now();
+    let data = a.data.load_binned(params.max_bins, !a.quiet)?;
+    let read_secs = read_start.elapsed().as_secs_f64();
     let bar = if std::io::stderr().is_terminal() && !a.quiet {
         let b = indicatif::ProgressBar::new(params.n_estimators as u64);
         b.set_style(
@@ -189,7 +192,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
     };
     let start = Instant::now();
     let last_round = params.n_estimators;
-    let mut model = fit_cancellable(&data, &params, None, crate::signals::cancel(), &mut |r| {
+    let mut model = fit_binned_cancellable(&data, &params, None, crate::signals::cancel(), &mut |r| {
         if let Some(b) = &bar {
             b.set_position(r.round as u64);
             if let Some(e) = r.values.get("train_error") {
@@ -224,6 +227,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
     if let Some(reason) = last.and_then(|r| r.stop_reason.as_ref()) {
         say(&format!("stopped early: {reason}"));
     }
+    say(&format!("read {} into bins in {read_secs:.3} s", a.data.data.display()));
     say(&format!(
         "trained {} on {} rows × {} features: {} trees in {secs:.2} s",
         params.algorithm.name(),
@@ -253,7 +257,16 @@ pub fn run(a: TrainArgs) -> Result<()> {
 /// The label column names to look for when predicting on a file of the same layout.
 pub fn target_columns(d: &DataArgs) -> Option<String> {
     d.labels.clone().or_else(|| d.label.clone()).or_else(|| {
-        // The default label is the last column of a CSV file.
-        boostlab::data::csv_header(&d.data).ok().and_then(|h| h.last().cloned()).filter(|_| d.is_csv())
+        // The default label is the last column of a CSV (or Parquet/Arrow) file.
+        match crate::common::Format::of(&d.data, d.format) {
+            crate::common::Format::Csv => boostlab::data::csv_header(&d.data).ok().and_then(|h| h.last().cloned()),
+            #[cfg(feature = "arrow")]
+            f @ (crate::common::Format::Parquet | crate::common::Format::Arrow) => f
+                .columnar()
+                .ok()
+                .and_then(|f| boostlab::data::arrow_schema(&d.data, f).ok())
+                .and_then(|s| s.last().map(|c| c.0.clone())),
+            _ => None,
+        }
     })
 }

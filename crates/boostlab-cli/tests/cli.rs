@@ -446,3 +446,103 @@ fn issue_14_hostile_model_files_and_inputs_get_clear_errors() {
     std::fs::write(&svm, "+1 1:0.5 1000000000000:2\n-1 2:1\n").unwrap();
     fails_with(&["train", "--data", svm.to_str().unwrap(), "--model", m], "above the largest supported index 16777215");
 }
+
+/// The data of `write_data` as a Parquet file (the categorical column as strings, empty = null).
+#[cfg(feature = "arrow")]
+fn write_parquet_copy(csv: &Path, name: &str) -> PathBuf {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Float64Array, RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+    let text = std::fs::read_to_string(csv).unwrap();
+    let rows: Vec<Vec<&str>> = text.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let num = |c: usize| -> ArrayRef {
+        Arc::new(Float64Array::from(rows.iter().map(|r| r[c].parse::<f64>().unwrap()).collect::<Vec<_>>()))
+    };
+    let string = |c: usize, empty_is_null: bool| -> ArrayRef {
+        Arc::new(StringArray::from(
+            rows.iter().map(|r| if empty_is_null && r[c].is_empty() { None } else { Some(r[c]) }).collect::<Vec<_>>(),
+        ))
+    };
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("x", DataType::Float64, false),
+        Field::new("color", DataType::Utf8, true),
+        Field::new("z", DataType::Float64, false),
+        Field::new("label", DataType::Utf8, false),
+    ]));
+    let batch = RecordBatch::try_new(schema.clone(), vec![num(0), string(1, true), num(2), string(3, false)]).unwrap();
+    let p = csv.with_file_name(name);
+    let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&p).unwrap(), schema, None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    p
+}
+
+#[cfg(feature = "arrow")]
+#[test]
+fn issue_12_parquet_train_and_streamed_predict_match_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = write_data(dir.path(), "d.csv", 500, &["no", "yes"]);
+    let pq = write_parquet_copy(&csv, "d.parquet");
+    let m_csv = dir.path().join("m_csv.json");
+    let m_pq = dir.path().join("m_pq.json");
+    for (data, model) in [(&csv, &m_csv), (&pq, &m_pq)] {
+        let (ok, so, se) = run(&[
+            "train",
+            "--data",
+            data.to_str().unwrap(),
+            "--algo",
+            "real-adaboost",
+            "--max-leaves",
+            "8",
+            "--rounds",
+            "15",
+            "--quiet",
+            "--model",
+            model.to_str().unwrap(),
+        ]);
+        assert!(ok, "{se}");
+        assert!(so.contains("into bins"), "{so}");
+    }
+    // The same values give bit-identical models, whatever the file format.
+    assert_eq!(std::fs::read_to_string(&m_csv).unwrap(), std::fs::read_to_string(&m_pq).unwrap());
+    // Streamed prediction: the same predictions from CSV and Parquet, and the accuracy line.
+    let mut outs = Vec::new();
+    for data in [&csv, &pq] {
+        let out = dir.path().join("p.csv");
+        let (ok, so, se) = run(&[
+            "predict",
+            "--model",
+            m_csv.to_str().unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+            "--proba",
+            "--output",
+            out.to_str().unwrap(),
+        ]);
+        assert!(ok, "{se}");
+        assert!(so.contains("500 predictions written") && so.contains("accuracy"), "{so}");
+        outs.push(std::fs::read_to_string(&out).unwrap());
+    }
+    assert_eq!(outs[0], outs[1]);
+    assert_eq!(outs[0].lines().count(), 501);
+    assert!(outs[0].starts_with("prediction,score,proba_no,proba_yes\n"), "{}", &outs[0][..60]);
+    // The predictions equal the library's on the whole file.
+    let model = boostlab::Ensemble::load(&m_csv).unwrap();
+    let d = boostlab::data::read_csv(&csv, &Default::default()).unwrap();
+    let scores = model.decision_function(&d.features, false).unwrap();
+    for (line, s) in outs[0].lines().skip(1).zip(&scores) {
+        assert_eq!(line.split(',').nth(1).unwrap().parse::<f64>().unwrap(), *s);
+    }
+    // Bad rows are still reported with their line, by train and by the streamed predict.
+    let bad = dir.path().join("bad.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(300, "1,red"); // a short row on line 301
+    std::fs::write(&bad, lines.join("\n") + "\n").unwrap();
+    fails_with(&["train", "--data", bad.to_str().unwrap()], "bad.csv:301: expected 4 fields");
+    fails_with(
+        &["predict", "--model", m_csv.to_str().unwrap(), "--data", bad.to_str().unwrap()],
+        "bad.csv:301: expected 4 fields",
+    );
+}

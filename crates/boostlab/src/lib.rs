@@ -15,7 +15,11 @@
 //!              Tree's outputs on the training rows ─▶ booster: α, weight update or stop ─▶ Ensemble
 //! ```
 //!
-//! * [`data`]: datasets, readers, binning.
+//! * [`data`]: datasets, readers, binning. The input seam (issue 12): every source is read as
+//!   [`data::ColumnView`]s (numpy buffers in place — `f32` or `f64`, any stride —, owned columns,
+//!   chunks of a streamed file) into a [`data::BinMapper`] and a [`data::BinnedMatrix`]; training
+//!   needs only the resulting [`data::BinnedData`] ([`boost::driver::fit_binned`]), and
+//!   prediction reads views too ([`Ensemble::decision_function_views_into`]).
 //! * [`tree`]: the one weak learner. It sees only a fixed-width block of non-negative statistics
 //!   per example — `(W+, W−)` for binary boosters, `2k` values for the multi-label ones — and the
 //!   bins; split criteria are the Bayes risks of proper losses ([`tree::Criterion`]).
@@ -47,8 +51,10 @@ mod par;
 pub mod tempered;
 pub mod tree;
 
-pub use boost::driver::{fit, fit_cancellable, fit_with, Algorithm, BoostParams, RoundRecord};
+pub use boost::driver::{
+    fit, fit_binned, fit_binned_cancellable, fit_cancellable, fit_with, Algorithm, BoostParams, RoundRecord,
+};
 pub use cancel::Cancel;
-pub use data::{Dataset, Features, Target};
+pub use data::{BinnedData, ColumnView, Dataset, Features, NumericView, Target};
 pub use error::{Error, Result};
 pub use model::Ensemble;

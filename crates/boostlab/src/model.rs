@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::boost::driver::{BoostParams, RoundRecord};
 use crate::boost::multiclass::MultiOutput;
 use crate::cancel::Cancel;
-use crate::data::{Column, Dataset, FeatureKind, Features, Target, MISSING_CODE};
+use crate::data::{Column, ColumnView, Dataset, FeatureKind, Features, Target, MISSING_CODE};
 use crate::error::{Error, Result};
 use crate::tree::{FlatTree, MaskTree, Node, SplitRule, Tree, MASK_TREE_MAX_LEAVES};
 
@@ -140,13 +140,16 @@ fn first_duplicate(v: &[String]) -> Option<&str> {
     v.iter().find(|x| !seen.insert(x.as_str())).map(String::as_str)
 }
 
-/// `s` cut to 40 characters for an error message (a hostile name may be megabytes long).
-fn shorten(s: &str) -> String {
-    if s.chars().count() <= 40 {
-        s.to_string()
-    } else {
-        format!("{}…", s.chars().take(40).collect::<String>())
-    }
+/// Plain slices of the numeric columns for flat walks (empty for categorical columns, which a
+/// flat walk never reads).
+fn numeric_slices(columns: &[Column]) -> Vec<&[f64]> {
+    columns
+        .iter()
+        .map(|c| match c {
+            Column::Numeric(v) => v.as_slice(),
+            Column::Categorical { .. } => &[],
+        })
+        .collect()
 }
 
 /// The model-file format version this build writes and reads.
@@ -178,6 +181,20 @@ impl Schema {
                 })
                 .collect(),
         }
+    }
+
+    /// Category codes of feature `f` given against `levels`, re-coded onto the model's levels by
+    /// name: a level the model never saw, and [`MISSING_CODE`], become [`MISSING_CODE`].
+    pub fn remap_codes(&self, f: usize, levels: &[String], codes: &[u32]) -> Vec<u32> {
+        let model_levels = self.levels.get(f).and_then(|l| l.as_deref()).unwrap_or(&[]);
+        if model_levels == levels {
+            return codes.to_vec();
+        }
+        let map: Vec<u32> = levels
+            .iter()
+            .map(|l| model_levels.iter().position(|m| m == l).map_or(MISSING_CODE, |p| p as u32))
+            .collect();
+        codes.iter().map(|&c| map.get(c as usize).copied().unwrap_or(MISSING_CODE)).collect()
     }
 
     /// Name/kind pairs, to force kinds when reading prediction data.
@@ -370,27 +387,180 @@ impl Ensemble {
         if n == 0 || k == 0 {
             return Ok(());
         }
-        let trees = self.compile(t_max, columns)?;
+        let kinds: Vec<FeatureKind> = columns.iter().map(Column::kind).collect();
+        let trees = self.compile(t_max, &kinds)?;
         self.add_compiled(&trees, columns, clipped, out, None)
+    }
+
+    /// Checks views against the schema: one per model feature, in schema order, of the model's
+    /// kinds, all of the same length (returned).
+    fn check_views(&self, columns: &[ColumnView<'_>]) -> Result<usize> {
+        let s = &self.schema;
+        if columns.len() != s.names.len() {
+            return Err(Error::InvalidData(format!(
+                "the data have {} features, the model expects {} ({})",
+                columns.len(),
+                s.names.len(),
+                s.names.join(", ")
+            )));
+        }
+        let n = columns.first().map_or(0, ColumnView::len);
+        for (f, (c, kind)) in columns.iter().zip(&s.kinds).enumerate() {
+            if c.len() != n {
+                return Err(Error::InvalidData(format!("feature '{}' has {} rows, expected {n}", s.names[f], c.len())));
+            }
+            if c.kind() != *kind {
+                return Err(Error::InvalidData(format!(
+                    "feature '{}' is {:?} in the data but {:?} in the model",
+                    s.names[f],
+                    c.kind(),
+                    kind
+                )));
+            }
+        }
+        Ok(n)
+    }
+
+    /// Scores of the first `n_rounds` trees (all when `None`) into `out` (`n × n_outputs`) from
+    /// column views of the caller's buffers (issue 12): `columns` are the model's features in
+    /// schema order, categorical codes in the model's levels (see [`Schema::remap_codes`]).
+    /// Blocks of rows in parallel; each block's values are widened to `f64` into a small scratch
+    /// buffer (never the whole matrix), so the scores are bit-identical to
+    /// [`Ensemble::decision_function_into`] on the same values, as `f32` or `f64`, in any layout.
+    /// An infinite value is an error naming the feature and the row.
+    pub fn decision_function_views_into(
+        &self,
+        columns: &[ColumnView<'_>],
+        n_rounds: Option<usize>,
+        clipped: bool,
+        out: &mut [f64],
+    ) -> Result<()> {
+        let n = self.check_views(columns)?;
+        let k = self.n_outputs;
+        if out.len() != n * k {
+            return Err(Error::InvalidData(format!("output buffer of {} for {n} × {k} scores", out.len())));
+        }
+        out.fill(self.base_score);
+        let t_max = n_rounds.unwrap_or(self.trees.len()).min(self.trees.len());
+        if n == 0 || k == 0 {
+            return Ok(());
+        }
+        let trees = self.compile(t_max, &self.schema.kinds)?;
+        let clip = if clipped { self.clip } else { None };
+        let block = |scratch: &mut Vec<Column>, (b, o): (usize, &mut [f64])| -> Result<()> {
+            let r0 = b * PREDICT_BLOCK;
+            self.gather_block(columns, r0, o.len() / k, scratch)?;
+            let num_cols = numeric_slices(scratch);
+            match clip {
+                Some(d) => add_trees::<true>(&trees, scratch, &num_cols, k, d, 0, o),
+                None => add_trees::<false>(&trees, scratch, &num_cols, k, 0.0, 0, o),
+            }
+            Ok(())
+        };
+        let results: Vec<Result<()>> = if n >= 2 * PREDICT_BLOCK {
+            out.par_chunks_mut(PREDICT_BLOCK * k).enumerate().map_init(Vec::new, block).collect()
+        } else {
+            let mut scratch = Vec::new();
+            out.chunks_mut(PREDICT_BLOCK * k).enumerate().map(|x| block(&mut scratch, x)).collect()
+        };
+        results.into_iter().collect()
+    }
+
+    /// Staged scores from column views into `out` (`n_trees × n × n_outputs`; stage `t` holds the
+    /// scores of the first `t + 1` trees), with the conventions of
+    /// [`Ensemble::decision_function_views_into`].
+    pub fn staged_views_into(&self, columns: &[ColumnView<'_>], clipped: bool, out: &mut [f64]) -> Result<()> {
+        let n = self.check_views(columns)?;
+        let (k, t_max) = (self.n_outputs, self.trees.len());
+        if out.len() != t_max * n * k {
+            return Err(Error::InvalidData(format!("output buffer of {} for {t_max} × {n} × {k} scores", out.len())));
+        }
+        if n == 0 || k == 0 {
+            return Ok(());
+        }
+        let trees = self.compile(t_max, &self.schema.kinds)?;
+        let clip = if clipped { self.clip } else { None };
+        let blocks: Vec<Result<Vec<f64>>> = (0..n.div_ceil(PREDICT_BLOCK))
+            .into_par_iter()
+            .map_init(Vec::new, |scratch, b| {
+                let r0 = b * PREDICT_BLOCK;
+                let m = PREDICT_BLOCK.min(n - r0);
+                self.gather_block(columns, r0, m, scratch)?;
+                let num_cols = numeric_slices(scratch);
+                let mut s = vec![self.base_score; m * k];
+                let mut stages = Vec::with_capacity(t_max * m * k);
+                for tree in trees.chunks(1) {
+                    match clip {
+                        Some(d) => add_trees::<true>(tree, scratch, &num_cols, k, d, 0, &mut s),
+                        None => add_trees::<false>(tree, scratch, &num_cols, k, 0.0, 0, &mut s),
+                    }
+                    stages.extend_from_slice(&s);
+                }
+                Ok(stages)
+            })
+            .collect();
+        for (b, stages) in blocks.into_iter().enumerate() {
+            let stages = stages?;
+            let (r0, mk) = (b * PREDICT_BLOCK * k, stages.len() / t_max.max(1));
+            for (t, st) in stages.chunks_exact(mk.max(1)).enumerate() {
+                out[t * n * k + r0..t * n * k + r0 + mk].copy_from_slice(st);
+            }
+        }
+        Ok(())
+    }
+
+    /// Rows `r0 .. r0 + m` of the views as owned columns in `scratch` (reused between blocks).
+    fn gather_block(&self, columns: &[ColumnView<'_>], r0: usize, m: usize, scratch: &mut Vec<Column>) -> Result<()> {
+        scratch.resize_with(columns.len(), || Column::Numeric(Vec::new()));
+        for (f, (view, dst)) in columns.iter().zip(scratch.iter_mut()).enumerate() {
+            match view.rows(r0, r0 + m) {
+                ColumnView::Numeric(v) => {
+                    if !matches!(dst, Column::Numeric(_)) {
+                        *dst = Column::Numeric(Vec::new());
+                    }
+                    if let Column::Numeric(buf) = dst {
+                        buf.resize(m, 0.0);
+                        v.copy_into(buf);
+                        if let Some(r) = buf.iter().position(|x| x.is_infinite()) {
+                            return Err(Error::InvalidData(format!(
+                                "feature '{}', row {}: infinite value",
+                                self.schema.names[f],
+                                r0 + r + 1
+                            )));
+                        }
+                    }
+                }
+                ColumnView::Categorical { codes, .. } => {
+                    if !matches!(dst, Column::Categorical { .. }) {
+                        *dst = Column::Categorical { codes: Vec::new(), levels: Vec::new() };
+                    }
+                    if let Column::Categorical { codes: buf, .. } = dst {
+                        buf.clear();
+                        buf.extend_from_slice(codes);
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The first `n_trees` trees ready for prediction on `columns`: each tree's walk (masks when
     /// it has at most 64 leaves, else a flat walk when its splits are all numeric, else the
     /// reference walk) and its products `α_t · h` (SPEC intro: `H(x) = Σ_j α_j h_j(x)`).
-    fn compile(&self, n_trees: usize, columns: &[Column]) -> Result<Vec<Compiled<'_>>> {
+    fn compile(&self, n_trees: usize, kinds: &[FeatureKind]) -> Result<Vec<Compiled<'_>>> {
         let k = self.n_outputs;
         let mut out = Vec::with_capacity(n_trees);
         for (t, (tree, &a)) in self.trees.iter().zip(&self.alphas).take(n_trees).enumerate() {
             let mut numeric_only = true;
             for node in &tree.nodes {
                 if let Node::Split { feature, rule, .. } = node {
-                    let col = columns.get(*feature as usize).ok_or_else(|| {
+                    let kind = kinds.get(*feature as usize).ok_or_else(|| {
                         Error::InvalidData(format!(
                             "tree {t} splits on feature {feature}, the data have {} features",
-                            columns.len()
+                            kinds.len()
                         ))
                     })?;
-                    numeric_only &= matches!((rule, col), (SplitRule::Numeric { .. }, Column::Numeric(_)));
+                    numeric_only &= matches!((rule, kind), (SplitRule::Numeric { .. }, FeatureKind::Numeric));
                 }
             }
             let value = |l: usize| -> Result<&[f64]> {
@@ -440,13 +610,7 @@ impl Ensemble {
         let n = out.len() / k.max(1);
         // Plain slices of the numeric columns for flat walks (empty for categorical columns,
         // which a flat walk never reads).
-        let num_cols: Vec<&[f64]> = columns
-            .iter()
-            .map(|c| match c {
-                Column::Numeric(v) => v.as_slice(),
-                Column::Categorical { .. } => &[],
-            })
-            .collect();
+        let num_cols = numeric_slices(columns);
         let clip = if clipped { self.clip } else { None };
         let block = |(b, o): (usize, &mut [f64])| {
             if cancel.is_some_and(Cancel::is_cancelled) {
@@ -509,7 +673,8 @@ impl Ensemble {
         if n == 0 || self.n_outputs == 0 {
             return Ok(out);
         }
-        let trees = self.compile(self.trees.len(), &cols)?;
+        let kinds: Vec<FeatureKind> = cols.iter().map(Column::kind).collect();
+        let trees = self.compile(self.trees.len(), &kinds)?;
         self.add_compiled(&trees, &cols, clipped, &mut out, Some(cancel))?;
         Ok(out)
     }
@@ -519,7 +684,8 @@ impl Ensemble {
         let cols = self.aligned(features)?;
         let n = features.n_rows();
         let mut s = vec![self.base_score; n * self.n_outputs];
-        let trees = self.compile(self.trees.len(), &cols)?;
+        let kinds: Vec<FeatureKind> = cols.iter().map(Column::kind).collect();
+        let trees = self.compile(self.trees.len(), &kinds)?;
         for (t, tree) in trees.iter().enumerate() {
             if !s.is_empty() {
                 self.add_compiled(std::slice::from_ref(tree), &cols, clipped, &mut s, None)?;
@@ -782,7 +948,7 @@ impl Ensemble {
             ));
         }
         if let Some(dup) = first_duplicate(&s.names) {
-            return Err(bad("schema.names", format!("feature name '{}' appears twice", shorten(dup))));
+            return Err(bad("schema.names", format!("feature name '{}' appears twice", crate::error::shown(dup))));
         }
         for (f, (kind, levels)) in s.kinds.iter().zip(&s.levels).enumerate() {
             match (kind, levels) {
@@ -791,7 +957,7 @@ impl Ensemble {
                     if let Some(dup) = first_duplicate(lv) {
                         return Err(bad(
                             "schema.levels",
-                            format!("feature {f}: category '{}' appears twice", shorten(dup)),
+                            format!("feature {f}: category '{}' appears twice", crate::error::shown(dup)),
                         ));
                     }
                     if lv.len() >= MISSING_CODE as usize {
@@ -811,7 +977,7 @@ impl Ensemble {
             return Err(bad("task", "no class or label names".into()));
         }
         if let Some(dup) = first_duplicate(names) {
-            return Err(bad("task", format!("class or label '{}' appears twice", shorten(dup))));
+            return Err(bad("task", format!("class or label '{}' appears twice", crate::error::shown(dup))));
         }
         if self.trees.len() != self.alphas.len() {
             return Err(bad("alphas", format!("{} trees but {} weights", self.trees.len(), self.alphas.len())));
@@ -908,7 +1074,7 @@ impl Ensemble {
         }
         for r in &self.history {
             if let Some((k, v)) = r.values.iter().find(|(_, v)| !v.is_finite()) {
-                return Err(bad("history", format!("round {}: non-finite {} = {v}", r.round, shorten(k))));
+                return Err(bad("history", format!("round {}: non-finite {} = {v}", r.round, crate::error::shown(k))));
             }
         }
         self.params.check().map_err(|e| bad("params", e.to_string()))?;

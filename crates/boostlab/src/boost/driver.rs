@@ -1,4 +1,5 @@
-//! The single boosting loop: bin the data once, then each round ask the booster for statistics,
+//! The single boosting loop: on binned data ([`BinnedData`]; [`fit`] bins a [`Dataset`] first,
+//! [`fit_binned`] takes bins from any source), then each round ask the booster for statistics,
 //! grow a tree on them, hand the tree's training outputs back to the booster, and record α and the
 //! round's diagnostics.
 
@@ -14,10 +15,10 @@ use super::secboost::{SecBoost, SecBoostParams};
 use super::tadaboost::{TAdaBoost, TAdaBoostParams};
 use super::{Booster, Diagnostics, Labels, Step};
 use crate::cancel::{self, Cancel};
-use crate::data::{BinMapper, Dataset, Target};
+use crate::data::{BinnedData, Dataset, FeatureBins, Target};
 use crate::error::{Error, Result};
 use crate::loss::Loss;
-use crate::model::{Ensemble, Schema, Task};
+use crate::model::{Ensemble, Task};
 use crate::par::ROW_CHUNK;
 use crate::tree::{abstaining_stump, grow_cancellable, GrowSpec, TreeParams};
 
@@ -308,15 +309,50 @@ pub fn fit(data: &Dataset, params: &BoostParams) -> Result<Ensemble> {
     fit_with(data, params, &mut |_| {})
 }
 
-/// Trains an ensemble, calling `on_round` after every round (progress, logs).
+/// Trains an ensemble, calling `on_round` after every round (progress, logs): bins the data
+/// ([`BinnedData::from_dataset`] with `params.max_bins`), then [`fit_binned`].
 pub fn fit_with(data: &Dataset, params: &BoostParams, on_round: &mut dyn FnMut(&RoundRecord)) -> Result<Ensemble> {
+    fit_full(&bin_dataset(data, params)?, params, None, on_round)
+}
+
+/// Trains an ensemble on binned data (issue 12: the one training entry every input feeds),
+/// calling `on_round` after every round. The bins must come from a mapper learned with at most
+/// `params.max_bins` bins per feature. The same rows, bins, target, weights and parameters give
+/// the same model as [`fit_with`] on a [`Dataset`] of those values.
+pub fn fit_binned(data: &BinnedData, params: &BoostParams, on_round: &mut dyn FnMut(&RoundRecord)) -> Result<Ensemble> {
     fit_full(data, params, None, on_round)
+}
+
+/// The checks of a fit on a dataset (parameters, then the data, then the labels against the
+/// algorithm), in that order, before the data are binned.
+fn bin_dataset(data: &Dataset, params: &BoostParams) -> Result<BinnedData> {
+    params.check()?;
+    data.check_trainable()?;
+    OwnedLabels::from_target(data.target()?, params.algorithm.is_binary())?;
+    BinnedData::from_dataset(data, params.max_bins)
 }
 
 /// Trains SecBoost with a user-defined loss (a Rust closure, or a Python callable through the
 /// bindings); `params.algorithm` must be `secboost`.
 pub fn fit_with_loss(
     data: &Dataset,
+    params: &BoostParams,
+    loss: Loss,
+    on_round: &mut dyn FnMut(&RoundRecord),
+) -> Result<Ensemble> {
+    if params.algorithm != Algorithm::SecBoost {
+        return Err(Error::param(
+            "algorithm",
+            "secboost (a custom loss is a SecBoost feature)",
+            params.algorithm.name(),
+        ));
+    }
+    fit_full(&bin_dataset(data, params)?, params, Some(loss), on_round)
+}
+
+/// [`fit_with_loss`] on binned data (see [`fit_binned`]).
+pub fn fit_binned_with_loss(
+    data: &BinnedData,
     params: &BoostParams,
     loss: Loss,
     on_round: &mut dyn FnMut(&RoundRecord),
@@ -348,11 +384,29 @@ pub fn fit_cancellable(
             params.algorithm.name(),
         ));
     }
+    fit_cancel(&bin_dataset(data, params)?, params, loss, Some(cancel), on_round)
+}
+
+/// [`fit_cancellable`] on binned data (see [`fit_binned`]).
+pub fn fit_binned_cancellable(
+    data: &BinnedData,
+    params: &BoostParams,
+    loss: Option<Loss>,
+    cancel: &Cancel,
+    on_round: &mut dyn FnMut(&RoundRecord),
+) -> Result<Ensemble> {
+    if loss.is_some() && params.algorithm != Algorithm::SecBoost {
+        return Err(Error::param(
+            "algorithm",
+            "secboost (a custom loss is a SecBoost feature)",
+            params.algorithm.name(),
+        ));
+    }
     fit_cancel(data, params, loss, Some(cancel), on_round)
 }
 
 fn fit_full(
-    data: &Dataset,
+    data: &BinnedData,
     params: &BoostParams,
     loss: Option<Loss>,
     on_round: &mut dyn FnMut(&RoundRecord),
@@ -361,7 +415,7 @@ fn fit_full(
 }
 
 fn fit_cancel(
-    data: &Dataset,
+    data: &BinnedData,
     params: &BoostParams,
     loss: Option<Loss>,
     cancel: Option<&Cancel>,
@@ -369,9 +423,20 @@ fn fit_cancel(
 ) -> Result<Ensemble> {
     params.check()?;
     data.check_trainable()?;
+    if let Some(f) = data.mapper.features.iter().position(|b| match b {
+        FeatureBins::Numeric { .. } => b.n_value_bins() > params.max_bins,
+        FeatureBins::Categorical { .. } => false,
+    }) {
+        return Err(Error::InvalidData(format!(
+            "feature '{}' has {} bins, more than max_bins = {}: bin with the training parameters' max_bins",
+            data.schema.names.get(f).map_or("?", String::as_str),
+            data.mapper.features[f].n_value_bins(),
+            params.max_bins
+        )));
+    }
     // Presets were applied when the parameters were built (issue 17): used as they are.
     let mut params = params.clone();
-    let target = data.target()?;
+    let target = &data.target;
     if let Some(v) = params.algorithm.multi_variant() {
         // The model records the variant that actually ran.
         params.multiclass.variant = v;
@@ -417,7 +482,7 @@ fn tree_outputs(leaf_of_row: &[u32], leaf_values: &[f64], k: usize, h: &mut [f64
 
 /// The boosting loop over a ready booster.
 pub(crate) fn run(
-    data: &Dataset,
+    data: &BinnedData,
     params: &BoostParams,
     mut booster: Box<dyn Booster>,
     task: Task,
@@ -425,13 +490,12 @@ pub(crate) fn run(
     on_round: &mut dyn FnMut(&RoundRecord),
 ) -> Result<Ensemble> {
     cancel::check(cancel)?;
-    let mapper = BinMapper::fit(&data.features, params.max_bins, data.sample_weight.as_deref())?;
-    let binned = mapper.transform(&data.features)?;
+    let (mapper, binned) = (&data.mapper, &data.bins);
     let n = data.n_rows();
     let k = booster.n_outputs();
     let mut stats = vec![0.0; n * k];
     let mut h = vec![0.0; n * k];
-    let mut model = Ensemble::new(Schema::from_features(&data.features), task, params.clone(), k);
+    let mut model = Ensemble::new(data.schema.clone(), task, params.clone(), k);
     booster.statistics(&mut stats);
     for round in 1..=params.n_estimators {
         cancel::check(cancel)?;
@@ -444,9 +508,9 @@ pub(crate) fn run(
             row_weight: data.sample_weight.as_deref(),
         };
         let mut grown = if params.algorithm == Algorithm::AbstainingAdaBoost {
-            abstaining_stump(&binned, &mapper, &stats)?
+            abstaining_stump(binned, mapper, &stats)?
         } else {
-            grow_cancellable(&binned, &mapper, &stats, k, &spec, cancel)?
+            grow_cancellable(binned, mapper, &stats, k, &spec, cancel)?
         };
         booster.finish_leaves(&mut grown.tree.leaf_values);
         if let Some(v) = grown.tree.leaf_values.iter().find(|v| !v.is_finite()) {

@@ -21,7 +21,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use super::{Column, FeatureKind, Features, MISSING_CODE};
+use super::view::{ColumnView, NumericView};
+use super::{FeatureKind, Features, MISSING_CODE};
 use crate::error::{Error, Result};
 
 /// Above this many usable rows (the sum of the sample weights, or all rows without weights), the
@@ -97,7 +98,15 @@ fn midpoint(a: f64, b: f64) -> f64 {
 }
 
 impl BinMapper {
-    /// Learns bins from `features` (weighted by `sample_weight` when given).
+    /// Learns bins from `features` (weighted by `sample_weight` when given): [`BinMapper::fit_views`]
+    /// over views of the columns.
+    pub fn fit(features: &Features, max_bins: usize, sample_weight: Option<&[f64]>) -> Result<BinMapper> {
+        let views: Vec<ColumnView<'_>> = features.columns.iter().map(ColumnView::of).collect();
+        BinMapper::fit_views(&features.names, &views, max_bins, sample_weight)
+    }
+
+    /// Learns bins from column views (`names` for error messages), weighted by `sample_weight`
+    /// when given.
     ///
     /// `max_bins`: value bins per feature, by default 255; valid range 2..=65535. A categorical
     /// feature with more levels than `max_bins` is an error.
@@ -105,27 +114,34 @@ impl BinMapper {
     /// Sample weights are frequency weights (issue 14): a row of weight `w` is treated as `w`
     /// repeated rows, and a row of weight zero places no thresholds (the same as leaving it out).
     /// When the rows count more than [`BIN_SAMPLE_ROWS`] (their number, or `Σ w` with weights), a
-    /// uniform sample of [`BIN_SAMPLE_ROWS`] of them (of the repeated rows: units of weight),
-    /// drawn once with [`BIN_SAMPLE_SEED`] and shared by every feature, stands in for the rows
-    /// when placing quantile thresholds, each sampled unit with weight 1: a feature's missing
-    /// values in the sample are skipped. With integer weights the sample is exactly the sample of
-    /// the repeated rows (`np.repeat` order). A feature whose non-missing usable values count at
-    /// most [`BIN_SAMPLE_ROWS`] (`Σ w` with weights), or whose values (all rows of positive
-    /// weight) have at most `max_bins` distinct values, gets exactly the thresholds it would get
-    /// without sampling. Otherwise the thresholds
-    /// are the sample's weighted quantiles, midpoints between successive sampled values, which
-    /// lie within the data's range; a value the sample missed shares a bin with its sampled
-    /// neighbours. The result does not depend on the number of threads.
-    pub fn fit(features: &Features, max_bins: usize, sample_weight: Option<&[f64]>) -> Result<BinMapper> {
+    /// uniform sample of [`BIN_SAMPLE_ROWS`] of them (of the repeated rows: units of weight,
+    /// [`bin_sample_rows`]), drawn once with [`BIN_SAMPLE_SEED`] and shared by every feature,
+    /// stands in for the rows when placing quantile thresholds, each sampled unit with weight 1: a
+    /// feature's missing values in the sample are skipped. With integer weights the sample is
+    /// exactly the sample of the repeated rows (`np.repeat` order). A feature whose non-missing
+    /// usable values count at most [`BIN_SAMPLE_ROWS`] (`Σ w` with weights), or whose values (all
+    /// rows of positive weight) have at most `max_bins` distinct values, gets exactly the
+    /// thresholds it would get without sampling. Otherwise the thresholds are the sample's
+    /// quantiles, midpoints between successive sampled values, which lie within the data's range;
+    /// a value the sample missed shares a bin with its sampled neighbours. The result does not
+    /// depend on the number of threads, nor on whether a column is given as `f32` or `f64` values,
+    /// nor on its memory layout.
+    pub fn fit_views(
+        names: &[String],
+        columns: &[ColumnView<'_>],
+        max_bins: usize,
+        sample_weight: Option<&[f64]>,
+    ) -> Result<BinMapper> {
         if !(2..=65535).contains(&max_bins) {
             return Err(Error::param("max_bins", "an integer in 2..=65535", max_bins));
         }
-        let n = features.n_rows();
-        if let Some(f) = features.columns.iter().position(|c| c.len() != n) {
+        let n = columns.first().map_or(0, ColumnView::len);
+        let name = |f: usize| names.get(f).map_or("?", String::as_str);
+        if let Some(f) = columns.iter().position(|c| c.len() != n) {
             return Err(Error::InvalidData(format!(
                 "feature '{}' has {} rows, the first feature {n}",
-                features.names.get(f).map_or("?", String::as_str),
-                features.columns[f].len()
+                name(f),
+                columns[f].len()
             )));
         }
         if let Some(w) = sample_weight {
@@ -133,97 +149,311 @@ impl BinMapper {
                 return Err(Error::InvalidData(format!("{} sample weights for {n} rows", w.len())));
             }
         }
-        let sample = sample_rows(n, sample_weight);
+        let sample = bin_sample_rows(n, sample_weight);
         // Features are independent: learn them in parallel (each result is the same as alone).
-        let out = features
-            .columns
+        let out = columns
             .par_iter()
             .enumerate()
             .map(|(f, col)| match col {
-                Column::Numeric(v) => {
-                    Ok(FeatureBins::Numeric { thresholds: numeric_bins(v, max_bins, sample_weight, sample.as_deref()) })
-                }
-                Column::Categorical { levels, .. } => {
-                    if levels.len() > max_bins {
-                        return Err(Error::InvalidData(format!(
-                            "categorical feature '{}' has {} categories, more than max_bins = {max_bins} \
-                             (raise max_bins, up to 65535, or recode the feature)",
-                            features.names[f],
-                            levels.len()
-                        )));
-                    }
-                    Ok(FeatureBins::Categorical { n_levels: levels.len() })
-                }
+                ColumnView::Numeric(v) => Ok(FeatureBins::Numeric {
+                    thresholds: numeric_bins(*v, max_bins, sample_weight, sample.as_deref()),
+                }),
+                ColumnView::Categorical { n_levels, .. } => categorical_bins(name(f), *n_levels, max_bins),
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(BinMapper { features: out })
     }
 
+    /// The mapper of features summarised while streaming (see [`FeatureSummary`]): identical to
+    /// [`BinMapper::fit_views`] on the same rows, weights and `max_bins`.
+    pub fn from_summaries(names: &[String], summaries: Vec<FeatureSummary>, max_bins: usize) -> Result<BinMapper> {
+        if !(2..=65535).contains(&max_bins) {
+            return Err(Error::param("max_bins", "an integer in 2..=65535", max_bins));
+        }
+        let features = summaries
+            .into_iter()
+            .enumerate()
+            .map(|(f, s)| match s {
+                FeatureSummary::Numeric(s) => {
+                    if s.max_bins != max_bins {
+                        return Err(Error::param("max_bins", format!("{} (as summarised)", s.max_bins), max_bins));
+                    }
+                    Ok(FeatureBins::Numeric { thresholds: s.thresholds() })
+                }
+                FeatureSummary::Categorical { n_levels } => {
+                    categorical_bins(names.get(f).map_or("?", String::as_str), n_levels, max_bins)
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(BinMapper { features })
+    }
+
     /// Bins `features` (which must have the kinds this mapper was fitted on).
     pub fn transform(&self, features: &Features) -> Result<BinnedMatrix> {
-        if features.n_features() != self.features.len() {
-            return Err(Error::InvalidData(format!(
-                "{} features, the bin mapper expects {}",
-                features.n_features(),
-                self.features.len()
-            )));
-        }
-        let n = features.n_rows();
+        let views: Vec<ColumnView<'_>> = features.columns.iter().map(ColumnView::of).collect();
+        let mut out = self.new_matrix(features.n_rows());
+        self.bin_into(&features.names, &views, 0, &mut out)?;
+        Ok(out)
+    }
+
+    /// An all-zero binned matrix of `n_rows` rows for this mapper's features (`u8` when every
+    /// feature has at most 256 bins with its missing bin, else `u16`), to fill with
+    /// [`BinMapper::bin_into`]. The memory is requested zeroed, so untouched pages cost nothing.
+    pub fn new_matrix(&self, n_rows: usize) -> BinnedMatrix {
         let wide = self.features.iter().any(|b| b.n_value_bins() + 1 > 256);
         let mut offsets = Vec::with_capacity(self.features.len() + 1);
         offsets.push(0);
         for b in &self.features {
             offsets.push(offsets.last().copied().unwrap_or(0) + b.n_value_bins() + 1);
         }
-        for (f, (fb, col)) in self.features.iter().zip(&features.columns).enumerate() {
+        let cells = n_rows * self.features.len();
+        let data = if wide { BinData::U16(vec![0; cells]) } else { BinData::U8(vec![0; cells]) };
+        BinnedMatrix { n_rows, n_features: self.features.len(), offsets, data }
+    }
+
+    /// Bins a chunk of rows: `columns` (one view per feature, all of the same length `m`, of the
+    /// kinds this mapper was fitted on) go to rows `row0 .. row0 + m` of `out` (from
+    /// [`BinMapper::new_matrix`]). One feature per parallel task; each bin depends on its value
+    /// only, so the result does not depend on the chunking or the number of threads. An infinite
+    /// value is an error naming the feature (from `names`) and the row (1-based, `row0` + its
+    /// position).
+    pub fn bin_into(
+        &self,
+        names: &[String],
+        columns: &[ColumnView<'_>],
+        row0: usize,
+        out: &mut BinnedMatrix,
+    ) -> Result<()> {
+        let name = |f: usize| names.get(f).map_or("?", String::as_str);
+        if columns.len() != self.features.len() || out.n_features != self.features.len() {
+            return Err(Error::InvalidData(format!(
+                "{} features, the bin mapper expects {}",
+                columns.len(),
+                self.features.len()
+            )));
+        }
+        let m = columns.first().map_or(0, ColumnView::len);
+        if let Some(f) = columns.iter().position(|c| c.len() != m) {
+            return Err(Error::InvalidData(format!(
+                "feature '{}' has {} rows, the first feature {m}",
+                name(f),
+                columns[f].len()
+            )));
+        }
+        for (f, (fb, col)) in self.features.iter().zip(columns).enumerate() {
             if fb.kind() != col.kind() {
                 return Err(Error::InvalidData(format!(
                     "feature '{}' changed kind between fitting and binning",
-                    features.names[f]
+                    name(f)
                 )));
             }
         }
+        let n = out.n_rows;
+        if row0.checked_add(m).is_none_or(|end| end > n) {
+            return Err(Error::InvalidData(format!("rows {row0}..{row0}+{m} do not fit a matrix of {n} rows")));
+        }
+        if n == 0 || m == 0 {
+            return Ok(());
+        }
         // Written straight into the final width, one column per task: no wider temporary copy.
-        let data = if wide {
-            let mut v = vec![0u16; n * self.features.len()];
-            self.fill_bins(features, &mut v, |b| b as u16);
-            BinData::U16(v)
-        } else {
-            let mut v = vec![0u8; n * self.features.len()];
-            self.fill_bins(features, &mut v, |b| b as u8);
-            BinData::U8(v)
+        let bad = match &mut out.data {
+            BinData::U8(v) => self.fill_bins(columns, row0, n, v, |b| b as u8),
+            BinData::U16(v) => self.fill_bins(columns, row0, n, v, |b| b as u16),
         };
-        Ok(BinnedMatrix { n_rows: n, n_features: self.features.len(), offsets, data })
+        match bad {
+            Some((f, r)) => {
+                Err(Error::InvalidData(format!("feature '{}', row {}: infinite value", name(f), row0 + r + 1)))
+            }
+            None => Ok(()),
+        }
     }
 
-    /// Fills the column-major `out` (`n × n_features`) with the bins of `features` (kinds already
-    /// checked), one feature per parallel task.
-    fn fill_bins<T: Copy + Send, C: Fn(u32) -> T + Copy + Sync>(&self, features: &Features, out: &mut [T], conv: C) {
-        let n = features.n_rows();
-        if n == 0 {
+    /// Fills rows `row0..` of the column-major `out` (`n` rows per feature) with the bins of
+    /// `columns` (kinds already checked), one feature per parallel task. Returns the first
+    /// (feature, row) holding an infinite value, if any.
+    fn fill_bins<T: Copy + Send, C: Fn(u32) -> T + Copy + Sync>(
+        &self,
+        columns: &[ColumnView<'_>],
+        row0: usize,
+        n: usize,
+        out: &mut [T],
+        conv: C,
+    ) -> Option<(usize, usize)> {
+        let bad: Vec<Option<usize>> = out
+            .par_chunks_mut(n)
+            .zip(self.features.par_iter().zip(columns))
+            .map(|(dst, (fb, col))| {
+                let dst = &mut dst[row0..row0 + col.len()];
+                match (fb, col) {
+                    (FeatureBins::Numeric { thresholds }, ColumnView::Numeric(v)) => {
+                        // A branch-free binary search (std's); searching 8 values side by side
+                        // with a fixed-depth table was measured only 15–25 % faster (1M × 28:
+                        // 0.24 s of CPU), not worth a second kernel.
+                        let mut inf = None;
+                        v.for_each(|i, x| {
+                            if x.is_infinite() && inf.is_none() {
+                                inf = Some(i);
+                            }
+                            dst[i] = conv(FeatureBins::bin_of_value(thresholds, x) as u32);
+                        });
+                        inf
+                    }
+                    (FeatureBins::Categorical { n_levels }, ColumnView::Categorical { codes, .. }) => {
+                        for (o, &c) in dst.iter_mut().zip(codes.iter()) {
+                            let b = if c == MISSING_CODE || c as usize >= *n_levels { *n_levels as u32 } else { c };
+                            *o = conv(b);
+                        }
+                        None
+                    }
+                    // Kinds are checked by `bin_into` before.
+                    _ => None,
+                }
+            })
+            .collect();
+        bad.into_iter().enumerate().find_map(|(f, r)| r.map(|r| (f, r)))
+    }
+}
+
+/// The bins of a categorical feature with `n_levels` levels, or an error when they exceed
+/// `max_bins`.
+fn categorical_bins(name: &str, n_levels: usize, max_bins: usize) -> Result<FeatureBins> {
+    if n_levels > max_bins {
+        return Err(Error::InvalidData(format!(
+            "categorical feature '{name}' has {n_levels} categories, more than max_bins = {max_bins} \
+             (raise max_bins, up to 65535, or recode the feature)"
+        )));
+    }
+    Ok(FeatureBins::Categorical { n_levels })
+}
+
+/// What the streaming binner gathers about one feature in a pass over the rows, to build the same
+/// bins as [`BinMapper::fit_views`] without holding the column (see [`BinMapper::from_summaries`]).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum FeatureSummary {
+    /// A numeric feature.
+    Numeric(NumericSummary),
+    /// A categorical feature with `n_levels` levels.
+    Categorical {
+        /// Number of levels.
+        n_levels: usize,
+    },
+}
+
+/// The summary of a numeric feature: the sampled rows' values, every usable value while they
+/// count at most [`BIN_SAMPLE_ROWS`] (`Σ w` with weights), and the distinct usable values while
+/// there are at most `max_bins` of them. Memory: at most `BIN_SAMPLE_ROWS` (value, weight) pairs
+/// and `BIN_SAMPLE_ROWS` sampled values.
+#[derive(Debug, Clone)]
+pub struct NumericSummary {
+    max_bins: usize,
+    weighted: bool,
+    sampling: bool,
+    usable: f64,
+    all: Option<Vec<(f64, f64)>>,
+    sample: Vec<f64>,
+    distinct: Option<Vec<f64>>,
+    last: f64,
+}
+
+impl NumericSummary {
+    /// An empty summary. `weighted`: the data have sample weights; `sampling`: [`bin_sample_rows`]
+    /// returned a sample (the rows count more than [`BIN_SAMPLE_ROWS`]).
+    pub fn new(max_bins: usize, weighted: bool, sampling: bool) -> NumericSummary {
+        NumericSummary {
+            max_bins,
+            weighted,
+            sampling,
+            usable: 0.0,
+            all: Some(Vec::new()),
+            sample: Vec::new(),
+            distinct: Some(Vec::new()),
+            last: f64::NAN,
+        }
+    }
+
+    /// Adds the next row, in row order: its value `x` (`NaN` = missing), its weight (1 without
+    /// weights) and how many times [`bin_sample_rows`] lists it (0 when not sampled; with
+    /// frequency weights a row is listed once per sampled unit of its weight).
+    pub fn push(&mut self, x: f64, weight: f64, times_sampled: usize) {
+        if x.is_nan() {
             return;
         }
-        out.par_chunks_mut(n).zip(self.features.par_iter().zip(&features.columns)).for_each(|(dst, (fb, col))| {
-            match (fb, col) {
-                (FeatureBins::Numeric { thresholds }, Column::Numeric(v)) => {
-                    // A branch-free binary search (std's); searching 8 values side by side with
-                    // a fixed-depth table was measured only 15–25 % faster (1M × 28: 0.24 s of
-                    // CPU), not worth a second kernel.
-                    for (o, &x) in dst.iter_mut().zip(v) {
-                        *o = conv(FeatureBins::bin_of_value(thresholds, x) as u32);
-                    }
-                }
-                (FeatureBins::Categorical { n_levels }, Column::Categorical { codes, .. }) => {
-                    for (o, &c) in dst.iter_mut().zip(codes) {
-                        let b = if c == MISSING_CODE || c as usize >= *n_levels { *n_levels as u32 } else { c };
-                        *o = conv(b);
-                    }
-                }
-                // Kinds are checked by `transform` before.
-                _ => {}
+        // Σ w of the non-missing values in row order, as `numeric_bins` sums it.
+        self.usable += weight;
+        if weight <= 0.0 || weight.is_nan() {
+            return;
+        }
+        if let Some(all) = &mut self.all {
+            if !self.sampling || self.usable <= BIN_SAMPLE_ROWS as f64 {
+                all.push((x, weight));
+            } else {
+                self.all = None;
             }
-        });
+        }
+        if self.sampling {
+            self.sample.extend(std::iter::repeat_n(x, times_sampled));
+        }
+        if x != self.last {
+            if let Some(d) = &mut self.distinct {
+                if !insert_distinct(d, x, self.max_bins) {
+                    self.distinct = None;
+                }
+            }
+            self.last = x;
+        }
     }
+
+    /// The thresholds: the same as [`BinMapper::fit_views`]'s for the rows pushed.
+    fn thresholds(self) -> Vec<f64> {
+        if let Some(all) = self.all {
+            // Unsampled, or few enough values to sort them all: exact.
+            let cuts = if self.weighted {
+                cuts_of_pairs(all, self.max_bins)
+            } else {
+                cuts_of_values(all.into_iter().map(|p| p.0).collect(), self.max_bins)
+            };
+            return match cuts {
+                Cuts::Distinct(values) => midpoints(&values),
+                Cuts::Quantiles(t) => t,
+            };
+        }
+        // The sampled units of weight, each with weight 1.
+        match cuts_of_values(self.sample, self.max_bins) {
+            Cuts::Quantiles(t) => t,
+            Cuts::Distinct(seen) => midpoints(&self.distinct.unwrap_or(seen)),
+        }
+    }
+}
+
+/// Inserts `x` into the increasing distinct values `known` (−0 and +0 are one value); false when
+/// it is new and `known` already holds `max_bins` values.
+fn insert_distinct(known: &mut Vec<f64>, x: f64, max_bins: usize) -> bool {
+    // `<`/`>` rather than `total_cmp`: −0 and +0 are one value, as in `runs`.
+    match known.binary_search_by(|p| {
+        if *p < x {
+            std::cmp::Ordering::Less
+        } else if *p > x {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    }) {
+        Ok(_) => true,
+        Err(i) if known.len() < max_bins => {
+            known.insert(i, x);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// The increasing row indices of the binning sample: [`BIN_SAMPLE_ROWS`] of the rows with a
+/// positive weight (all rows without weights), drawn with [`BIN_SAMPLE_SEED`], or `None` when
+/// there are no more such rows than that (no sampling). A streaming reader that counted the rows
+/// (and read the weights) calls it to know which rows to give [`NumericSummary::push`] as sampled.
+pub fn bin_sample_rows(n: usize, w: Option<&[f64]>) -> Option<Vec<usize>> {
+    sample_rows(n, w)
 }
 
 /// Above this total weight the positions of the weighted binning sample are drawn among this many
@@ -267,20 +497,26 @@ fn sample_rows(n: usize, w: Option<&[f64]>) -> Option<Vec<usize>> {
 }
 
 /// The thresholds of one numeric column; `sample` from [`sample_rows`].
-fn numeric_bins(v: &[f64], max_bins: usize, w: Option<&[f64]>, sample: Option<&[usize]>) -> Vec<f64> {
+fn numeric_bins(v: NumericView<'_>, max_bins: usize, w: Option<&[f64]>, sample: Option<&[usize]>) -> Vec<f64> {
     let Some(rows) = sample else { return numeric_thresholds(v, max_bins, w) };
-    // Frequency weights: the non-missing values count Σ w (the number of repeated rows).
-    let usable = match w {
-        None => v.iter().filter(|x| !x.is_nan()).count() as f64,
-        Some(w) => v.iter().zip(w).filter(|(x, _)| !x.is_nan()).map(|(_, wt)| wt).sum(),
-    };
+    // Frequency weights: the non-missing values count Σ w (the number of repeated rows), summed
+    // in row order.
+    let mut usable = 0.0;
+    match w {
+        None => v.for_each(|_, x| usable += f64::from(u8::from(!x.is_nan()))),
+        Some(w) => v.for_each(|i, x| {
+            if !x.is_nan() {
+                usable += w[i];
+            }
+        }),
+    }
     if usable <= BIN_SAMPLE_ROWS as f64 {
         // Few enough values to sort them all: exact, the same as without sampling.
         return numeric_thresholds(v, max_bins, w);
     }
     // The sampled rows (all of positive weight, once per sampled unit of weight: each with
     // weight 1), their missing values skipped.
-    let cuts = cuts_of_values(rows.iter().map(|&r| v[r]).filter(|x| !x.is_nan()).collect(), max_bins);
+    let cuts = cuts_of_values(rows.iter().map(|&r| v.get(r)).filter(|x| !x.is_nan()).collect(), max_bins);
     match cuts {
         Cuts::Quantiles(t) => t,
         Cuts::Distinct(seen) => {
@@ -295,14 +531,27 @@ fn numeric_bins(v: &[f64], max_bins: usize, w: Option<&[f64]>, sample: Option<&[
 }
 
 /// All thresholds from all rows (no sampling).
-fn numeric_thresholds(v: &[f64], max_bins: usize, w: Option<&[f64]>) -> Vec<f64> {
+fn numeric_thresholds(v: NumericView<'_>, max_bins: usize, w: Option<&[f64]>) -> Vec<f64> {
     let cuts = match w {
-        None => cuts_of_values(v.iter().copied().filter(|x| !x.is_nan()).collect(), max_bins),
+        None => {
+            let mut xs = Vec::with_capacity(v.len());
+            v.for_each(|_, x| {
+                if !x.is_nan() {
+                    xs.push(x);
+                }
+            });
+            cuts_of_values(xs, max_bins)
+        }
         // Rows of zero weight do not place thresholds: weight 0 is the same as leaving the row out.
-        Some(w) => cuts_of_pairs(
-            v.iter().zip(w).filter(|(x, wt)| !x.is_nan() && **wt > 0.0).map(|(&x, &wt)| (x, wt)).collect(),
-            max_bins,
-        ),
+        Some(w) => {
+            let mut pairs = Vec::with_capacity(v.len());
+            v.for_each(|i, x| {
+                if !x.is_nan() && w[i] > 0.0 {
+                    pairs.push((x, w[i]));
+                }
+            });
+            cuts_of_pairs(pairs, max_bins)
+        }
     };
     match cuts {
         Cuts::Distinct(values) => midpoints(&values),
@@ -391,46 +640,24 @@ fn cuts_of_sorted(each: impl Fn(&mut dyn FnMut(f64, f64)), max_bins: usize) -> C
 
 /// The distinct usable values of the whole column (increasing), starting from the increasing
 /// `known` ones, or `None` as soon as there are more than `max_bins`. One binary search per row.
-fn all_distinct_values_if_few(v: &[f64], w: Option<&[f64]>, mut known: Vec<f64>, max_bins: usize) -> Option<Vec<f64>> {
-    let add = |x: f64, known: &mut Vec<f64>| -> bool {
-        // `<`/`>` rather than `total_cmp`: −0 and +0 are one value, as in `distinct_values`.
-        match known.binary_search_by(|p| {
-            if *p < x {
-                std::cmp::Ordering::Less
-            } else if *p > x {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        }) {
-            Ok(_) => true,
-            Err(i) if known.len() < max_bins => {
-                known.insert(i, x);
-                true
-            }
-            Err(_) => false,
-        }
-    };
+fn all_distinct_values_if_few(
+    v: NumericView<'_>,
+    w: Option<&[f64]>,
+    mut known: Vec<f64>,
+    max_bins: usize,
+) -> Option<Vec<f64>> {
     let mut last = f64::NAN; // runs of one value skip the search
-    match w {
-        None => {
-            for &x in v.iter().filter(|x| !x.is_nan()) {
-                if x != last && !add(x, &mut known) {
-                    return None;
-                }
-                last = x;
-            }
+    let mut full = false;
+    v.for_each(|i, x| {
+        if full || x.is_nan() || w.is_some_and(|w| w[i] <= 0.0) {
+            return;
         }
-        Some(w) => {
-            for (&x, _) in v.iter().zip(w).filter(|(x, wt)| !x.is_nan() && **wt > 0.0) {
-                if x != last && !add(x, &mut known) {
-                    return None;
-                }
-                last = x;
-            }
+        if x != last && !insert_distinct(&mut known, x, max_bins) {
+            full = true;
         }
-    }
-    Some(known)
+        last = x;
+    });
+    (!full).then_some(known)
 }
 
 /// The bins of every (feature, row), column-major.
@@ -478,6 +705,7 @@ impl BinnedMatrix {
 
 #[cfg(test)]
 mod tests {
+    use super::super::Column;
     use super::*;
     use proptest::prelude::*;
     use rand::Rng;

@@ -44,7 +44,8 @@ pub struct CsvOptions {
     pub label_optional: bool,
 }
 
-fn is_missing(s: &str) -> bool {
+/// The CSV reader's missing-value markers.
+pub(super) fn is_missing(s: &str) -> bool {
     matches!(s, "" | "?" | "NA" | "na" | "NaN" | "nan" | "NAN" | "N/A")
 }
 
@@ -250,7 +251,8 @@ fn read_without(
     Dataset::new(features, None, None)
 }
 
-fn build_features(
+/// Feature columns from raw strings (`lines`: each row's file line, for errors).
+pub(super) fn build_features(
     names: &[String],
     raw: Vec<Vec<String>>,
     lines: &[usize],

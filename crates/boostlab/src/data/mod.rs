@@ -4,13 +4,28 @@
 //! with [`MISSING_CODE`]), an optional [`Target`] and optional sample weights. [`BinMapper`] turns
 //! the features into a column-major [`BinnedMatrix`], which is all the tree learner ever reads.
 
+#[cfg(feature = "arrow")]
+mod arrow_reader;
+mod binned;
 mod binning;
+mod blocks;
 mod csv_reader;
+mod csv_stream;
 mod libsvm;
+mod view;
 
-pub use binning::{BinData, BinMapper, BinnedMatrix, FeatureBins, BIN_SAMPLE_ROWS, BIN_SAMPLE_SEED};
+#[cfg(feature = "arrow")]
+pub use arrow_reader::{arrow_schema, read_arrow, read_arrow_binned, ArrowBlocks, ArrowFormat};
+pub use binned::BinnedData;
+pub use binning::{
+    bin_sample_rows, BinData, BinMapper, BinnedMatrix, FeatureBins, FeatureSummary, NumericSummary, BIN_SAMPLE_ROWS,
+    BIN_SAMPLE_SEED,
+};
+pub use blocks::{Block, BlockLabels, CsvBlocks};
 pub use csv_reader::{csv_header, read_csv, read_csv_from, CsvOptions, LabelSelector};
+pub use csv_stream::{read_csv_binned, BinnedTable, ProgressFn, ReadProgress, StreamOptions, DEFAULT_CHUNK_BYTES};
 pub use libsvm::{dense_cell_budget, read_libsvm, read_libsvm_from, LibsvmOptions, MAX_LIBSVM_INDEX};
+pub use view::{ColumnView, NumericView};
 
 use serde::{Deserialize, Serialize};
 
@@ -273,49 +288,7 @@ impl Dataset {
                 }
             }
         }
-        if let Some(t) = &target {
-            if t.len() != n {
-                return Err(Error::InvalidData(format!("target has {} rows, features have {n}", t.len())));
-            }
-            match t {
-                Target::Classes { y, classes } => {
-                    if let Some(r) = y.iter().position(|&c| c as usize >= classes.len()) {
-                        return Err(Error::InvalidData(format!("row {}: class index out of range", r + 1)));
-                    }
-                }
-                Target::Multilabel { y, labels } => {
-                    if labels.is_empty() {
-                        return Err(Error::InvalidData("multi-label target with no labels".into()));
-                    }
-                    if y.iter().any(|&v| v > 1) {
-                        return Err(Error::InvalidData("multi-label values must be 0 or 1".into()));
-                    }
-                }
-            }
-        }
-        if let Some(w) = &sample_weight {
-            if w.len() != n {
-                return Err(Error::InvalidData(format!("{} sample weights for {n} rows", w.len())));
-            }
-            if let Some(r) = w.iter().position(|x| !(x.is_finite() && *x >= 0.0)) {
-                return Err(Error::InvalidData(format!(
-                    "sample weight of row {} is {}: weights must be finite and ≥ 0",
-                    r + 1,
-                    w[r]
-                )));
-            }
-            if n > 0 && w.iter().all(|&x| x == 0.0) {
-                return Err(Error::InvalidData("all sample weights are zero".into()));
-            }
-            // Frequency weights: Σ w is the number of examples the boosters count (issue 14).
-            let total: f64 = w.iter().sum();
-            if !total.is_finite() {
-                return Err(Error::InvalidData(format!(
-                    "the sample weights sum to {total} (more than {:e}): scale them down",
-                    f64::MAX
-                )));
-            }
-        }
+        check_target_and_weights(n, target.as_ref(), sample_weight.as_deref())?;
         Ok(Dataset { features, target, sample_weight })
     }
 
@@ -341,12 +314,6 @@ impl Dataset {
         }
     }
 
-    /// Whether row `i` takes part in training: its sample weight is positive (every row without
-    /// sample weights).
-    fn kept(&self, i: usize) -> bool {
-        self.sample_weight.as_ref().is_none_or(|w| w[i] > 0.0)
-    }
-
     /// The target, or an error saying that labels are needed.
     pub fn target(&self) -> Result<&Target> {
         self.target.as_ref().ok_or_else(|| Error::InvalidData("the data have no label column".into()))
@@ -363,50 +330,111 @@ impl Dataset {
         if self.n_features() == 0 {
             return Err(Error::InvalidData("no feature columns".into()));
         }
-        match self.target()? {
+        check_trainable_target(self.n_rows(), self.n_features(), self.target()?, self.sample_weight.as_deref())
+    }
+}
+
+/// The checks of [`Dataset::new`] on a target and sample weights for `n` rows.
+pub(crate) fn check_target_and_weights(n: usize, target: Option<&Target>, sample_weight: Option<&[f64]>) -> Result<()> {
+    if let Some(t) = target {
+        if t.len() != n {
+            return Err(Error::InvalidData(format!("target has {} rows, features have {n}", t.len())));
+        }
+        match t {
             Target::Classes { y, classes } => {
-                let mut present = vec![false; classes.len()];
-                let mut present_all = vec![false; classes.len()];
-                for (i, &c) in y.iter().enumerate() {
-                    present_all[c as usize] = true;
-                    if self.kept(i) {
-                        present[c as usize] = true;
-                    }
-                }
-                let n_present = present.iter().filter(|&&p| p).count();
-                if n_present < 2 {
-                    let class = classes.iter().zip(&present).find(|p| *p.1).map_or("none", |p| p.0);
-                    return Err(Error::InvalidData(if present_all.iter().filter(|&&p| p).count() >= 2 {
-                        format!(
-                            "the sample weights are positive on one class only ({class}): training needs two \
-                             classes of positive weight"
-                        )
-                    } else {
-                        format!("only one class ({class}) in the training labels: need at least two")
-                    }));
+                if let Some(r) = y.iter().position(|&c| c as usize >= classes.len()) {
+                    return Err(Error::InvalidData(format!("row {}: class index out of range", r + 1)));
                 }
             }
             Target::Multilabel { y, labels } => {
-                let k = labels.len();
-                let kept = (0..self.n_rows()).filter(|&i| self.kept(i)).count();
-                let varied = (0..k).any(|l| {
-                    let s: usize = y
-                        .iter()
-                        .skip(l)
-                        .step_by(k)
-                        .enumerate()
-                        .filter(|(i, _)| self.kept(*i))
-                        .map(|(_, &v)| v as usize)
-                        .sum();
-                    s > 0 && s < kept
-                });
-                if !varied {
-                    return Err(Error::InvalidData(
-                        "every label is constant over the training rows (of positive sample weight)".into(),
-                    ));
+                if labels.is_empty() {
+                    return Err(Error::InvalidData("multi-label target with no labels".into()));
+                }
+                if y.iter().any(|&v| v > 1) {
+                    return Err(Error::InvalidData("multi-label values must be 0 or 1".into()));
                 }
             }
         }
-        Ok(())
     }
+    if let Some(w) = sample_weight {
+        if w.len() != n {
+            return Err(Error::InvalidData(format!("{} sample weights for {n} rows", w.len())));
+        }
+        if let Some(r) = w.iter().position(|x| !(x.is_finite() && *x >= 0.0)) {
+            return Err(Error::InvalidData(format!(
+                "sample weight of row {} is {}: weights must be finite and ≥ 0",
+                r + 1,
+                w[r]
+            )));
+        }
+        if n > 0 && w.iter().all(|&x| x == 0.0) {
+            return Err(Error::InvalidData("all sample weights are zero".into()));
+        }
+        // Frequency weights: Σ w is the number of examples the boosters count (issue 14).
+        let total: f64 = w.iter().sum();
+        if !total.is_finite() {
+            return Err(Error::InvalidData(format!(
+                "the sample weights sum to {total} (more than {:e}): scale them down",
+                f64::MAX
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The checks of [`Dataset::check_trainable`] on `n_rows × n_features` data with `target` and
+/// optional sample weights: only rows of positive weight count (a row of weight 0 is a row left
+/// out: frequency weights, issue 14).
+pub(crate) fn check_trainable_target(
+    n_rows: usize,
+    n_features: usize,
+    target: &Target,
+    sample_weight: Option<&[f64]>,
+) -> Result<()> {
+    if n_rows == 0 {
+        return Err(Error::InvalidData("no rows".into()));
+    }
+    if n_features == 0 {
+        return Err(Error::InvalidData("no feature columns".into()));
+    }
+    let kept = |i: usize| sample_weight.is_none_or(|w| w[i] > 0.0);
+    match target {
+        Target::Classes { y, classes } => {
+            let mut present = vec![false; classes.len()];
+            let mut present_all = vec![false; classes.len()];
+            for (i, &c) in y.iter().enumerate() {
+                present_all[c as usize] = true;
+                if kept(i) {
+                    present[c as usize] = true;
+                }
+            }
+            let n_present = present.iter().filter(|&&p| p).count();
+            if n_present < 2 {
+                let class = classes.iter().zip(&present).find(|p| *p.1).map_or("none", |p| p.0);
+                return Err(Error::InvalidData(if present_all.iter().filter(|&&p| p).count() >= 2 {
+                    format!(
+                        "the sample weights are positive on one class only ({class}): training needs two \
+                         classes of positive weight"
+                    )
+                } else {
+                    format!("only one class ({class}) in the training labels: need at least two")
+                }));
+            }
+        }
+        Target::Multilabel { y, labels } => {
+            let k = labels.len();
+            let n_kept = (0..n_rows).filter(|&i| kept(i)).count();
+            let varied = (0..k).any(|l| {
+                let s: usize =
+                    y.iter().skip(l).step_by(k).enumerate().filter(|(i, _)| kept(*i)).map(|(_, &v)| v as usize).sum();
+                s > 0 && s < n_kept
+            });
+            if !varied {
+                return Err(Error::InvalidData(
+                    "every label is constant over the training rows (of positive sample weight)".into(),
+                ));
+            }
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,804 @@
+//! Parquet and Arrow IPC input (cargo feature `arrow`; issue 12).
+//!
+//! Columns are typed, so nothing is inferred: integers, floats, booleans and decimals that fit an
+//! `f64` are numeric features (null and NaN are missing, ±∞ is an error), strings and dictionaries
+//! of strings are categorical (null, and the CSV reader's missing markers, are missing). Any other
+//! type (nested, binary, temporal, wide decimals) is an error naming the column.
+//!
+//! [`read_arrow_binned`] reads one column at a time, in parallel over columns: each column is
+//! decoded, binned with [`BinMapper::fit`]'s rule (the same seeded row sample for every column,
+//! since it depends only on the row count and the weights) and dropped, so the table is never held
+//! as floats. [`ArrowBlocks`] reads rows in blocks, for streamed prediction.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::Path;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
+};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::DataType;
+use rayon::prelude::*;
+
+use super::binning::{BinData, BinMapper, BinnedMatrix};
+use super::csv_reader::{is_missing, LabelSelector};
+use super::csv_stream::{BinnedTable, StreamOptions};
+use super::{Block, BlockLabels, Column, Dataset, FeatureKind, Features, Target, MISSING_CODE};
+use crate::error::{Error, Result};
+
+/// Columnar file formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArrowFormat {
+    /// Apache Parquet (`.parquet`).
+    Parquet,
+    /// Arrow IPC, file or stream format (`.arrow`, `.feather`, `.ipc`).
+    Ipc,
+}
+
+impl ArrowFormat {
+    /// The format a file extension names, if any.
+    pub fn from_extension(path: &Path) -> Option<ArrowFormat> {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_lowercase();
+        match ext.as_str() {
+            "parquet" | "pq" => Some(ArrowFormat::Parquet),
+            "arrow" | "feather" | "ipc" | "arrows" => Some(ArrowFormat::Ipc),
+            _ => None,
+        }
+    }
+}
+
+/// Rows per decoded batch.
+const BATCH_ROWS: usize = 65_536;
+
+fn ferr(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::InvalidData(format!("{}: {e}", path.display()))
+}
+
+fn open(path: &Path) -> Result<File> {
+    File::open(path).map_err(|e| Error::io(path, e))
+}
+
+/// A reader of record batches, optionally of some columns only.
+fn batches(
+    path: &Path,
+    format: ArrowFormat,
+    columns: Option<Vec<usize>>,
+    batch_rows: usize,
+) -> Result<Box<dyn Iterator<Item = Result<RecordBatch>> + Send>> {
+    let p = path.to_path_buf();
+    match format {
+        ArrowFormat::Parquet => {
+            use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+            use parquet::arrow::ProjectionMask;
+            let b = ParquetRecordBatchReaderBuilder::try_new(open(path)?).map_err(|e| ferr(path, e))?;
+            let b = match columns {
+                Some(c) => {
+                    let mask = ProjectionMask::roots(b.parquet_schema(), c);
+                    b.with_projection(mask)
+                }
+                None => b,
+            };
+            let r = b.with_batch_size(batch_rows).build().map_err(|e| ferr(path, e))?;
+            Ok(Box::new(r.map(move |b| b.map_err(|e| ferr(&p, e)))))
+        }
+        ArrowFormat::Ipc => {
+            let file = arrow_ipc::reader::FileReader::try_new(open(path)?, columns.clone());
+            match file {
+                Ok(r) => Ok(Box::new(r.map(move |b| b.map_err(|e| ferr(&p, e))))),
+                Err(_) => {
+                    // Not the file format: the stream format.
+                    let r = arrow_ipc::reader::StreamReader::try_new(std::io::BufReader::new(open(path)?), columns)
+                        .map_err(|e| ferr(path, e))?;
+                    Ok(Box::new(r.map(move |b| b.map_err(|e| ferr(&p, e)))))
+                }
+            }
+        }
+    }
+}
+
+/// Column names and types of a Parquet or Arrow IPC file.
+pub fn arrow_schema(path: impl AsRef<Path>, format: ArrowFormat) -> Result<Vec<(String, DataType)>> {
+    let path = path.as_ref();
+    let schema = match format {
+        ArrowFormat::Parquet => {
+            let b = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(open(path)?)
+                .map_err(|e| ferr(path, e))?;
+            b.schema().clone()
+        }
+        ArrowFormat::Ipc => match arrow_ipc::reader::FileReader::try_new(open(path)?, None) {
+            Ok(r) => r.schema(),
+            Err(_) => arrow_ipc::reader::StreamReader::try_new(std::io::BufReader::new(open(path)?), None)
+                .map_err(|e| ferr(path, e))?
+                .schema(),
+        },
+    };
+    Ok(schema.fields().iter().map(|f| (f.name().clone(), f.data_type().clone())).collect())
+}
+
+/// One column of one file, all batches.
+fn read_column(path: &Path, format: ArrowFormat, c: usize) -> Result<Vec<ArrayRef>> {
+    batches(path, format, Some(vec![c]), BATCH_ROWS)?.map(|b| b.map(|b| b.column(0).clone())).collect()
+}
+
+fn is_stringy(t: &DataType) -> bool {
+    match t {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
+        DataType::Dictionary(_, v) => matches!(**v, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View),
+        _ => false,
+    }
+}
+
+fn is_numeric(t: &DataType) -> bool {
+    use DataType::*;
+    matches!(t, Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | UInt64 | Float32 | Float64 | Boolean)
+        || matches!(t, Decimal128(p, _) if *p <= 15)
+}
+
+fn unsupported(path: &Path, name: &str, t: &DataType) -> Error {
+    Error::InvalidData(format!(
+        "{}: column '{name}' has type {t}, which boostlab cannot read (numbers, booleans, decimals of at most 15 \
+         digits, strings and dictionaries of strings)",
+        path.display()
+    ))
+}
+
+/// Appends the values of a numeric array as `f64` (null → NaN).
+fn push_f64(a: &dyn Array, out: &mut Vec<f64>) -> bool {
+    macro_rules! prim {
+        ($t:ty) => {{
+            let p = a.as_primitive::<$t>();
+            out.extend(p.iter().map(|v| v.map_or(f64::NAN, |x| x as f64)));
+        }};
+    }
+    match a.data_type() {
+        DataType::Float64 => prim!(Float64Type),
+        DataType::Float32 => {
+            let p = a.as_primitive::<Float32Type>();
+            out.extend(p.iter().map(|v| v.map_or(f64::NAN, f64::from)));
+        }
+        DataType::Int8 => prim!(Int8Type),
+        DataType::Int16 => prim!(Int16Type),
+        DataType::Int32 => prim!(Int32Type),
+        DataType::Int64 => prim!(Int64Type),
+        DataType::UInt8 => prim!(UInt8Type),
+        DataType::UInt16 => prim!(UInt16Type),
+        DataType::UInt32 => prim!(UInt32Type),
+        DataType::UInt64 => prim!(UInt64Type),
+        DataType::Boolean => {
+            out.extend(a.as_boolean().iter().map(|v| v.map_or(f64::NAN, |b| f64::from(u8::from(b)))));
+        }
+        DataType::Decimal128(_, s) => {
+            let scale = 10f64.powi(i32::from(*s));
+            let p = a.as_primitive::<arrow_array::types::Decimal128Type>();
+            out.extend(p.iter().map(|v| v.map_or(f64::NAN, |x| x as f64 / scale)));
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// Calls `f(row, Some(text))` for each value of a string (or dictionary) array, `None` for nulls;
+/// numbers are written as Rust prints them.
+fn each_str(a: &dyn Array, f: &mut dyn FnMut(Option<&str>)) -> bool {
+    match a.data_type() {
+        DataType::Utf8 => a.as_string::<i32>().iter().for_each(&mut *f),
+        DataType::LargeUtf8 => a.as_string::<i64>().iter().for_each(&mut *f),
+        DataType::Utf8View => a.as_string_view().iter().for_each(&mut *f),
+        DataType::Dictionary(_, _) => {
+            let Some(d) = a.as_any_dictionary_opt() else { return false };
+            let mut names: Vec<Option<String>> = Vec::new();
+            if !each_str(d.values().as_ref(), &mut |s| names.push(s.map(str::to_string))) {
+                return false;
+            }
+            if names.is_empty() {
+                (0..a.len()).for_each(|_| f(None));
+            } else {
+                let keys = d.normalized_keys();
+                for (i, k) in keys.into_iter().enumerate() {
+                    f(if a.is_null(i) { None } else { names.get(k).and_then(|s| s.as_deref()) });
+                }
+            }
+        }
+        _ => {
+            let mut v = Vec::new();
+            if !push_f64(a, &mut v) {
+                return false;
+            }
+            for x in v {
+                if x.is_nan() {
+                    f(None)
+                } else {
+                    f(Some(&x.to_string()))
+                }
+            }
+        }
+    }
+    true
+}
+
+/// One feature column from its arrays: numeric (checked finite) or categorical (sorted levels).
+fn to_column(path: &Path, name: &str, t: &DataType, arrays: &[ArrayRef], want: Option<FeatureKind>) -> Result<Column> {
+    let numeric = match want {
+        Some(FeatureKind::Numeric) => true,
+        Some(FeatureKind::Categorical) => false,
+        None => is_numeric(t),
+    };
+    if numeric {
+        if !is_numeric(t) {
+            return Err(if is_stringy(t) {
+                Error::InvalidData(format!(
+                    "{}: column '{name}' holds strings, but the model expects a numeric feature",
+                    path.display()
+                ))
+            } else {
+                unsupported(path, name, t)
+            });
+        }
+        let mut v = Vec::with_capacity(arrays.iter().map(|a| a.len()).sum());
+        for a in arrays {
+            push_f64(a.as_ref(), &mut v);
+        }
+        if let Some(r) = v.iter().position(|x| x.is_infinite()) {
+            return Err(Error::InvalidData(format!(
+                "{}: column '{name}', row {}: infinite value {}",
+                path.display(),
+                r + 1,
+                v[r]
+            )));
+        }
+        return Ok(Column::Numeric(v));
+    }
+    if !is_stringy(t) && !is_numeric(t) {
+        return Err(unsupported(path, name, t));
+    }
+    let mut index: HashMap<String, u32> = HashMap::new();
+    let mut codes = Vec::with_capacity(arrays.iter().map(|a| a.len()).sum());
+    for a in arrays {
+        each_str(a.as_ref(), &mut |s| {
+            let s = s.map(str::trim).filter(|s| !is_missing(s));
+            codes.push(match s {
+                None => MISSING_CODE,
+                Some(s) => match index.get(s) {
+                    Some(&c) => c,
+                    None => {
+                        let c = index.len() as u32;
+                        index.insert(s.to_string(), c);
+                        c
+                    }
+                },
+            });
+        });
+    }
+    let mut levels: Vec<(String, u32)> = index.into_iter().collect();
+    levels.sort();
+    let mut remap = vec![0u32; levels.len()];
+    for (new, (_, old)) in levels.iter().enumerate() {
+        remap[*old as usize] = new as u32;
+    }
+    for c in &mut codes {
+        if *c != MISSING_CODE {
+            *c = remap[*c as usize];
+        }
+    }
+    Ok(Column::Categorical { codes, levels: levels.into_iter().map(|l| l.0).collect() })
+}
+
+/// The label values as the CSV reader would see them (strings; numbers as Rust prints them).
+fn label_strings(path: &Path, name: &str, arrays: &[ArrayRef]) -> Result<Vec<String>> {
+    let mut out = Vec::with_capacity(arrays.iter().map(|a| a.len()).sum());
+    let mut missing = None;
+    for a in arrays {
+        let ok = each_str(a.as_ref(), &mut |s| {
+            let s = s.map(str::trim).unwrap_or("");
+            if is_missing(s) && missing.is_none() {
+                missing = Some(out.len());
+            }
+            out.push(s.to_string());
+        });
+        if !ok {
+            return Err(unsupported(path, name, a.data_type()));
+        }
+    }
+    if let Some(r) = missing {
+        return Err(Error::InvalidData(format!("{}: column '{name}', row {}: missing label", path.display(), r + 1)));
+    }
+    Ok(out)
+}
+
+/// The roles of the columns: (label columns, multi-label, weight column, feature columns).
+type Roles = (Vec<usize>, bool, Option<usize>, Vec<usize>);
+
+/// The roles of the columns (see [`Roles`]).
+fn roles(
+    path: &Path,
+    names: &[String],
+    label: &LabelSelector,
+    weight: Option<&str>,
+    label_optional: bool,
+) -> Result<Roles> {
+    let col = |n: &str| names.iter().position(|x| x == n);
+    let missing = |n: &str| Error::InvalidData(format!("{}: no column '{n}' (columns: {names:?})", path.display()));
+    let labels: Vec<usize> = match label {
+        LabelSelector::Last => names.len().checked_sub(1).into_iter().collect(),
+        LabelSelector::None => vec![],
+        LabelSelector::Name(n) => match col(n) {
+            Some(c) => vec![c],
+            None if label_optional => vec![],
+            None => return Err(missing(n)),
+        },
+        LabelSelector::Multi(list) => {
+            let found: Vec<Option<usize>> = list.iter().map(|n| col(n)).collect();
+            match found.iter().position(Option::is_none) {
+                Some(_) if label_optional => vec![],
+                Some(i) => return Err(missing(&list[i])),
+                None => found.into_iter().flatten().collect(),
+            }
+        }
+        LabelSelector::Prefix(p) => {
+            let v: Vec<usize> = (0..names.len()).filter(|&c| names[c].starts_with(p.as_str())).collect();
+            if v.is_empty() && !label_optional {
+                return Err(Error::InvalidData(format!(
+                    "{}: no column name starts with the label prefix '{p}'",
+                    path.display()
+                )));
+            }
+            v
+        }
+    };
+    let w = match weight {
+        None => None,
+        Some(w) => Some(col(w).ok_or_else(|| missing(w))?),
+    };
+    if w.is_some_and(|w| labels.contains(&w)) {
+        return Err(Error::param("weight", "a column other than the label", weight.unwrap_or_default()));
+    }
+    let multi = matches!(label, LabelSelector::Multi(_) | LabelSelector::Prefix(_));
+    let features = (0..names.len()).filter(|c| !labels.contains(c) && w != Some(*c)).collect();
+    Ok((labels, multi, w, features))
+}
+
+fn read_target(
+    path: &Path,
+    format: ArrowFormat,
+    names: &[String],
+    labels: &[usize],
+    multi: bool,
+    positive: Option<&str>,
+) -> Result<Option<Target>> {
+    if labels.is_empty() {
+        return Ok(None);
+    }
+    if multi {
+        let cols: Vec<Vec<String>> = labels
+            .iter()
+            .map(|&c| label_strings(path, &names[c], &read_column(path, format, c)?))
+            .collect::<Result<_>>()?;
+        let n = cols.first().map_or(0, Vec::len);
+        let k = cols.len();
+        let mut y = vec![0u8; n * k];
+        for (l, col) in cols.iter().enumerate() {
+            for (r, v) in col.iter().enumerate() {
+                y[r * k + l] = match v.as_str() {
+                    "0" | "0.0" | "false" => 0,
+                    "1" | "1.0" | "true" => 1,
+                    other => {
+                        return Err(Error::InvalidData(format!(
+                            "{}: column '{}', row {}: multi-label value '{other}' is not 0 or 1",
+                            path.display(),
+                            names[labels[l]],
+                            r + 1
+                        )))
+                    }
+                };
+            }
+        }
+        return Ok(Some(Target::Multilabel { y, labels: labels.iter().map(|&c| names[c].clone()).collect() }));
+    }
+    let c = labels[0];
+    let values = label_strings(path, &names[c], &read_column(path, format, c)?)?;
+    Ok(Some(Target::from_strings(&values, positive)?))
+}
+
+fn read_weights(path: &Path, format: ArrowFormat, names: &[String], w: Option<usize>) -> Result<Option<Vec<f64>>> {
+    let Some(c) = w else { return Ok(None) };
+    let arrays = read_column(path, format, c)?;
+    let mut v = Vec::new();
+    for a in &arrays {
+        if !push_f64(a.as_ref(), &mut v) {
+            return Err(unsupported(path, &names[c], a.data_type()));
+        }
+    }
+    if let Some(r) = v.iter().position(|x| !(x.is_finite() && *x >= 0.0)) {
+        return Err(Error::InvalidData(format!(
+            "{}: column '{}', row {}: sample weight {} is not a finite number ≥ 0",
+            path.display(),
+            names[c],
+            r + 1,
+            v[r]
+        )));
+    }
+    Ok(Some(v))
+}
+
+/// Reads a Parquet or Arrow IPC file into a [`Dataset`] (`opts` as for CSV: label, positive
+/// class, weight column, forced kinds, row limit, optional label).
+pub fn read_arrow(path: impl AsRef<Path>, format: ArrowFormat, opts: &super::CsvOptions) -> Result<Dataset> {
+    let path = path.as_ref();
+    let schema = arrow_schema(path, format)?;
+    let names: Vec<String> = schema.iter().map(|s| s.0.clone()).collect();
+    let (labels, multi, w, feats) =
+        roles(path, &names, &opts.label, opts.weight.as_deref(), opts.label_optional || opts.kinds.is_some())?;
+    let target = read_target(path, format, &names, &labels, multi, opts.positive.as_deref())?;
+    let weights = read_weights(path, format, &names, w)?;
+    let columns: Vec<Column> = feats
+        .par_iter()
+        .map(|&c| {
+            let want = opts.kinds.as_ref().and_then(|k| k.iter().find(|(n, _)| *n == names[c]).map(|p| p.1));
+            to_column(path, &names[c], &schema[c].1, &read_column(path, format, c)?, want)
+        })
+        .collect::<Result<_>>()?;
+    let features = Features { names: feats.iter().map(|&c| names[c].clone()).collect(), columns };
+    let d = Dataset::new(features, target, weights)?;
+    Ok(match opts.max_rows {
+        Some(m) if m < d.n_rows() => d.subset(&(0..m).collect::<Vec<_>>()),
+        _ => d,
+    })
+}
+
+/// Reads a Parquet or Arrow IPC file straight into bins, one column at a time (in parallel over
+/// columns; each column's values are dropped once binned). The result is bit-identical to
+/// [`read_arrow`] followed by [`BinMapper::fit`] and [`BinMapper::transform`].
+pub fn read_arrow_binned(path: impl AsRef<Path>, format: ArrowFormat, opts: &StreamOptions) -> Result<BinnedTable> {
+    let path = path.as_ref();
+    if !(2..=65535).contains(&opts.max_bins) {
+        return Err(Error::param("max_bins", "an integer in 2..=65535", opts.max_bins));
+    }
+    if opts.max_rows.is_some() {
+        // Rare for training: read the table, then bin it.
+        let csv = super::CsvOptions {
+            label: opts.label.clone(),
+            positive: opts.positive.clone(),
+            weight: opts.weight.clone(),
+            max_rows: opts.max_rows,
+            ..Default::default()
+        };
+        let d = read_arrow(path, format, &csv)?;
+        let mapper = BinMapper::fit(&d.features, opts.max_bins, d.sample_weight.as_deref())?;
+        let bins = mapper.transform(&d.features)?;
+        let schema = crate::model::Schema::from_features(&d.features);
+        let target = d.target.ok_or_else(|| Error::InvalidData("the data have no label column".into()))?;
+        return Ok(BinnedTable {
+            names: schema.names,
+            kinds: schema.kinds,
+            levels: schema.levels,
+            mapper,
+            bins,
+            target,
+            sample_weight: d.sample_weight,
+        });
+    }
+    let schema = arrow_schema(path, format)?;
+    let names: Vec<String> = schema.iter().map(|s| s.0.clone()).collect();
+    let (labels, multi, w, feats) = roles(path, &names, &opts.label, opts.weight.as_deref(), false)?;
+    let target = read_target(path, format, &names, &labels, multi, opts.positive.as_deref())?
+        .ok_or_else(|| Error::InvalidData("the data have no label column".into()))?;
+    let weights = read_weights(path, format, &names, w)?;
+    let n = target.len();
+    if feats.is_empty() {
+        return Err(Error::InvalidData("no feature columns".into()));
+    }
+    let total = std::fs::metadata(path).map_or(0, |m| m.len());
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let per_col: Vec<(super::FeatureBins, Option<Vec<String>>, BinData)> = feats
+        .par_iter()
+        .map(|&c| {
+            let col = to_column(path, &names[c], &schema[c].1, &read_column(path, format, c)?, None)?;
+            if col.len() != n {
+                return Err(Error::InvalidData(format!(
+                    "{}: column '{}' has {} rows, not {n}",
+                    path.display(),
+                    names[c],
+                    col.len()
+                )));
+            }
+            let levels = match &col {
+                Column::Categorical { levels, .. } => Some(levels.clone()),
+                Column::Numeric(_) => None,
+            };
+            let one = Features { names: vec![names[c].clone()], columns: vec![col] };
+            let m = BinMapper::fit(&one, opts.max_bins, weights.as_deref())?;
+            let b = m.transform(&one)?;
+            if let Some(p) = &opts.progress {
+                let bytes = done.fetch_add(total / feats.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                p(super::ReadProgress { pass: 3, bytes: bytes + total / feats.len() as u64, total });
+            }
+            let fb = m.features.into_iter().next().ok_or_else(|| Error::InvalidData("no bins".into()))?;
+            Ok((fb, levels, b.data))
+        })
+        .collect::<Result<_>>()?;
+    let wide = per_col.iter().any(|(fb, _, _)| fb.n_value_bins() + 1 > 256);
+    let mut offsets = vec![0];
+    for (fb, _, _) in &per_col {
+        offsets.push(offsets.last().copied().unwrap_or(0) + fb.n_value_bins() + 1);
+    }
+    let mut features = Vec::new();
+    let mut levels = Vec::new();
+    let data = if wide {
+        let mut v: Vec<u16> = Vec::with_capacity(n * per_col.len());
+        for (fb, l, d) in per_col {
+            match d {
+                BinData::U8(x) => v.extend(x.iter().map(|&b| u16::from(b))),
+                BinData::U16(x) => v.extend_from_slice(&x),
+            }
+            features.push(fb);
+            levels.push(l);
+        }
+        BinData::U16(v)
+    } else {
+        let mut v: Vec<u8> = Vec::with_capacity(n * per_col.len());
+        for (fb, l, d) in per_col {
+            if let BinData::U8(x) = d {
+                v.extend_from_slice(&x);
+            }
+            features.push(fb);
+            levels.push(l);
+        }
+        BinData::U8(v)
+    };
+    let kinds = features.iter().map(super::FeatureBins::kind).collect();
+    Ok(BinnedTable {
+        names: feats.iter().map(|&c| names[c].clone()).collect(),
+        kinds,
+        levels,
+        mapper: BinMapper { features },
+        bins: BinnedMatrix { n_rows: n, n_features: feats.len(), offsets, data },
+        target,
+        sample_weight: weights,
+    })
+}
+
+/// Blocks of rows of a Parquet or Arrow IPC file, for streamed prediction:
+/// features of the given kinds (by name, in the model's order) and, when present, the label
+/// column(s).
+pub struct ArrowBlocks {
+    path: std::path::PathBuf,
+    inner: Box<dyn Iterator<Item = Result<RecordBatch>> + Send>,
+    kinds: Vec<(String, FeatureKind)>,
+    label: LabelSelector,
+}
+
+impl ArrowBlocks {
+    /// Opens `path`; `kinds` are the model's features (name, kind); `label` the label column(s),
+    /// read when present.
+    pub fn open(
+        path: impl AsRef<Path>,
+        format: ArrowFormat,
+        kinds: Vec<(String, FeatureKind)>,
+        label: LabelSelector,
+        block_rows: usize,
+    ) -> Result<ArrowBlocks> {
+        let path = path.as_ref();
+        let inner = batches(path, format, None, block_rows.max(1))?;
+        Ok(ArrowBlocks { path: path.to_path_buf(), inner, kinds, label })
+    }
+
+    fn convert(&self, b: &RecordBatch) -> Result<Block> {
+        let schema = b.schema();
+        let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+        let (labels, multi, _, _) = roles(&self.path, &names, &self.label, None, true)?;
+        let mut columns = Vec::new();
+        let mut fnames = Vec::new();
+        for (name, kind) in &self.kinds {
+            let Some(c) = names.iter().position(|n| n == name) else {
+                return Err(Error::InvalidData(format!(
+                    "{}: no column '{name}', which the model needs",
+                    self.path.display()
+                )));
+            };
+            columns.push(to_column(
+                &self.path,
+                name,
+                schema.field(c).data_type(),
+                &[b.column(c).clone()],
+                Some(*kind),
+            )?);
+            fnames.push(name.clone());
+        }
+        let labels = if labels.is_empty() {
+            None
+        } else if multi {
+            let k = labels.len();
+            let mut y = vec![0u8; b.num_rows() * k];
+            for (l, &c) in labels.iter().enumerate() {
+                let v = label_strings(&self.path, &names[c], &[b.column(c).clone()])?;
+                for (r, s) in v.iter().enumerate() {
+                    y[r * k + l] = u8::from(matches!(s.as_str(), "1" | "1.0" | "true"));
+                }
+            }
+            Some(BlockLabels::Multi(y))
+        } else {
+            Some(BlockLabels::Single(label_strings(&self.path, &names[labels[0]], &[b.column(labels[0]).clone()])?))
+        };
+        Ok(Block { features: Features { names: fnames, columns }, labels })
+    }
+}
+
+impl Iterator for ArrowBlocks {
+    type Item = Result<Block>;
+
+    fn next(&mut self) -> Option<Result<Block>> {
+        let b = self.inner.next()?;
+        Some(b.and_then(|b| self.convert(&b)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{
+        types::Int32Type as Key, BinaryArray, DictionaryArray, Float32Array, Float64Array, Int64Array, StringArray,
+    };
+    use arrow_schema::{Field, Schema};
+
+    use super::*;
+    use crate::data::{read_csv_binned, StreamOptions};
+
+    /// The same values as a CSV file, a Parquet file and an Arrow IPC file.
+    fn write_all(dir: &Path, n: usize) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+        let mut s: u64 = 7;
+        let mut rnd = || {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let x: Vec<Option<f64>> = (0..n)
+            .map(|i| {
+                if i % 13 == 0 {
+                    None
+                } else if i % 29 == 0 {
+                    Some(f64::NAN)
+                } else {
+                    Some(rnd() * 10.0 - 3.0)
+                }
+            })
+            .collect();
+        let z: Vec<Option<f32>> =
+            (0..n).map(|i| if i % 7 == 0 { None } else { Some((rnd() * 100.0) as f32) }).collect();
+        let k: Vec<i64> = (0..n).map(|i| (i % 6) as i64).collect();
+        let colors = ["red", "green", "blue"];
+        let c: Vec<Option<&str>> = (0..n).map(|i| if i % 11 == 0 { None } else { Some(colors[i % 3]) }).collect();
+        let d: Vec<Option<&str>> =
+            (0..n).map(|i| if i % 5 == 0 { None } else { Some(["u", "v"][(i / 3) % 2]) }).collect();
+        let w: Vec<f64> = (0..n).map(|i| (i % 4) as f64 * 0.25).collect();
+        let y: Vec<i64> = (0..n).map(|i| i64::from(x[i].is_some_and(|v| v > 1.0) ^ (i % 10 == 0))).collect();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("x", DataType::Float64, true),
+            Field::new("z", DataType::Float32, true),
+            Field::new("k", DataType::Int64, false),
+            Field::new("c", DataType::Utf8, true),
+            Field::new("d", DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)), true),
+            Field::new("w", DataType::Float64, false),
+            Field::new("y", DataType::Int64, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Float64Array::from(x.clone())),
+                Arc::new(Float32Array::from(z.clone())),
+                Arc::new(Int64Array::from(k.clone())),
+                Arc::new(StringArray::from(c.clone())),
+                Arc::new(d.iter().copied().collect::<DictionaryArray<Key>>()),
+                Arc::new(Float64Array::from(w.clone())),
+                Arc::new(Int64Array::from(y.clone())),
+            ],
+        )
+        .unwrap();
+        let pq = dir.join("t.parquet");
+        let mut wr = parquet::arrow::ArrowWriter::try_new(File::create(&pq).unwrap(), schema.clone(), None).unwrap();
+        // Two batches: row groups and batches must not matter.
+        wr.write(&batch.slice(0, n / 3)).unwrap();
+        wr.write(&batch.slice(n / 3, n - n / 3)).unwrap();
+        wr.close().unwrap();
+        let ipc = dir.join("t.arrow");
+        let mut wr = arrow_ipc::writer::FileWriter::try_new(File::create(&ipc).unwrap(), &schema).unwrap();
+        wr.write(&batch).unwrap();
+        wr.finish().unwrap();
+        let csv = dir.join("t.csv");
+        let mut t = String::from("x,z,k,c,d,w,y\n");
+        let opt = |v: Option<String>| v.unwrap_or_default();
+        for i in 0..n {
+            t.push_str(&format!(
+                "{},{},{},{},{},{},{}\n",
+                opt(x[i].map(|v| v.to_string())),
+                opt(z[i].map(|v| f64::from(v).to_string())),
+                k[i],
+                c[i].unwrap_or(""),
+                d[i].unwrap_or("NA"),
+                w[i],
+                y[i]
+            ));
+        }
+        std::fs::write(&csv, t).unwrap();
+        (csv, pq, ipc)
+    }
+
+    #[test]
+    fn issue_12_csv_parquet_and_arrow_give_the_same_bins() {
+        let dir = tempfile::tempdir().unwrap();
+        let (csv, pq, ipc) = write_all(dir.path(), 3000);
+        for weight in [None, Some("w".to_string())] {
+            let o = StreamOptions { weight: weight.clone(), max_bins: 32, chunk_bytes: 10_000, ..Default::default() };
+            let from_csv = read_csv_binned(&csv, &o).unwrap();
+            assert_eq!(from_csv.kinds[3], FeatureKind::Categorical);
+            assert_eq!(read_arrow_binned(&pq, ArrowFormat::Parquet, &o).unwrap(), from_csv);
+            assert_eq!(read_arrow_binned(&ipc, ArrowFormat::Ipc, &o).unwrap(), from_csv);
+            // And the in-memory reader gives the same dataset as the CSV reader.
+            let co = crate::data::CsvOptions { weight, ..Default::default() };
+            // (Debug: NaN, the missing value, is not equal to itself.)
+            let a = read_arrow(&pq, ArrowFormat::Parquet, &co).unwrap();
+            assert_eq!(format!("{a:?}"), format!("{:?}", crate::data::read_csv(&csv, &co).unwrap()));
+        }
+    }
+
+    #[test]
+    fn issue_12_csv_parquet_and_arrow_give_bit_identical_models() {
+        let dir = tempfile::tempdir().unwrap();
+        let (csv, pq, ipc) = write_all(dir.path(), 2500);
+        let mut params =
+            crate::BoostParams { algorithm: crate::Algorithm::RealAdaBoost, n_estimators: 12, ..Default::default() };
+        params.tree.max_leaves = 8;
+        let co = crate::data::CsvOptions { weight: Some("w".into()), ..Default::default() };
+        let reference = crate::fit(&crate::data::read_csv(&csv, &co).unwrap(), &params).unwrap().to_json().unwrap();
+        let o = StreamOptions { weight: Some("w".into()), chunk_bytes: 20_000, ..Default::default() };
+        let tables = [
+            read_csv_binned(&csv, &o).unwrap(),
+            read_arrow_binned(&pq, ArrowFormat::Parquet, &o).unwrap(),
+            read_arrow_binned(&ipc, ArrowFormat::Ipc, &o).unwrap(),
+        ];
+        for t in tables {
+            let m = crate::fit_binned(&t.into_binned_data().unwrap(), &params, &mut |_| {}).unwrap();
+            assert_eq!(m.to_json().unwrap(), reference);
+        }
+    }
+
+    #[test]
+    fn issue_12_unsupported_and_bad_columns_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("blob", DataType::Binary, false),
+            Field::new("x", DataType::Float64, false),
+            Field::new("y", DataType::Int64, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(BinaryArray::from(vec![b"a".as_ref(), b"b".as_ref(), b"c".as_ref()])),
+                Arc::new(Float64Array::from(vec![1.0, f64::INFINITY, 2.0])),
+                Arc::new(Int64Array::from(vec![0, 1, 0])),
+            ],
+        )
+        .unwrap();
+        let p = dir.path().join("bad.parquet");
+        let mut wr = parquet::arrow::ArrowWriter::try_new(File::create(&p).unwrap(), schema, None).unwrap();
+        wr.write(&batch).unwrap();
+        wr.close().unwrap();
+        let e = read_arrow_binned(&p, ArrowFormat::Parquet, &StreamOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("column 'blob' has type Binary"), "{e}");
+        let e = read_arrow(&p, ArrowFormat::Parquet, &Default::default()).unwrap_err().to_string();
+        assert!(e.contains("column 'blob'"), "{e}");
+        let o = crate::data::CsvOptions { kinds: Some(vec![("x".into(), FeatureKind::Numeric)]), ..Default::default() };
+        let mut blocks = ArrowBlocks::open(
+            &p,
+            ArrowFormat::Parquet,
+            vec![("x".into(), FeatureKind::Numeric)],
+            LabelSelector::None,
+            2,
+        )
+        .unwrap();
+        let e = blocks.next().unwrap().unwrap_err().to_string();
+        assert!(e.contains("column 'x', row 2: infinite value inf"), "{e}");
+        let _ = o;
+    }
+}

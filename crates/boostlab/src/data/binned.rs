@@ -1,0 +1,273 @@
+//! [`BinnedData`]: everything training needs, and nothing else (issue 12).
+//!
+//! Training reads the bins, never the feature values: once a source has been binned — from an
+//! in-memory [`Dataset`], from [`ColumnView`]s of the caller's buffers, or chunk by chunk from a
+//! streamed file with [`BinMapper::from_summaries`] and [`BinMapper::bin_into`] — the values can
+//! be dropped. Training memory is then the bins (1 byte per row and feature, 2 with more than 255
+//! bins) plus the per-row state of the boosting loop (see the README's memory formula).
+
+use super::{check_target_and_weights, check_trainable_target, BinMapper, BinnedMatrix, ColumnView, Dataset, Target};
+use crate::error::{Error, Result};
+use crate::model::Schema;
+
+/// Binned training data: the schema (names, kinds, levels), the bin mapper, the bins, the target
+/// and the sample weights. [`crate::boost::driver::fit_binned`] trains on it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BinnedData {
+    /// Names, kinds and category levels of the features (stored in the model).
+    pub schema: Schema,
+    /// The bins of every feature (stored in the trees' thresholds).
+    pub mapper: BinMapper,
+    /// The bin of every (row, feature).
+    pub bins: BinnedMatrix,
+    /// The training target.
+    pub target: Target,
+    /// Per-row sample weights (finite, ≥ 0, not all zero).
+    pub sample_weight: Option<Vec<f64>>,
+}
+
+impl BinnedData {
+    /// Assembles and validates binned data: one mapper entry, one schema entry and one bin
+    /// column per feature with matching kinds; target and weights as [`Dataset::new`] checks
+    /// them.
+    pub fn new(
+        schema: Schema,
+        mapper: BinMapper,
+        bins: BinnedMatrix,
+        target: Target,
+        sample_weight: Option<Vec<f64>>,
+    ) -> Result<BinnedData> {
+        let d = schema.names.len();
+        if schema.kinds.len() != d || schema.levels.len() != d || mapper.features.len() != d || bins.n_features != d {
+            return Err(Error::InvalidData(format!(
+                "binned data: {d} feature names, {} kinds, {} level lists, {} binned features, {} bin columns",
+                schema.kinds.len(),
+                schema.levels.len(),
+                mapper.features.len(),
+                bins.n_features
+            )));
+        }
+        for (f, (fb, kind)) in mapper.features.iter().zip(&schema.kinds).enumerate() {
+            if fb.kind() != *kind {
+                return Err(Error::InvalidData(format!(
+                    "feature '{}': bins and schema differ in kind",
+                    schema.names[f]
+                )));
+            }
+        }
+        check_target_and_weights(bins.n_rows, Some(&target), sample_weight.as_deref())?;
+        Ok(BinnedData { schema, mapper, bins, target, sample_weight })
+    }
+
+    /// Bins column views of the caller's buffers (`schema.names` name them in errors): learns the
+    /// bins ([`BinMapper::fit_views`], the sample rule included) and bins every row. Nothing but
+    /// the bins is kept; the views are only read.
+    pub fn from_views(
+        schema: Schema,
+        columns: &[ColumnView<'_>],
+        target: Target,
+        sample_weight: Option<Vec<f64>>,
+        max_bins: usize,
+    ) -> Result<BinnedData> {
+        if columns.len() != schema.names.len() {
+            return Err(Error::InvalidData(format!(
+                "{} feature columns for {} feature names",
+                columns.len(),
+                schema.names.len()
+            )));
+        }
+        let n = columns.first().map_or(0, ColumnView::len);
+        // Target and weights first: their errors do not wait for the binning.
+        check_target_and_weights(n, Some(&target), sample_weight.as_deref())?;
+        let mapper = BinMapper::fit_views(&schema.names, columns, max_bins, sample_weight.as_deref())?;
+        let mut bins = mapper.new_matrix(n);
+        mapper.bin_into(&schema.names, columns, 0, &mut bins)?;
+        BinnedData::new(schema, mapper, bins, target, sample_weight)
+    }
+
+    /// Bins a dataset (which must have a target) with at most `max_bins` bins per feature.
+    pub fn from_dataset(data: &Dataset, max_bins: usize) -> Result<BinnedData> {
+        let views: Vec<ColumnView<'_>> = data.features.columns.iter().map(ColumnView::of).collect();
+        BinnedData::from_views(
+            Schema::from_features(&data.features),
+            &views,
+            data.target()?.clone(),
+            data.sample_weight.clone(),
+            max_bins,
+        )
+    }
+
+    /// Number of rows.
+    pub fn n_rows(&self) -> usize {
+        self.bins.n_rows
+    }
+
+    /// Number of features.
+    pub fn n_features(&self) -> usize {
+        self.bins.n_features
+    }
+
+    /// Checks that the data can be trained on (see [`Dataset::check_trainable`]).
+    pub fn check_trainable(&self) -> Result<()> {
+        check_trainable_target(self.n_rows(), self.n_features(), &self.target, self.sample_weight.as_deref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    use super::*;
+    use crate::boost::driver::{fit_binned, fit_with};
+    use crate::data::{
+        bin_sample_rows, Column, FeatureSummary, Features, NumericSummary, NumericView, BIN_SAMPLE_ROWS,
+    };
+    use crate::{Algorithm, BoostParams};
+
+    /// A C-ordered `n × d` f32 matrix: continuous, few distinct values, mostly missing, with
+    /// ties; and a label depending on it.
+    fn matrix(n: usize, d: usize, seed: u64) -> (Vec<f32>, Vec<u32>) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut x = vec![0f32; n * d];
+        for r in 0..n {
+            for f in 0..d {
+                x[r * d + f] = match f % 4 {
+                    0 => rng.gen::<f32>() * 10.0 - 5.0,
+                    1 => (rng.gen_range(0..7) as f32) * 0.5,
+                    2 if rng.gen_bool(0.9) => f32::NAN,
+                    2 => rng.gen::<f32>(),
+                    _ => (rng.gen::<f32>() * 100.0).round() / 100.0,
+                };
+            }
+        }
+        let y = (0..n).map(|r| u32::from(x[r * d] + x[r * d + 1] > 1.0 || rng.gen_bool(0.1))).collect();
+        (x, y)
+    }
+
+    fn dataset(x: &[f32], y: &[u32], n: usize, d: usize, w: Option<Vec<f64>>) -> Dataset {
+        let columns = (0..d).map(|f| Column::Numeric((0..n).map(|r| f64::from(x[r * d + f])).collect())).collect();
+        let names = (0..d).map(|f| format!("f{f}")).collect();
+        let target = Target::Classes { y: y.to_vec(), classes: vec!["0".into(), "1".into()] };
+        Dataset::new(Features { names, columns }, Some(target), w).unwrap()
+    }
+
+    fn c_order_views(x: &[f32], n: usize, d: usize) -> Vec<ColumnView<'_>> {
+        (0..d).map(|f| ColumnView::Numeric(NumericView::strided_f32(&x[f..], d, n).unwrap())).collect()
+    }
+
+    #[test]
+    fn issue_12_fit_binned_on_f32_views_equals_fit_on_f64_columns() {
+        let (n, d) = (3000, 6);
+        let (x, y) = matrix(n, d, 1);
+        let w: Vec<f64> = (0..n).map(|i| (i % 3) as f64 * 0.5).collect();
+        for (algo, leaves, weights) in [
+            (Algorithm::AdaBoost, 2, None),
+            (Algorithm::RealAdaBoost, 8, Some(w.clone())),
+            (Algorithm::TAdaBoost, 8, None),
+        ] {
+            let mut params = BoostParams { algorithm: algo, n_estimators: 15, ..Default::default() };
+            params.tree.max_leaves = leaves;
+            let data = dataset(&x, &y, n, d, weights.clone());
+            let reference = fit_with(&data, &params, &mut |_| {}).unwrap().to_json().unwrap();
+            let binned = BinnedData::from_views(
+                Schema::from_features(&data.features),
+                &c_order_views(&x, n, d),
+                data.target.clone().unwrap(),
+                weights,
+                params.max_bins,
+            )
+            .unwrap();
+            let model = fit_binned(&binned, &params, &mut |_| {}).unwrap();
+            assert_eq!(model.to_json().unwrap(), reference, "{algo:?}");
+            // Prediction straight from the f32 views (any block), and staged, equal the columns'.
+            let views = c_order_views(&x, n, d);
+            let mut s = vec![0.0; n];
+            model.decision_function_views_into(&views, None, true, &mut s).unwrap();
+            assert_eq!(s, model.decision_function(&data.features, true).unwrap());
+            let t = model.n_trees();
+            let mut staged = vec![0.0; t * n];
+            model.staged_views_into(&views, false, &mut staged).unwrap();
+            let mut expect = Vec::new();
+            model.for_each_stage(&data.features, false, |_, st| expect.extend_from_slice(st)).unwrap();
+            assert_eq!(staged, expect);
+        }
+    }
+
+    #[test]
+    fn issue_12_bins_in_chunks_equal_bins_at_once_and_infinity_is_an_error() {
+        let (n, d) = (5000, 4);
+        let (x, _) = matrix(n, d, 2);
+        let names: Vec<String> = (0..d).map(|f| format!("f{f}")).collect();
+        let views = c_order_views(&x, n, d);
+        let mapper = BinMapper::fit_views(&names, &views, 255, None).unwrap();
+        let mut whole = mapper.new_matrix(n);
+        mapper.bin_into(&names, &views, 0, &mut whole).unwrap();
+        let mut chunked = mapper.new_matrix(n);
+        for r0 in (0..n).step_by(777) {
+            let chunk: Vec<ColumnView<'_>> = views.iter().map(|v| v.rows(r0, r0 + 777)).collect();
+            mapper.bin_into(&names, &chunk, r0, &mut chunked).unwrap();
+        }
+        assert_eq!(whole, chunked);
+        // The same values as f64 in Fortran order bin identically.
+        let fortran: Vec<f64> =
+            (0..d).flat_map(|f| (0..n).map(move |r| (f, r))).map(|(f, r)| f64::from(x[r * d + f])).collect();
+        let fviews: Vec<ColumnView<'_>> =
+            (0..d).map(|f| ColumnView::Numeric(NumericView::f64(&fortran[f * n..(f + 1) * n]))).collect();
+        assert_eq!(BinMapper::fit_views(&names, &fviews, 255, None).unwrap(), mapper);
+        let mut y = x.clone();
+        y[7 * d + 2] = f32::INFINITY;
+        let e = mapper.bin_into(&names, &c_order_views(&y, n, d), 0, &mut whole).unwrap_err().to_string();
+        assert!(e.contains("feature 'f2', row 8: infinite value"), "{e}");
+        let e = mapper.bin_into(&names, &views, n - 10, &mut whole).unwrap_err().to_string();
+        assert!(e.contains("do not fit"), "{e}");
+    }
+
+    #[test]
+    fn issue_12_mapper_from_streamed_summaries_equals_fit_views() {
+        // Sampled (more than BIN_SAMPLE_ROWS rows) and unsampled, weighted and not, max_bins 255
+        // and 16: every kind of feature of `matrix` (continuous, 7 values, 90 % missing, ties),
+        // plus 20 common values with 5 rare ones the sample misses.
+        for (n, max_bins, weighted) in
+            [(BIN_SAMPLE_ROWS + 50_000, 255, false), (BIN_SAMPLE_ROWS + 50_000, 16, true), (5000, 255, true)]
+        {
+            let d = 4;
+            let (mut x, _) = matrix(n, d, 3);
+            let rare = [2.5f32, 7.25, 11.125, 13.5, 19.75];
+            for r in 0..n {
+                x[r * d + 1] = (r % 20) as f32;
+            }
+            for (k, &v) in rare.iter().enumerate() {
+                let r = (1 + 7919 * k) % n;
+                x[r * d + 1] = v;
+            }
+            let w: Vec<f64> = (0..n).map(|i| if i % 7 == 0 { 0.0 } else { 1.0 + (i % 3) as f64 }).collect();
+            let w = weighted.then_some(&w[..]);
+            let names: Vec<String> = (0..d).map(|f| format!("f{f}")).collect();
+            let mut views = c_order_views(&x, n, d);
+            let codes: Vec<u32> = (0..n as u32).map(|i| i % 3).collect();
+            views.push(ColumnView::Categorical { codes: &codes, n_levels: 3 });
+            let mut names5 = names.clone();
+            names5.push("c".into());
+            let fitted = BinMapper::fit_views(&names5, &views, max_bins, w).unwrap();
+            let sample = bin_sample_rows(n, w);
+            let mut sums: Vec<NumericSummary> =
+                (0..d).map(|_| NumericSummary::new(max_bins, weighted, sample.is_some())).collect();
+            let mut next = sample.as_deref().unwrap_or(&[]).iter().copied().peekable();
+            for r in 0..n {
+                // Frequency weights: a row is listed once per sampled unit of its weight.
+                let mut times = 0;
+                while next.next_if_eq(&r).is_some() {
+                    times += 1;
+                }
+                for (f, s) in sums.iter_mut().enumerate() {
+                    s.push(f64::from(x[r * d + f]), w.map_or(1.0, |w| w[r]), times);
+                }
+            }
+            let mut summaries: Vec<FeatureSummary> = sums.into_iter().map(FeatureSummary::Numeric).collect();
+            summaries.push(FeatureSummary::Categorical { n_levels: 3 });
+            let streamed = BinMapper::from_summaries(&names5, summaries, max_bins).unwrap();
+            assert_eq!(streamed, fitted, "n = {n}, max_bins = {max_bins}, weighted = {weighted}");
+        }
+    }
+}

@@ -2,10 +2,13 @@
 //!
 //! Conversion only (STYLE 12): numpy arrays in, [`boostlab`] calls, numpy arrays out. Every
 //! scikit-learn convention — input validation, the `classes_` mapping, tags, pickling — lives in
-//! `python/boostlab`. The one design choice: the Python side hands over *columns* (a 2-d float64
-//! array, a CSC triple, or a list of numeric arrays and `(codes, levels)` categorical pairs), which
-//! are read straight from the numpy buffers into the core's column vectors, and training runs with
-//! the GIL released.
+//! `python/boostlab`. The one design choice (issue 12): the Python side hands over *columns* — a
+//! float32 or float64 matrix `("matrix", buffer, n, d, row stride, column stride)`, a CSC triple,
+//! or a list of numeric `("column", buffer, n, stride)` entries and `(codes, levels)` categorical
+//! pairs — and the core reads the numpy buffers in place through [`ColumnView`]s (`buffer` is a
+//! contiguous 1-d view spanning a strided array, made without a copy on the Python side): no
+//! float copy is made, binning and prediction run with the GIL released, and after binning only
+//! the bins are kept.
 //!
 //! Errors: [`boostlab::Error::Io`] becomes `OSError`, every other core error `ValueError`, both
 //! with the core's message.
@@ -13,10 +16,10 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use boostlab::boost::driver::fit_with_loss;
-use boostlab::data::{Column, Dataset, Features, Target, MISSING_CODE};
+use boostlab::boost::driver::{fit_binned, fit_binned_with_loss};
+use boostlab::data::{BinnedData, Column, ColumnView, FeatureKind, NumericView, Target, MISSING_CODE};
 use boostlab::loss::{BatchLossFn, Loss};
-use boostlab::model::Task;
+use boostlab::model::{Schema, Task};
 use boostlab::{BoostParams, Ensemble, Error};
 use numpy::ndarray::{Array1, Array2, Array3};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray2};
@@ -36,14 +39,9 @@ fn py_err(e: Error) -> PyErr {
     }
 }
 
-/// One numeric column from a 1-d float64 array (NaN = missing).
-fn numeric(a: &PyReadonlyArray1<'_, f64>) -> Column {
-    Column::Numeric(a.as_array().to_vec())
-}
-
-/// One categorical column from int64 codes (negative = missing) and level names.
-fn categorical(codes: &PyReadonlyArray1<'_, i64>, levels: Vec<String>) -> PyResult<Column> {
-    let codes = codes
+/// One categorical column from int64 codes (negative = missing).
+fn categorical_codes(codes: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<u32>> {
+    codes
         .as_array()
         .iter()
         .map(|&c| {
@@ -56,8 +54,7 @@ fn categorical(codes: &PyReadonlyArray1<'_, i64>, levels: Vec<String>) -> PyResu
                     .ok_or_else(|| PyValueError::new_err(format!("category code {c} out of range")))
             }
         })
-        .collect::<PyResult<Vec<u32>>>()?;
-    Ok(Column::Categorical { codes, levels })
+        .collect()
 }
 
 /// The columns of a CSC matrix `("csc", n_rows, indptr, indices, values)`; absent entries are 0.
@@ -88,37 +85,147 @@ fn csc_columns(t: &Bound<'_, PyTuple>) -> PyResult<Vec<Column>> {
     Ok(out)
 }
 
-/// Feature columns from the Python side's representation (see the module doc).
-fn features(names: Vec<String>, data: &Bound<'_, PyAny>) -> PyResult<Features> {
-    let columns = if let Ok(a) = data.extract::<PyReadonlyArray2<'_, f64>>() {
-        let v = a.as_array();
-        // Column views of a Fortran-ordered array are contiguous (a plain copy); of a C-ordered
-        // one, strided reads of the same buffer. No intermediate array either way.
-        (0..v.ncols()).map(|j| Column::Numeric(v.column(j).to_vec())).collect()
-    } else if let Ok(t) = data.cast::<PyTuple>() {
-        csc_columns(t)?
-    } else if let Ok(list) = data.cast::<PyList>() {
-        let mut cols = Vec::with_capacity(list.len());
-        for item in list.iter() {
-            if let Ok(a) = item.extract::<PyReadonlyArray1<'_, f64>>() {
-                cols.push(numeric(&a));
-            } else {
-                let (codes, levels): (PyReadonlyArray1<'_, i64>, Vec<String>) = item.extract().map_err(|_| {
-                    PyTypeError::new_err("a column is a float64 array or a (int64 codes, level names) pair")
-                })?;
-                cols.push(categorical(&codes, levels)?);
-            }
-        }
-        cols
-    } else {
-        return Err(PyTypeError::new_err("features: a 2-d float64 array, a CSC tuple or a list of columns"));
-    };
-    Ok(Features { names, columns })
+/// A numpy buffer read in place: a contiguous 1-d float32 or float64 array that spans a strided
+/// array's elements (the Python side makes it with `numpy.lib.stride_tricks.as_strided`, no copy).
+enum Flat<'py> {
+    F32(PyReadonlyArray1<'py, f32>),
+    F64(PyReadonlyArray1<'py, f64>),
 }
 
-/// Prediction features, checked as a dataset (equal lengths, finite values, valid codes).
-fn checked_features(names: Vec<String>, data: &Bound<'_, PyAny>) -> PyResult<Features> {
-    Ok(Dataset::new(features(names, data)?, None, None).map_err(py_err)?.features)
+impl<'py> Flat<'py> {
+    fn new(a: &Bound<'py, PyAny>) -> PyResult<Flat<'py>> {
+        if let Ok(a) = a.extract::<PyReadonlyArray1<'py, f32>>() {
+            Ok(Flat::F32(a))
+        } else {
+            Ok(Flat::F64(a.extract::<PyReadonlyArray1<'py, f64>>()?))
+        }
+    }
+
+    /// The view of `len` values at `offset + i · stride` of the buffer.
+    fn view(&self, offset: usize, stride: usize, len: usize) -> PyResult<NumericView<'_>> {
+        let bad = |e: boostlab::Error| PyValueError::new_err(e.to_string());
+        let not_contiguous = |_| PyValueError::new_err("the buffer of a strided array must be contiguous");
+        if len == 0 {
+            return Ok(NumericView::f64(&[]));
+        }
+        match self {
+            Flat::F32(a) => {
+                let v = a.as_slice().map_err(not_contiguous)?;
+                NumericView::strided_f32(v.get(offset..).unwrap_or(&[]), stride, len).map_err(bad)
+            }
+            Flat::F64(a) => {
+                let v = a.as_slice().map_err(not_contiguous)?;
+                NumericView::strided_f64(v.get(offset..).unwrap_or(&[]), stride, len).map_err(bad)
+            }
+        }
+    }
+}
+
+/// One column of the list form, held for the call.
+enum HeldColumn<'py> {
+    /// `len` values at stride `stride` of the buffer.
+    Numeric(Flat<'py>, usize, usize),
+    Categorical(Vec<u32>, Vec<String>),
+}
+
+/// The caller's features, held (numpy borrows, or owned columns for sparse input) while the core
+/// reads them through [`ColumnView`]s: float32 and float64 buffers are never copied.
+enum Held<'py> {
+    /// `("matrix", buffer, n, d, row stride, column stride)`.
+    Matrix(Flat<'py>, [usize; 4]),
+    Columns(Vec<HeldColumn<'py>>),
+    Owned(Vec<Column>),
+}
+
+impl<'py> Held<'py> {
+    /// Holds `data` (see the module doc); with `schema`, categorical codes are re-coded onto the
+    /// model's levels (prediction).
+    fn new(data: &Bound<'py, PyAny>, schema: Option<&Schema>) -> PyResult<Held<'py>> {
+        if let Ok(t) = data.cast::<PyTuple>() {
+            let tag: String = t.get_item(0)?.extract()?;
+            return match tag.as_str() {
+                "csc" => Ok(Held::Owned(csc_columns(t)?)),
+                "matrix" => {
+                    let (_, buf, n, d, s0, s1): (String, Bound<'py, PyAny>, usize, usize, usize, usize) =
+                        t.extract()?;
+                    Ok(Held::Matrix(Flat::new(&buf)?, [n, d, s0, s1]))
+                }
+                other => Err(PyValueError::new_err(format!("unknown feature form '{other}'"))),
+            };
+        }
+        let list = data
+            .cast::<PyList>()
+            .map_err(|_| PyTypeError::new_err("features: a matrix tuple, a CSC tuple or a list of columns"))?;
+        let mut cols = Vec::with_capacity(list.len());
+        for (f, item) in list.iter().enumerate() {
+            let t = item.cast::<PyTuple>().map_err(|_| PyTypeError::new_err("a column is a tuple"))?;
+            if t.len() == 4 {
+                let (_, buf, n, stride): (String, Bound<'py, PyAny>, usize, usize) = t.extract()?;
+                cols.push(HeldColumn::Numeric(Flat::new(&buf)?, n, stride));
+            } else {
+                let (codes, levels): (PyReadonlyArray1<'_, i64>, Vec<String>) = t.extract().map_err(|_| {
+                    PyTypeError::new_err("a column is ('column', buffer, n, stride) or (int64 codes, level names)")
+                })?;
+                let codes = categorical_codes(&codes)?;
+                cols.push(match schema {
+                    Some(s) if f < s.names.len() => {
+                        let codes = s.remap_codes(f, &levels, &codes);
+                        HeldColumn::Categorical(codes, s.levels[f].clone().unwrap_or_default())
+                    }
+                    _ => HeldColumn::Categorical(codes, levels),
+                });
+            }
+        }
+        Ok(Held::Columns(cols))
+    }
+
+    /// Views of the held columns.
+    fn views(&self) -> PyResult<Vec<ColumnView<'_>>> {
+        match self {
+            Held::Matrix(buf, [n, d, s0, s1]) => {
+                (0..*d).map(|j| buf.view(j * s1, *s0, *n).map(ColumnView::Numeric)).collect()
+            }
+            Held::Owned(cols) => Ok(cols.iter().map(ColumnView::of).collect()),
+            Held::Columns(cols) => cols
+                .iter()
+                .map(|c| match c {
+                    HeldColumn::Numeric(buf, n, stride) => buf.view(0, *stride, *n).map(ColumnView::Numeric),
+                    HeldColumn::Categorical(codes, levels) => {
+                        Ok(ColumnView::Categorical { codes, n_levels: levels.len() })
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// The schema of the held columns under `names`.
+    fn schema(&self, names: Vec<String>) -> Schema {
+        let levels: Vec<Option<Vec<String>>> = match self {
+            Held::Matrix(_, [_, d, _, _]) => vec![None; *d],
+            Held::Owned(cols) => cols
+                .iter()
+                .map(|c| match c {
+                    Column::Categorical { levels, .. } => Some(levels.clone()),
+                    Column::Numeric(_) => None,
+                })
+                .collect(),
+            Held::Columns(cols) => cols
+                .iter()
+                .map(|c| match c {
+                    HeldColumn::Categorical(_, levels) => Some(levels.clone()),
+                    HeldColumn::Numeric(..) => None,
+                })
+                .collect(),
+        };
+        let kinds =
+            levels.iter().map(|l| if l.is_some() { FeatureKind::Categorical } else { FeatureKind::Numeric }).collect();
+        Schema { names, kinds, levels }
+    }
+}
+
+/// The number of rows of views (0 when there are none).
+fn n_rows(views: &[ColumnView<'_>]) -> usize {
+    views.first().map_or(0, ColumnView::len)
 }
 
 /// The training target: `("classes", int64 indices, class names)` or
@@ -217,17 +324,24 @@ fn fit(
 ) -> PyResult<Model> {
     let params: BoostParams =
         serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!("invalid parameters: {e}")))?;
-    let data = Dataset::new(
-        features(names, columns)?,
-        Some(target(target_kind, y, classes)?),
-        sample_weight.map(|w| w.as_array().to_vec()),
-    )
-    .map_err(py_err)?;
+    let held = Held::new(columns, None)?;
+    let views = held.views()?;
+    if names.len() != views.len() {
+        return Err(PyValueError::new_err(format!("{} feature names for {} columns", names.len(), views.len())));
+    }
+    let schema = held.schema(names);
+    let target = target(target_kind, y, classes)?;
+    let sample_weight = sample_weight.map(|w| w.as_array().to_vec());
     let error = Arc::new(Mutex::new(None));
     let loss = loss.map(|(f, name, convex, beta)| python_loss(f, name, convex, beta, error.clone())).transpose()?;
-    let res = py.detach(move || match loss {
-        Some(l) => fit_with_loss(&data, &params, l, &mut |_| {}),
-        None => boostlab::fit(&data, &params),
+    // Binning reads the caller's buffers with the GIL released; only the bins are kept.
+    let res = py.detach(move || {
+        params.check()?;
+        let data = BinnedData::from_views(schema, &views, target, sample_weight, params.max_bins)?;
+        match loss {
+            Some(l) => fit_binned_with_loss(&data, &params, l, &mut |_| {}),
+            None => fit_binned(&data, &params, &mut |_| {}),
+        }
     });
     if let Some(e) = error.lock().unwrap_or_else(|p| p.into_inner()).take() {
         return Err(e);
@@ -349,7 +463,6 @@ impl Model {
     /// `numeric` or `categorical` per feature.
     #[getter]
     fn feature_kinds(&self) -> Vec<&'static str> {
-        use boostlab::data::FeatureKind;
         self.inner
             .schema
             .kinds
@@ -402,7 +515,8 @@ impl Model {
         Ok(out)
     }
 
-    /// Scores `n × n_outputs` of the (clipped) model, computed with the GIL released.
+    /// Scores `n × n_outputs` of the (clipped) model, computed with the GIL released from the
+    /// caller's buffers (no float copy).
     fn decision_function<'py>(
         &self,
         py: Python<'py>,
@@ -410,12 +524,17 @@ impl Model {
         columns: &Bound<'py, PyAny>,
         clipped: bool,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let f = checked_features(names, columns)?;
-        let n = f.n_rows();
-        let s = py.detach(|| self.inner.decision_function(&f, clipped)).map_err(py_err)?;
-        Array2::from_shape_vec((n, self.inner.n_outputs), s)
-            .map(|a| a.into_pyarray(py))
-            .map_err(|e| PyValueError::new_err(e.to_string()))
+        let _ = names; // columns come in the model's order (the Python side checks the names)
+        let held = Held::new(columns, Some(&self.inner.schema))?;
+        let views = held.views()?;
+        let (n, k) = (n_rows(&views), self.inner.n_outputs);
+        let s = py
+            .detach(|| {
+                let mut s = vec![0.0; n * k];
+                self.inner.decision_function_views_into(&views, None, clipped, &mut s).map(|_| s)
+            })
+            .map_err(py_err)?;
+        matrix(py, n, k, s)
     }
 
     /// Staged scores `n_trees × n × n_outputs` (stage t = the first t + 1 trees).
@@ -426,12 +545,14 @@ impl Model {
         columns: &Bound<'py, PyAny>,
         clipped: bool,
     ) -> PyResult<Bound<'py, PyArray3<f64>>> {
-        let f = checked_features(names, columns)?;
-        let (n, k, t) = (f.n_rows(), self.inner.n_outputs, self.inner.n_trees());
+        let _ = names;
+        let held = Held::new(columns, Some(&self.inner.schema))?;
+        let views = held.views()?;
+        let (n, k, t) = (n_rows(&views), self.inner.n_outputs, self.inner.n_trees());
         let all = py
             .detach(|| {
-                let mut all = Vec::with_capacity(t * n * k);
-                self.inner.for_each_stage(&f, clipped, |_, s| all.extend_from_slice(s)).map(|_| all)
+                let mut all = vec![0.0; t * n * k];
+                self.inner.staged_views_into(&views, clipped, &mut all).map(|_| all)
             })
             .map_err(py_err)?;
         Array3::from_shape_vec((t, n, k), all)

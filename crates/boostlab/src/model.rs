@@ -378,11 +378,13 @@ impl Ensemble {
                 return Err(Error::InvalidData(format!("feature '{}' has {} rows, expected {n}", s.names[f], c.len())));
             }
             if c.kind() != *kind {
+                // The message of `Ensemble::align`.
+                let word = |k: FeatureKind| if k == FeatureKind::Numeric { "numeric" } else { "categorical" };
                 return Err(Error::InvalidData(format!(
-                    "feature '{}' is {:?} in the data but {:?} in the model",
+                    "feature '{}' is {} in the data but {} in the model",
                     s.names[f],
-                    c.kind(),
-                    kind
+                    word(c.kind()),
+                    word(*kind)
                 )));
             }
         }

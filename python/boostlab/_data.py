@@ -6,8 +6,9 @@ The extension module takes features as a list of names plus *columns*, in one of
   in place (issue 12) — C or Fortran order or any strided view, never converted or copied. The
   buffer is a contiguous 1-d view spanning the array's elements (``as_strided``, no copy); the
   strides are in elements. NaN is missing;
-- a CSC tuple ``("csc", n_rows, indptr, indices, data)`` (absent entries are 0, explicit NaN is
-  missing);
+- a CSC tuple ``("csc", n_rows, indptr, indices, data)`` read in place (int32 or int64 indices,
+  float32 or float64 values, canonical: sorted row indices, no duplicates; absent entries are 0,
+  explicit NaN is missing);
 - a list with one entry per feature: ``("column", buffer, n, stride)`` (a numeric column read in
   place, float32 or float64) or a pair ``(int64 codes, level names)`` (categorical, code -1 =
   missing).
@@ -66,6 +67,28 @@ def column_form(v: np.ndarray):
     """The extension's form of a 1-d float array (read in place)."""
     buf, (s,) = strided(v)
     return ("column", buf, v.shape[0], s)
+
+
+def csc_form(X):
+    """The extension's form of a scipy sparse matrix or array, read in place: its CSC arrays
+    (other formats are converted with scipy's `tocsc`, which copies the stored values only, never a
+    dense matrix). Duplicate or unsorted row indices are first summed and sorted (a copy), as
+    scipy's `toarray` sees them."""
+    X = X.tocsc(copy=False)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    data = X.data
+    if data.dtype not in (np.float32, np.float64):
+        data = data.astype(np.float64)
+    index = X.indices.dtype if X.indices.dtype in (np.int32, np.int64) else np.int64
+    return (
+        "csc",
+        X.shape[0],
+        np.ascontiguousarray(X.indptr, dtype=index),
+        np.ascontiguousarray(X.indices, dtype=index),
+        np.ascontiguousarray(data),
+    )
 
 
 def _encode(codes: np.ndarray, uniques) -> tuple[np.ndarray, list[str]]:
@@ -185,19 +208,11 @@ def prepare_X(estimator, X, *, reset: bool, kinds=None):
             estimator,
             X,
             accept_sparse="csc",
-            dtype=np.float64,
+            dtype=[np.float64, np.float32],
             ensure_all_finite="allow-nan",
             reset=reset,
         )
-        X = sp.csc_matrix(X)
-        cols = (
-            "csc",
-            X.shape[0],
-            X.indptr.astype(np.int64, copy=False),
-            X.indices.astype(np.int64, copy=False),
-            X.data.astype(np.float64, copy=False),
-        )
-        return X.shape[0], cols
+        return X.shape[0], csc_form(X)
     # float32 and float64 arrays keep their dtype, order and strides: read in place, not copied.
     X = validate_data(
         estimator, X, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan", reset=reset

@@ -3,7 +3,7 @@
 //! Conversion only (STYLE 12): numpy arrays in, [`boostlab`] calls, numpy arrays out. Every
 //! scikit-learn convention — input validation, the `classes_` mapping, tags, pickling — lives in
 //! `python/boostlab`. The one design choice (issue 12): the Python side hands over *columns* — a
-//! float32 or float64 matrix `("matrix", buffer, n, d, row stride, column stride)`, a CSC triple,
+//! float32 or float64 matrix `("matrix", buffer, n, d, row stride, column stride)`, a CSC matrix
 //! or a list of numeric `("column", buffer, n, stride)` entries and `(codes, levels)` categorical
 //! pairs — and the core reads the numpy buffers in place through [`ColumnView`]s (`buffer` is a
 //! contiguous 1-d view spanning a strided array, made without a copy on the Python side): no
@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use boostlab::boost::driver::{fit_binned, fit_binned_with_loss};
-use boostlab::data::{BinnedData, Column, ColumnView, FeatureKind, NumericView, Target, MISSING_CODE};
+use boostlab::data::{BinnedData, ColumnView, FeatureKind, Indices, NumericView, Target, MISSING_CODE};
 use boostlab::loss::{BatchLossFn, Loss};
 use boostlab::model::{Schema, Task};
 use boostlab::{BoostParams, Ensemble, Error};
@@ -57,32 +57,35 @@ fn categorical_codes(codes: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<u32>> {
         .collect()
 }
 
-/// The columns of a CSC matrix `("csc", n_rows, indptr, indices, values)`; absent entries are 0.
-fn csc_columns(t: &Bound<'_, PyTuple>) -> PyResult<Vec<Column>> {
-    let (_, n_rows, indptr, indices, values): (
-        String,
-        usize,
-        PyReadonlyArray1<'_, i64>,
-        PyReadonlyArray1<'_, i64>,
-        PyReadonlyArray1<'_, f64>,
-    ) = t.extract()?;
-    let (indptr, indices, values) = (indptr.as_array(), indices.as_array(), values.as_array());
-    let bad = || PyValueError::new_err("malformed CSC matrix");
-    let mut out = Vec::with_capacity(indptr.len().saturating_sub(1));
-    for j in 0..indptr.len().saturating_sub(1) {
-        let (lo, hi) =
-            (usize::try_from(indptr[j]).map_err(|_| bad())?, usize::try_from(indptr[j + 1]).map_err(|_| bad())?);
-        if lo > hi || hi > indices.len() || hi > values.len() {
-            return Err(bad());
+/// An int32 or int64 numpy index array of a sparse matrix, read in place.
+enum Idx<'py> {
+    I32(PyReadonlyArray1<'py, i32>),
+    I64(PyReadonlyArray1<'py, i64>),
+}
+
+impl<'py> Idx<'py> {
+    fn new(a: &Bound<'py, PyAny>) -> PyResult<Idx<'py>> {
+        if let Ok(a) = a.extract::<PyReadonlyArray1<'py, i32>>() {
+            Ok(Idx::I32(a))
+        } else {
+            Ok(Idx::I64(a.extract::<PyReadonlyArray1<'py, i64>>()?))
         }
-        let mut col = vec![0.0; n_rows];
-        for p in lo..hi {
-            let i = usize::try_from(indices[p]).ok().filter(|&i| i < n_rows).ok_or_else(bad)?;
-            col[i] = values[p];
-        }
-        out.push(Column::Numeric(col));
     }
-    Ok(out)
+
+    fn len(&self) -> usize {
+        match self {
+            Idx::I32(a) => a.as_array().len(),
+            Idx::I64(a) => a.as_array().len(),
+        }
+    }
+
+    fn indices(&self) -> PyResult<Indices<'_>> {
+        let not_contiguous = |_| PyValueError::new_err("sparse index arrays must be contiguous");
+        match self {
+            Idx::I32(a) => a.as_slice().map(Indices::I32).map_err(not_contiguous),
+            Idx::I64(a) => a.as_slice().map(Indices::I64).map_err(not_contiguous),
+        }
+    }
 }
 
 /// A numpy buffer read in place: a contiguous 1-d float32 or float64 array that spans a strided
@@ -98,6 +101,14 @@ impl<'py> Flat<'py> {
             Ok(Flat::F32(a))
         } else {
             Ok(Flat::F64(a.extract::<PyReadonlyArray1<'py, f64>>()?))
+        }
+    }
+
+    /// Number of elements.
+    fn len(&self) -> usize {
+        match self {
+            Flat::F32(a) => a.as_array().len(),
+            Flat::F64(a) => a.as_array().len(),
         }
     }
 
@@ -128,13 +139,14 @@ enum HeldColumn<'py> {
     Categorical(Vec<u32>, Vec<String>),
 }
 
-/// The caller's features, held (numpy borrows, or owned columns for sparse input) while the core
-/// reads them through [`ColumnView`]s: float32 and float64 buffers are never copied.
+/// The caller's features, held (numpy borrows) while the core reads them through [`ColumnView`]s:
+/// float32 and float64 buffers, dense or sparse, are never copied.
 enum Held<'py> {
     /// `("matrix", buffer, n, d, row stride, column stride)`.
     Matrix(Flat<'py>, [usize; 4]),
     Columns(Vec<HeldColumn<'py>>),
-    Owned(Vec<Column>),
+    /// `("csc", n_rows, indptr, indices, data)`: a canonical CSC matrix, read in place.
+    Csc(usize, Idx<'py>, Idx<'py>, Flat<'py>),
 }
 
 impl<'py> Held<'py> {
@@ -144,7 +156,16 @@ impl<'py> Held<'py> {
         if let Ok(t) = data.cast::<PyTuple>() {
             let tag: String = t.get_item(0)?.extract()?;
             return match tag.as_str() {
-                "csc" => Ok(Held::Owned(csc_columns(t)?)),
+                "csc" => {
+                    let (_, n, indptr, indices, data): (
+                        String,
+                        usize,
+                        Bound<'py, PyAny>,
+                        Bound<'py, PyAny>,
+                        Bound<'py, PyAny>,
+                    ) = t.extract()?;
+                    Ok(Held::Csc(n, Idx::new(&indptr)?, Idx::new(&indices)?, Flat::new(&data)?))
+                }
                 "matrix" => {
                     let (_, buf, n, d, s0, s1): (String, Bound<'py, PyAny>, usize, usize, usize, usize) =
                         t.extract()?;
@@ -179,13 +200,19 @@ impl<'py> Held<'py> {
         Ok(Held::Columns(cols))
     }
 
-    /// Views of the held columns.
-    fn views(&self) -> PyResult<Vec<ColumnView<'_>>> {
+    /// Views of the held columns (a CSC matrix's indices are checked with the GIL released).
+    fn views(&self, py: Python<'_>) -> PyResult<Vec<ColumnView<'_>>> {
         match self {
+            Held::Csc(n, indptr, indices, data) => {
+                let (indptr, indices) = (indptr.indices()?, indices.indices()?);
+                let data = data.view(0, 1, data.len())?;
+                py.detach(|| NumericView::csc_columns(*n, indptr, indices, data))
+                    .map(|cols| cols.into_iter().map(ColumnView::Numeric).collect())
+                    .map_err(py_err)
+            }
             Held::Matrix(buf, [n, d, s0, s1]) => {
                 (0..*d).map(|j| buf.view(j * s1, *s0, *n).map(ColumnView::Numeric)).collect()
             }
-            Held::Owned(cols) => Ok(cols.iter().map(ColumnView::of).collect()),
             Held::Columns(cols) => cols
                 .iter()
                 .map(|c| match c {
@@ -202,13 +229,7 @@ impl<'py> Held<'py> {
     fn schema(&self, names: Vec<String>) -> Schema {
         let levels: Vec<Option<Vec<String>>> = match self {
             Held::Matrix(_, [_, d, _, _]) => vec![None; *d],
-            Held::Owned(cols) => cols
-                .iter()
-                .map(|c| match c {
-                    Column::Categorical { levels, .. } => Some(levels.clone()),
-                    Column::Numeric(_) => None,
-                })
-                .collect(),
+            Held::Csc(_, indptr, ..) => vec![None; indptr.len().saturating_sub(1)],
             Held::Columns(cols) => cols
                 .iter()
                 .map(|c| match c {
@@ -325,7 +346,7 @@ fn fit(
     let params: BoostParams =
         serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!("invalid parameters: {e}")))?;
     let held = Held::new(columns, None)?;
-    let views = held.views()?;
+    let views = held.views(py)?;
     if names.len() != views.len() {
         return Err(PyValueError::new_err(format!("{} feature names for {} columns", names.len(), views.len())));
     }
@@ -526,7 +547,7 @@ impl Model {
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let _ = names; // columns come in the model's order (the Python side checks the names)
         let held = Held::new(columns, Some(&self.inner.schema))?;
-        let views = held.views()?;
+        let views = held.views(py)?;
         let (n, k) = (n_rows(&views), self.inner.n_outputs);
         let s = py
             .detach(|| {
@@ -547,7 +568,7 @@ impl Model {
     ) -> PyResult<Bound<'py, PyArray3<f64>>> {
         let _ = names;
         let held = Held::new(columns, Some(&self.inner.schema))?;
-        let views = held.views()?;
+        let views = held.views(py)?;
         let (n, k, t) = (n_rows(&views), self.inner.n_outputs, self.inner.n_trees());
         let all = py
             .detach(|| {

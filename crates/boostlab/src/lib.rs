@@ -49,6 +49,6 @@ pub mod tempered;
 pub mod tree;
 
 pub use boost::driver::{fit, fit_binned, fit_with, Algorithm, BoostParams, RoundRecord};
-pub use data::{BinnedData, ColumnView, Dataset, Features, NumericView, Target};
+pub use data::{BinnedData, ColumnView, Dataset, Features, Indices, NumericView, Target};
 pub use error::{Error, Result};
 pub use model::Ensemble;

@@ -17,7 +17,7 @@ pub use binning::{
 };
 pub use csv_reader::{csv_header, read_csv, read_csv_from, CsvOptions, LabelSelector};
 pub use libsvm::{read_libsvm, read_libsvm_from, LibsvmOptions};
-pub use view::{ColumnView, NumericView};
+pub use view::{ColumnView, Indices, NumericView};
 
 use serde::{Deserialize, Serialize};
 

@@ -328,6 +328,10 @@ mod tests {
                     for i in [0, 1, 3, 5, n / 2, n - 1] {
                         assert_eq!(v.get(i).to_bits(), c[i].to_bits());
                     }
+                    let picked = [0, 2, 3, 977, 978, n / 3, n - 2];
+                    let mut got = Vec::new();
+                    v.rows(0, n).for_rows(&picked, |r, x| got.push((r, x.to_bits())));
+                    assert_eq!(got, picked.iter().map(|&r| (r, c[r].to_bits())).collect::<Vec<_>>());
                     let window = v.rows(977, 977 + 2000);
                     assert!(window.iter().zip(&c[977..]).all(|(a, b)| a.to_bits() == b.to_bits()));
                 }

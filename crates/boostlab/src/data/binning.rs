@@ -476,11 +476,24 @@ fn numeric_bins(v: NumericView<'_>, max_bins: usize, w: Option<&[f64]>, sample: 
     }
     // The sampled rows (all of positive weight), their missing values skipped.
     let cuts = match w {
-        None => cuts_of_values(rows.iter().map(|&r| v.get(r)).filter(|x| !x.is_nan()).collect(), max_bins),
-        Some(w) => cuts_of_pairs(
-            rows.iter().map(|&r| (v.get(r), w[r])).filter(|(x, wt)| !x.is_nan() && *wt > 0.0).collect(),
-            max_bins,
-        ),
+        None => {
+            let mut xs = Vec::with_capacity(rows.len());
+            v.for_rows(rows, |_, x| {
+                if !x.is_nan() {
+                    xs.push(x);
+                }
+            });
+            cuts_of_values(xs, max_bins)
+        }
+        Some(w) => {
+            let mut pairs = Vec::with_capacity(rows.len());
+            v.for_rows(rows, |r, x| {
+                if !x.is_nan() && w[r] > 0.0 {
+                    pairs.push((x, w[r]));
+                }
+            });
+            cuts_of_pairs(pairs, max_bins)
+        }
     };
     match cuts {
         Cuts::Quantiles(t) => t,

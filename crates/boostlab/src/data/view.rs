@@ -328,6 +328,25 @@ impl<'a> NumericView<'a> {
         }
     }
 
+    /// Calls `f(r, x)` for each of the increasing row indices `rows` (each `< len`) with its value:
+    /// direct reads from a strided view, one merged walk over a sparse column's stored rows.
+    pub fn for_rows(&self, rows: &[usize], mut f: impl FnMut(usize, f64)) {
+        match self.values {
+            Values::Sparse(s) => {
+                let mut p = 0;
+                for &r in rows {
+                    let abs = s.first_row + r;
+                    while p < s.rows.len() && s.rows.row(p) < abs {
+                        p += 1;
+                    }
+                    let stored = p < s.rows.len() && s.rows.row(p) == abs;
+                    f(r, if stored { s.values.at(p) } else { 0.0 });
+                }
+            }
+            Values::Strided(_) => rows.iter().for_each(|&r| f(r, self.get(r))),
+        }
+    }
+
     /// The values as an iterator of `f64`.
     pub fn iter(&self) -> impl Iterator<Item = f64> + '_ {
         (0..self.len).map(move |i| self.get(i))

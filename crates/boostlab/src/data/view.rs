@@ -1,7 +1,8 @@
 //! Column views: the caller's buffers, read in place (issue 12).
 //!
 //! The one input seam of the library: every source — numpy arrays (f32 or f64, any order, any
-//! stride), DataFrame columns, Arrow arrays, chunks of a streamed file — is presented as a list of
+//! stride), scipy CSC matrices ([`NumericView::csc_columns`]: the stored entries, never a dense
+//! copy), DataFrame columns, Arrow arrays, chunks of a streamed file — is presented as a list of
 //! [`ColumnView`]s, and binning ([`super::BinMapper::fit_views`], [`super::BinMapper::bin_into`])
 //! and prediction ([`crate::Ensemble::decision_function_views_into`]) read the views directly.
 //! No float copy of the data is ever made: an `f32` value is widened to `f64` exactly when it is
@@ -258,11 +259,6 @@ impl<'a> NumericView<'a> {
     /// True for `f32` values.
     pub fn is_f32(&self) -> bool {
         matches!(self.values, Values::Strided(Dense::F32(_)) | Values::Sparse(Sparse { values: Dense::F32(_), .. }))
-    }
-
-    /// True for a sparse column.
-    pub fn is_sparse(&self) -> bool {
-        matches!(self.values, Values::Sparse(_))
     }
 
     /// Value `i` as `f64` (exact for `f32`; a binary search in a sparse column). Panics when

@@ -2,13 +2,19 @@
 
 The extension module takes features as a list of names plus *columns*, in one of three forms:
 
-- a 2-d float64 numpy array (numeric features; NaN is missing), read by the extension straight
-  from its buffer, whatever its memory order;
-- a CSC triple ``("csc", n_rows, indptr, indices, data)`` (absent entries are 0, explicit NaN is
-  missing);
-- a list with one entry per feature: a 1-d float64 array (numeric) or a pair
-  ``(int64 codes, level names)`` (categorical, code -1 = missing).
+- ``("matrix", buffer, n, d, row_stride, col_stride)``: a 2-d float32 or float64 numpy array read
+  in place (issue 12) — C or Fortran order or any strided view, never converted or copied. The
+  buffer is a contiguous 1-d view spanning the array's elements (``as_strided``, no copy); the
+  strides are in elements. NaN is missing;
+- a CSC tuple ``("csc", n_rows, indptr, indices, data)`` read in place (int32 or int64 indices,
+  float32 or float64 values, canonical: sorted row indices, no duplicates; absent entries are 0,
+  explicit NaN is missing);
+- a list with one entry per feature: ``("column", buffer, n, stride)`` (a numeric column read in
+  place, float32 or float64) or a pair ``(int64 codes, level names)`` (categorical, code -1 =
+  missing).
 
+DataFrame columns of float32 or float64 dtype are read in place (each column's numpy buffer);
+other numeric and boolean columns are converted to float64 column by column.
 DataFrame columns of numeric or boolean dtype become numeric features; categorical, string and
 object columns become categorical features whose levels are the distinct values as strings,
 sorted, exactly as the command-line tool reads a CSV column. Nulls become missing values.
@@ -33,6 +39,58 @@ def is_polars_frame(X) -> bool:
     return _module_of(X) == "polars" and type(X).__name__ == "DataFrame"
 
 
+def strided(a: np.ndarray):
+    """`(buffer, strides in elements)` of a float32 or float64 array, read in place: `buffer` is a
+    read-only contiguous 1-d view of the memory from the first element to the last (no copy).
+    Arrays the extension cannot read in place (another dtype, byte-swapped, unaligned, negative
+    strides) are copied first."""
+    if a.dtype not in (np.float32, np.float64):
+        a = a.astype(np.float64)
+    size = a.itemsize
+    live = [(n, s) for n, s in zip(a.shape, a.strides) if n > 1]
+    if not (a.dtype.isnative and a.flags.aligned) or any(s < 0 or s % size for _, s in live):
+        a = np.ascontiguousarray(a)
+    # Dimensions of one element never move: stride 0.
+    el = [s // size if n > 1 else 0 for n, s in zip(a.shape, a.strides)]
+    span = 1 + sum((n - 1) * s for n, s in zip(a.shape, el)) if a.size else 0
+    buf = np.lib.stride_tricks.as_strided(a, shape=(span,), strides=(size,), writeable=False)
+    return buf, el
+
+
+def matrix_form(X: np.ndarray):
+    """The extension's form of a 2-d float array (read in place)."""
+    buf, (s0, s1) = strided(X)
+    return ("matrix", buf, X.shape[0], X.shape[1], s0, s1)
+
+
+def column_form(v: np.ndarray):
+    """The extension's form of a 1-d float array (read in place)."""
+    buf, (s,) = strided(v)
+    return ("column", buf, v.shape[0], s)
+
+
+def csc_form(X):
+    """The extension's form of a scipy sparse matrix or array, read in place: its CSC arrays
+    (other formats are converted with scipy's `tocsc`, which copies the stored values only, never a
+    dense matrix). Duplicate or unsorted row indices are first summed and sorted (a copy), as
+    scipy's `toarray` sees them."""
+    X = X.tocsc(copy=False)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    data = X.data
+    if data.dtype not in (np.float32, np.float64):
+        data = data.astype(np.float64)
+    index = X.indices.dtype if X.indices.dtype in (np.int32, np.int64) else np.int64
+    return (
+        "csc",
+        X.shape[0],
+        np.ascontiguousarray(X.indptr, dtype=index),
+        np.ascontiguousarray(X.indices, dtype=index),
+        np.ascontiguousarray(data),
+    )
+
+
 def _encode(codes: np.ndarray, uniques) -> tuple[np.ndarray, list[str]]:
     """Re-codes factorised values (`codes` into `uniques`, -1 = missing) onto the sorted distinct
     string forms of the values (two values with the same string form become one level)."""
@@ -53,8 +111,11 @@ def _pandas_column(s, want: str | None):
     if want != "categorical" and not is_cat:
         if pd.api.types.is_complex_dtype(dt):
             raise ValueError(f"column {s.name!r}: complex data not supported")
+        if dt in (np.float32, np.float64):
+            # A numpy-backed float column: its buffer, read in place.
+            return column_form(s.to_numpy(copy=False))
         if pd.api.types.is_bool_dtype(dt) or pd.api.types.is_numeric_dtype(dt):
-            return np.ascontiguousarray(s.to_numpy(dtype=np.float64, na_value=np.nan))
+            return column_form(s.to_numpy(dtype=np.float64, na_value=np.nan))
     if (
         is_cat
         or want == "categorical"
@@ -75,7 +136,10 @@ def _polars_column(s, want: str | None):
     dt = s.dtype
     numeric = dt.is_numeric() or dt == pl.Boolean
     if want != "categorical" and numeric:
-        return np.ascontiguousarray(s.cast(pl.Float64).to_numpy(), dtype=np.float64)
+        if dt in (pl.Float32, pl.Float64):
+            # No copy when the column has no nulls (nulls become NaN in a new array).
+            return column_form(s.to_numpy())
+        return column_form(s.cast(pl.Float64).to_numpy())
     if numeric or dt in (pl.String, pl.Categorical) or isinstance(dt, (pl.Categorical, pl.Enum)):
         strings = s.cast(pl.String)
         missing = strings.is_null().to_numpy()
@@ -144,21 +208,16 @@ def prepare_X(estimator, X, *, reset: bool, kinds=None):
             estimator,
             X,
             accept_sparse="csc",
-            dtype=np.float64,
+            dtype=[np.float64, np.float32],
             ensure_all_finite="allow-nan",
             reset=reset,
         )
-        X = sp.csc_matrix(X)
-        cols = (
-            "csc",
-            X.shape[0],
-            X.indptr.astype(np.int64, copy=False),
-            X.indices.astype(np.int64, copy=False),
-            X.data.astype(np.float64, copy=False),
-        )
-        return X.shape[0], cols
-    X = validate_data(estimator, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=reset)
-    return X.shape[0], X
+        return X.shape[0], csc_form(X)
+    # float32 and float64 arrays keep their dtype, order and strides: read in place, not copied.
+    X = validate_data(
+        estimator, X, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan", reset=reset
+    )
+    return X.shape[0], matrix_form(X)
 
 
 def core_feature_names(estimator, n_features: int) -> list[str]:

@@ -2,10 +2,13 @@
 //!
 //! Conversion only (STYLE 12): numpy arrays in, [`boostlab`] calls, numpy arrays out. Every
 //! scikit-learn convention — input validation, the `classes_` mapping, tags, pickling — lives in
-//! `python/boostlab`. The one design choice: the Python side hands over *columns* (a 2-d float64
-//! array, a CSC triple, or a list of numeric arrays and `(codes, levels)` categorical pairs), which
-//! are read straight from the numpy buffers into the core's column vectors, and training runs with
-//! the GIL released.
+//! `python/boostlab`. The one design choice (issue 12): the Python side hands over *columns* — a
+//! float32 or float64 matrix `("matrix", buffer, n, d, row stride, column stride)`, a CSC matrix
+//! or a list of numeric `("column", buffer, n, stride)` entries and `(codes, levels)` categorical
+//! pairs — and the core reads the numpy buffers in place through [`ColumnView`]s (`buffer` is a
+//! contiguous 1-d view spanning a strided array, made without a copy on the Python side): no
+//! float copy is made, binning and prediction run with the GIL released, and after binning only
+//! the bins are kept.
 //!
 //! Errors: [`boostlab::Error::Io`] becomes `OSError`, every other core error `ValueError`, both
 //! with the core's message.
@@ -20,11 +23,10 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use boostlab::boost::driver::fit_cancellable;
-use boostlab::data::{Column, Dataset, Features, Target, MISSING_CODE};
+use boostlab::data::{BinnedData, ColumnView, FeatureKind, Indices, NumericView, Target, MISSING_CODE};
 use boostlab::loss::{BatchLossFn, Loss};
-use boostlab::model::Task;
-use boostlab::{BoostParams, Cancel, Ensemble, Error, RoundRecord};
+use boostlab::model::{Schema, Task};
+use boostlab::{fit_binned_cancellable, BoostParams, Cancel, Ensemble, Error, RoundRecord};
 use numpy::ndarray::{Array1, Array2, Array3};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
@@ -129,14 +131,9 @@ impl ErrorSlot {
     }
 }
 
-/// One numeric column from a 1-d float64 array (NaN = missing).
-fn numeric(a: &PyReadonlyArray1<'_, f64>) -> Column {
-    Column::Numeric(a.as_array().to_vec())
-}
-
-/// One categorical column from int64 codes (negative = missing) and level names.
-fn categorical(codes: &PyReadonlyArray1<'_, i64>, levels: Vec<String>) -> PyResult<Column> {
-    let codes = codes
+/// One categorical column from int64 codes (negative = missing).
+fn categorical_codes(codes: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<u32>> {
+    codes
         .as_array()
         .iter()
         .map(|&c| {
@@ -149,69 +146,199 @@ fn categorical(codes: &PyReadonlyArray1<'_, i64>, levels: Vec<String>) -> PyResu
                     .ok_or_else(|| PyValueError::new_err(format!("category code {c} out of range")))
             }
         })
-        .collect::<PyResult<Vec<u32>>>()?;
-    Ok(Column::Categorical { codes, levels })
+        .collect()
 }
 
-/// The columns of a CSC matrix `("csc", n_rows, indptr, indices, values)`; absent entries are 0.
-fn csc_columns(t: &Bound<'_, PyTuple>) -> PyResult<Vec<Column>> {
-    let (_, n_rows, indptr, indices, values): (
-        String,
-        usize,
-        PyReadonlyArray1<'_, i64>,
-        PyReadonlyArray1<'_, i64>,
-        PyReadonlyArray1<'_, f64>,
-    ) = t.extract()?;
-    let (indptr, indices, values) = (indptr.as_array(), indices.as_array(), values.as_array());
-    let bad = || PyValueError::new_err("malformed CSC matrix");
-    let mut out = Vec::with_capacity(indptr.len().saturating_sub(1));
-    for j in 0..indptr.len().saturating_sub(1) {
-        let (lo, hi) =
-            (usize::try_from(indptr[j]).map_err(|_| bad())?, usize::try_from(indptr[j + 1]).map_err(|_| bad())?);
-        if lo > hi || hi > indices.len() || hi > values.len() {
-            return Err(bad());
+/// An int32 or int64 numpy index array of a sparse matrix, read in place.
+enum Idx<'py> {
+    I32(PyReadonlyArray1<'py, i32>),
+    I64(PyReadonlyArray1<'py, i64>),
+}
+
+impl<'py> Idx<'py> {
+    fn new(a: &Bound<'py, PyAny>) -> PyResult<Idx<'py>> {
+        if let Ok(a) = a.extract::<PyReadonlyArray1<'py, i32>>() {
+            Ok(Idx::I32(a))
+        } else {
+            Ok(Idx::I64(a.extract::<PyReadonlyArray1<'py, i64>>()?))
         }
-        let mut col = vec![0.0; n_rows];
-        for p in lo..hi {
-            let i = usize::try_from(indices[p]).ok().filter(|&i| i < n_rows).ok_or_else(bad)?;
-            col[i] = values[p];
-        }
-        out.push(Column::Numeric(col));
     }
-    Ok(out)
+
+    fn len(&self) -> usize {
+        match self {
+            Idx::I32(a) => a.as_array().len(),
+            Idx::I64(a) => a.as_array().len(),
+        }
+    }
+
+    fn indices(&self) -> PyResult<Indices<'_>> {
+        let not_contiguous = |_| PyValueError::new_err("sparse index arrays must be contiguous");
+        match self {
+            Idx::I32(a) => a.as_slice().map(Indices::I32).map_err(not_contiguous),
+            Idx::I64(a) => a.as_slice().map(Indices::I64).map_err(not_contiguous),
+        }
+    }
 }
 
-/// Feature columns from the Python side's representation (see the module doc).
-fn features(names: Vec<String>, data: &Bound<'_, PyAny>) -> PyResult<Features> {
-    let columns = if let Ok(a) = data.extract::<PyReadonlyArray2<'_, f64>>() {
-        let v = a.as_array();
-        // Column views of a Fortran-ordered array are contiguous (a plain copy); of a C-ordered
-        // one, strided reads of the same buffer. No intermediate array either way.
-        (0..v.ncols()).map(|j| Column::Numeric(v.column(j).to_vec())).collect()
-    } else if let Ok(t) = data.cast::<PyTuple>() {
-        csc_columns(t)?
-    } else if let Ok(list) = data.cast::<PyList>() {
-        let mut cols = Vec::with_capacity(list.len());
-        for item in list.iter() {
-            if let Ok(a) = item.extract::<PyReadonlyArray1<'_, f64>>() {
-                cols.push(numeric(&a));
-            } else {
-                let (codes, levels): (PyReadonlyArray1<'_, i64>, Vec<String>) = item.extract().map_err(|_| {
-                    PyTypeError::new_err("a column is a float64 array or a (int64 codes, level names) pair")
-                })?;
-                cols.push(categorical(&codes, levels)?);
+/// A numpy buffer read in place: a contiguous 1-d float32 or float64 array that spans a strided
+/// array's elements (the Python side makes it with `numpy.lib.stride_tricks.as_strided`, no copy).
+enum Flat<'py> {
+    F32(PyReadonlyArray1<'py, f32>),
+    F64(PyReadonlyArray1<'py, f64>),
+}
+
+impl<'py> Flat<'py> {
+    fn new(a: &Bound<'py, PyAny>) -> PyResult<Flat<'py>> {
+        if let Ok(a) = a.extract::<PyReadonlyArray1<'py, f32>>() {
+            Ok(Flat::F32(a))
+        } else {
+            Ok(Flat::F64(a.extract::<PyReadonlyArray1<'py, f64>>()?))
+        }
+    }
+
+    /// Number of elements.
+    fn len(&self) -> usize {
+        match self {
+            Flat::F32(a) => a.as_array().len(),
+            Flat::F64(a) => a.as_array().len(),
+        }
+    }
+
+    /// The view of `len` values at `offset + i · stride` of the buffer.
+    fn view(&self, offset: usize, stride: usize, len: usize) -> PyResult<NumericView<'_>> {
+        let bad = |e: boostlab::Error| PyValueError::new_err(e.to_string());
+        let not_contiguous = |_| PyValueError::new_err("the buffer of a strided array must be contiguous");
+        if len == 0 {
+            return Ok(NumericView::f64(&[]));
+        }
+        match self {
+            Flat::F32(a) => {
+                let v = a.as_slice().map_err(not_contiguous)?;
+                NumericView::strided_f32(v.get(offset..).unwrap_or(&[]), stride, len).map_err(bad)
+            }
+            Flat::F64(a) => {
+                let v = a.as_slice().map_err(not_contiguous)?;
+                NumericView::strided_f64(v.get(offset..).unwrap_or(&[]), stride, len).map_err(bad)
             }
         }
-        cols
-    } else {
-        return Err(PyTypeError::new_err("features: a 2-d float64 array, a CSC tuple or a list of columns"));
-    };
-    Ok(Features { names, columns })
+    }
 }
 
-/// Prediction features, checked as a dataset (equal lengths, finite values, valid codes).
-fn checked_features(names: Vec<String>, data: &Bound<'_, PyAny>) -> PyResult<Features> {
-    Ok(Dataset::new(features(names, data)?, None, None).map_err(py_err)?.features)
+/// One column of the list form, held for the call.
+enum HeldColumn<'py> {
+    /// `len` values at stride `stride` of the buffer.
+    Numeric(Flat<'py>, usize, usize),
+    Categorical(Vec<u32>, Vec<String>),
+}
+
+/// The caller's features, held (numpy borrows) while the core reads them through [`ColumnView`]s:
+/// float32 and float64 buffers, dense or sparse, are never copied.
+enum Held<'py> {
+    /// `("matrix", buffer, n, d, row stride, column stride)`.
+    Matrix(Flat<'py>, [usize; 4]),
+    Columns(Vec<HeldColumn<'py>>),
+    /// `("csc", n_rows, indptr, indices, data)`: a canonical CSC matrix, read in place.
+    Csc(usize, Idx<'py>, Idx<'py>, Flat<'py>),
+}
+
+impl<'py> Held<'py> {
+    /// Holds `data` (see the module doc); with `schema`, categorical codes are re-coded onto the
+    /// model's levels (prediction).
+    fn new(data: &Bound<'py, PyAny>, schema: Option<&Schema>) -> PyResult<Held<'py>> {
+        if let Ok(t) = data.cast::<PyTuple>() {
+            let tag: String = t.get_item(0)?.extract()?;
+            return match tag.as_str() {
+                "csc" => {
+                    let (_, n, indptr, indices, data): (
+                        String,
+                        usize,
+                        Bound<'py, PyAny>,
+                        Bound<'py, PyAny>,
+                        Bound<'py, PyAny>,
+                    ) = t.extract()?;
+                    Ok(Held::Csc(n, Idx::new(&indptr)?, Idx::new(&indices)?, Flat::new(&data)?))
+                }
+                "matrix" => {
+                    let (_, buf, n, d, s0, s1): (String, Bound<'py, PyAny>, usize, usize, usize, usize) =
+                        t.extract()?;
+                    Ok(Held::Matrix(Flat::new(&buf)?, [n, d, s0, s1]))
+                }
+                other => Err(PyValueError::new_err(format!("unknown feature form '{other}'"))),
+            };
+        }
+        let list = data
+            .cast::<PyList>()
+            .map_err(|_| PyTypeError::new_err("features: a matrix tuple, a CSC tuple or a list of columns"))?;
+        let mut cols = Vec::with_capacity(list.len());
+        for (f, item) in list.iter().enumerate() {
+            let t = item.cast::<PyTuple>().map_err(|_| PyTypeError::new_err("a column is a tuple"))?;
+            if t.len() == 4 {
+                let (_, buf, n, stride): (String, Bound<'py, PyAny>, usize, usize) = t.extract()?;
+                cols.push(HeldColumn::Numeric(Flat::new(&buf)?, n, stride));
+            } else {
+                let (codes, levels): (PyReadonlyArray1<'_, i64>, Vec<String>) = t.extract().map_err(|_| {
+                    PyTypeError::new_err("a column is ('column', buffer, n, stride) or (int64 codes, level names)")
+                })?;
+                let codes = categorical_codes(&codes)?;
+                cols.push(match schema {
+                    Some(s) if f < s.names.len() => {
+                        let codes = s.remap_codes(f, &levels, &codes);
+                        HeldColumn::Categorical(codes, s.levels[f].clone().unwrap_or_default())
+                    }
+                    _ => HeldColumn::Categorical(codes, levels),
+                });
+            }
+        }
+        Ok(Held::Columns(cols))
+    }
+
+    /// Views of the held columns (a CSC matrix's indices are checked with the GIL released).
+    fn views(&self, py: Python<'_>) -> PyResult<Vec<ColumnView<'_>>> {
+        match self {
+            Held::Csc(n, indptr, indices, data) => {
+                let (indptr, indices) = (indptr.indices()?, indices.indices()?);
+                let data = data.view(0, 1, data.len())?;
+                py.detach(|| NumericView::csc_columns(*n, indptr, indices, data))
+                    .map(|cols| cols.into_iter().map(ColumnView::Numeric).collect())
+                    .map_err(py_err)
+            }
+            Held::Matrix(buf, [n, d, s0, s1]) => {
+                (0..*d).map(|j| buf.view(j * s1, *s0, *n).map(ColumnView::Numeric)).collect()
+            }
+            Held::Columns(cols) => cols
+                .iter()
+                .map(|c| match c {
+                    HeldColumn::Numeric(buf, n, stride) => buf.view(0, *stride, *n).map(ColumnView::Numeric),
+                    HeldColumn::Categorical(codes, levels) => {
+                        Ok(ColumnView::Categorical { codes, n_levels: levels.len() })
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// The schema of the held columns under `names`.
+    fn schema(&self, names: Vec<String>) -> Schema {
+        let levels: Vec<Option<Vec<String>>> = match self {
+            Held::Matrix(_, [_, d, _, _]) => vec![None; *d],
+            Held::Csc(_, indptr, ..) => vec![None; indptr.len().saturating_sub(1)],
+            Held::Columns(cols) => cols
+                .iter()
+                .map(|c| match c {
+                    HeldColumn::Categorical(_, levels) => Some(levels.clone()),
+                    HeldColumn::Numeric(..) => None,
+                })
+                .collect(),
+        };
+        let kinds =
+            levels.iter().map(|l| if l.is_some() { FeatureKind::Categorical } else { FeatureKind::Numeric }).collect();
+        Schema { names, kinds, levels }
+    }
+}
+
+/// The number of rows of views (0 when there are none).
+fn n_rows(views: &[ColumnView<'_>]) -> usize {
+    views.first().map_or(0, ColumnView::len)
 }
 
 /// The training target: `("classes", int64 indices, class names)` or
@@ -319,12 +446,14 @@ fn fit(
     let effective = params.sources(&[]).map_err(py_err)?;
     explicit.retain(|path| base.get(path).map(|e| &e.value) != effective.get(path).map(|e| &e.value));
     let sources = params.sources(&explicit).map_err(py_err)?;
-    let data = Dataset::new(
-        features(names, columns)?,
-        Some(target(target_kind, y, classes)?),
-        sample_weight.map(|w| w.as_array().to_vec()),
-    )
-    .map_err(py_err)?;
+    let held = Held::new(columns, None)?;
+    let views = held.views(py)?;
+    if names.len() != views.len() {
+        return Err(PyValueError::new_err(format!("{} feature names for {} columns", names.len(), views.len())));
+    }
+    let schema = held.schema(names);
+    let target = target(target_kind, y, classes)?;
+    let sample_weight = sample_weight.map(|w| w.as_array().to_vec());
     let cancel = Cancel::new();
     let error = ErrorSlot { error: Arc::new(Mutex::new(None)), cancel: cancel.clone() };
     let loss = loss.map(|(f, name, convex, beta)| python_loss(f, name, convex, beta, error.clone())).transpose()?;
@@ -342,7 +471,12 @@ fn fit(
             }
         });
     };
-    let res = interruptible(py, &cancel, || fit_cancellable(&data, &params, loss, &cancel, &mut on_round))?;
+    // Binning reads the caller's buffers with the GIL released; only the bins are kept.
+    let res = interruptible(py, &cancel, || {
+        params.check()?;
+        let data = BinnedData::from_views(schema, &views, target, sample_weight, params.max_bins)?;
+        fit_binned_cancellable(&data, &params, loss, &cancel, &mut on_round)
+    })?;
     if let Some(e) = error.take() {
         return Err(e);
     }
@@ -440,13 +574,6 @@ impl Model {
         serde_json::to_string(&self.inner.params).map_err(|e| PyValueError::new_err(e.to_string()))
     }
 
-    /// Every parameter's effective value and source (default, preset, user) as JSON:
-    /// `{"tree.max_split_candidates": {"value": 2000, "source": "preset"}, ...}`.
-    #[getter]
-    fn param_sources_json(&self) -> PyResult<String> {
-        serde_json::to_string(&self.inner.param_sources).map_err(|e| PyValueError::new_err(e.to_string()))
-    }
-
     /// `binary`, `multiclass` or `multilabel`.
     #[getter]
     fn task(&self) -> &'static str {
@@ -472,7 +599,6 @@ impl Model {
     /// `numeric` or `categorical` per feature.
     #[getter]
     fn feature_kinds(&self) -> Vec<&'static str> {
-        use boostlab::data::FeatureKind;
         self.inner
             .schema
             .kinds
@@ -512,12 +638,21 @@ impl Model {
     fn history<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
         for r in &self.inner.history {
-            out.append(record_dict(py, r)?)?;
+            let d = PyDict::new(py);
+            d.set_item("round", r.round)?;
+            for (k, v) in &r.values {
+                d.set_item(k, v)?;
+            }
+            if let Some(s) = &r.stop_reason {
+                d.set_item("stop_reason", s)?;
+            }
+            out.append(d)?;
         }
         Ok(out)
     }
 
-    /// Scores `n × n_outputs` of the (clipped) model, computed with the GIL released.
+    /// Scores `n × n_outputs` of the (clipped) model, computed with the GIL released from the
+    /// caller's buffers (no float copy).
     fn decision_function<'py>(
         &self,
         py: Python<'py>,
@@ -525,14 +660,17 @@ impl Model {
         columns: &Bound<'py, PyAny>,
         clipped: bool,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let f = checked_features(names, columns)?;
-        let n = f.n_rows();
+        let _ = names; // columns come in the model's order (the Python side checks the names)
+        let held = Held::new(columns, Some(&self.inner.schema))?;
+        let views = held.views(py)?;
+        let (n, k) = (n_rows(&views), self.inner.n_outputs);
         let cancel = Cancel::new();
-        let s = interruptible(py, &cancel, || self.inner.decision_function_cancellable(&f, clipped, &cancel))?
-            .map_err(py_err)?;
-        Array2::from_shape_vec((n, self.inner.n_outputs), s)
-            .map(|a| a.into_pyarray(py))
-            .map_err(|e| PyValueError::new_err(e.to_string()))
+        let s = interruptible(py, &cancel, || {
+            let mut s = vec![0.0; n * k];
+            self.inner.decision_function_views_cancellable(&views, None, clipped, &mut s, &cancel).map(|_| s)
+        })?
+        .map_err(py_err)?;
+        matrix(py, n, k, s)
     }
 
     /// Staged scores `n_trees × n × n_outputs` (stage t = the first t + 1 trees).
@@ -543,12 +681,14 @@ impl Model {
         columns: &Bound<'py, PyAny>,
         clipped: bool,
     ) -> PyResult<Bound<'py, PyArray3<f64>>> {
-        let f = checked_features(names, columns)?;
-        let (n, k, t) = (f.n_rows(), self.inner.n_outputs, self.inner.n_trees());
+        let _ = names;
+        let held = Held::new(columns, Some(&self.inner.schema))?;
+        let views = held.views(py)?;
+        let (n, k, t) = (n_rows(&views), self.inner.n_outputs, self.inner.n_trees());
         let all = py
             .detach(|| {
-                let mut all = Vec::with_capacity(t * n * k);
-                self.inner.for_each_stage(&f, clipped, |_, s| all.extend_from_slice(s)).map(|_| all)
+                let mut all = vec![0.0; t * n * k];
+                self.inner.staged_views_into(&views, clipped, &mut all).map(|_| all)
             })
             .map_err(py_err)?;
         Array3::from_shape_vec((t, n, k), all)

@@ -55,6 +55,6 @@ pub use boost::driver::{
     fit, fit_binned, fit_binned_cancellable, fit_cancellable, fit_with, Algorithm, BoostParams, RoundRecord,
 };
 pub use cancel::Cancel;
-pub use data::{BinnedData, ColumnView, Dataset, Features, NumericView, Target};
+pub use data::{BinnedData, ColumnView, Dataset, Features, Indices, NumericView, Target};
 pub use error::{Error, Result};
 pub use model::Ensemble;

@@ -410,11 +410,13 @@ impl Ensemble {
                 return Err(Error::InvalidData(format!("feature '{}' has {} rows, expected {n}", s.names[f], c.len())));
             }
             if c.kind() != *kind {
+                // The message of `Ensemble::align`.
+                let word = |k: FeatureKind| if k == FeatureKind::Numeric { "numeric" } else { "categorical" };
                 return Err(Error::InvalidData(format!(
-                    "feature '{}' is {:?} in the data but {:?} in the model",
+                    "feature '{}' is {} in the data but {} in the model",
                     s.names[f],
-                    c.kind(),
-                    kind
+                    word(c.kind()),
+                    word(*kind)
                 )));
             }
         }
@@ -435,6 +437,30 @@ impl Ensemble {
         clipped: bool,
         out: &mut [f64],
     ) -> Result<()> {
+        self.views_into(columns, n_rounds, clipped, out, None)
+    }
+
+    /// [`Ensemble::decision_function_views_into`] that stops with [`Error::Cancelled`] once
+    /// `cancel` is set (checked between row blocks).
+    pub fn decision_function_views_cancellable(
+        &self,
+        columns: &[ColumnView<'_>],
+        n_rounds: Option<usize>,
+        clipped: bool,
+        out: &mut [f64],
+        cancel: &Cancel,
+    ) -> Result<()> {
+        self.views_into(columns, n_rounds, clipped, out, Some(cancel))
+    }
+
+    fn views_into(
+        &self,
+        columns: &[ColumnView<'_>],
+        n_rounds: Option<usize>,
+        clipped: bool,
+        out: &mut [f64],
+        cancel: Option<&Cancel>,
+    ) -> Result<()> {
         let n = self.check_views(columns)?;
         let k = self.n_outputs;
         if out.len() != n * k {
@@ -448,6 +474,7 @@ impl Ensemble {
         let trees = self.compile(t_max, &self.schema.kinds)?;
         let clip = if clipped { self.clip } else { None };
         let block = |scratch: &mut Vec<Column>, (b, o): (usize, &mut [f64])| -> Result<()> {
+            crate::cancel::check(cancel)?;
             let r0 = b * PREDICT_BLOCK;
             self.gather_block(columns, r0, o.len() / k, scratch)?;
             let num_cols = numeric_slices(scratch);

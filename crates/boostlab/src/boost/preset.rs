@@ -125,6 +125,18 @@ fn set_path(obj: &mut Map<String, Value>, path: &str, v: Value) {
     }
 }
 
+/// A parameter parse error. A field's own parser reports `invalid parameter `NAME`: expected E,
+/// got G` through serde; that message is given back as it is (not wrapped in a second "invalid
+/// parameter `parameters`"), so the user reads which parameter is wrong (issue 14).
+fn param_error(e: serde_json::Error) -> Error {
+    let msg = e.to_string();
+    if msg.starts_with("invalid parameter `") {
+        Error::Failed(msg)
+    } else {
+        Error::param("parameters", "valid parameters", msg)
+    }
+}
+
 fn to_value(p: &BoostParams) -> Result<Value> {
     serde_json::to_value(p).map_err(|e| Error::InvalidData(format!("parameters do not serialise: {e}")))
 }
@@ -200,8 +212,7 @@ impl BoostParams {
                 }
             }
         }
-        let params: BoostParams = serde_json::from_value(Value::Object(obj))
-            .map_err(|e| Error::param("parameters", "valid parameters", e))?;
+        let params: BoostParams = serde_json::from_value(Value::Object(obj)).map_err(param_error)?;
         Ok((params, explicit))
     }
 

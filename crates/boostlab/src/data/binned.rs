@@ -121,7 +121,7 @@ mod tests {
     use super::*;
     use crate::boost::driver::{fit_binned, fit_with};
     use crate::data::{
-        bin_sample_rows, Column, FeatureSummary, Features, NumericSummary, NumericView, BIN_SAMPLE_ROWS,
+        bin_sample_rows, Column, FeatureSummary, Features, Indices, NumericSummary, NumericView, BIN_SAMPLE_ROWS,
     };
     use crate::{Algorithm, BoostParams};
 
@@ -269,5 +269,136 @@ mod tests {
             let streamed = BinMapper::from_summaries(&names5, summaries, max_bins).unwrap();
             assert_eq!(streamed, fitted, "n = {n}, max_bins = {max_bins}, weighted = {weighted}");
         }
+    }
+
+    /// A sparse version of `matrix` (column-major `f64` columns, 80 % of the non-missing values set
+    /// to 0) and its CSC arrays: every value whose bits are not +0.0 is stored (NaN and −0.0
+    /// included), and every 5th +0.0 too, as an explicit zero.
+    #[allow(clippy::type_complexity)]
+    fn sparse_matrix(n: usize, d: usize, seed: u64) -> (Vec<Vec<f64>>, Vec<i64>, Vec<i64>, Vec<f64>) {
+        let (x, _) = matrix(n, d, seed);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed + 100);
+        let mut cols = vec![vec![0.0; n]; d];
+        let (mut indptr, mut indices, mut data) = (vec![0i64], Vec::new(), Vec::new());
+        for (f, col) in cols.iter_mut().enumerate() {
+            for (r, c) in col.iter_mut().enumerate() {
+                let v = f64::from(x[r * d + f]);
+                *c = if v.is_nan() || rng.gen_bool(0.2) { v } else { 0.0 };
+                if r % 977 == 3 {
+                    *c = -0.0;
+                }
+                if c.to_bits() != 0 || r % 5 == 0 {
+                    indices.push(r as i64);
+                    data.push(*c);
+                }
+            }
+            indptr.push(indices.len() as i64);
+        }
+        (cols, indptr, indices, data)
+    }
+
+    #[test]
+    fn issue_12_sparse_columns_bin_and_fit_exactly_as_dense_ones() {
+        // Unsampled and sampled (more than BIN_SAMPLE_ROWS rows), weighted and not; indices as
+        // i32 and i64, values as f32 and f64: the same mapper, bins and (small n) model.
+        for (n, weighted, fit) in [(3000, true, true), (3000, false, true), (BIN_SAMPLE_ROWS + 30_000, false, false)] {
+            let d = 4;
+            let (cols, indptr, indices, data) = sparse_matrix(n, d, 7);
+            let names: Vec<String> = (0..d).map(|f| format!("f{f}")).collect();
+            let dense: Vec<ColumnView<'_>> = cols.iter().map(|c| ColumnView::Numeric(NumericView::f64(c))).collect();
+            let w: Vec<f64> = (0..n).map(|i| if i % 7 == 0 { 0.0 } else { 1.0 + (i % 3) as f64 }).collect();
+            let w = weighted.then_some(&w[..]);
+            let mapper = BinMapper::fit_views(&names, &dense, 255, w).unwrap();
+            let mut bins = mapper.new_matrix(n);
+            mapper.bin_into(&names, &dense, 0, &mut bins).unwrap();
+            let (p32, i32s): (Vec<i32>, Vec<i32>) =
+                (indptr.iter().map(|&p| p as i32).collect(), indices.iter().map(|&i| i as i32).collect());
+            let d32: Vec<f32> = data.iter().map(|&v| v as f32).collect();
+            let variants = [
+                (Indices::I64(&indptr), Indices::I64(&indices), NumericView::f64(&data)),
+                (Indices::I32(&p32), Indices::I32(&i32s), NumericView::f32(&d32)),
+                (Indices::I32(&p32), Indices::I32(&i32s), NumericView::f64(&data)),
+                (Indices::I64(&indptr), Indices::I64(&indices), NumericView::f32(&d32)),
+            ];
+            for (k, (ip, ix, vals)) in variants.into_iter().enumerate() {
+                let sparse: Vec<ColumnView<'_>> =
+                    NumericView::csc_columns(n, ip, ix, vals).unwrap().into_iter().map(ColumnView::Numeric).collect();
+                // The values the binner sees: the dense ones, bit for bit.
+                for (c, v) in cols.iter().zip(&sparse) {
+                    let ColumnView::Numeric(v) = v else { unreachable!() };
+                    let mut seen = vec![1.0; n];
+                    v.copy_into(&mut seen);
+                    assert!(seen.iter().zip(c).all(|(a, b)| a.to_bits() == b.to_bits()), "variant {k}");
+                    for i in [0, 1, 3, 5, n / 2, n - 1] {
+                        assert_eq!(v.get(i).to_bits(), c[i].to_bits());
+                    }
+                    let picked = [0, 2, 3, 977, 978, n / 3, n - 2];
+                    let mut got = Vec::new();
+                    v.rows(0, n).for_rows(&picked, |r, x| got.push((r, x.to_bits())));
+                    assert_eq!(got, picked.iter().map(|&r| (r, c[r].to_bits())).collect::<Vec<_>>());
+                    let window = v.rows(977, 977 + 2000);
+                    assert!(window.iter().zip(&c[977..]).all(|(a, b)| a.to_bits() == b.to_bits()));
+                }
+                let m = BinMapper::fit_views(&names, &sparse, 255, w).unwrap();
+                assert_eq!(m, mapper, "n = {n}, variant {k}");
+                let mut sb = m.new_matrix(n);
+                for r0 in (0..n).step_by(4096) {
+                    let chunk: Vec<ColumnView<'_>> = sparse.iter().map(|v| v.rows(r0, r0 + 4096)).collect();
+                    m.bin_into(&names, &chunk, r0, &mut sb).unwrap();
+                }
+                assert_eq!(sb, bins, "n = {n}, variant {k}");
+                if !fit {
+                    continue;
+                }
+                let y: Vec<u32> = (0..n).map(|r| u32::from(cols[0][r] + cols[1][r] > 0.5 || r % 11 == 0)).collect();
+                let target = Target::Classes { y, classes: vec!["0".into(), "1".into()] };
+                let schema = Schema::from_features(&Features {
+                    names: names.clone(),
+                    columns: cols.iter().map(|c| Column::Numeric(c.clone())).collect(),
+                });
+                let mut params =
+                    BoostParams { algorithm: Algorithm::RealAdaBoost, n_estimators: 10, ..Default::default() };
+                params.tree.max_leaves = 8;
+                let wv = w.map(<[f64]>::to_vec);
+                let model = |views: &[ColumnView<'_>]| {
+                    let b = BinnedData::from_views(schema.clone(), views, target.clone(), wv.clone(), 255).unwrap();
+                    fit_binned(&b, &params, &mut |_| {}).unwrap()
+                };
+                let (md, ms) = (model(&dense), model(&sparse));
+                assert_eq!(ms.to_json().unwrap(), md.to_json().unwrap(), "variant {k}");
+                let (mut a, mut b) = (vec![0.0; n], vec![0.0; n]);
+                md.decision_function_views_into(&dense, None, true, &mut a).unwrap();
+                ms.decision_function_views_into(&sparse, None, true, &mut b).unwrap();
+                assert_eq!(a, b);
+                let t = md.n_trees();
+                let (mut a, mut b) = (vec![0.0; t * n], vec![0.0; t * n]);
+                md.staged_views_into(&dense, false, &mut a).unwrap();
+                ms.staged_views_into(&sparse, false, &mut b).unwrap();
+                assert_eq!(a, b);
+            }
+        }
+    }
+
+    #[test]
+    fn issue_12_malformed_csc_is_an_error_naming_the_problem() {
+        let vals = [1.0, 2.0, 3.0];
+        let err = |ip: &[i64], ix: &[i64], n: usize| {
+            NumericView::csc_columns(n, Indices::I64(ip), Indices::I64(ix), NumericView::f64(&vals))
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(err(&[0, 2, 3], &[1, 0, 2], 4).contains("column 0: row index 0 after 1"));
+        assert!(err(&[0, 2, 3], &[0, 1, 4], 4).contains("column 1: row index 4"));
+        assert!(err(&[0, 2, 4], &[0, 1, 2], 4).contains("column 1 spans 2..4 of 3 stored values"));
+        assert!(err(&[0, 2, 1], &[0, 1, 2], 4).contains("column 1 spans 2..1"));
+        assert!(err(&[], &[], 4).contains("indptr is empty"));
+        let strided = NumericView::strided_f64(&vals, 2, 2).unwrap();
+        let e = NumericView::csc_columns(4, Indices::I64(&[0, 2]), Indices::I64(&[0, 1]), strided).unwrap_err();
+        assert!(e.to_string().contains("contiguous"), "{e}");
+        // Empty columns and an all-zero matrix are fine.
+        let ok =
+            NumericView::csc_columns(3, Indices::I32(&[0, 0, 0]), Indices::I32(&[]), NumericView::f64(&[])).unwrap();
+        assert_eq!(ok.len(), 2);
+        assert_eq!(ok[1].iter().collect::<Vec<_>>(), vec![0.0; 3]);
     }
 }

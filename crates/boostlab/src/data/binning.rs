@@ -516,7 +516,13 @@ fn numeric_bins(v: NumericView<'_>, max_bins: usize, w: Option<&[f64]>, sample: 
     }
     // The sampled rows (all of positive weight, once per sampled unit of weight: each with
     // weight 1), their missing values skipped.
-    let cuts = cuts_of_values(rows.iter().map(|&r| v.get(r)).filter(|x| !x.is_nan()).collect(), max_bins);
+    let mut xs = Vec::with_capacity(rows.len());
+    v.for_rows(rows, |_, x| {
+        if !x.is_nan() {
+            xs.push(x);
+        }
+    });
+    let cuts = cuts_of_values(xs, max_bins);
     match cuts {
         Cuts::Quantiles(t) => t,
         Cuts::Distinct(seen) => {

@@ -25,7 +25,7 @@ pub use blocks::{Block, BlockLabels, CsvBlocks};
 pub use csv_reader::{csv_header, read_csv, read_csv_from, CsvOptions, LabelSelector};
 pub use csv_stream::{read_csv_binned, BinnedTable, ProgressFn, ReadProgress, StreamOptions, DEFAULT_CHUNK_BYTES};
 pub use libsvm::{dense_cell_budget, read_libsvm, read_libsvm_from, LibsvmOptions, MAX_LIBSVM_INDEX};
-pub use view::{ColumnView, NumericView};
+pub use view::{ColumnView, Indices, NumericView};
 
 use serde::{Deserialize, Serialize};
 

@@ -1,7 +1,8 @@
 //! Column views: the caller's buffers, read in place (issue 12).
 //!
 //! The one input seam of the library: every source — numpy arrays (f32 or f64, any order, any
-//! stride), DataFrame columns, Arrow arrays, chunks of a streamed file — is presented as a list of
+//! stride), scipy CSC matrices ([`NumericView::csc_columns`]: the stored entries, never a dense
+//! copy), DataFrame columns, Arrow arrays, chunks of a streamed file — is presented as a list of
 //! [`ColumnView`]s, and binning ([`super::BinMapper::fit_views`], [`super::BinMapper::bin_into`])
 //! and prediction ([`crate::Ensemble::decision_function_views_into`]) read the views directly.
 //! No float copy of the data is ever made: an `f32` value is widened to `f64` exactly when it is
@@ -9,16 +10,155 @@
 
 use crate::error::{Error, Result};
 
-/// The element type and buffer of a [`NumericView`].
+/// A contiguous `f32` or `f64` buffer.
 #[derive(Debug, Clone, Copy)]
-enum Values<'a> {
+enum Dense<'a> {
     F32(&'a [f32]),
     F64(&'a [f64]),
 }
 
-/// A numeric column read in place: `len` values at `data[i * stride]` (`f32` or `f64`; `NaN` is a
-/// missing value). A column of a C-ordered `n × d` matrix is the view at offset `j` with stride
-/// `d`; of a Fortran-ordered one, a contiguous slice.
+impl<'a> Dense<'a> {
+    fn len(&self) -> usize {
+        match self {
+            Dense::F32(v) => v.len(),
+            Dense::F64(v) => v.len(),
+        }
+    }
+
+    /// Element `p` as `f64` (exact for `f32`).
+    #[inline]
+    fn at(&self, p: usize) -> f64 {
+        match self {
+            Dense::F32(v) => f64::from(v[p]),
+            Dense::F64(v) => v[p],
+        }
+    }
+
+    /// Elements `lo..hi`.
+    fn slice(&self, lo: usize, hi: usize) -> Dense<'a> {
+        match *self {
+            Dense::F32(v) => Dense::F32(&v[lo..hi]),
+            Dense::F64(v) => Dense::F64(&v[lo..hi]),
+        }
+    }
+}
+
+/// The row indices of a sparse matrix (scipy's `indices` and `indptr`), `i32` or `i64`, read in
+/// place.
+#[derive(Debug, Clone, Copy)]
+pub enum Indices<'a> {
+    /// 32-bit indices.
+    I32(&'a [i32]),
+    /// 64-bit indices.
+    I64(&'a [i64]),
+}
+
+impl<'a> Indices<'a> {
+    /// Number of indices.
+    pub fn len(&self) -> usize {
+        match self {
+            Indices::I32(v) => v.len(),
+            Indices::I64(v) => v.len(),
+        }
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Index `p` (widened; may be negative in unchecked input).
+    #[inline]
+    fn at(&self, p: usize) -> i64 {
+        match self {
+            Indices::I32(v) => i64::from(v[p]),
+            Indices::I64(v) => v[p],
+        }
+    }
+
+    /// Index `p` of checked input (see [`NumericView::csc_columns`]): a row number.
+    #[inline]
+    fn row(&self, p: usize) -> usize {
+        self.at(p) as usize
+    }
+
+    fn slice(&self, lo: usize, hi: usize) -> Indices<'a> {
+        match *self {
+            Indices::I32(v) => Indices::I32(&v[lo..hi]),
+            Indices::I64(v) => Indices::I64(&v[lo..hi]),
+        }
+    }
+
+    /// The first position `p` with `row(p) ≥ r` (the indices increase).
+    fn lower_bound(&self, r: usize) -> usize {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.row(mid) < r {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+}
+
+/// One column of a CSC matrix, read in place: the stored `(row, value)` pairs of the view's rows
+/// `first_row .. first_row + len` (rows strictly increasing). A row not stored holds 0.0; a stored
+/// NaN is missing.
+#[derive(Debug, Clone, Copy)]
+struct Sparse<'a> {
+    rows: Indices<'a>,
+    values: Dense<'a>,
+    /// The column row that is row 0 of the view.
+    first_row: usize,
+}
+
+impl Sparse<'_> {
+    /// Value of view row `i`: the stored value, or 0.0.
+    #[inline]
+    fn get(&self, i: usize) -> f64 {
+        let r = self.first_row + i;
+        let p = self.rows.lower_bound(r);
+        if p < self.rows.len() && self.rows.row(p) == r {
+            self.values.at(p)
+        } else {
+            0.0
+        }
+    }
+
+    /// Calls `f(i, x)` for view rows `0..len` in order, 0.0 for the rows not stored. The one place
+    /// where a sparse column becomes the values the binner and the predictor see.
+    #[inline]
+    fn for_each(&self, len: usize, mut f: impl FnMut(usize, f64)) {
+        let mut next = 0;
+        for p in 0..self.rows.len() {
+            let i = self.rows.row(p) - self.first_row;
+            for z in next..i {
+                f(z, 0.0);
+            }
+            f(i, self.values.at(p));
+            next = i + 1;
+        }
+        for z in next..len {
+            f(z, 0.0);
+        }
+    }
+}
+
+/// The buffer of a [`NumericView`].
+#[derive(Debug, Clone, Copy)]
+enum Values<'a> {
+    /// `len` values at `[i * stride]`.
+    Strided(Dense<'a>),
+    /// A sparse column (the stride is unused).
+    Sparse(Sparse<'a>),
+}
+
+/// A numeric column read in place (`NaN` is a missing value): `len` values at `data[i * stride]`
+/// (`f32` or `f64`), or one column of a CSC matrix. A column of a C-ordered `n × d` matrix is the
+/// view at offset `j` with stride `d`; of a Fortran-ordered one, a contiguous slice.
 #[derive(Debug, Clone, Copy)]
 pub struct NumericView<'a> {
     values: Values<'a>,
@@ -41,25 +181,69 @@ fn check_span(buf: usize, stride: usize, len: usize) -> Result<()> {
 impl<'a> NumericView<'a> {
     /// A contiguous `f64` column.
     pub fn f64(data: &'a [f64]) -> NumericView<'a> {
-        NumericView { values: Values::F64(data), stride: 1, len: data.len() }
+        NumericView { values: Values::Strided(Dense::F64(data)), stride: 1, len: data.len() }
     }
 
     /// A contiguous `f32` column.
     pub fn f32(data: &'a [f32]) -> NumericView<'a> {
-        NumericView { values: Values::F32(data), stride: 1, len: data.len() }
+        NumericView { values: Values::Strided(Dense::F32(data)), stride: 1, len: data.len() }
     }
 
     /// `len` `f64` values at `data[0], data[stride], ...`; an error when they do not fit in `data`.
     /// A stride of 0 repeats `data[0]`.
     pub fn strided_f64(data: &'a [f64], stride: usize, len: usize) -> Result<NumericView<'a>> {
         check_span(data.len(), stride, len)?;
-        Ok(NumericView { values: Values::F64(data), stride, len })
+        Ok(NumericView { values: Values::Strided(Dense::F64(data)), stride, len })
     }
 
     /// `len` `f32` values at `data[0], data[stride], ...`; an error when they do not fit in `data`.
     pub fn strided_f32(data: &'a [f32], stride: usize, len: usize) -> Result<NumericView<'a>> {
         check_span(data.len(), stride, len)?;
-        Ok(NumericView { values: Values::F32(data), stride, len })
+        Ok(NumericView { values: Values::Strided(Dense::F32(data)), stride, len })
+    }
+
+    /// The columns of an `n_rows`-row CSC matrix (scipy's `indptr`, `indices`, `data`; `data` a
+    /// contiguous view), read in place: column `j` holds `data[p]` at row `indices[p]` for `p` in
+    /// `indptr[j] .. indptr[j + 1]`, and 0.0 at the rows not stored. The format must be canonical
+    /// (row indices strictly increasing within a column, as after scipy's `sum_duplicates`);
+    /// anything else is an error naming the problem. One pass over the indices.
+    pub fn csc_columns(
+        n_rows: usize,
+        indptr: Indices<'a>,
+        indices: Indices<'a>,
+        data: NumericView<'a>,
+    ) -> Result<Vec<NumericView<'a>>> {
+        let bad = |what: String| Err(Error::InvalidData(format!("malformed CSC matrix: {what}")));
+        let values = match data.values {
+            Values::Strided(d) if data.stride == 1 && d.len() == data.len => d,
+            _ => return bad("its values must be a contiguous buffer".into()),
+        };
+        if indptr.is_empty() {
+            return bad("indptr is empty".into());
+        }
+        let nnz = indices.len().min(values.len());
+        let mut out = Vec::with_capacity(indptr.len() - 1);
+        for j in 0..indptr.len() - 1 {
+            let (lo, hi) = (indptr.at(j), indptr.at(j + 1));
+            if lo < 0 || lo > hi || hi as u64 > nnz as u64 {
+                return bad(format!("column {j} spans {lo}..{hi} of {nnz} stored values"));
+            }
+            let (lo, hi) = (lo as usize, hi as usize);
+            let mut prev = -1i64;
+            for p in lo..hi {
+                let r = indices.at(p);
+                if r <= prev || r as u64 >= n_rows as u64 {
+                    return bad(format!(
+                        "column {j}: row index {r} after {prev} (indices must increase within 0..{n_rows}; \
+                         call sum_duplicates)"
+                    ));
+                }
+                prev = r;
+            }
+            let col = Sparse { rows: indices.slice(lo, hi), values: values.slice(lo, hi), first_row: 0 };
+            out.push(NumericView { values: Values::Sparse(col), stride: 0, len: n_rows });
+        }
+        Ok(out)
     }
 
     /// Number of values.
@@ -72,17 +256,21 @@ impl<'a> NumericView<'a> {
         self.len == 0
     }
 
-    /// True for an `f32` buffer.
+    /// True for `f32` values.
     pub fn is_f32(&self) -> bool {
-        matches!(self.values, Values::F32(_))
+        matches!(self.values, Values::Strided(Dense::F32(_)) | Values::Sparse(Sparse { values: Dense::F32(_), .. }))
     }
 
-    /// Value `i` as `f64` (exact for `f32`). Panics when `i ≥ len` (an index the library controls).
+    /// Value `i` as `f64` (exact for `f32`; a binary search in a sparse column). Panics when
+    /// `i ≥ len` (an index the library controls).
     #[inline]
     pub fn get(&self, i: usize) -> f64 {
         match self.values {
-            Values::F32(v) => f64::from(v[i * self.stride]),
-            Values::F64(v) => v[i * self.stride],
+            Values::Strided(v) => v.at(i * self.stride),
+            Values::Sparse(s) => {
+                assert!(i < self.len, "row {i} of a sparse column of {} rows", self.len);
+                s.get(i)
+            }
         }
     }
 
@@ -91,13 +279,17 @@ impl<'a> NumericView<'a> {
         let end = end.min(self.len);
         let start = start.min(end);
         let len = end - start;
-        if len == 0 {
-            return NumericView { values: self.values, stride: self.stride, len: 0 };
-        }
-        let at = start * self.stride;
         let values = match self.values {
-            Values::F32(v) => Values::F32(&v[at..]),
-            Values::F64(v) => Values::F64(&v[at..]),
+            Values::Strided(_) if len == 0 => self.values,
+            Values::Strided(v) => {
+                let at = start * self.stride;
+                Values::Strided(v.slice(at, v.len()))
+            }
+            Values::Sparse(s) => {
+                let (r0, r1) = (s.first_row + start, s.first_row + end);
+                let (lo, hi) = (s.rows.lower_bound(r0), s.rows.lower_bound(r1));
+                Values::Sparse(Sparse { rows: s.rows.slice(lo, hi), values: s.values.slice(lo, hi), first_row: r0 })
+            }
         };
         NumericView { values, stride: self.stride, len }
     }
@@ -111,12 +303,13 @@ impl<'a> NumericView<'a> {
         }
         let span = (self.len - 1) * self.stride + 1;
         match self.values {
-            Values::F32(v) => {
+            Values::Sparse(s) => return s.for_each(self.len, f),
+            Values::Strided(Dense::F32(v)) => {
                 for (i, &x) in v[..span].iter().step_by(self.stride.max(1)).take(self.len).enumerate() {
                     f(i, f64::from(x));
                 }
             }
-            Values::F64(v) => {
+            Values::Strided(Dense::F64(v)) => {
                 for (i, &x) in v[..span].iter().step_by(self.stride.max(1)).take(self.len).enumerate() {
                     f(i, x);
                 }
@@ -128,6 +321,26 @@ impl<'a> NumericView<'a> {
             for i in 1..self.len {
                 f(i, x);
             }
+        }
+    }
+
+    /// Calls `f(r, x)` for each of the non-decreasing row indices `rows` (each `< len`; a row may be
+    /// listed more than once, as in a frequency-weighted sample) with its value:
+    /// direct reads from a strided view, one merged walk over a sparse column's stored rows.
+    pub fn for_rows(&self, rows: &[usize], mut f: impl FnMut(usize, f64)) {
+        match self.values {
+            Values::Sparse(s) => {
+                let mut p = 0;
+                for &r in rows {
+                    let abs = s.first_row + r;
+                    while p < s.rows.len() && s.rows.row(p) < abs {
+                        p += 1;
+                    }
+                    let stored = p < s.rows.len() && s.rows.row(p) == abs;
+                    f(r, if stored { s.values.at(p) } else { 0.0 });
+                }
+            }
+            Values::Strided(_) => rows.iter().for_each(|&r| f(r, self.get(r))),
         }
     }
 

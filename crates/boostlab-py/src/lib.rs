@@ -574,6 +574,13 @@ impl Model {
         serde_json::to_string(&self.inner.params).map_err(|e| PyValueError::new_err(e.to_string()))
     }
 
+    /// Every parameter's effective value and source (default, preset, user) as JSON:
+    /// `{"tree.max_split_candidates": {"value": 2000, "source": "preset"}, ...}`.
+    #[getter]
+    fn param_sources_json(&self) -> PyResult<String> {
+        serde_json::to_string(&self.inner.param_sources).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
     /// `binary`, `multiclass` or `multilabel`.
     #[getter]
     fn task(&self) -> &'static str {
@@ -638,15 +645,7 @@ impl Model {
     fn history<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
         for r in &self.inner.history {
-            let d = PyDict::new(py);
-            d.set_item("round", r.round)?;
-            for (k, v) in &r.values {
-                d.set_item(k, v)?;
-            }
-            if let Some(s) = &r.stop_reason {
-                d.set_item("stop_reason", s)?;
-            }
-            out.append(d)?;
+            out.append(record_dict(py, r)?)?;
         }
         Ok(out)
     }

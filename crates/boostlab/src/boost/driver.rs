@@ -332,6 +332,15 @@ fn bin_dataset(data: &Dataset, params: &BoostParams) -> Result<BinnedData> {
     BinnedData::from_dataset(data, params.max_bins)
 }
 
+/// A user-defined loss is a SecBoost feature: any other algorithm is refused.
+fn custom_loss_needs_secboost(params: &BoostParams) -> Result<()> {
+    if params.algorithm == Algorithm::SecBoost {
+        Ok(())
+    } else {
+        Err(Error::param("algorithm", "secboost (a custom loss is a SecBoost feature)", params.algorithm.name()))
+    }
+}
+
 /// Trains SecBoost with a user-defined loss (a Rust closure, or a Python callable through the
 /// bindings); `params.algorithm` must be `secboost`.
 pub fn fit_with_loss(
@@ -340,13 +349,7 @@ pub fn fit_with_loss(
     loss: Loss,
     on_round: &mut dyn FnMut(&RoundRecord),
 ) -> Result<Ensemble> {
-    if params.algorithm != Algorithm::SecBoost {
-        return Err(Error::param(
-            "algorithm",
-            "secboost (a custom loss is a SecBoost feature)",
-            params.algorithm.name(),
-        ));
-    }
+    custom_loss_needs_secboost(params)?;
     fit_full(&bin_dataset(data, params)?, params, Some(loss), on_round)
 }
 
@@ -357,13 +360,7 @@ pub fn fit_binned_with_loss(
     loss: Loss,
     on_round: &mut dyn FnMut(&RoundRecord),
 ) -> Result<Ensemble> {
-    if params.algorithm != Algorithm::SecBoost {
-        return Err(Error::param(
-            "algorithm",
-            "secboost (a custom loss is a SecBoost feature)",
-            params.algorithm.name(),
-        ));
-    }
+    custom_loss_needs_secboost(params)?;
     fit_full(data, params, Some(loss), on_round)
 }
 
@@ -377,12 +374,8 @@ pub fn fit_cancellable(
     cancel: &Cancel,
     on_round: &mut dyn FnMut(&RoundRecord),
 ) -> Result<Ensemble> {
-    if loss.is_some() && params.algorithm != Algorithm::SecBoost {
-        return Err(Error::param(
-            "algorithm",
-            "secboost (a custom loss is a SecBoost feature)",
-            params.algorithm.name(),
-        ));
+    if loss.is_some() {
+        custom_loss_needs_secboost(params)?;
     }
     fit_cancel(&bin_dataset(data, params)?, params, loss, Some(cancel), on_round)
 }
@@ -395,12 +388,8 @@ pub fn fit_binned_cancellable(
     cancel: &Cancel,
     on_round: &mut dyn FnMut(&RoundRecord),
 ) -> Result<Ensemble> {
-    if loss.is_some() && params.algorithm != Algorithm::SecBoost {
-        return Err(Error::param(
-            "algorithm",
-            "secboost (a custom loss is a SecBoost feature)",
-            params.algorithm.name(),
-        ));
+    if loss.is_some() {
+        custom_loss_needs_secboost(params)?;
     }
     fit_cancel(data, params, loss, Some(cancel), on_round)
 }

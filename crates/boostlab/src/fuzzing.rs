@@ -16,8 +16,8 @@ use crate::boost::multiclass::{CodeSpec, Decode, MultiOutput};
 use crate::boost::secboost::OffsetOracle;
 use crate::boost::tadaboost::{LearnerWeights, OverflowPolicy};
 use crate::data::{
-    read_csv_from, read_libsvm_from, Column, CsvOptions, Dataset, FeatureKind, Features, LabelSelector, LibsvmOptions,
-    Target, MISSING_CODE,
+    read_csv_binned, read_csv_from, read_libsvm_from, BinMapper, Column, CsvOptions, Dataset, FeatureKind, Features,
+    LabelSelector, LibsvmOptions, Target, MISSING_CODE,
 };
 use crate::eval::experiment::ExperimentSpec;
 use crate::eval::folds::parse_fold_ids;
@@ -26,12 +26,14 @@ use crate::model::Ensemble;
 use crate::tree::{Criterion, GrowOrder, PureLeaves, SplitTies, TemperedLink};
 
 /// The fuzz targets, by name (the names of `fuzz/fuzz_targets/*.rs` and `fuzz/corpus/*`).
-pub const TARGETS: [&str; 6] = ["csv", "libsvm", "model_json", "spec_toml", "fold_file", "train_roundtrip"];
+pub const TARGETS: [&str; 7] =
+    ["csv", "csv_stream", "libsvm", "model_json", "spec_toml", "fold_file", "train_roundtrip"];
 
 /// Runs the harness of target `name` on `data`; false for an unknown name.
 pub fn run(name: &str, data: &[u8]) -> bool {
     match name {
         "csv" => csv(data),
+        "csv_stream" => csv_stream(data),
         "libsvm" => libsvm(data),
         "model_json" => model_json(data),
         "spec_toml" => spec_toml(data),
@@ -79,6 +81,68 @@ pub fn csv(data: &[u8]) {
     };
     if let Ok(d) = read_csv_from(text, "fuzz.csv", &opts) {
         check_dataset(&d);
+    }
+}
+
+/// The streamed CSV reader (issue 12), differentially: the first byte picks the options (label,
+/// weights, row limit, positive class, bins, tiny chunks so that rows straddle chunk cuts). The
+/// bytes are read both by [`read_csv_binned`] (from a temporary file) and by [`read_csv_from`]
+/// followed by [`BinMapper::fit`] and `transform`; both must fail, or both succeed with the same
+/// names, target, weights, bin boundaries and bins.
+pub fn csv_stream(data: &[u8]) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let (opt, text) = data.split_first().unwrap_or((&0, &[]));
+    let label = match opt % 3 {
+        0 => LabelSelector::Last,
+        1 => LabelSelector::Name("y".into()),
+        _ => LabelSelector::Prefix("l".into()),
+    };
+    let weight = (opt & 4 != 0).then(|| "w".to_string());
+    let max_rows = (opt & 8 != 0).then_some(5);
+    let positive = (opt & 16 != 0).then(|| "1".to_string());
+    let max_bins = if opt & 32 != 0 { 3 } else { 255 };
+    let chunk_bytes = if opt & 64 != 0 { 1 + 7 * usize::from(opt >> 7) } else { crate::data::DEFAULT_CHUNK_BYTES };
+    let path = std::env::temp_dir().join(format!(
+        "boostlab-fuzz-{}-{}.csv",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    if std::fs::write(&path, text).is_err() {
+        return;
+    }
+    let sopts = crate::data::StreamOptions {
+        label: label.clone(),
+        positive: positive.clone(),
+        weight: weight.clone(),
+        max_rows,
+        max_bins,
+        chunk_bytes,
+        ..Default::default()
+    };
+    let streamed = read_csv_binned(&path, &sopts);
+    let _ = std::fs::remove_file(&path);
+    let opts = CsvOptions { label, weight, max_rows, label_optional: false, positive, kinds: None };
+    let whole = read_csv_from(text, "fuzz.csv", &opts).and_then(|d| {
+        d.target()?;
+        let m = BinMapper::fit(&d.features, max_bins, d.sample_weight.as_deref())?;
+        let b = m.transform(&d.features)?;
+        Ok((d, m, b))
+    });
+    match (streamed, whole) {
+        (Ok(s), Ok((d, m, b))) => {
+            assert_eq!(s.names, d.features.names, "names");
+            assert_eq!(Some(&s.target), d.target.as_ref(), "target");
+            assert_eq!(s.sample_weight, d.sample_weight, "weights");
+            assert_eq!(s.mapper, m, "bin boundaries");
+            assert_eq!(s.bins, b, "bins");
+        }
+        (Err(_), Err(_)) => {}
+        (s, w) => panic!(
+            "the streamed and whole-file readers disagree: streamed {:?}, whole {:?}",
+            s.err().map(|e| e.to_string()),
+            w.err().map(|e| e.to_string())
+        ),
     }
 }
 

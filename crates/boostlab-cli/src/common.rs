@@ -413,6 +413,42 @@ pub struct BoostArgs {
     /// AdaBoost.MH on single-label data: start from D_1(i, y_i) = 1/(2m).
     #[arg(long)]
     pub single_label_start: bool,
+    /// Shrinkage ν in (0, 1]: each round adds ν·α·h [default: 1].
+    #[arg(long, allow_negative_numbers = true)]
+    pub learning_rate: Option<f64>,
+    /// Stop once the validation metric (--valid) has not improved for K rounds; the model keeps
+    /// its best iteration.
+    #[arg(long, value_name = "K")]
+    pub early_stopping_rounds: Option<usize>,
+    /// Validation metric: error, hamming, one-error, loss (SecBoost) [default: the task's].
+    #[arg(long)]
+    pub eval_metric: Option<String>,
+    /// t-AdaBoost: score the validation data with the clipped model.
+    #[arg(long)]
+    pub eval_clipped: bool,
+}
+
+/// `--threads N` (issue 15), on every command: the worker threads of its computation.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ThreadsArg {
+    /// Worker threads (0 = one per logical CPU). Results are bit-identical whatever the number
+    /// [default: one per logical CPU].
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+/// Runs `f` on a local pool of `threads` worker threads (issue 15; `None` or 0: one per logical
+/// CPU), not on rayon's global pool.
+pub fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    let n = match threads {
+        None | Some(0) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Some(n) => n,
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build()
+        .map_err(|e| anyhow::anyhow!("--threads {n}: cannot start the worker threads: {e}"))?;
+    pool.install(f)
 }
 
 /// `--grow-order` values.
@@ -520,6 +556,7 @@ impl BoostArgs {
         only(self.code.is_some(), "--code", &mo)?;
         only(self.decode.is_some(), "--decode", &mo)?;
         only(self.single_label_start, "--single-label-start", &mh)?;
+        only(self.eval_clipped, "--eval-clipped", &t_ada)?;
 
         // The given flags as a partial parameter object (BoostParams::from_json lays it over the
         // preset and the defaults).
@@ -544,6 +581,22 @@ impl BoostArgs {
         }
         if let Some(r) = self.rounds {
             put("", "n_estimators", r.into());
+        }
+        // Issue 15.
+        if let Some(v) = self.learning_rate {
+            if !(v > 0.0 && v <= 1.0) {
+                return Err(boostlab::Error::param("learning_rate", "a number in (0, 1]", v).into());
+            }
+            put("", "learning_rate", v.into());
+        }
+        if let Some(k) = self.early_stopping_rounds {
+            put("", "early_stopping_rounds", k.into());
+        }
+        if let Some(m) = &self.eval_metric {
+            put("", "eval_metric", serde_json::to_value(boostlab::EvalMetric::parse(m)?)?);
+        }
+        if self.eval_clipped {
+            put("", "eval_clipped", true.into());
         }
         if let Some(b) = self.max_bins {
             put("", "max_bins", b.into());

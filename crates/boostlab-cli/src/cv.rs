@@ -27,6 +27,8 @@ pub struct CvArgs {
     /// Print JSON: `folds` (each fold's metrics) and `mean_<metric>`, `std_<metric>`.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub threads: crate::common::ThreadsArg,
 }
 
 /// Stratification key of each row: the class, or the label set of multi-label data.

@@ -17,6 +17,8 @@ pub struct DemoArgs {
     /// Seed of the train/test split.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    #[command(flatten)]
+    pub threads: crate::common::ThreadsArg,
 }
 
 /// The embedded red-wine data as a boostlab dataset (label: quality ≥ 6).

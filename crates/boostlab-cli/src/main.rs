@@ -44,14 +44,28 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     signals::install();
+    // `--threads N` (issue 15): each command runs on a local pool of N worker threads; the
+    // experiment grid has its own `--threads` (cells in parallel).
+    let threads = match &cli.command {
+        Command::Train(a) => a.threads.threads,
+        Command::Predict(a) => a.threads.threads,
+        Command::Inspect(a) => a.threads.threads,
+        Command::Cv(a) => a.threads.threads,
+        Command::Demo(a) => a.threads.threads,
+        Command::Report(a) => a.threads.threads,
+        Command::Experiment(_) => None,
+    };
     let res = match cli.command {
-        Command::Train(a) => train::run(a),
-        Command::Predict(a) => predict::run(a),
-        Command::Inspect(a) => predict::inspect(a),
-        Command::Cv(a) => cv::run(a),
-        Command::Demo(a) => demo::run(a),
         Command::Experiment(a) => experiment::run(a),
-        Command::Report(a) => report::run(a),
+        command => common::with_threads(threads, move || match command {
+            Command::Train(a) => train::run(a),
+            Command::Predict(a) => predict::run(a),
+            Command::Inspect(a) => predict::inspect(a),
+            Command::Cv(a) => cv::run(a),
+            Command::Demo(a) => demo::run(a),
+            Command::Report(a) => report::run(a),
+            Command::Experiment(a) => experiment::run(a),
+        }),
     };
     if let Some(code) = signals::exit_code() {
         // SIGINT / SIGTERM: 128 + the signal, nothing partial written (src/signals.rs).

@@ -33,6 +33,8 @@ pub struct PredictArgs {
     /// Add probability columns.
     #[arg(long)]
     pub proba: bool,
+    #[command(flatten)]
+    pub threads: crate::common::ThreadsArg,
 }
 
 /// Arguments of `boostlab inspect`.
@@ -44,6 +46,8 @@ pub struct InspectArgs {
     /// Print a JSON summary instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub threads: crate::common::ThreadsArg,
 }
 
 /// The label selector stored in a model (see `Ensemble::target_columns`).

@@ -48,6 +48,8 @@ pub struct ReportArgs {
     /// Write no SVG files.
     #[arg(long)]
     pub no_plots: bool,
+    #[command(flatten)]
+    pub threads: crate::common::ThreadsArg,
 }
 
 fn matcher(list: &Option<String>) -> impl Fn(&str) -> bool + '_ {

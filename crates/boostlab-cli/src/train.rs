@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use boostlab::model::write_atomic;
-use boostlab::{fit_binned_cancellable, Error, RoundRecord};
+use boostlab::{fit_binned_with_options, Error, FitOptions, RoundRecord};
 use clap::Args;
 
 use crate::common::{BoostArgs, DataArgs};
@@ -35,6 +35,17 @@ pub struct TrainArgs {
     /// Print no per-round rows and no progress, only the summary.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Validation data (read like --data, with the same label options): each round's validation
+    /// metric goes into the history (`valid_metric`); --early-stopping-rounds stops on it.
+    #[arg(long, value_name = "FILE")]
+    pub valid: Option<PathBuf>,
+    /// Continue this model (warm start) on the data it was trained on, for --rounds more rounds
+    /// (100 by default); its parameters are used (only --rounds and the validation options may be
+    /// given). The result equals a model trained in one go.
+    #[arg(long, value_name = "FILE")]
+    pub init_model: Option<PathBuf>,
+    #[command(flatten)]
+    pub threads: crate::common::ThreadsArg,
 }
 
 /// Diagnostics shown first, in this order, when they exist; the others follow alphabetically.
@@ -162,8 +173,74 @@ fn say(line: &str) {
     let _ = writeln!(std::io::stdout().lock(), "{line}");
 }
 
+/// The parameters of a continued model (`--init-model`, issue 15): the model's own, with
+/// `--rounds` more rounds and the validation options given; any other option is refused.
+fn warm_params(
+    init: &boostlab::Ensemble,
+    a: &TrainArgs,
+    params: &boostlab::BoostParams,
+    explicit: &[String],
+) -> Result<(boostlab::BoostParams, Vec<String>)> {
+    const FREE: &[&str] = &["n_estimators", "early_stopping_rounds", "eval_metric", "eval_clipped"];
+    for path in explicit {
+        let same_algo =
+            path == "algorithm" && (a.boost.algo == "adaboost" || params.algorithm == init.params.algorithm);
+        if !FREE.contains(&path.as_str()) && !same_algo {
+            anyhow::bail!(
+                "--init-model continues the model with its own parameters: `{path}` cannot be given (only --rounds and \
+                 the validation options)"
+            );
+        }
+    }
+    let mut p = init.params.clone();
+    p.n_estimators = init.n_trees() + a.boost.rounds.unwrap_or(100);
+    p.early_stopping_rounds = params.early_stopping_rounds;
+    p.eval_metric = params.eval_metric;
+    p.eval_clipped = params.eval_clipped;
+    let mut user: Vec<String> = init
+        .param_sources
+        .iter()
+        .filter(|(_, e)| e.source == boostlab::boost::preset::ParamSource::User)
+        .map(|(k, _)| k.clone())
+        .collect();
+    user.extend(explicit.iter().filter(|k| FREE.contains(&k.as_str())).cloned());
+    if !user.iter().any(|k| k == "n_estimators") {
+        user.push("n_estimators".into());
+    }
+    Ok((p, user))
+}
+
 pub fn run(a: TrainArgs) -> Result<()> {
     let (params, explicit) = a.boost.params_and_sources()?;
+    let init = match &a.init_model {
+        Some(p) => Some(boostlab::Ensemble::load(p).with_context(|| format!("reading --init-model {}", p.display()))?),
+        None => None,
+    };
+    let (params, explicit) = match &init {
+        Some(m) => warm_params(m, &a, &params, &explicit)?,
+        None => (params, explicit),
+    };
+    params.check()?;
+    let valid = match &a.valid {
+        Some(p) => {
+            let d = &a.data;
+            let v = crate::common::load_from(
+                p,
+                crate::common::Format::of(p, d.format),
+                d.selector(),
+                d.positive.clone(),
+                d.weight.clone(), // a weight column is not a feature (its values are not used)
+                None,
+                None,
+                None,
+                !a.quiet,
+            )
+            .with_context(|| format!("reading --valid {}", p.display()))?;
+            let target = v.target()?.clone();
+            Some(boostlab::Validation { features: v.features, target })
+        }
+        None => None,
+    };
     // Streamed straight into bins (issue 12).
     let read_start = Instant::now();
     let data = a.data.load_binned(params.max_bins, !a.quiet)?;
@@ -192,7 +269,8 @@ pub fn run(a: TrainArgs) -> Result<()> {
     };
     let start = Instant::now();
     let last_round = params.n_estimators;
-    let mut model = fit_binned_cancellable(&data, &params, None, crate::signals::cancel(), &mut |r| {
+    let opts = FitOptions { valid: valid.as_ref(), init_model: init.as_ref(), cancel: Some(crate::signals::cancel()) };
+    let mut model = fit_binned_with_options(&data, &params, None, opts, &mut |r| {
         if let Some(b) = &bar {
             b.set_position(r.round as u64);
             if let Some(e) = r.values.get("train_error") {
@@ -226,6 +304,10 @@ pub fn run(a: TrainArgs) -> Result<()> {
     say(&summary_line(&model.history, 4));
     if let Some(reason) = last.and_then(|r| r.stop_reason.as_ref()) {
         say(&format!("stopped early: {reason}"));
+    }
+    if let (Some(b), Some(m)) = (model.best_iteration, &model.eval_metric) {
+        let v = model.history.get(b).and_then(|r| r.values.get("valid_metric")).copied().unwrap_or(f64::NAN);
+        say(&format!("best iteration {} (validation {m} {}): the model keeps {} trees", b + 1, fmt_num(v), b + 1));
     }
     say(&format!("read {} into bins in {read_secs:.3} s", a.data.data.display()));
     say(&format!(

@@ -52,8 +52,10 @@ pub mod tempered;
 pub mod tree;
 
 pub use boost::driver::{
-    fit, fit_binned, fit_binned_cancellable, fit_cancellable, fit_with, Algorithm, BoostParams, RoundRecord,
+    fit, fit_binned, fit_binned_cancellable, fit_binned_with_options, fit_cancellable, fit_with, fit_with_options,
+    Algorithm, BoostParams, RoundRecord,
 };
+pub use boost::validation::{EvalMetric, FitOptions, Validation};
 pub use cancel::Cancel;
 pub use data::{BinnedData, ColumnView, Dataset, Features, Indices, NumericView, Target};
 pub use error::{Error, Result};

@@ -286,6 +286,14 @@ pub struct Ensemble {
     /// empty in models written before issue 17.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub param_sources: std::collections::BTreeMap<String, crate::boost::preset::ParamEntry>,
+    /// The validation metric whose value each round's record holds as `valid_metric` (issue 15:
+    /// `error`, `hamming`, `one-error`, `loss`); None when trained without validation data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eval_metric: Option<String>,
+    /// Early stopping's best iteration (0-based): the model was truncated to its first
+    /// `best_iteration + 1` trees (issue 15). None without early stopping.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_iteration: Option<usize>,
 }
 
 impl Ensemble {
@@ -306,6 +314,8 @@ impl Ensemble {
             history: Vec::new(),
             target_columns: None,
             param_sources: Default::default(),
+            eval_metric: None,
+            best_iteration: None,
         }
     }
 

@@ -68,6 +68,8 @@ pub struct AdaBoost {
     log_bound: f64,
     /// The sample weights (frequency weights, issue 14) and their sum; `None` without weights.
     sw: Option<(Vec<f64>, f64)>,
+    /// Learning rate ν (issue 15).
+    lr: f64,
 }
 
 /// Weighted training error of scores (a score of 0 predicts the negative class).
@@ -134,6 +136,7 @@ impl AdaBoost {
             alpha,
             log_bound: 0.0,
             sw: labels.sample_weight.map(|w| (w.to_vec(), labels.total_weight())),
+            lr: 1.0,
         })
     }
 
@@ -223,6 +226,10 @@ impl Booster for AdaBoost {
 
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
         self.advance(h, diag, None)
+    }
+
+    fn set_learning_rate(&mut self, lr: f64) {
+        self.lr = lr;
     }
 
     fn step_then_statistics(&mut self, h: &[f64], diag: &mut Diagnostics, stats: &mut [f64]) -> Result<Step> {
@@ -327,6 +334,8 @@ impl AdaBoost {
                 }
             },
         };
+        // Issue 15: shrinkage, α ← ν·α before the update (so d_{t+1} ∝ exp(−y F) with F = Σ ν α h).
+        let alpha = super::shrink(self.lr, alpha);
         // SPEC §3/§4.1: d_{t+1} = d_t e^(−α u) / Z_t; F += α h. One parallel pass that also counts
         // the training errors, then the normalisation.
         let c = par::ROW_CHUNK;

@@ -13,6 +13,7 @@ use super::multiclass::{MultiBooster, MultiOutput, MultiParams, MultiVariant};
 use super::preset::Preset;
 use super::secboost::{SecBoost, SecBoostParams};
 use super::tadaboost::{TAdaBoost, TAdaBoostParams};
+use super::validation::{self, FitOptions};
 use super::{Booster, Diagnostics, Labels, Step};
 use crate::cancel::{self, Cancel};
 use crate::data::{BinnedData, Dataset, FeatureBins, Target};
@@ -143,6 +144,19 @@ pub struct BoostParams {
     /// above; recorded to tell preset values from the user's, see [`BoostParams::with_preset`]).
     /// By default none.
     pub preset: Option<Preset>,
+    /// Shrinkage ν (issue 15): each round adds `ν·α·h`, with α scaled before the weight update
+    /// (see [`super::validation`] and the README's "Shrinkage"). By default 1 (no shrinkage);
+    /// valid range (0, 1].
+    pub learning_rate: f64,
+    /// Early stopping (issue 15): stop once the validation metric has not improved for this many
+    /// rounds, and keep the best iteration. Needs validation data. By default None (off); ≥ 1.
+    pub early_stopping_rounds: Option<usize>,
+    /// The validation metric (issue 15). By default None: the task's (see
+    /// [`super::validation::EvalMetric::default_for`]).
+    pub eval_metric: Option<super::validation::EvalMetric>,
+    /// Score the validation data with the clipped model (t-AdaBoost with t < 1; issue 15). By
+    /// default false (the linear model).
+    pub eval_clipped: bool,
 }
 
 impl Default for BoostParams {
@@ -158,6 +172,10 @@ impl Default for BoostParams {
             secboost: SecBoostParams::default(),
             multiclass: MultiParams::default(),
             preset: None,
+            learning_rate: 1.0,
+            early_stopping_rounds: None,
+            eval_metric: None,
+            eval_clipped: false,
         }
     }
 }
@@ -181,6 +199,7 @@ impl BoostParams {
                 ));
             }
         }
+        super::validation::check_params(self)?;
         self.tree.check()?;
         self.adaboost.check()?;
         match self.algorithm {
@@ -410,6 +429,47 @@ fn fit_cancel(
     cancel: Option<&Cancel>,
     on_round: &mut dyn FnMut(&RoundRecord),
 ) -> Result<Ensemble> {
+    fit_options(data, params, loss, FitOptions { cancel, ..FitOptions::default() }, on_round)
+}
+
+/// Trains an ensemble on a dataset with the options of issue 15 (validation data and early
+/// stopping, warm start; see [`FitOptions`]): bins the data, then [`fit_binned_with_options`].
+/// `loss`: a user loss for SecBoost, as [`fit_with_loss`].
+pub fn fit_with_options(
+    data: &Dataset,
+    params: &BoostParams,
+    loss: Option<Loss>,
+    opts: FitOptions<'_>,
+    on_round: &mut dyn FnMut(&RoundRecord),
+) -> Result<Ensemble> {
+    if loss.is_some() {
+        custom_loss_needs_secboost(params)?;
+    }
+    fit_options(&bin_dataset(data, params)?, params, loss, opts, on_round)
+}
+
+/// [`fit_with_options`] on binned data (see [`fit_binned`]).
+pub fn fit_binned_with_options(
+    data: &BinnedData,
+    params: &BoostParams,
+    loss: Option<Loss>,
+    opts: FitOptions<'_>,
+    on_round: &mut dyn FnMut(&RoundRecord),
+) -> Result<Ensemble> {
+    if loss.is_some() {
+        custom_loss_needs_secboost(params)?;
+    }
+    fit_options(data, params, loss, opts, on_round)
+}
+
+fn fit_options(
+    data: &BinnedData,
+    params: &BoostParams,
+    loss: Option<Loss>,
+    opts: FitOptions<'_>,
+    on_round: &mut dyn FnMut(&RoundRecord),
+) -> Result<Ensemble> {
+    let cancel = opts.cancel;
     params.check()?;
     data.check_trainable()?;
     if let Some(f) = data.mapper.features.iter().position(|b| match b {
@@ -434,14 +494,31 @@ fn fit_cancel(
     let labels = OwnedLabels::from_target(target, binary)?;
     let weights = data.sample_weight.as_deref();
     let custom_loss = loss.as_ref().map(Loss::name);
-    let (booster, extras) = make_booster(&params, labels.view(weights), loss)?;
+    if params.early_stopping_rounds.is_some() && opts.valid.is_none() {
+        return Err(Error::param(
+            "early_stopping_rounds",
+            "validation data (--valid, eval_set or validation_fraction) to stop on",
+            params.early_stopping_rounds.unwrap_or(0),
+        ));
+    }
+    if let Some(init) = opts.init_model {
+        validation::check_init(init, data, &params, loss.as_ref())?;
+    }
+    let eval_loss = loss.clone();
+    let (mut booster, extras) = make_booster(&params, labels.view(weights), loss)?;
+    booster.set_learning_rate(params.learning_rate);
     drop(labels); // the booster keeps its own copy; free it before the rounds (issue 8: peak RSS)
     let task = match target {
         Target::Classes { classes, .. } if binary => Task::Binary { classes: classes.clone() },
         Target::Classes { classes, .. } => Task::Multiclass { classes: classes.clone() },
         Target::Multilabel { labels, .. } => Task::Multilabel { labels: labels.clone() },
     };
-    let mut model = run(data, &params, booster, task, cancel, on_round)?;
+    let mut model = Ensemble::new(data.schema.clone(), task, params.clone(), booster.n_outputs());
+    model.clip = extras.clip;
+    model.base_score = extras.base_score;
+    model.output = extras.output.clone();
+    let tracker = opts.valid.map(|v| validation::Tracker::new(&model, v, &params, eval_loss)).transpose()?;
+    let mut model = run_with(data, &params, booster, model, tracker, opts.init_model, cancel, on_round)?;
     model.clip = extras.clip;
     model.base_score = extras.base_score;
     model.output = extras.output;
@@ -469,12 +546,17 @@ fn tree_outputs(leaf_of_row: &[u32], leaf_values: &[f64], k: usize, h: &mut [f64
     h.par_chunks_mut(ROW_CHUNK * k).zip(leaf_of_row.par_chunks(ROW_CHUNK)).for_each(fill);
 }
 
-/// The boosting loop over a ready booster.
-pub(crate) fn run(
+/// The boosting loop: `model` is the empty model (its clip level, base score and decoding set
+/// for the validation scores), `tracker` the validation data (issue 15), `init` a model whose
+/// trees are replayed first (warm start, see [`super::validation`]).
+#[allow(clippy::too_many_arguments)]
+fn run_with(
     data: &BinnedData,
     params: &BoostParams,
     mut booster: Box<dyn Booster>,
-    task: Task,
+    mut model: Ensemble,
+    mut tracker: Option<validation::Tracker>,
+    init: Option<&Ensemble>,
     cancel: Option<&Cancel>,
     on_round: &mut dyn FnMut(&RoundRecord),
 ) -> Result<Ensemble> {
@@ -484,47 +566,70 @@ pub(crate) fn run(
     let k = booster.n_outputs();
     let mut stats = vec![0.0; n * k];
     let mut h = vec![0.0; n * k];
-    let mut model = Ensemble::new(data.schema.clone(), task, params.clone(), k);
+    let n_init = init.map_or(0, Ensemble::n_trees);
     booster.statistics(&mut stats);
     for round in 1..=params.n_estimators {
         cancel::check(cancel)?;
-        let criterion = params.tree.criterion.unwrap_or_else(|| booster.default_criterion());
-        let spec = GrowSpec {
-            params: &params.tree,
-            criterion,
-            leaf_rule: booster.leaf_rule(),
-            seed: params.seed.wrapping_add(round as u64),
-            row_weight: data.sample_weight.as_deref(),
-        };
-        let mut grown = if params.algorithm == Algorithm::AbstainingAdaBoost {
-            abstaining_stump(binned, mapper, &stats)?
+        let tree = if round <= n_init {
+            // Warm start: replay the init model's tree (its outputs on the training bins).
+            let tree = init.map(|m| m.trees[round - 1].clone()).ok_or_else(|| Error::InvalidModel("no init".into()))?;
+            validation::tree_outputs_on_bins(&tree, binned, k, &mut h);
+            tree
         } else {
-            grow_cancellable(binned, mapper, &stats, k, &spec, cancel)?
+            let criterion = params.tree.criterion.unwrap_or_else(|| booster.default_criterion());
+            let spec = GrowSpec {
+                params: &params.tree,
+                criterion,
+                leaf_rule: booster.leaf_rule(),
+                seed: params.seed.wrapping_add(round as u64),
+                row_weight: data.sample_weight.as_deref(),
+            };
+            let mut grown = if params.algorithm == Algorithm::AbstainingAdaBoost {
+                abstaining_stump(binned, mapper, &stats)?
+            } else {
+                grow_cancellable(binned, mapper, &stats, k, &spec, cancel)?
+            };
+            booster.finish_leaves(&mut grown.tree.leaf_values);
+            if let Some(v) = grown.tree.leaf_values.iter().find(|v| !v.is_finite()) {
+                return Err(Error::Numerical(format!("round {round}: leaf value {v}")));
+            }
+            tree_outputs(&grown.leaf_of_row, &grown.tree.leaf_values, k, &mut h);
+            grown.tree
         };
-        booster.finish_leaves(&mut grown.tree.leaf_values);
-        if let Some(v) = grown.tree.leaf_values.iter().find(|v| !v.is_finite()) {
-            return Err(Error::Numerical(format!("round {round}: leaf value {v}")));
-        }
-        tree_outputs(&grown.leaf_of_row, &grown.tree.leaf_values, k, &mut h);
         let mut diag = Diagnostics::new();
         // The step also writes the next round's statistics (one pass over the examples).
         let step = booster.step_then_statistics(&h, &mut diag, &mut stats)?;
-        let (alpha, stop_reason) = match step {
+        let (alpha, mut stop_reason) = match step {
             Step::Add { alpha } => (Some(alpha), None),
             Step::AddAndStop { alpha, reason } => (Some(alpha), Some(reason)),
             Step::Stop { reason } => (None, Some(reason)),
         };
+        if let Some(init) = init.filter(|_| round <= n_init) {
+            let want = init.alphas[round - 1];
+            if alpha.map(f64::to_bits) != Some(want.to_bits()) {
+                return Err(validation::replay_mismatch(round, alpha, want));
+            }
+        }
+        let mut values: BTreeMap<String, f64> =
+            diag.into_iter().filter(|(_, v)| v.is_finite()).map(|(k, v)| (k.to_string(), v + 0.0)).collect(); // + 0.0: no −0
         if let Some(a) = alpha {
             if !a.is_finite() {
                 return Err(Error::Numerical(format!("round {round}: α = {a}")));
             }
-            model.push(grown.tree, a);
+            if let Some(tr) = tracker.as_mut() {
+                // Issue 15: the validation curve, and early stopping.
+                tr.add(&tree, a);
+                model.push(tree, a);
+                let v = tr.value(&model)?;
+                values.insert("valid_metric".into(), v + 0.0);
+                if let Some(reason) = tr.observe(model.n_trees(), v) {
+                    stop_reason.get_or_insert(reason);
+                }
+            } else {
+                model.push(tree, a);
+            }
         }
-        let record = RoundRecord {
-            round,
-            values: diag.into_iter().filter(|(_, v)| v.is_finite()).map(|(k, v)| (k.to_string(), v + 0.0)).collect(), // + 0.0: no −0
-            stop_reason: stop_reason.clone(),
-        };
+        let record = RoundRecord { round, values, stop_reason: stop_reason.clone() };
         on_round(&record);
         cancel::check(cancel)?; // `on_round` may have asked to stop
         model.history.push(record);
@@ -535,6 +640,16 @@ pub(crate) fn run(
     if model.trees.is_empty() {
         let reason = model.history.last().and_then(|r| r.stop_reason.clone()).unwrap_or_default();
         return Err(Error::InvalidData(format!("boosting stopped before the first tree: {reason}")));
+    }
+    if let Some(tr) = &tracker {
+        model.eval_metric = Some(tr.metric().name().to_string());
+        if params.early_stopping_rounds.is_some() {
+            // Issue 15: the model keeps its best iteration (truncated; the history keeps every round).
+            let keep = tr.best_trees().unwrap_or(model.n_trees()).max(1);
+            model.trees.truncate(keep);
+            model.alphas.truncate(keep);
+            model.best_iteration = Some(keep - 1);
+        }
     }
     Ok(model)
 }

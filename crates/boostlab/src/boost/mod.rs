@@ -10,6 +10,7 @@ pub mod multiclass;
 pub mod preset;
 pub mod secboost;
 pub mod tadaboost;
+pub mod validation;
 
 use std::collections::BTreeMap;
 
@@ -129,7 +130,14 @@ pub trait Booster: Send {
 
     /// After the tree is grown: `h` holds its outputs on the training rows (`n × n_outputs`).
     /// Records the round's diagnostics in `diag` and returns the step.
+    /// With a learning rate ν ≠ 1 ([`Booster::set_learning_rate`]), the returned α is the shrunk
+    /// one, and the booster's state was updated with it.
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step>;
+
+    /// Sets the learning rate ν ∈ (0, 1] (issue 15): every later step scales its α by ν before
+    /// its weight update (t-AdaBoost: µ; SecBoost: the α of Solve_α), so the booster's state is
+    /// that of the shrunk model. Called once, before the first step; ν = 1 changes nothing.
+    fn set_learning_rate(&mut self, lr: f64);
 
     /// [`Booster::step`], then [`Booster::statistics`] for the next round into `stats`. A booster
     /// may fuse the two passes over the examples (issue 8); the results must be the same as the
@@ -138,5 +146,24 @@ pub trait Booster: Send {
         let step = self.step(h, diag)?;
         self.statistics(stats);
         Ok(step)
+    }
+}
+
+/// `ν·α` when `ν ≠ 1`, else `α` itself (issue 15: at ν = 1 every result stays bit-identical).
+#[inline]
+pub(crate) fn shrink(lr: f64, alpha: f64) -> f64 {
+    if lr == 1.0 {
+        alpha
+    } else {
+        lr * alpha
+    }
+}
+
+/// A step with its α shrunk by `lr` (see [`shrink`]).
+pub(crate) fn shrink_step(lr: f64, step: Step) -> Step {
+    match step {
+        Step::Add { alpha } => Step::Add { alpha: shrink(lr, alpha) },
+        Step::AddAndStop { alpha, reason } => Step::AddAndStop { alpha: shrink(lr, alpha), reason },
+        s @ Step::Stop { .. } => s,
     }
 }

@@ -861,6 +861,13 @@ impl Booster for MultiBooster {
     fn statistics(&self, stats: &mut [f64]) {
         self.inner().statistics(stats)
     }
+    fn set_learning_rate(&mut self, lr: f64) {
+        match self {
+            MultiBooster::Mh(b) => b.set_learning_rate(lr),
+            MultiBooster::Mo(b) => b.set_learning_rate(lr),
+            MultiBooster::Mr(b) => b.set_learning_rate(lr),
+        }
+    }
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
         match self {
             MultiBooster::Mh(b) => b.step(h, diag),

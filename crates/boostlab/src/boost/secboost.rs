@@ -360,6 +360,8 @@ pub struct SecBoost {
     leaf_eps: f64,
     round: u64,
     scratch: Scratch,
+    /// Learning rate ν (issue 15).
+    lr: f64,
 }
 
 /// splitmix64 of (seed, round, example): the seed of one example's random offset, so results do
@@ -488,6 +490,7 @@ impl SecBoost {
             losses,
             round: 0,
             scratch,
+            lr: 1.0,
         })
     }
 
@@ -648,6 +651,10 @@ impl Booster for SecBoost {
     /// # Errors
     /// [`Error::InvalidData`] if `h` has the wrong length; [`Error::Numerical`] for non-finite `h`,
     /// a failing [`solve_alpha`], or a loss value that is not finite at the new edges.
+    fn set_learning_rate(&mut self, lr: f64) {
+        self.lr = lr;
+    }
+
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
         let m = self.y.len();
         if h.len() != m {
@@ -694,6 +701,8 @@ impl Booster for SecBoost {
             )?,
         };
         let AlphaSolution { alpha, w2, epsilon, halvings } = sol;
+        // Issue 15: shrinkage, α ← ν·α before the edges, the OBI budget and the weights move.
+        let alpha = super::shrink(self.lr, alpha);
         if !(alpha.is_finite() && alpha != 0.0) {
             return Err(Error::Numerical(format!("SecBoost: α = {alpha} (η = {eta}, M = {m_t}, W̄ = {w2})")));
         }

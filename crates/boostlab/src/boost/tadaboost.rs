@@ -182,6 +182,8 @@ pub struct TAdaBoost {
     /// Clipped scores; empty for `t ≥ 1` (where they equal `scores`).
     clipped: Vec<f64>,
     delta: Option<f64>,
+    /// Learning rate ν (issue 15).
+    lr: f64,
 }
 
 /// Per-round quantities computed before the update.
@@ -457,6 +459,7 @@ impl TAdaBoost {
             scores: vec![0.0; n],
             clipped: if delta.is_some() { vec![0.0; n] } else { Vec::new() },
             delta,
+            lr: 1.0,
         };
         b.resync_powers();
         Ok(b)
@@ -831,6 +834,10 @@ impl Booster for TAdaBoost {
         }
     }
 
+    fn set_learning_rate(&mut self, lr: f64) {
+        self.lr = lr;
+    }
+
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
         let n = self.y.len();
         if h.len() != n {
@@ -893,6 +900,8 @@ impl Booster for TAdaBoost {
         if nu == 0.0 || !nu.is_finite() {
             return Ok(Step::Stop { reason: format!("the weak hypothesis has no edge (ρ = {rho})") });
         }
+        // Issue 15: shrinkage scales µ_j (hence α_j and the weight update) by the learning rate.
+        let nu = super::shrink(self.lr, nu);
         let mu = nu / edge.umax / edge.r_rel;
         // SPEC §5: α_j = m^(1−t*) (Π_{k<j} Z_k)^(1−t) µ_j, the scale factor in log space (α = µ at
         // t = 1).

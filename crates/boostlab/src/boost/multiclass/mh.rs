@@ -36,6 +36,8 @@ pub struct AdaBoostMh {
     eps: f64,
     /// `Σ_t ln Z_t`.
     log_bound: f64,
+    /// Learning rate ν (issue 15).
+    lr: f64,
 }
 
 impl AdaBoostMh {
@@ -85,7 +87,7 @@ impl AdaBoostMh {
                 None => row.fill(sw[i] / k as f64),
             }
         }
-        AdaBoostMh { n, k, y, sw, d, f: vec![0.0; n * k], real, eps, log_bound: 0.0 }
+        AdaBoostMh { n, k, y, sw, d, f: vec![0.0; n * k], real, eps, log_bound: 0.0, lr: 1.0 }
     }
 
     /// Number of labels k.
@@ -148,6 +150,10 @@ impl Booster for AdaBoostMh {
         }
     }
 
+    fn set_learning_rate(&mut self, lr: f64) {
+        self.lr = lr;
+    }
+
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
         check_outputs(h, self.n * self.k)?;
         // SPEC §4.5: r_t = Σ_{i,ℓ} D_t(i,ℓ) Y_i[ℓ] h_t(x_i,ℓ).
@@ -162,6 +168,8 @@ impl Booster for AdaBoostMh {
         } else {
             step_of(vote(r), r)
         };
+        // Issue 15: shrinkage, α ← ν·α before the weight update.
+        let (alpha, step) = (crate::boost::shrink(self.lr, alpha), crate::boost::shrink_step(self.lr, step));
         if let Step::Stop { .. } = step {
             diag.insert("r", r);
             return Ok(step);

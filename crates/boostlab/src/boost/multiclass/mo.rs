@@ -94,6 +94,10 @@ impl Booster for AdaBoostMo {
     fn statistics(&self, stats: &mut [f64]) {
         self.mh.statistics(stats)
     }
+    fn set_learning_rate(&mut self, lr: f64) {
+        self.mh.set_learning_rate(lr);
+    }
+
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
         let step = self.mh.step(h, diag)?;
         if !matches!(step, Step::Stop { .. }) {

@@ -29,6 +29,8 @@ pub struct AdaBoostMr {
     v: Vec<f64>,
     f: Vec<f64>,
     log_bound: f64,
+    /// Learning rate ν (issue 15).
+    lr: f64,
 }
 
 impl AdaBoostMr {
@@ -66,7 +68,7 @@ impl AdaBoostMr {
                 v[i * k..(i + 1) * k].fill(vi);
             }
         }
-        Ok(AdaBoostMr { n, k, y: c.y, sw: c.sw, v, f: vec![0.0; n * k], log_bound: 0.0 })
+        Ok(AdaBoostMr { n, k, y: c.y, sw: c.sw, v, f: vec![0.0; n * k], log_bound: 0.0, lr: 1.0 })
     }
 
     /// Number of labels k.
@@ -141,12 +143,18 @@ impl Booster for AdaBoostMr {
         self.for_each_w(|j, w, y| stats[j] = crate::boost::signed(y, w));
     }
 
+    fn set_learning_rate(&mut self, lr: f64) {
+        self.lr = lr;
+    }
+
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
         check_outputs(h, self.n * self.k)?;
         // SPEC §4.7: r = Σ_{i,ℓ} w(i,ℓ) Y_i[ℓ] h(x_i,ℓ) = ½ Σ D(i,ℓ0,ℓ1)(h(x_i,ℓ1) − h(x_i,ℓ0)).
         let mut r = 0.0;
         self.for_each_w(|j, w, y| r += w * y * h[j]);
         let (alpha, step) = step_of(vote(r), r);
+        // Issue 15: shrinkage, α ← ν·α before the weight update.
+        let (alpha, step) = (crate::boost::shrink(self.lr, alpha), crate::boost::shrink_step(self.lr, step));
         diag.insert("r", r);
         if let Step::Stop { .. } = step {
             return Ok(step);

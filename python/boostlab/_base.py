@@ -225,6 +225,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             "max_bins": _int("max_bins", self.max_bins),
             "seed": _seed(self.random_state),
             "tree": self._tree_params(),
+            **self._practice_params(),
         }
         for k, v in self._core_params(multilabel).items():
             if isinstance(v, dict) and isinstance(p.get(k), dict):
@@ -233,6 +234,31 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 p[k] = v
         # Only what the user gave: the core lays it over the preset and the defaults (issue 17).
         return _given(p)
+
+    def _practice_params(self) -> dict:
+        """Issue 15: shrinkage and the validation settings (checked here, before any work)."""
+        lr = _float("learning_rate", getattr(self, "learning_rate", 1.0))
+        if not 0.0 < lr <= 1.0:
+            raise ValueError(f"invalid parameter `learning_rate`: expected a number in (0, 1], got {lr!r}")
+        metric = _choice(
+            "eval_metric", getattr(self, "eval_metric", None), (None, "error", "hamming", "one-error", "loss")
+        )
+        return {
+            "learning_rate": lr,
+            "early_stopping_rounds": _int(
+                "n_iter_no_change", getattr(self, "n_iter_no_change", None), minimum=1, optional=True
+            ),
+            "eval_metric": metric,
+            "eval_clipped": True if self._clipped else None,
+        }
+
+    def _n_jobs(self):
+        n = getattr(self, "n_jobs", None)
+        if n is None:
+            return None
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral) or n == 0:
+            raise ValueError(f"invalid parameter `n_jobs`: expected None or a non-zero integer, got {_shown(n)}")
+        return int(n)
 
     def _core_params(self, multilabel: bool) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -253,6 +279,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             "split_ties": _user_value(p, "tree.split_ties"),
             "max_bins": p.get("max_bins", 255),
             "random_state": p.get("seed", 0),
+            "learning_rate": p.get("learning_rate", 1.0),
+            "n_iter_no_change": p.get("early_stopping_rounds"),
+            "eval_metric": p.get("eval_metric"),
         }
 
     # ------------------------------------------------------------------ tags
@@ -316,7 +345,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"class labels {classes!r} are not distinct as strings")
         return "classes", y_idx, names, classes, None
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None):
         """Trains the ensemble.
 
         X: array-like, sparse matrix, pandas or polars DataFrame of shape (n_samples, n_features).
@@ -325,16 +354,36 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         y: class labels of shape (n_samples,); for AdaBoostMHClassifier and AdaBoostMRClassifier
         also a 0/1 indicator matrix of shape (n_samples, n_labels) (multi-label).
         sample_weight: array of shape (n_samples,), non-negative, not all zero. By default 1.
+        eval_set: a list of one pair ``(X_val, y_val)`` of validation data: each round's metric
+        (``eval_metric``) goes into ``history_["valid_metric"]``, and with ``n_iter_no_change``
+        early stopping uses it. By default None (with ``n_iter_no_change``, a stratified
+        ``validation_fraction`` of the training data is held out instead).
+
+        With ``warm_start=True`` and a fitted model, the missing rounds up to ``n_estimators`` are
+        added to it (the data must be the training data).
 
         Returns self. Training releases the GIL.
         """
-        n_rows, columns = prepare_X(self, X, reset=True)
+        n_iter_no_change = _int("n_iter_no_change", getattr(self, "n_iter_no_change", None), minimum=1, optional=True)
+        init = None
+        if getattr(self, "warm_start", False) and hasattr(self, "model_"):
+            n_est = _int("n_estimators", self.n_estimators)
+            if n_est < self.model_.n_trees:
+                raise ValueError(
+                    f"n_estimators={n_est} must be larger or equal to the fitted model's "
+                    f"{self.model_.n_trees} trees when warm_start==True"
+                )
+            init = self.model_
+        if eval_set is None and n_iter_no_change is not None:
+            X, y, sample_weight, eval_set = self._split_validation(X, y, sample_weight)
+        n_rows, columns = prepare_X(self, X, reset=init is None)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(
                 sample_weight, np.empty((n_rows, 0)), dtype=np.float64, ensure_non_negative=True
             )
             sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
         kind, y_core, names, classes, y_dtype = self._prepare_y(y, n_rows, sample_weight)
+        valid = self._valid(eval_set, kind, names, classes)
         params = self._params(kind == "multilabel")
         callbacks = _callbacks(getattr(self, "callbacks", None))
         try:
@@ -348,6 +397,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 sample_weight,
                 self._custom_loss(),
                 callbacks,
+                valid,
+                init,
+                self._n_jobs(),
             )
         except BaseException:
             # Interrupted (Ctrl-C), stopped by a callback or failed: no model from an earlier fit
@@ -360,8 +412,46 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self._set_model(model)
         return self
 
+    def _split_validation(self, X, y, sample_weight):
+        """Holds out `validation_fraction` of the rows (stratified by class for 1-d labels, seeded
+        by `random_state`) for early stopping: returns the training part and the `eval_set`."""
+        from sklearn.model_selection import train_test_split
+
+        frac = _float("validation_fraction", getattr(self, "validation_fraction", 0.1))
+        if not 0.0 < frac < 1.0:
+            raise ValueError(f"invalid parameter `validation_fraction`: expected a number in (0, 1), got {frac!r}")
+        stratify = None if (sp.issparse(y) or _is_2d_multi(y)) else np.asarray(y)
+        parts = [X, y] + ([sample_weight] if sample_weight is not None else [])
+        split = train_test_split(*parts, test_size=frac, stratify=stratify, random_state=_seed(self.random_state))
+        X_tr, X_va, y_tr, y_va = split[:4]
+        w_tr = split[4] if sample_weight is not None else None
+        return X_tr, y_tr, w_tr, [(X_va, y_va)]
+
+    def _valid(self, eval_set, kind, names, classes):
+        """The core's validation tuple `(columns, kind, y, names)` of `eval_set`, or None."""
+        if eval_set is None:
+            return None
+        if not isinstance(eval_set, (list, tuple)) or len(eval_set) != 1 or len(eval_set[0]) != 2:
+            raise ValueError("eval_set: expected a list of one (X_val, y_val) pair")
+        X_val, y_val = eval_set[0]
+        n_val, v_columns = prepare_X(self, X_val, reset=False)
+        if kind == "multilabel":
+            y_val = check_array(y_val, accept_sparse=True, ensure_2d=True, dtype=None, input_name="y_val")
+            if sp.issparse(y_val):
+                y_val = y_val.toarray()
+            if y_val.shape != (n_val, len(names)):
+                raise ValueError(f"eval_set: y_val of shape {y_val.shape}, expected ({n_val}, {len(names)})")
+            return v_columns, "multilabel", np.ascontiguousarray(y_val != 0, dtype=np.uint8), names
+        y_val = column_or_1d(check_array(y_val, ensure_2d=False, dtype=None, input_name="y_val"))
+        check_consistent_length(y_val, np.empty(n_val))
+        v_classes, v_idx = np.unique(y_val, return_inverse=True)
+        unknown = [c for c in v_classes if c not in set(classes.tolist())]
+        if unknown:
+            raise ValueError(f"eval_set: y_val has labels not seen in training: {unknown[:10]!r}")
+        return v_columns, "classes", v_idx.reshape(-1).astype(np.int64), [str(c) for c in v_classes]
+
     def _reset_fitted(self):
-        for a in ("model_", "estimator_weights_", "history_", "classes_"):
+        for a in ("model_", "estimator_weights_", "history_", "classes_", "best_iteration_"):
             self.__dict__.pop(a, None)
 
     def __sklearn_is_fitted__(self):
@@ -371,6 +461,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self.model_ = model
         self.estimator_weights_ = model.alphas
         self.history_ = _history_table(model.history())
+        # Issue 15: early stopping's best iteration (0-based; the model keeps best_iteration_ + 1
+        # trees), None without early stopping.
+        self.best_iteration_ = model.best_iteration
 
     # ------------------------------------------------------------------ prediction
 
@@ -386,7 +479,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
     def _raw_scores(self, X):
         names, columns = self._columns(X)
-        return self.model_.decision_function(names, columns, self._clipped)
+        return self.model_.decision_function(names, columns, self._clipped, self._n_jobs())
 
     def _class_scores(self, S):
         return self.model_.class_scores(S)
@@ -427,7 +520,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
     def _staged(self, X):
         names, columns = self._columns(X)
-        yield from self.model_.staged_decision_function(names, columns, self._clipped)
+        yield from self.model_.staged_decision_function(names, columns, self._clipped, self._n_jobs())
 
     def staged_decision_function(self, X):
         """`decision_function` after each boosting round (a generator)."""

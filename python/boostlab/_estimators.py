@@ -17,6 +17,22 @@ Common parameters (every estimator):
 - ``random_state``: seed of the random choices (candidate subsampling, random tie-breaking,
   random codes, SecBoost's degenerate offsets). By default None, which is the seed 0: boostlab is
   deterministic unless a seed is given; an int ≥ 0 or a ``numpy.random.RandomState``.
+- ``learning_rate``: shrinkage ν; each round adds ν·α·h (α scaled before the weight update). By
+  default 1.0; (0, 1].
+- ``n_iter_no_change``: early stopping: stop once the validation metric has not improved for this
+  many rounds and keep the best iteration (``best_iteration_``). The validation data are
+  ``eval_set`` given to ``fit``, else a stratified ``validation_fraction`` of the training data
+  split off with ``random_state``. By default None (no early stopping); ≥ 1.
+- ``validation_fraction``: the share of the training data held out for early stopping when
+  ``n_iter_no_change`` is set and ``fit`` has no ``eval_set``. By default 0.1; (0, 1).
+- ``eval_metric``: the validation metric, ``"error"``, ``"hamming"``, ``"one-error"`` or
+  ``"loss"`` (SecBoost). By default None: the task's (SecBoost's loss, the error for binary
+  boosters, the one-error for multi-class and the Hamming loss for multi-label data).
+- ``warm_start``: refitting a fitted estimator with a larger ``n_estimators`` adds the missing
+  rounds to the current model (on the same data; bit-identical to a fit in one go); a smaller one
+  is an error. By default False.
+- ``n_jobs``: threads of ``fit`` and prediction; None or −1 = all cores, −2 = all but one, ...
+  Results are bit-identical whatever the value. By default None.
 - ``split_ties``: how ties between equally good splits (gains within 1e−12 of the node weight)
   are broken: ``"lowest"`` (the lowest feature index) or ``"random"`` (a uniform draw from
   ``random_state``). By default None: ``"lowest"``, or the preset's choice.
@@ -59,6 +75,12 @@ class AdaBoostClassifier(_Binary):
         max_bins=255,
         random_state=None,
         callbacks=None,
+        learning_rate=1.0,
+        n_iter_no_change=None,
+        validation_fraction=0.1,
+        eval_metric=None,
+        warm_start=False,
+        n_jobs=None,
         split_ties=None,
     ):
         self.n_estimators = n_estimators
@@ -69,6 +91,12 @@ class AdaBoostClassifier(_Binary):
         self.max_bins = max_bins
         self.random_state = random_state
         self.callbacks = callbacks
+        self.learning_rate = learning_rate
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.eval_metric = eval_metric
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
         self.split_ties = split_ties
 
     def _core_params(self, multilabel):
@@ -100,6 +128,12 @@ class RealAdaBoostClassifier(_Binary):
         split_ties=None,
         smoothing=None,
         callbacks=None,
+        learning_rate=1.0,
+        n_iter_no_change=None,
+        validation_fraction=0.1,
+        eval_metric=None,
+        warm_start=False,
+        n_jobs=None,
     ):
         self.n_estimators = n_estimators
         self.max_leaves = max_leaves
@@ -109,6 +143,12 @@ class RealAdaBoostClassifier(_Binary):
         self.max_bins = max_bins
         self.random_state = random_state
         self.callbacks = callbacks
+        self.learning_rate = learning_rate
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.eval_metric = eval_metric
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
         self.split_ties = split_ties
         self.smoothing = smoothing
 
@@ -170,6 +210,12 @@ class TAdaBoostClassifier(_Binary):
         leaf_values=None,
         authors_mode=False,
         callbacks=None,
+        learning_rate=1.0,
+        n_iter_no_change=None,
+        validation_fraction=0.1,
+        eval_metric=None,
+        warm_start=False,
+        n_jobs=None,
         grow_order=None,
         pure_leaves=None,
         max_split_candidates=None,
@@ -184,6 +230,12 @@ class TAdaBoostClassifier(_Binary):
         self.max_bins = max_bins
         self.random_state = random_state
         self.callbacks = callbacks
+        self.learning_rate = learning_rate
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.eval_metric = eval_metric
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
         self.split_ties = split_ties
         self.leaf_values = leaf_values
         self.authors_mode = authors_mode
@@ -300,6 +352,12 @@ class SecBoostClassifier(_Binary):
         alpha_rule="auto",
         oracle="auto",
         callbacks=None,
+        learning_rate=1.0,
+        n_iter_no_change=None,
+        validation_fraction=0.1,
+        eval_metric=None,
+        warm_start=False,
+        n_jobs=None,
     ):
         self.n_estimators = n_estimators
         self.loss = loss
@@ -312,6 +370,12 @@ class SecBoostClassifier(_Binary):
         self.max_bins = max_bins
         self.random_state = random_state
         self.callbacks = callbacks
+        self.learning_rate = learning_rate
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.eval_metric = eval_metric
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
         self.split_ties = split_ties
         self.delta_init = delta_init
         self.h0 = h0
@@ -392,6 +456,12 @@ class AdaBoostMHClassifier(_Multi):
         smoothing=None,
         single_label_start=False,
         callbacks=None,
+        learning_rate=1.0,
+        n_iter_no_change=None,
+        validation_fraction=0.1,
+        eval_metric=None,
+        warm_start=False,
+        n_jobs=None,
     ):
         self.n_estimators = n_estimators
         self.variant = variant
@@ -402,6 +472,12 @@ class AdaBoostMHClassifier(_Multi):
         self.max_bins = max_bins
         self.random_state = random_state
         self.callbacks = callbacks
+        self.learning_rate = learning_rate
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.eval_metric = eval_metric
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
         self.split_ties = split_ties
         self.smoothing = smoothing
         self.single_label_start = single_label_start
@@ -462,6 +538,12 @@ class AdaBoostMOClassifier(_Multi):
         split_ties=None,
         smoothing=None,
         callbacks=None,
+        learning_rate=1.0,
+        n_iter_no_change=None,
+        validation_fraction=0.1,
+        eval_metric=None,
+        warm_start=False,
+        n_jobs=None,
     ):
         self.n_estimators = n_estimators
         self.variant = variant
@@ -474,6 +556,12 @@ class AdaBoostMOClassifier(_Multi):
         self.max_bins = max_bins
         self.random_state = random_state
         self.callbacks = callbacks
+        self.learning_rate = learning_rate
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.eval_metric = eval_metric
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
         self.split_ties = split_ties
         self.smoothing = smoothing
 
@@ -539,6 +627,12 @@ class AdaBoostMRClassifier(_Multi):
         max_bins=255,
         random_state=None,
         callbacks=None,
+        learning_rate=1.0,
+        n_iter_no_change=None,
+        validation_fraction=0.1,
+        eval_metric=None,
+        warm_start=False,
+        n_jobs=None,
         split_ties=None,
     ):
         self.n_estimators = n_estimators
@@ -549,6 +643,12 @@ class AdaBoostMRClassifier(_Multi):
         self.max_bins = max_bins
         self.random_state = random_state
         self.callbacks = callbacks
+        self.learning_rate = learning_rate
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.eval_metric = eval_metric
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
         self.split_ties = split_ties
 
     def _core_params(self, multilabel):

@@ -24,9 +24,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use boostlab::data::{BinnedData, ColumnView, FeatureKind, Indices, NumericView, Target, MISSING_CODE};
+use boostlab::data::{Column, Features};
 use boostlab::loss::{BatchLossFn, Loss};
 use boostlab::model::{Schema, Task};
-use boostlab::{fit_binned_cancellable, BoostParams, Cancel, Ensemble, Error, RoundRecord};
+use boostlab::{fit_binned_with_options, BoostParams, Cancel, Ensemble, Error, FitOptions, RoundRecord, Validation};
 use numpy::ndarray::{Array1, Array2, Array3};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
@@ -409,6 +410,57 @@ fn python_loss(func: Py<PyAny>, name: String, convex: bool, beta: Option<f64>, e
     Loss::custom_batch(name, f, convex, beta).map_err(py_err)
 }
 
+/// A local pool of worker threads for one call (issue 15), scikit-learn's `n_jobs`: None or −1
+/// = one per logical CPU, −2 = all but one, ..., a positive n = n threads; 0 is refused.
+fn thread_pool(n_jobs: Option<i64>) -> PyResult<rayon::ThreadPool> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as i64;
+    let n = match n_jobs {
+        None => cpus,
+        Some(0) => {
+            return Err(PyValueError::new_err("invalid parameter `n_jobs`: expected None or a non-zero integer, got 0"))
+        }
+        Some(n) if n > 0 => n,
+        Some(n) => (cpus + 1 + n).max(1),
+    };
+    let n = usize::try_from(n).map_err(|_| PyValueError::new_err(format!("invalid parameter `n_jobs`: {n}")))?;
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build()
+        .map_err(|e| PyValueError::new_err(format!("n_jobs = {n}: cannot start the worker threads: {e}")))
+}
+
+/// Views copied into owned columns (validation data, issue 15): numeric values, and category
+/// codes with the schema's levels.
+fn owned_columns(views: &[ColumnView<'_>], schema: &Schema) -> PyResult<Vec<Column>> {
+    if views.len() != schema.names.len() {
+        return Err(PyValueError::new_err(format!(
+            "the validation data have {} features, the training data {}",
+            views.len(),
+            schema.names.len()
+        )));
+    }
+    views
+        .iter()
+        .enumerate()
+        .map(|(f, v)| match v {
+            ColumnView::Numeric(nv) => {
+                let mut buf = vec![0.0; nv.len()];
+                nv.copy_into(&mut buf);
+                Ok(Column::Numeric(buf))
+            }
+            ColumnView::Categorical { codes, .. } => Ok(Column::Categorical {
+                codes: codes.to_vec(),
+                levels: schema.levels.get(f).cloned().flatten().unwrap_or_default(),
+            }),
+            _ => Err(PyValueError::new_err(format!("validation feature {f}: an unsupported column form"))),
+        })
+        .collect()
+}
+
+/// Validation data from Python (issue 15): `(columns, target kind, y, class names)`, the forms
+/// of the training data's.
+type ValidTuple<'py> = (Bound<'py, PyAny>, String, Bound<'py, PyAny>, Vec<String>);
+
 /// Trains an ensemble with the GIL released; Ctrl-C stops it (see the module doc).
 ///
 /// `names`/`columns`: the features (see the module doc); `target_kind`, `y`, `classes`: the target
@@ -417,7 +469,7 @@ fn python_loss(func: Py<PyAny>, name: String, convex: bool, beta: Option<f64>, e
 /// called after each round with the round's record (a dict); one that raises stops the fit with
 /// its exception.
 #[pyfunction]
-#[pyo3(signature = (names, columns, target_kind, y, classes, params_json, sample_weight=None, loss=None, callbacks=None))]
+#[pyo3(signature = (names, columns, target_kind, y, classes, params_json, sample_weight=None, loss=None, callbacks=None, valid=None, init_model=None, n_jobs=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit(
     py: Python<'_>,
@@ -430,7 +482,11 @@ fn fit(
     sample_weight: Option<PyReadonlyArray1<'_, f64>>,
     loss: Option<(Py<PyAny>, String, bool, Option<f64>)>,
     callbacks: Option<Vec<Py<PyAny>>>,
+    valid: Option<ValidTuple<'_>>,
+    init_model: Option<PyRef<'_, Model>>,
+    n_jobs: Option<i64>,
 ) -> PyResult<Model> {
+    let pool = thread_pool(n_jobs)?;
     let given: serde_json::Value =
         serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!("invalid parameters: {e}")))?;
     // Issue 17: the preset first, the estimator's given parameters over it.
@@ -452,6 +508,17 @@ fn fit(
         return Err(PyValueError::new_err(format!("{} feature names for {} columns", names.len(), views.len())));
     }
     let schema = held.schema(names);
+    // Issue 15: validation data, copied into columns of the training schema (categories re-coded
+    // onto the training levels).
+    let valid = valid
+        .map(|(vcols, kind, vy, vclasses)| -> PyResult<Validation> {
+            let vheld = Held::new(&vcols, Some(&schema))?;
+            let columns = owned_columns(&vheld.views(py)?, &schema)?;
+            let features = Features { names: schema.names.clone(), columns };
+            Ok(Validation { features, target: target(&kind, &vy, vclasses)? })
+        })
+        .transpose()?;
+    let init = init_model.as_ref().map(|m| m.inner.clone());
     let target = target(target_kind, y, classes)?;
     let sample_weight = sample_weight.map(|w| w.as_array().to_vec());
     let cancel = Cancel::new();
@@ -473,9 +540,12 @@ fn fit(
     };
     // Binning reads the caller's buffers with the GIL released; only the bins are kept.
     let res = interruptible(py, &cancel, || {
-        params.check()?;
-        let data = BinnedData::from_views(schema, &views, target, sample_weight, params.max_bins)?;
-        fit_binned_cancellable(&data, &params, loss, &cancel, &mut on_round)
+        pool.install(|| {
+            params.check()?;
+            let data = BinnedData::from_views(schema, &views, target, sample_weight, params.max_bins)?;
+            let opts = FitOptions { valid: valid.as_ref(), init_model: init.as_ref(), cancel: Some(&cancel) };
+            fit_binned_with_options(&data, &params, loss, opts, &mut on_round)
+        })
     })?;
     if let Some(e) = error.take() {
         return Err(e);
@@ -635,6 +705,19 @@ impl Model {
         PyArray1::from_slice(py, &self.inner.alphas)
     }
 
+    /// Early stopping's best iteration (0-based; the model keeps `best_iteration + 1` trees), or
+    /// None (issue 15).
+    #[getter]
+    fn best_iteration(&self) -> Option<usize> {
+        self.inner.best_iteration
+    }
+
+    /// The validation metric recorded as `valid_metric` in the history, or None (issue 15).
+    #[getter]
+    fn eval_metric(&self) -> Option<String> {
+        self.inner.eval_metric.clone()
+    }
+
     /// Clipping level δ of the clipped model (t-AdaBoost with t < 1), else None.
     #[getter]
     fn clip(&self) -> Option<f64> {
@@ -651,43 +734,53 @@ impl Model {
     }
 
     /// Scores `n × n_outputs` of the (clipped) model, computed with the GIL released from the
-    /// caller's buffers (no float copy).
+    /// caller's buffers (no float copy), on `n_jobs` threads (see [`thread_pool`]).
+    #[pyo3(signature = (names, columns, clipped, n_jobs=None))]
     fn decision_function<'py>(
         &self,
         py: Python<'py>,
         names: Vec<String>,
         columns: &Bound<'py, PyAny>,
         clipped: bool,
+        n_jobs: Option<i64>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let pool = thread_pool(n_jobs)?;
         let _ = names; // columns come in the model's order (the Python side checks the names)
         let held = Held::new(columns, Some(&self.inner.schema))?;
         let views = held.views(py)?;
         let (n, k) = (n_rows(&views), self.inner.n_outputs);
         let cancel = Cancel::new();
         let s = interruptible(py, &cancel, || {
-            let mut s = vec![0.0; n * k];
-            self.inner.decision_function_views_cancellable(&views, None, clipped, &mut s, &cancel).map(|_| s)
+            pool.install(|| {
+                let mut s = vec![0.0; n * k];
+                self.inner.decision_function_views_cancellable(&views, None, clipped, &mut s, &cancel).map(|_| s)
+            })
         })?
         .map_err(py_err)?;
         matrix(py, n, k, s)
     }
 
     /// Staged scores `n_trees × n × n_outputs` (stage t = the first t + 1 trees).
+    #[pyo3(signature = (names, columns, clipped, n_jobs=None))]
     fn staged_decision_function<'py>(
         &self,
         py: Python<'py>,
         names: Vec<String>,
         columns: &Bound<'py, PyAny>,
         clipped: bool,
+        n_jobs: Option<i64>,
     ) -> PyResult<Bound<'py, PyArray3<f64>>> {
+        let pool = thread_pool(n_jobs)?;
         let _ = names;
         let held = Held::new(columns, Some(&self.inner.schema))?;
         let views = held.views(py)?;
         let (n, k, t) = (n_rows(&views), self.inner.n_outputs, self.inner.n_trees());
         let all = py
             .detach(|| {
-                let mut all = vec![0.0; t * n * k];
-                self.inner.staged_views_into(&views, clipped, &mut all).map(|_| all)
+                pool.install(|| {
+                    let mut all = vec![0.0; t * n * k];
+                    self.inner.staged_views_into(&views, clipped, &mut all).map(|_| all)
+                })
             })
             .map_err(py_err)?;
         Array3::from_shape_vec((t, n, k), all)

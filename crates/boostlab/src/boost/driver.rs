@@ -146,16 +146,21 @@ pub struct BoostParams {
     pub preset: Option<Preset>,
     /// Shrinkage ν (issue 15): each round adds `ν·α·h`, with α scaled before the weight update
     /// (see [`super::validation`] and the README's "Shrinkage"). By default 1 (no shrinkage);
-    /// valid range (0, 1].
+    /// valid range (0, 1]. (Fields of issue 15 at their defaults are not written, so model files
+    /// of runs without them are unchanged.)
+    #[serde(skip_serializing_if = "validation::is_one")]
     pub learning_rate: f64,
     /// Early stopping (issue 15): stop once the validation metric has not improved for this many
     /// rounds, and keep the best iteration. Needs validation data. By default None (off); ≥ 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub early_stopping_rounds: Option<usize>,
     /// The validation metric (issue 15). By default None: the task's (see
     /// [`super::validation::EvalMetric::default_for`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub eval_metric: Option<super::validation::EvalMetric>,
     /// Score the validation data with the clipped model (t-AdaBoost with t < 1; issue 15). By
     /// default false (the linear model).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub eval_clipped: bool,
 }
 

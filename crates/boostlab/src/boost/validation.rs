@@ -80,6 +80,11 @@ impl EvalMetric {
     }
 }
 
+/// `x == 1` (serde: the default learning rate is not written).
+pub(crate) fn is_one(x: &f64) -> bool {
+    *x == 1.0
+}
+
 /// Checks the parameters of issue 15 (called by [`BoostParams::check`]).
 pub(crate) fn check_params(p: &BoostParams) -> Result<()> {
     // NaN fails both comparisons.
@@ -331,7 +336,7 @@ const WARM_FREE: &[&str] = &["n_estimators", "early_stopping_rounds", "eval_metr
 /// (but [`WARM_FREE`]), `n_estimators` ≥ its trees, the same features, task and loss, and bins
 /// that agree with every threshold of its trees.
 pub(crate) fn check_init(init: &Ensemble, data: &BinnedData, params: &BoostParams, loss: Option<&Loss>) -> Result<()> {
-    let flat = |p: &BoostParams| -> Result<Vec<(String, serde_json::Value)>> {
+    let flat = |p: &BoostParams| -> Result<std::collections::BTreeMap<String, serde_json::Value>> {
         Ok(p.sources(&[])?
             .into_iter()
             .filter(|(k, _)| !WARM_FREE.contains(&k.as_str()))
@@ -339,17 +344,21 @@ pub(crate) fn check_init(init: &Ensemble, data: &BinnedData, params: &BoostParam
             .collect())
     };
     let (was, now) = (flat(&init.params)?, flat(params)?);
-    for ((k, a), (_, b)) in was.iter().zip(&now) {
+    let defaults = flat(&BoostParams::default())?;
+    let null = serde_json::Value::Null;
+    let keys: std::collections::BTreeSet<&String> = was.keys().chain(now.keys()).collect();
+    for k in keys {
+        // A field an older model does not write has its default.
+        let [a, b] = [&was, &now].map(|m| m.get(k).or_else(|| defaults.get(k)).unwrap_or(&null));
         if a != b {
+            let shown = |v: &serde_json::Value| if v.is_null() { "its default".to_string() } else { v.to_string() };
+            let (a, b) = (shown(a), shown(b));
             return Err(Error::param(
                 "init_model",
                 format!("a model trained with the same parameters (`{k}` was {a}; only n_estimators may change)"),
                 format!("`{k}` = {b}"),
             ));
         }
-    }
-    if was.len() != now.len() {
-        return Err(Error::param("init_model", "a model of this version's parameters", "other parameters"));
     }
     if params.n_estimators < init.n_trees() {
         return Err(Error::param(

@@ -182,13 +182,14 @@ fn warm_params(
     explicit: &[String],
 ) -> Result<(boostlab::BoostParams, Vec<String>)> {
     const FREE: &[&str] = &["n_estimators", "early_stopping_rounds", "eval_metric", "eval_clipped"];
+    // A flag that repeats the model's value is harmless; one that changes it is refused.
+    let (now, was) = (params.sources(&[])?, init.params.sources(&[])?);
     for path in explicit {
-        let same_algo =
-            path == "algorithm" && (a.boost.algo == "adaboost" || params.algorithm == init.params.algorithm);
-        if !FREE.contains(&path.as_str()) && !same_algo {
+        let same = now.get(path).map(|e| &e.value) == was.get(path).map(|e| &e.value);
+        if !FREE.contains(&path.as_str()) && !same {
             anyhow::bail!(
-                "--init-model continues the model with its own parameters: `{path}` cannot be given (only --rounds and \
-                 the validation options)"
+                "--init-model continues the model with its own parameters: `{path}` cannot be changed (only --rounds \
+                 and the validation options)"
             );
         }
     }
@@ -210,12 +211,18 @@ fn warm_params(
     Ok((p, user))
 }
 
-pub fn run(a: TrainArgs) -> Result<()> {
-    let (params, explicit) = a.boost.params_and_sources()?;
+pub fn run(mut a: TrainArgs) -> Result<()> {
     let init = match &a.init_model {
         Some(p) => Some(boostlab::Ensemble::load(p).with_context(|| format!("reading --init-model {}", p.display()))?),
         None => None,
     };
+    if let Some(m) = &init {
+        // `--algo` defaults to adaboost: with --init-model the model's algorithm is meant.
+        if a.boost.algo == "adaboost" {
+            a.boost.algo = m.params.algorithm.name().to_string();
+        }
+    }
+    let (params, explicit) = a.boost.params_and_sources()?;
     let (params, explicit) = match &init {
         Some(m) => warm_params(m, &a, &params, &explicit)?,
         None => (params, explicit),

@@ -93,6 +93,10 @@ fn issue_15_init_model_continues_to_the_one_go_model() {
     let (good, _, se) =
         run(&["train", "--data", bin2.to_str().unwrap(), "--init-model", part.to_str().unwrap(), "--max-leaves", "8"]);
     assert!(!good && se.contains("--init-model") && se.contains("tree.max_leaves"), "{se}");
+    let part2 = dir.path().join("part2.json"); // t-adaboost: --algo defaults to the model's
+    let (good, _, se) =
+        run(&["train", "--data", bin2.to_str().unwrap(), "--init-model", part2.to_str().unwrap(), "--t", "0.3"]);
+    assert!(!good && se.contains("t_adaboost.t"), "{se}");
     let other = write_csv(dir.path(), "o.csv", 300, 2, 9);
     let (good, _, se) =
         run(&["train", "--data", other.to_str().unwrap(), "--init-model", part.to_str().unwrap(), "--rounds", "3"]);

@@ -310,3 +310,28 @@ fn issue_15_warm_start_refuses_other_data_parameters_and_fewer_rounds() {
     let opts = FitOptions { init_model: Some(&first), ..FitOptions::default() };
     assert_eq!(fit_with_options(&d, &p, None, opts, &mut |_| {}).expect("same"), first);
 }
+
+#[test]
+fn issue_15_warm_start_with_validation_data_continues_the_curve_and_early_stopping() {
+    for a in [Algorithm::AdaBoost, Algorithm::RealAdaBoostMH] {
+        let k = if a.is_binary() { 2 } else { 4 };
+        let (train, held) = (data(41, 250, k, false), data(42, 300, k, false));
+        let valid = Validation { features: held.features.clone(), target: held.target.clone().expect("target") };
+        let mut p = BoostParams { algorithm: a, n_estimators: 60, ..BoostParams::default() };
+        p.tree.max_leaves = 8;
+        let with_valid = |p: &BoostParams, init: Option<&Ensemble>| {
+            let opts = FitOptions { valid: Some(&valid), init_model: init, cancel: None };
+            fit_with_options(&train, p, None, opts, &mut |_| {}).expect("fit")
+        };
+        // The validation curve of a continued fit is the one-go curve (the replayed rounds too).
+        let one_go = with_valid(&p, None);
+        let first = with_valid(&BoostParams { n_estimators: 25, ..p.clone() }, None);
+        assert_eq!(with_valid(&p, Some(&first)), one_go, "{a:?}");
+        // Early stopping turned on for the continuation: the same as early stopping in one go
+        // (the best round may lie among the replayed ones).
+        let es = BoostParams { early_stopping_rounds: Some(4), ..p.clone() };
+        let es_one_go = with_valid(&es, None);
+        assert_eq!(with_valid(&es, Some(&first)), es_one_go, "{a:?}");
+        assert!(es_one_go.best_iteration.is_some());
+    }
+}

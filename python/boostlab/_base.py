@@ -249,7 +249,6 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 "n_iter_no_change", getattr(self, "n_iter_no_change", None), minimum=1, optional=True
             ),
             "eval_metric": metric,
-            "eval_clipped": True if self._clipped else None,
         }
 
     def _n_jobs(self):
@@ -385,6 +384,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         kind, y_core, names, classes, y_dtype = self._prepare_y(y, n_rows, sample_weight)
         valid = self._valid(eval_set, kind, names, classes)
         params = self._params(kind == "multilabel")
+        if valid is not None and self._clipped:
+            # t-AdaBoost predicting with its clipped model is scored as clipped.
+            params["eval_clipped"] = True
         callbacks = _callbacks(getattr(self, "callbacks", None))
         try:
             model = _boostlab.fit(

@@ -6,6 +6,7 @@ mod common;
 mod cv;
 mod demo;
 mod experiment;
+mod explain;
 mod plot;
 mod predict;
 mod report;
@@ -37,6 +38,8 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Run an experiment grid (datasets × settings × noise × folds) from a TOML spec; resumable.
     Experiment(experiment::ExperimentArgs),
+    /// Draw a saved model as SVG: learning curve, feature importance, margin distributions.
+    Plot(explain::PlotArgs),
     /// Summarise a results directory: tables, paired t-tests against a reference, SVG plots.
     Report(report::ReportArgs),
 }
@@ -52,6 +55,7 @@ fn main() {
         Command::Demo(a) => demo::run(a),
         Command::Experiment(a) => experiment::run(a),
         Command::Report(a) => report::run(a),
+        Command::Plot(a) => explain::run(a),
     };
     if let Some(code) = signals::exit_code() {
         // SIGINT / SIGTERM: 128 + the signal, nothing partial written (src/signals.rs).

@@ -165,7 +165,8 @@ impl TreeShap<'_> {
             Node::Split { feature: f, left, right, .. } => {
                 let f = *f as usize;
                 let go_left = tree.goes_left(node, self.columns, self.row);
-                let (hot, cold) = if go_left { (*left as usize, *right as usize) } else { (*right as usize, *left as usize) };
+                let (hot, cold) =
+                    if go_left { (*left as usize, *right as usize) } else { (*right as usize, *left as usize) };
                 let w = covers[node];
                 let (hot_zero, cold_zero) = (covers[hot] / w, covers[cold] / w);
                 let (mut in_zero, mut in_one) = (1.0, 1.0);

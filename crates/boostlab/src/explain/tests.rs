@@ -114,7 +114,8 @@ fn close(a: &[f64], b: &[f64], tol: f64) -> bool {
 /// Random positive covers, consistent (a split's cover is its children's sum).
 fn with_random_covers(mut tree: Tree, rng: &mut ChaCha8Rng) -> Tree {
     let leaves: Vec<u32> = (0..tree.n_leaves()).map(|_| rng.gen_range(1..20)).collect();
-    let rows: Vec<u32> = leaves.iter().enumerate().flat_map(|(l, &c)| std::iter::repeat_n(l as u32, c as usize)).collect();
+    let rows: Vec<u32> =
+        leaves.iter().enumerate().flat_map(|(l, &c)| std::iter::repeat_n(l as u32, c as usize)).collect();
     tree.record_covers(&rows, None);
     tree
 }
@@ -319,8 +320,20 @@ fn issue_15_margins_equal_a_naive_computation() {
                 for o in 0..k {
                     let sign = match &m.output {
                         Some(MultiOutput::Code { code, .. }) => f64::from(code.codeword(c)[o]),
-                        _ if k == 1 => if c == 1 { 1.0 } else { -1.0 },
-                        _ => if c == o { 1.0 } else { -1.0 },
+                        _ if k == 1 => {
+                            if c == 1 {
+                                1.0
+                            } else {
+                                -1.0
+                            }
+                        }
+                        _ => {
+                            if c == o {
+                                1.0
+                            } else {
+                                -1.0
+                            }
+                        }
                     };
                     want.push(sign * s[i * k + o] / norm);
                 }

@@ -168,3 +168,34 @@ pub fn cdf_points(sorted: &[f64]) -> Vec<(f64, f64)> {
     pts.push((1.0, margin_cdf(sorted, 1.0)));
     pts
 }
+
+/// Arguments of `boostlab export`.
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// The model file.
+    pub model: PathBuf,
+    /// Write the linear model as an ONNX graph here (`ai.onnx.ml` TreeEnsembleRegressor; input
+    /// `input`, float32 N × features; outputs `label`, `probabilities`, `scores`).
+    #[arg(long)]
+    pub onnx: PathBuf,
+    /// Export the clipped t-AdaBoost model (refused: it is not a sum of trees).
+    #[arg(long)]
+    pub clipped: bool,
+}
+
+/// `boostlab export --onnx` (issue 15).
+pub fn export(a: ExportArgs) -> Result<()> {
+    let m = Ensemble::load(&a.model)?;
+    #[cfg(feature = "onnx")]
+    {
+        let bytes = m.to_onnx(a.clipped)?;
+        boostlab::model::write_atomic(&a.onnx, &bytes)?;
+        println!("{} written ({} bytes)", a.onnx.display(), bytes.len());
+        Ok(())
+    }
+    #[cfg(not(feature = "onnx"))]
+    {
+        let _ = m;
+        bail!("this build of boostlab has no ONNX export (build it with the `onnx` feature)")
+    }
+}

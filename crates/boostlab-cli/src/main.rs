@@ -40,6 +40,8 @@ enum Command {
     Experiment(experiment::ExperimentArgs),
     /// Draw a saved model as SVG: learning curve, feature importance, margin distributions.
     Plot(explain::PlotArgs),
+    /// Export a saved model to another format: `--onnx OUT.onnx`.
+    Export(explain::ExportArgs),
     /// Summarise a results directory: tables, paired t-tests against a reference, SVG plots.
     Report(report::ReportArgs),
 }
@@ -56,6 +58,7 @@ fn main() {
         Command::Experiment(a) => experiment::run(a),
         Command::Report(a) => report::run(a),
         Command::Plot(a) => explain::run(a),
+        Command::Export(a) => explain::export(a),
     };
     if let Some(code) = signals::exit_code() {
         // SIGINT / SIGTERM: 128 + the signal, nothing partial written (src/signals.rs).

@@ -659,3 +659,64 @@ fn issue_15_inspect_importance_predict_contrib_and_plots() {
         "rounds",
     );
 }
+
+#[test]
+fn issue_15_export_onnx_and_its_refusals() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ms = |p: &Path| p.to_str().unwrap().to_string();
+    // Numeric features only: categorical splits cannot be exported.
+    let mut s = String::from("x,z,label\n");
+    for i in 0..200 {
+        let x = (i * 37 % 101) as f64 / 10.0;
+        let z = if i % 9 == 0 { String::new() } else { format!("{}", i * 13 % 7) };
+        s.push_str(&format!("{x},{z},{}\n", ["a", "b", "c"][(x as usize + i % 2) % 3]));
+    }
+    let (bin_csv, multi_csv) = (d.join("b.csv"), d.join("m.csv"));
+    std::fs::write(&multi_csv, &s).unwrap();
+    std::fs::write(&bin_csv, s.replace(",c\n", ",a\n")).unwrap();
+    let (model, onnx) = (d.join("m.json"), d.join("m.onnx"));
+    for (algo, data, ok_export) in
+        [("real-adaboost", &bin_csv, true), ("real-adaboost-mh", &multi_csv, true), ("adaboost-mo", &multi_csv, false)]
+    {
+        let (ok, _, se) = run(&[
+            "train",
+            "--data",
+            &ms(data),
+            "--algo",
+            algo,
+            "--rounds",
+            "5",
+            "--max-leaves",
+            "4",
+            "--model",
+            &ms(&model),
+        ]);
+        assert!(ok, "{se}");
+        if ok_export {
+            let (ok, so, se) = run(&["export", &ms(&model), "--onnx", &ms(&onnx)]);
+            assert!(ok && so.contains("written"), "{algo}: {se}");
+            let bytes = std::fs::read(&onnx).unwrap();
+            // A ModelProto: field 1 (ir_version, varint) first, and the operator's name inside.
+            assert_eq!(bytes[0], 0x08);
+            assert!(bytes.windows(21).any(|w| w == b"TreeEnsembleRegressor"));
+        } else {
+            fails_with(&["export", &ms(&model), "--onnx", &ms(&onnx)], "output-code");
+        }
+    }
+    let (ok, _, se) = run(&[
+        "train",
+        "--data",
+        &ms(&bin_csv),
+        "--algo",
+        "t-adaboost",
+        "--t",
+        "0.5",
+        "--rounds",
+        "3",
+        "--model",
+        &ms(&model),
+    ]);
+    assert!(ok, "{se}");
+    fails_with(&["export", &ms(&model), "--onnx", &ms(&onnx), "--clipped"], "not a sum of trees");
+}

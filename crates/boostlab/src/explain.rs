@@ -381,10 +381,10 @@ impl Ensemble {
     /// (+1 for the positive class); per label `Y[ℓ]` for multi-class (one-vs-rest) and multi-label
     /// models; the class's codeword `λ(y)` for output codes (AdaBoost.MO). Classes are matched by
     /// name.
-    pub fn signed_targets(&self, data: &Dataset) -> Result<Vec<f64>> {
+    pub fn signed_targets(&self, target: &Target) -> Result<Vec<f64>> {
         let k = self.n_outputs;
         let names = self.task.names();
-        match data.target()? {
+        match target {
             Target::Classes { y, classes } => {
                 let mut out = Vec::with_capacity(y.len() * k);
                 for &c in y {
@@ -419,19 +419,30 @@ impl Ensemble {
     /// of trees), each list sorted ascending: its empirical CDF at θ is the fraction of margins
     /// ≤ θ (the cumulative margin distributions of boosting theory). Linear model.
     pub fn margins(&self, data: &Dataset, rounds: &[usize]) -> Result<Vec<Vec<f64>>> {
+        let cols = self.align(&data.features)?;
+        self.margins_of_columns(&cols, data.target()?, rounds)
+    }
+
+    /// [`Ensemble::margins`] of the model's columns (schema order) and a target.
+    pub fn margins_of_columns(&self, columns: &[Column], target: &Target, rounds: &[usize]) -> Result<Vec<Vec<f64>>> {
         let t_max = self.trees.len();
         if let Some(&r) = rounds.iter().find(|&&r| r == 0 || r > t_max) {
             return Err(Error::param("rounds", format!("rounds in 1..={t_max} (the model's trees)"), r));
         }
-        let y = self.signed_targets(data)?;
+        let n = columns.first().map_or(0, Column::len);
+        if target.len() != n {
+            return Err(Error::InvalidData(format!("{} labels for {n} rows", target.len())));
+        }
+        let y = self.signed_targets(target)?;
         let norms = self.margin_norms();
-        let mut out = vec![Vec::new(); rounds.len()];
-        self.for_each_stage(&data.features, false, |t, s| {
-            for (o, _) in out.iter_mut().zip(rounds).filter(|(_, &r)| r == t) {
-                *o = margins_of(s, &y, norms[t - 1]);
-            }
-        })?;
-        Ok(out)
+        let mut s = vec![0.0; n * self.n_outputs];
+        rounds
+            .iter()
+            .map(|&r| {
+                self.decision_function_into(columns, Some(r), false, &mut s)?;
+                Ok(margins_of(&s, &y, norms[r - 1]))
+            })
+            .collect()
     }
 }
 

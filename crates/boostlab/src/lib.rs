@@ -50,6 +50,8 @@ pub mod explain;
 pub mod fuzzing;
 pub mod loss;
 pub mod model;
+#[cfg(feature = "onnx")]
+pub mod onnx;
 mod par;
 pub mod tempered;
 pub mod tree;

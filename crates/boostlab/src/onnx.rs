@@ -388,8 +388,7 @@ impl Ensemble {
         let mut init = vec![float_const("two", vec![], vec![2.0]), float_const("zero", vec![], vec![0.0])];
         nodes.push(node("Mul", "", &["scores", "two"], &["scores2"], vec![]));
         nodes.push(node("Sigmoid", "", &["scores2"], &["sig"], vec![]));
-        let label_dims: Vec<Option<i64>>;
-        match &self.task {
+        let label_dims: Vec<Option<i64>> = match &self.task {
             Task::Binary { .. } => {
                 init.push(float_const("one", vec![], vec![1.0]));
                 init.push(int_const("flat", vec![1], vec![-1]));
@@ -398,7 +397,7 @@ impl Ensemble {
                 nodes.push(node("Greater", "", &["scores", "zero"], &["positive"], vec![]));
                 nodes.push(node("Cast", "", &["positive"], &["label2d"], vec![int("to", i64::from(INT64))]));
                 nodes.push(node("Reshape", "", &["label2d", "flat"], &["label"], vec![]));
-                label_dims = vec![None];
+                vec![None]
             }
             Task::Multiclass { .. } => {
                 init.push(int_const("axis1", vec![1], vec![1]));
@@ -406,15 +405,15 @@ impl Ensemble {
                 nodes.push(node("Div", "", &["sig", "sig_sum"], &["probabilities"], vec![]));
                 // Ties go to the lowest index, as boostlab's arg-max.
                 nodes.push(node("ArgMax", "", &["scores"], &["label"], vec![int("axis", 1), int("keepdims", 0)]));
-                label_dims = vec![None];
+                vec![None]
             }
             Task::Multilabel { .. } => {
                 nodes.push(node("Identity", "", &["sig"], &["probabilities"], vec![]));
                 nodes.push(node("Greater", "", &["scores", "zero"], &["positive"], vec![]));
                 nodes.push(node("Cast", "", &["positive"], &["label"], vec![int("to", i64::from(INT64))]));
-                label_dims = vec![None, Some(k as i64)];
+                vec![None, Some(k as i64)]
             }
-        }
+        };
         let p_cols = if matches!(self.task, Task::Binary { .. }) { 2 } else { k as i64 };
         let graph = GraphProto {
             node: nodes,

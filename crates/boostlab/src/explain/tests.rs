@@ -349,3 +349,22 @@ fn issue_15_margins_equal_a_naive_computation() {
         assert!(m.margins(&d, &[0]).is_err() && m.margins(&d, &[m.n_trees() + 1]).is_err());
     }
 }
+
+#[test]
+fn issue_15_models_without_gains_and_covers_still_load() {
+    let (_, d, m) = fitted(4, None).swap_remove(1);
+    let mut v: serde_json::Value = serde_json::from_str(&m.to_json().unwrap()).unwrap();
+    for t in v["trees"].as_array_mut().unwrap() {
+        let t = t.as_object_mut().unwrap();
+        assert!(t.remove("gains").is_some() && t.remove("covers").is_some());
+    }
+    let old = Ensemble::from_json(&v.to_string()).unwrap();
+    assert_eq!(old.decision_function(&d.features, false).unwrap(), m.decision_function(&d.features, false).unwrap());
+    assert_eq!(old.feature_importance(ImportanceKind::Split), m.feature_importance(ImportanceKind::Split));
+    assert!(old.feature_importance(ImportanceKind::Gain).iter().all(|x| *x == 0.0));
+    assert!(old.contributions(&d.features, false).unwrap_err().to_string().contains("no recorded covers"));
+    // Hostile covers are refused when loading.
+    let mut bad: serde_json::Value = serde_json::from_str(&m.to_json().unwrap()).unwrap();
+    bad["trees"][0]["covers"] = serde_json::json!([1.0]);
+    assert!(Ensemble::from_json(&bad.to_string()).unwrap_err().to_string().contains("covers"));
+}

@@ -219,3 +219,16 @@ def test_issue_15_onnx_refusals_are_clear(frame):
     if any(n.get("rule", {}).get("kind") == "categorical" for t in json.loads(cat.model_.to_json())["trees"] for n in t["nodes"]):
         with pytest.raises(ValueError, match="categorical"):
             cat.to_onnx()
+
+
+def test_issue_15_onnx_multilabel_labels_and_probabilities():
+    import onnxruntime as ort
+
+    X, y = _numeric_data(3)
+    Y = np.stack([y == 0, y == 2, np.nan_to_num(X[:, 3]) > 0], axis=1).astype(int)
+    est = boostlab.AdaBoostMHClassifier(n_estimators=10, max_leaves=4).fit(X, Y)
+    sess = ort.InferenceSession(est.to_onnx().SerializeToString(), providers=["CPUExecutionProvider"])
+    label, proba, scores = sess.run(["label", "probabilities", "scores"], {"input": X})
+    X64 = X.astype(np.float64)
+    np.testing.assert_array_equal(label, est.predict(X64))
+    np.testing.assert_allclose(proba, est.predict_proba(X64), rtol=0, atol=1e-6)

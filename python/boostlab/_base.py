@@ -539,6 +539,123 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         for S in self._staged(X):
             yield self._proba(S)
 
+    # ------------------------------------------------------------------ explanations (issue 15)
+
+    @property
+    def feature_importances_(self):
+        """Gain importances (n_features_in_,): each feature's total criterion decrease over the
+        splits on it, normalised to sum 1 (all 0 for a model written before gains were
+        recorded). One per input column, as `n_features_in_` (a categorical column is one
+        feature). `feature_importance("split")` counts splits instead."""
+        check_is_fitted(self)
+        return self.model_.feature_importance("gain")
+
+    def feature_importance(self, importance_type="gain"):
+        """Feature importances, ``"gain"`` (the default, = `feature_importances_`) or
+        ``"split"`` (split counts), normalised to sum 1."""
+        check_is_fitted(self)
+        return self.model_.feature_importance(_choice("importance_type", importance_type, ("gain", "split")))
+
+    def predict_contrib(self, X):
+        """Exact TreeSHAP contributions of the linear model: shape (n_samples, n_features + 1)
+        for one output (binary models), (n_samples, n_features + 1, n_outputs) otherwise; the
+        last column is the bias (the model's expected score). Each row sums to the raw score:
+        `decision_function` for binary and AdaBoost.MH / MR models, the code columns' scores
+        (which `decision_function` decodes) for AdaBoost.MO. The clipped t-AdaBoost model
+        (``clipped=True``) is not additive and is refused."""
+        names, columns = self._columns(X)
+        phi = self.model_.contributions(names, columns, self._clipped)
+        return phi[:, :, 0] if phi.shape[2] == 1 else phi
+
+    def margins(self, X, y, rounds=None):
+        """Sorted normalised margins ``y·f(x)/N`` after each round of `rounds` (1-based; by
+        default a quarter, half and all of the trees): a list of 1-d arrays, one value per
+        (sample, output). N is the largest score the first rounds can reach, so margins lie in
+        [−1, 1]; y is ±1 per output (the class, one-vs-rest per label, or the class's codeword
+        for AdaBoost.MO). Linear model."""
+        check_is_fitted(self)
+        rounds = _margin_rounds(rounds, self.model_.n_trees)
+        names, columns = self._columns(X)
+        kind, y_core, class_names = self._target_for(y)
+        return self.model_.margins(names, columns, kind, y_core, class_names, rounds), rounds
+
+    def _target_for(self, y):
+        """The core's target for labelled data in this estimator's classes."""
+        if self.model_.task == "multilabel":
+            y = np.ascontiguousarray(np.asarray(y) != 0, dtype=np.uint8)
+            return "multilabel", y, list(self.model_.classes)
+        y = column_or_1d(np.asarray(y))
+        idx = np.searchsorted(self.classes_, y)
+        idx = np.clip(idx, 0, len(self.classes_) - 1)
+        if not np.all(self.classes_[idx] == y):
+            raise ValueError("y has labels that are not among the estimator's classes_")
+        return "classes", idx.astype(np.int64), list(self.model_.classes)
+
+    def to_onnx(self):
+        """The linear model as an ``onnx.ModelProto`` (needs the onnx package:
+        ``pip install boostlab[onnx]``): an ``ai.onnx.ml`` TreeEnsembleRegressor graph with input
+        ``input`` (float32, n_samples × n_features_in_, NaN = missing) and outputs ``label``
+        (class indices into ``classes_``; a 0/1 matrix for multi-label models),
+        ``probabilities`` (as `predict_proba`) and ``scores`` (the raw scores). Splits give the
+        same branch as boostlab on the float32 values. Refused with the reason: categorical
+        splits, AdaBoost.MO's output codes, and the clipped t-AdaBoost model."""
+        check_is_fitted(self)
+        try:
+            import onnx
+        except ImportError as e:
+            raise ImportError(
+                "to_onnx needs the onnx package, an optional dependency: pip install 'boostlab[onnx]'"
+            ) from e
+        return onnx.load_from_string(self.model_.to_onnx(self._clipped))
+
+    def plot_learning_curve(self, ax=None):
+        """The training curve (and the validation curve, when the history has one) per round,
+        as a matplotlib figure (needs matplotlib: ``pip install boostlab[plot]``)."""
+        check_is_fitted(self)
+        fig, ax = _axes(ax)
+        records = self.model_.history()
+        rounds = [r["round"] for r in records]
+        train = _training_curve(records)
+        if train is not None:
+            ax.plot(rounds, train[1], label=f"train ({train[0]})")
+        valid = _validation_curve(records)
+        if valid is not None:
+            ax.plot(rounds, valid[1], "--", label=valid[0])
+        ax.set_xlabel("round")
+        ax.set_ylabel("error")
+        ax.set_title("learning curve")
+        ax.legend()
+        return fig
+
+    def plot_importance(self, importance_type="gain", max_features=20, ax=None):
+        """Horizontal bars of the `max_features` largest importances (see
+        `feature_importance`), as a matplotlib figure."""
+        v = self.feature_importance(importance_type)
+        names = list(self.model_.feature_names)
+        order = sorted(range(len(v)), key=lambda j: (-v[j], j))[:max_features]
+        fig, ax = _axes(ax)
+        ax.barh([names[j] for j in reversed(order)], [v[j] for j in reversed(order)])
+        ax.set_xlabel(f"importance ({importance_type})")
+        ax.set_title("feature importance")
+        return fig
+
+    def plot_margins(self, X, y, rounds=None, ax=None):
+        """Cumulative distributions of the normalised margins (see `margins`) after each round
+        of `rounds`, as a matplotlib figure: one step curve per round, the fraction of margins
+        ≤ θ against θ ∈ [−1, 1]."""
+        margins, rounds = self.margins(X, y, rounds)
+        fig, ax = _axes(ax)
+        for r, m in zip(rounds, margins):
+            ax.step(np.r_[-1.0, m, 1.0], np.r_[0.0, np.arange(1, m.size + 1) / max(m.size, 1), 1.0],
+                    where="post", label=f"round {r}")
+        ax.set_xlim(-1, 1)
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("margin y·f(x)/N")
+        ax.set_ylabel("fraction of margins ≤ θ")
+        ax.set_title("cumulative margin distribution")
+        ax.legend(loc="upper left")
+        return fig
+
     # ------------------------------------------------------------------ model files
 
     def save_model(self, path):
@@ -551,6 +668,52 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         """Reads a model file written by `save_model` or `boostlab train` and returns a fitted
         estimator of the model's class (`cls` must match it, unless called on the base)."""
         return _from_model(_boostlab.Model.load(os.fspath(path)), cls)
+
+
+def _axes(ax):
+    """A new figure and axes (or `ax`'s), or a clear ImportError without matplotlib."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as e:
+        raise ImportError(
+            "plotting needs matplotlib, an optional dependency: pip install 'boostlab[plot]' "
+            "(or pip install matplotlib)"
+        ) from e
+    if ax is not None:
+        return ax.figure, ax
+    fig = Figure(figsize=(7, 4.5))
+    return fig, fig.add_subplot()
+
+
+def _training_curve(records):
+    """(name, values) of the history's training curve: the first of `train_error`,
+    `one_error`, `hamming_loss`, `ranking_loss` it has."""
+    for key in ("train_error", "one_error", "hamming_loss", "ranking_loss"):
+        if any(key in r for r in records):
+            return key, [r.get(key, np.nan) for r in records]
+    return None
+
+
+def _validation_curve(records):
+    """(name, values) of the history's validation curve, if the records have one: the first
+    diagnostic whose name starts with `valid`. The one place that knows the record's key."""
+    for r in records:
+        for key in r:
+            if key.startswith("valid"):
+                return key, [q.get(key, np.nan) for q in records]
+    return None
+
+
+def _margin_rounds(rounds, n_trees):
+    if rounds is None:
+        out = []
+        for r in ((n_trees + 3) // 4, (n_trees + 1) // 2, n_trees):
+            if r >= 1 and r not in out:
+                out.append(r)
+        return out
+    if isinstance(rounds, numbers.Integral):
+        rounds = [rounds]
+    return [_int("rounds", r, minimum=1) for r in rounds]
 
 
 _REGISTRY: dict[str, type] = {}

@@ -6,6 +6,7 @@ mod common;
 mod cv;
 mod demo;
 mod experiment;
+mod explain;
 mod plot;
 mod predict;
 mod report;
@@ -37,6 +38,10 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Run an experiment grid (datasets × settings × noise × folds) from a TOML spec; resumable.
     Experiment(experiment::ExperimentArgs),
+    /// Draw a saved model as SVG: learning curve, feature importance, margin distributions.
+    Plot(explain::PlotArgs),
+    /// Export a saved model to another format: `--onnx OUT.onnx`.
+    Export(explain::ExportArgs),
     /// Summarise a results directory: tables, paired t-tests against a reference, SVG plots.
     Report(report::ReportArgs),
 }
@@ -53,6 +58,8 @@ fn main() {
         Command::Cv(a) => a.threads.threads,
         Command::Demo(a) => a.threads.threads,
         Command::Report(a) => a.threads.threads,
+        Command::Plot(a) => a.threads.threads,
+        Command::Export(a) => a.threads.threads,
         Command::Experiment(_) => None,
     };
     let res = match cli.command {
@@ -64,6 +71,8 @@ fn main() {
             Command::Cv(a) => cv::run(a),
             Command::Demo(a) => demo::run(a),
             Command::Report(a) => report::run(a),
+            Command::Plot(a) => explain::run(a),
+            Command::Export(a) => explain::export(a),
             Command::Experiment(a) => experiment::run(a),
         }),
     };

@@ -130,6 +130,98 @@ pub fn line_chart(path: &Path, title: &str, y_label: &str, series: &[Series], lo
     Ok(())
 }
 
+/// Most bars [`bar_chart`] draws (the largest values).
+pub const MAX_BARS: usize = 40;
+
+/// Horizontal bars, one per `(name, value)` in the given order from the top (at most
+/// [`MAX_BARS`]), into an SVG file (issue 15: feature importances).
+pub fn bar_chart(path: &Path, title: &str, x_label: &str, bars: &[(String, f64)]) -> Result<()> {
+    let e = |e: &dyn std::fmt::Display| anyhow!("{}: {e}", path.display());
+    let bars = &bars[..bars.len().min(MAX_BARS)];
+    let n = bars.len().max(1);
+    let hi = bars.iter().map(|b| b.1).filter(|v| v.is_finite()).fold(0.0f64, f64::max).max(1e-12) * 1.05;
+    let height = (120 + 22 * n).clamp(260, 1200) as u32;
+    let root = SVGBackend::new(path, (760, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let name_width = bars.iter().map(|b| b.0.chars().count()).max().unwrap_or(4).clamp(4, 30) as u32 * 7 + 10;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(name_width)
+        .build_cartesian_2d(0.0..hi, (0..n).into_segmented())
+        .map_err(|x| e(&x))?;
+    // Row `n − 1 − i` (from the bottom) holds bar i, so the first bar is at the top.
+    let label = |v: &SegmentValue<usize>| match v {
+        SegmentValue::CenterOf(r) if *r < bars.len() => bars[bars.len() - 1 - r].0.clone(),
+        _ => String::new(),
+    };
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_labels(n)
+        .y_label_formatter(&label)
+        .light_line_style(WHITE.mix(0.0))
+        .draw()
+        .map_err(|x| e(&x))?;
+    let style = ShapeStyle::from(&colour(0)).filled();
+    chart
+        .draw_series(bars.iter().enumerate().map(|(i, (_, v))| {
+            let r = bars.len() - 1 - i;
+            let v = if v.is_finite() { *v } else { 0.0 };
+            Rectangle::new([(0.0, SegmentValue::Exact(r)), (v, SegmentValue::Exact(r + 1))], style)
+        }))
+        .map_err(|x| e(&x))?;
+    root.present().map_err(|x| e(&x))?;
+    Ok(())
+}
+
+/// Lines through `(x, y)` points, one per named curve, on x ∈ [−1, 1] and y ∈ [0, 1] (issue 15:
+/// cumulative margin distributions), into an SVG file.
+pub fn xy_chart(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    curves: &[(String, Vec<(f64, f64)>)],
+) -> Result<()> {
+    let e = |e: &dyn std::fmt::Display| anyhow!("{}: {e}", path.display());
+    let root = SVGBackend::new(path, (760, 460)).into_drawing_area();
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(60)
+        .build_cartesian_2d(-1.0f64..1.0, 0.0f64..1.02)
+        .map_err(|x| e(&x))?;
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .light_line_style(WHITE.mix(0.0))
+        .draw()
+        .map_err(|x| e(&x))?;
+    for (i, (name, pts)) in curves.iter().enumerate() {
+        let st = ShapeStyle::from(&colour(i)).stroke_width(2);
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()), st))
+            .map_err(|x| e(&x))?
+            .label(name.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], st));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK.mix(0.3))
+        .label_font(("sans-serif", 11))
+        .draw()
+        .map_err(|x| e(&x))?;
+    root.present().map_err(|x| e(&x))?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

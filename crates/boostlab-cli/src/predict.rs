@@ -35,6 +35,11 @@ pub struct PredictArgs {
     pub proba: bool,
     #[command(flatten)]
     pub threads: crate::common::ThreadsArg,
+    /// Write exact TreeSHAP contributions instead of predictions (issue 15): one column per
+    /// feature and a bias column, per output (`FEATURE` and `bias`; `FEATURE@OUTPUT` and
+    /// `bias@OUTPUT` for several outputs). Each row's sum is its score. Not for `--clipped`.
+    #[arg(long, conflicts_with = "proba")]
+    pub contrib: bool,
 }
 
 /// Arguments of `boostlab inspect`.
@@ -48,10 +53,13 @@ pub struct InspectArgs {
     pub json: bool,
     #[command(flatten)]
     pub threads: crate::common::ThreadsArg,
+    /// Add the feature importances (split counts and gains, each normalised to sum 1).
+    #[arg(long)]
+    pub importance: bool,
 }
 
 /// The label selector stored in a model (see `Ensemble::target_columns`).
-fn selector(spec: Option<&str>) -> LabelSelector {
+pub(crate) fn selector(spec: Option<&str>) -> LabelSelector {
     match spec {
         None => LabelSelector::None,
         Some(s) if s.ends_with('*') => LabelSelector::Prefix(s.trim_end_matches('*').to_string()),
@@ -142,6 +150,9 @@ fn predict(a: &PredictArgs) -> Result<()> {
     let model = Ensemble::load(&a.model)?;
     if a.clipped && model.clip.is_none() {
         eprintln!("note: the model has no clipped variant (only t-AdaBoost with t < 1 has); using the linear model");
+    }
+    if a.contrib {
+        return contributions(a, &model);
     }
     let k = model.n_outputs;
     let mut header = String::from("prediction");
@@ -242,6 +253,77 @@ fn predict(a: &PredictArgs) -> Result<()> {
     Ok(())
 }
 
+/// `predict --contrib`: the contributions of every row, block by block (issue 15).
+fn contributions(a: &PredictArgs, model: &Ensemble) -> Result<()> {
+    let (d, k) = (model.schema.names.len(), model.n_outputs);
+    let outputs = model.output_names();
+    let mut header = String::new();
+    for output in outputs.iter().take(k) {
+        for name in model.schema.names.iter().chain(std::iter::once(&"bias".to_string())) {
+            let sep = if header.is_empty() { "" } else { "," };
+            if k == 1 {
+                let _ = write!(header, "{sep}{}", csv_field(name));
+            } else {
+                let _ = write!(header, "{sep}{}", csv_field(&format!("{name}@{output}")));
+            }
+        }
+    }
+    header.push('\n');
+    let mut sink = Sink::open(a.output.as_deref())?;
+    sink.out.write_all(header.as_bytes())?;
+    let mut n = 0usize;
+    let mut line = String::new();
+    for block in blocks(a, model)? {
+        if crate::signals::cancelled() {
+            return Err(Error::Cancelled.into());
+        }
+        let block = block.with_context(|| format!("reading {}", a.data.display()))?;
+        let phi = model.contributions(&block.features, a.clipped)?;
+        for row in phi.chunks_exact((d + 1) * k) {
+            line.clear();
+            for o in 0..k {
+                for j in 0..=d {
+                    let sep = if o == 0 && j == 0 { "" } else { "," };
+                    let _ = write!(line, "{sep}{}", row[j * k + o]);
+                }
+            }
+            line.push('\n');
+            sink.out.write_all(line.as_bytes())?;
+        }
+        n += block.features.n_rows();
+    }
+    {
+        let _lock = crate::signals::write_lock();
+        sink.finish()?;
+    }
+    if let Some(p) = &a.output {
+        println!("{n} rows of contributions written to {}", p.display());
+    }
+    Ok(())
+}
+
+/// A CSV field, quoted when it holds a comma, a quote or a line break.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The importance table of `inspect --importance`: (feature, split share, gain share, splits).
+fn importance_rows(m: &Ensemble) -> Vec<(String, f64, f64, f64)> {
+    use boostlab::explain::ImportanceKind;
+    let split = m.feature_importance(ImportanceKind::Split);
+    let gain = m.feature_importance(ImportanceKind::Gain);
+    let count = m.feature_importance_raw(ImportanceKind::Split);
+    let mut rows: Vec<_> =
+        m.schema.names.iter().enumerate().map(|(f, name)| (name.clone(), split[f], gain[f], count[f])).collect();
+    // By gain, then split share; ties keep the schema order.
+    rows.sort_by(|a, b| b.2.total_cmp(&a.2).then(b.1.total_cmp(&a.1)));
+    rows
+}
+
 pub fn inspect(a: InspectArgs) -> Result<()> {
     let m = Ensemble::load(&a.model)?;
     let leaves: Vec<usize> = m.trees.iter().map(|t| t.n_leaves()).collect();
@@ -261,6 +343,17 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             "clip": m.clip,
             "final_round": last,
         });
+        let mut v = v;
+        if a.importance {
+            use boostlab::explain::ImportanceKind;
+            v["importance"] = serde_json::json!({
+                "features": m.schema.names,
+                "split": m.feature_importance(ImportanceKind::Split),
+                "gain": m.feature_importance(ImportanceKind::Gain),
+                "split_count": m.feature_importance_raw(ImportanceKind::Split),
+                "gain_total": m.feature_importance_raw(ImportanceKind::Gain),
+            });
+        }
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
@@ -299,6 +392,18 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             }
             let source = serde_json::to_value(e.source)?;
             println!("  {path:<width$}  {:<24} {}", e.value.to_string(), source.as_str().unwrap_or("?"));
+        }
+    }
+    if a.importance {
+        let rows = importance_rows(&m);
+        let width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(7).max(7);
+        println!("feature importance (shares sum to 1; gain = total criterion decrease)");
+        println!("  {:<width$}  {:>8}  {:>8}  {:>6}", "feature", "gain", "split", "splits");
+        for (name, split, gain, count) in rows {
+            println!("  {name:<width$}  {gain:>8.4}  {split:>8.4}  {count:>6}");
+        }
+        if m.trees.iter().all(|t| t.gains.is_empty()) {
+            println!("  (a model written before issue 15 has no recorded gains: gain shares are 0)");
         }
     }
     Ok(())

@@ -546,3 +546,177 @@ fn issue_12_parquet_train_and_streamed_predict_match_csv() {
         "bad.csv:301: expected 4 fields",
     );
 }
+
+/// The texts of an SVG file, after checking that it is well-formed XML with an `<svg>` root.
+fn svg_texts(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{}: not well-formed: {e}", path.display()));
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    doc.descendants()
+        .filter(|n| n.tag_name().name() == "text")
+        .filter_map(|n| n.text().map(|t| t.trim().to_string()))
+        .collect()
+}
+
+/// Parses a CSV of numbers (after the header) into rows.
+fn numbers(text: &str) -> (Vec<String>, Vec<Vec<f64>>) {
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().split(',').map(String::from).collect();
+    (header, lines.map(|l| l.split(',').map(|x| x.parse::<f64>().unwrap()).collect()).collect())
+}
+
+#[test]
+fn issue_15_inspect_importance_predict_contrib_and_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = write_data(d, "train.csv", 240, &["no", "yes"]);
+    let multi = write_data(d, "multi.csv", 240, &["a", "b", "c"]);
+    let model = d.join("m.json");
+    let ms = |p: &Path| p.to_str().unwrap().to_string();
+    for (algo, data) in
+        [("real-adaboost", &data), ("t-adaboost", &data), ("real-adaboost-mh", &multi), ("adaboost-mo", &multi)]
+    {
+        let (ok, _, se) = run(&[
+            "train",
+            "--data",
+            &ms(data),
+            "--algo",
+            algo,
+            "--rounds",
+            "12",
+            "--max-leaves",
+            "4",
+            "--model",
+            &ms(&model),
+        ]);
+        assert!(ok, "{algo}: {se}");
+        let m = boostlab::Ensemble::load(&model).unwrap();
+        // inspect --importance --json: the library's numbers.
+        let (ok, so, _) = run(&["inspect", "--model", &ms(&model), "--importance", "--json"]);
+        assert!(ok);
+        let v: serde_json::Value = serde_json::from_str(&so).unwrap();
+        let imp = &v["importance"];
+        for kind in ["split", "gain"] {
+            let got: Vec<f64> = serde_json::from_value(imp[kind].clone()).unwrap();
+            let want = m.feature_importance(boostlab::explain::ImportanceKind::parse(kind).unwrap());
+            assert_eq!(got, want, "{algo} {kind}");
+            assert!((got.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        }
+        let (ok, so, _) = run(&["inspect", "--model", &ms(&model), "--importance"]);
+        assert!(ok && so.contains("feature importance") && so.contains("color"), "{so}");
+        // predict --contrib: per output, one column per feature and a bias; rows sum to the scores.
+        let (ok, contrib, se) = run(&["predict", "--model", &ms(&model), "--data", &ms(data), "--contrib"]);
+        assert!(ok, "{algo}: {se}");
+        let (ok, pred, _) = run(&["predict", "--model", &ms(&model), "--data", &ms(data)]);
+        assert!(ok);
+        let (header, rows) = numbers(&contrib);
+        let k = m.n_outputs;
+        assert_eq!(header.len(), 4 * k, "{header:?}");
+        assert_eq!(header[3], if k == 1 { "bias".to_string() } else { format!("bias@{}", m.output_names()[0]) });
+        let scores: Vec<Vec<f64>> =
+            pred.lines().skip(1).map(|l| l.split(',').skip(1).map(|x| x.parse().unwrap()).collect()).collect();
+        assert_eq!(rows.len(), 240);
+        for (r, s) in rows.iter().zip(&scores) {
+            for o in 0..k {
+                let sum: f64 = r[o * 4..(o + 1) * 4].iter().sum();
+                assert!((sum - s[o]).abs() < 1e-9, "{algo}: {sum} vs {}", s[o]);
+            }
+        }
+        if algo == "t-adaboost" {
+            fails_with(
+                &["predict", "--model", &ms(&model), "--data", &ms(data), "--contrib", "--clipped"],
+                "not additive",
+            );
+        }
+        // Plots: well-formed SVG with the expected series.
+        let svg = d.join("p.svg");
+        let (ok, _, se) = run(&["plot", "learning-curve", &ms(&model), "--data", &ms(data), "--out", &ms(&svg)]);
+        assert!(ok, "{se}");
+        let texts = svg_texts(&svg);
+        let train_key = if k == 1 { "train (train_error)" } else { "train (" };
+        assert!(texts.iter().any(|t| t.starts_with(train_key)), "{algo}: {texts:?}");
+        let file = data.file_name().unwrap().to_str().unwrap();
+        assert!(texts.iter().any(|t| *t == format!("{file} (test_error)")), "{texts:?}");
+        // No validation curve in these models' history: none drawn.
+        assert!(!texts.iter().any(|t| t.starts_with("valid")), "{texts:?}");
+        let (ok, _, se) = run(&["plot", "importance", &ms(&model), "--out", &ms(&svg)]);
+        assert!(ok, "{se}");
+        let texts = svg_texts(&svg);
+        for f in ["x", "color", "z"] {
+            assert!(texts.iter().any(|t| t == f), "{texts:?}");
+        }
+        let (ok, _, se) =
+            run(&["plot", "margins", &ms(&model), "--data", &ms(data), "--rounds", "1,6,12", "--out", &ms(&svg)]);
+        assert!(ok, "{se}");
+        let texts = svg_texts(&svg);
+        for r in ["round 1", "round 6", "round 12"] {
+            assert!(texts.iter().any(|t| t == r), "{texts:?}");
+        }
+    }
+    fails_with(&["plot", "margins", &ms(&model), "--out", &ms(&d.join("x.svg"))], "needs --data");
+    fails_with(
+        &["plot", "margins", &ms(&model), "--data", &ms(&multi), "--rounds", "99", "--out", &ms(&d.join("x.svg"))],
+        "rounds",
+    );
+}
+
+#[test]
+fn issue_15_export_onnx_and_its_refusals() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ms = |p: &Path| p.to_str().unwrap().to_string();
+    // Numeric features only: categorical splits cannot be exported.
+    let mut s = String::from("x,z,label\n");
+    for i in 0..200 {
+        let x = (i * 37 % 101) as f64 / 10.0;
+        let z = if i % 9 == 0 { String::new() } else { format!("{}", i * 13 % 7) };
+        s.push_str(&format!("{x},{z},{}\n", ["a", "b", "c"][(x as usize + i % 2) % 3]));
+    }
+    let (bin_csv, multi_csv) = (d.join("b.csv"), d.join("m.csv"));
+    std::fs::write(&multi_csv, &s).unwrap();
+    std::fs::write(&bin_csv, s.replace(",c\n", ",a\n")).unwrap();
+    let (model, onnx) = (d.join("m.json"), d.join("m.onnx"));
+    for (algo, data, ok_export) in
+        [("real-adaboost", &bin_csv, true), ("real-adaboost-mh", &multi_csv, true), ("adaboost-mo", &multi_csv, false)]
+    {
+        let (ok, _, se) = run(&[
+            "train",
+            "--data",
+            &ms(data),
+            "--algo",
+            algo,
+            "--rounds",
+            "5",
+            "--max-leaves",
+            "4",
+            "--model",
+            &ms(&model),
+        ]);
+        assert!(ok, "{se}");
+        if ok_export {
+            let (ok, so, se) = run(&["export", &ms(&model), "--onnx", &ms(&onnx)]);
+            assert!(ok && so.contains("written"), "{algo}: {se}");
+            let bytes = std::fs::read(&onnx).unwrap();
+            // A ModelProto: field 1 (ir_version, varint) first, and the operator's name inside.
+            assert_eq!(bytes[0], 0x08);
+            assert!(bytes.windows(21).any(|w| w == b"TreeEnsembleRegressor"));
+        } else {
+            fails_with(&["export", &ms(&model), "--onnx", &ms(&onnx)], "output-code");
+        }
+    }
+    let (ok, _, se) = run(&[
+        "train",
+        "--data",
+        &ms(&bin_csv),
+        "--algo",
+        "t-adaboost",
+        "--t",
+        "0.5",
+        "--rounds",
+        "3",
+        "--model",
+        &ms(&model),
+    ]);
+    assert!(ok, "{se}");
+    fails_with(&["export", &ms(&model), "--onnx", &ms(&onnx), "--clipped"], "not a sum of trees");
+}

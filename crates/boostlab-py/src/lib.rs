@@ -819,6 +819,74 @@ impl Model {
         let idx: Array1<i64> = self.inner.classes_from_scores(&s).into_iter().map(i64::from).collect();
         Ok(idx.into_pyarray(py))
     }
+
+    /// Feature importances (issue 15), `kind` = `"gain"` or `"split"`, normalised to sum 1.
+    fn feature_importance<'py>(&self, py: Python<'py>, kind: &str) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let kind = boostlab::explain::ImportanceKind::parse(kind).map_err(py_err)?;
+        Ok(Array1::from(self.inner.feature_importance(kind)).into_pyarray(py))
+    }
+
+    /// Exact TreeSHAP contributions `n × (n_features + 1) × n_outputs` (bias last), computed
+    /// with the GIL released; an error for the clipped model (not additive).
+    fn contributions<'py>(
+        &self,
+        py: Python<'py>,
+        names: Vec<String>,
+        columns: &Bound<'py, PyAny>,
+        clipped: bool,
+    ) -> PyResult<Bound<'py, PyArray3<f64>>> {
+        let _ = names;
+        let held = Held::new(columns, Some(&self.inner.schema))?;
+        let views = held.views(py)?;
+        let (n, d, k) = (n_rows(&views), self.inner.schema.names.len(), self.inner.n_outputs);
+        let phi = py
+            .detach(|| {
+                let cols = boostlab::explain::columns_of_views(&views);
+                let mut phi = vec![0.0; n * (d + 1) * k];
+                self.inner.contributions_into(&cols, clipped, &mut phi).map(|_| phi)
+            })
+            .map_err(py_err)?;
+        Array3::from_shape_vec((n, d + 1, k), phi)
+            .map(|a| a.into_pyarray(py))
+            .map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
+    /// Sorted normalised margins `y·f(x)/N` of the linear model after each of `rounds`
+    /// (`Ensemble::margins`); the target as `fit` takes it.
+    #[allow(clippy::too_many_arguments)]
+    fn margins<'py>(
+        &self,
+        py: Python<'py>,
+        names: Vec<String>,
+        columns: &Bound<'py, PyAny>,
+        target_kind: &str,
+        y: &Bound<'py, PyAny>,
+        classes: Vec<String>,
+        rounds: Vec<usize>,
+    ) -> PyResult<Vec<Bound<'py, PyArray1<f64>>>> {
+        let _ = names;
+        let target = target(target_kind, y, classes)?;
+        let held = Held::new(columns, Some(&self.inner.schema))?;
+        let views = held.views(py)?;
+        let margins = py
+            .detach(|| {
+                let cols = boostlab::explain::columns_of_views(&views);
+                self.inner.margins_of_columns(&cols, &target, &rounds)
+            })
+            .map_err(py_err)?;
+        Ok(margins.into_iter().map(|m| Array1::from(m).into_pyarray(py)).collect())
+    }
+
+    /// The linear model as serialised ONNX (`Ensemble::to_onnx`); `clipped` is refused.
+    fn to_onnx<'py>(&self, py: Python<'py>, clipped: bool) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        let bytes = self.inner.to_onnx(clipped).map_err(py_err)?;
+        Ok(pyo3::types::PyBytes::new(py, &bytes))
+    }
+
+    /// The margin normaliser after each round (`Ensemble::margin_norms`).
+    fn margin_norms<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        Array1::from(self.inner.margin_norms()).into_pyarray(py)
+    }
 }
 
 /// The extension module.

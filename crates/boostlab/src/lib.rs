@@ -28,6 +28,8 @@
 //! * [`model`]: the [`Ensemble`], prediction (staged, clipped), versioned JSON model files.
 //! * [`tempered`], [`loss`]: the tempered arithmetic of t-AdaBoost and the value-only losses of
 //!   SecBoost.
+//! * [`explain`]: feature importances, exact TreeSHAP contributions and margin distributions of
+//!   a trained model (issue 15), from the gains and covers the grower records in each tree.
 //! * [`eval`]: metrics, stratified folds, label noise, the paired t-test, the experiment harness.
 //!
 //! The key design choice: every booster is expressed as "statistics in, tree outputs back", so one
@@ -43,10 +45,13 @@ mod cancel;
 pub mod data;
 pub mod error;
 pub mod eval;
+pub mod explain;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod loss;
 pub mod model;
+#[cfg(feature = "onnx")]
+pub mod onnx;
 mod par;
 pub mod tempered;
 pub mod tree;

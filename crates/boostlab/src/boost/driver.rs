@@ -590,7 +590,7 @@ fn run_with(
                 row_weight: data.sample_weight.as_deref(),
             };
             let mut grown = if params.algorithm == Algorithm::AbstainingAdaBoost {
-                abstaining_stump(binned, mapper, &stats)?
+                abstaining_stump(binned, mapper, &stats, data.sample_weight.as_deref())?
             } else {
                 grow_cancellable(binned, mapper, &stats, k, &spec, cancel)?
             };

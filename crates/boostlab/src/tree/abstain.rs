@@ -51,7 +51,13 @@ fn best_values(regions: &[(f64, f64)]) -> Option<(f64, Vec<i8>)> {
 }
 
 /// Finds the best abstaining stump for one signed statistic per row (see [`super::grow`]).
-pub fn abstaining_stump(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64]) -> Result<Grown> {
+/// `row_weight`: the rows' sample weights for the covers (issue 15), 1 each when `None`.
+pub fn abstaining_stump(
+    bm: &BinnedMatrix,
+    mapper: &BinMapper,
+    stats: &[f64],
+    row_weight: Option<&[f64]>,
+) -> Result<Grown> {
     let n = bm.n_rows;
     if stats.len() != n {
         return Err(Error::InvalidData("abstaining stumps need one statistic per row".into()));
@@ -106,7 +112,7 @@ pub fn abstaining_stump(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64]) ->
             }
         }
     }
-    let Some((_, f, part, vals)) = best else {
+    let Some((z_stump, f, part, vals)) = best else {
         return Err(Error::InvalidData("no abstaining stump has a positive edge".into()));
     };
     let missing_bin = bm.n_bins(f) - 1;
@@ -162,7 +168,16 @@ pub fn abstaining_stump(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64]) ->
         let s = stats[r];
         leaf_stats[2 * l as usize + usize::from(s.is_sign_negative())] += s.abs();
     }
-    Ok(Grown { tree: Tree { nodes, n_outputs: 1, leaf_values }, leaf_of_row, leaf_stats })
+    let n_nodes = nodes.len();
+    let mut tree = Tree::new(nodes, 1, leaf_values);
+    // Issue 15: the stump's criterion decrease is Z's, from abstaining everywhere (Z = W, the
+    // total weight) to the stump's Z; recorded at the root (a second node, "not missing", tests
+    // the same feature).
+    let w_total: f64 = leaf_stats.iter().sum();
+    tree.gains = vec![0.0; n_nodes];
+    tree.gains[0] = (w_total - z_stump).max(0.0);
+    tree.record_covers(&leaf_of_row, row_weight);
+    Ok(Grown { tree, leaf_of_row, leaf_stats })
 }
 
 #[cfg(test)]

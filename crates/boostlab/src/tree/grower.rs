@@ -786,6 +786,8 @@ pub fn grow_cancellable(
     let root_sum = sum_of(&root_hist);
     let root_best = search(&root_hist, &root_sum, n, 0, 0);
     let mut nodes = vec![Node::Leaf { leaf: 0 }];
+    // Issue 15: each split's criterion decrease, recorded as it is made (0 at leaves).
+    let mut gains = vec![0.0];
     let mut leaves = vec![Leaf {
         node: 0,
         start: 0,
@@ -899,6 +901,10 @@ pub fn grow_cancellable(
         nodes[parent.node] = Node::Split { feature: f as u32, rule, left: li as u32, right: li as u32 + 1 };
         nodes.push(Node::Leaf { leaf: 0 });
         nodes.push(Node::Leaf { leaf: 0 });
+        // The candidate's gain: parent cost − children's costs (SPEC §2.2), never negative in
+        // the record (a rounding residue of an exact tie).
+        gains[parent.node] = cand.gain.max(0.0);
+        gains.extend([0.0, 0.0]);
         if last_split {
             // Leaf numbers are fixed below; node numbers for now.
             let (left, right) = (li as u32, li as u32 + 1);
@@ -941,7 +947,10 @@ pub fn grow_cancellable(
         (l.left, l.right) = (leaf_of_node[l.left as usize], leaf_of_node[l.right as usize]);
     }
     let leaf_of_row = leaves_of_rows(bm, &index, &ranges, last.as_ref());
-    Ok(Grown { tree: Tree { nodes, n_outputs: k, leaf_values }, leaf_of_row, leaf_stats })
+    let mut tree = Tree::new(nodes, k, leaf_values);
+    tree.gains = gains;
+    tree.record_covers(&leaf_of_row, spec.row_weight);
+    Ok(Grown { tree, leaf_of_row, leaf_stats })
 }
 
 #[cfg(test)]

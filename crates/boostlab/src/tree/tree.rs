@@ -57,12 +57,74 @@ pub struct Tree {
     pub n_outputs: usize,
     /// Leaf values, `n_leaves × n_outputs`.
     pub leaf_values: Vec<f64>,
+    /// Criterion decrease of each node's split, recorded when the tree was grown (issue 15),
+    /// indexed like `nodes` (0 at leaves): the parent's cost `Σ W·L(p)` minus the children's,
+    /// in that round's weights. Empty in models written before issue 15 (their gain
+    /// importances are 0).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gains: Vec<f64>,
+    /// Cover of each node, indexed like `nodes` (issue 15): the training examples that reached
+    /// it (the sum of their sample weights, i.e. repeated rows). TreeSHAP's conditional
+    /// expectations weigh the children by it. Empty in models written before issue 15.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub covers: Vec<f64>,
 }
 
 impl Tree {
     /// Number of leaves.
     pub fn n_leaves(&self) -> usize {
         self.leaf_values.len() / self.n_outputs.max(1)
+    }
+
+    /// A tree of `nodes` and `leaf_values` without recorded gains and covers.
+    pub fn new(nodes: Vec<Node>, n_outputs: usize, leaf_values: Vec<f64>) -> Tree {
+        Tree { nodes, n_outputs, leaf_values, gains: Vec::new(), covers: Vec::new() }
+    }
+
+    /// Records the covers from the leaf of every training row (`row_weight`: their sample
+    /// weights, 1 each when `None`): a leaf's cover is its rows' weight, a split's the sum of its
+    /// children's.
+    pub fn record_covers(&mut self, leaf_of_row: &[u32], row_weight: Option<&[f64]>) {
+        let mut per_leaf = vec![0.0; self.n_leaves()];
+        match row_weight {
+            None => leaf_of_row.iter().for_each(|&l| per_leaf[l as usize] += 1.0),
+            Some(w) => leaf_of_row.iter().zip(w).for_each(|(&l, &w)| per_leaf[l as usize] += w),
+        }
+        self.covers = vec![0.0; self.nodes.len()];
+        // Children come after their parent in the node array (both growers append them).
+        for i in (0..self.nodes.len()).rev() {
+            self.covers[i] = match &self.nodes[i] {
+                Node::Leaf { leaf } => per_leaf[*leaf as usize],
+                Node::Split { left, right, .. } => self.covers[*left as usize] + self.covers[*right as usize],
+            };
+        }
+    }
+
+    /// Whether `row` of the model's columns goes left at split node `i` (false for a leaf).
+    #[inline]
+    pub fn goes_left(&self, i: usize, columns: &[Column], row: usize) -> bool {
+        match &self.nodes[i] {
+            Node::Leaf { .. } => false,
+            Node::Split { feature, rule, .. } => match (rule, &columns[*feature as usize]) {
+                (SplitRule::Numeric { threshold, missing_left, .. }, Column::Numeric(v)) => {
+                    let x = v[row];
+                    if x.is_nan() {
+                        *missing_left
+                    } else {
+                        x <= *threshold
+                    }
+                }
+                (SplitRule::Categorical { left, missing_left }, Column::Categorical { codes, .. }) => {
+                    let c = codes[row];
+                    if c == MISSING_CODE {
+                        *missing_left
+                    } else {
+                        left.binary_search(&c).is_ok()
+                    }
+                }
+                _ => false,
+            },
+        }
     }
 
     /// Leaf reached by row `row` of raw feature columns.
@@ -155,6 +217,14 @@ impl Tree {
         }
         if reached.iter().any(|r| !r) || leaf_seen.iter().any(|s| !s) {
             return Err("unreachable nodes or leaves".into());
+        }
+        for (what, v) in [("gains", &self.gains), ("covers", &self.covers)] {
+            if !v.is_empty() && v.len() != self.nodes.len() {
+                return Err(format!("{} {what} for {} nodes", v.len(), self.nodes.len()));
+            }
+            if let Some(x) = v.iter().find(|x| !(x.is_finite() && **x >= 0.0)) {
+                return Err(format!("{what}: {x} is not a finite number ≥ 0"));
+            }
         }
         Ok(())
     }
@@ -496,7 +566,7 @@ pub(crate) mod test_support {
             nodes[i] = Node::Leaf { leaf: id };
         }
         let leaf_values = (0..n_leaves * k).map(|_| rng.gen_range(-2.0..2.0)).collect();
-        Tree { nodes, n_outputs: k, leaf_values }
+        Tree::new(nodes, k, leaf_values)
     }
 
     /// Random columns of `kinds` with `n` rows: grid values, other reals and NaN; category codes
@@ -589,6 +659,8 @@ mod tests {
         // x0 ≤ 0 ? leaf 2 : (x0 ≤ 1 (NaN left) ? leaf 0 : leaf 1): positions left to right.
         let num = |threshold, missing_left| SplitRule::Numeric { threshold, bin_threshold: 0, missing_left };
         let tree = Tree {
+            gains: Vec::new(),
+            covers: Vec::new(),
             nodes: vec![
                 Node::Split { feature: 0, rule: num(0.0, false), left: 1, right: 2 },
                 Node::Leaf { leaf: 2 },
@@ -619,6 +691,8 @@ mod tests {
         let cat = |left: Vec<u32>| SplitRule::Categorical { left, missing_left: false };
         let leaves = vec![Node::Leaf { leaf: 0 }, Node::Leaf { leaf: 1 }];
         let tree = |root| Tree {
+            gains: Vec::new(),
+            covers: Vec::new(),
             nodes: std::iter::once(root).chain(leaves.clone()).collect(),
             n_outputs: 1,
             leaf_values: vec![0.0, 1.0],

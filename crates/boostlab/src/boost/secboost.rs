@@ -378,6 +378,9 @@ const QBAR_GRID: usize = 4;
 /// The certified Solve_α needs `B > B_ROUNDING·|α η₀|` (B above the rounding of its two terms).
 const B_ROUNDING: f64 = 64.0 * f64::EPSILON;
 
+/// A step `|α| M` at most this many units of `max(1, max |ẽ|)` is numerically zero.
+const NULL_STEP: f64 = 1e-10;
+
 /// Examples per parallel chunk of [`mean_obi`] (fixed, so sums do not depend on the thread count).
 const QBAR_CHUNK: usize = 256;
 
@@ -455,6 +458,7 @@ pub fn solve_alpha_certified(
     let mut scratch = Scratch::default();
     let mut wt = vec![0.0; m];
     let mut new_edges = vec![0.0; m];
+    let edge_scale = edges.iter().zip(sw).filter(|(_, s)| **s > 0.0).fold(1.0_f64, |a, (e, _)| a.max(e.abs()));
     let mut delta = delta_init;
     for k in 0..=max_halvings {
         let alpha = delta * eta0.signum();
@@ -478,6 +482,11 @@ pub fn solve_alpha_certified(
         // loss from its jump, where B = 0 exactly but rounds to ±1e−14).
         if !(b > B_ROUNDING * (alpha * eta0).abs() && b.is_finite()) {
             continue;
+        }
+        if alpha.abs() * m_t <= NULL_STEP * edge_scale {
+            // The step is numerically zero next to the edges (the oracle's "numerically zero
+            // offset" threshold): its B and q̄ would be rounding, and so would every smaller α's.
+            break;
         }
         for (ne, e) in new_edges.iter_mut().zip(shifted(edges, alpha, y, h)) {
             *ne = e;
@@ -814,7 +823,11 @@ impl Booster for SecBoost {
         }
     }
 
-    /// One SecBoost round (SPEC §6, steps 2.2–2.7). Diagnostics: `eta`, `alpha`, `w2` (W̄_2),
+    /// One SecBoost round (SPEC §6, steps 2.2–2.7). Diagnostics: `risk_prev` (F(S, H_(t−1))), the
+    /// certificate (issue 16) `b` (B_t), `qbar` (q̄_t), `pi` (π_t), `certified_decrease`
+    /// (B_t − q̄_t, so that `risk ≤ risk_prev − certified_decrease`), `certified` (1 under the
+    /// certified rule, 0 under the paper's), `closed_form` (β-smooth losses under `auto`: 1 if the
+    /// closed-form α was kept), and `eta`, `alpha`, `w2` (W̄_2),
     /// `epsilon`, `z_obi` (the OBI budget z_t), `mean_abs_weight` (W̄_1 = |mean_i w_ti| of the
     /// paper's eq. 16, for the weights this round used), `risk` (F(S, H_t)), `train_error`, and
     /// `halvings`, `max_obi`, `random_offsets`, `zero_weights`, `negative_weights` (of the new
@@ -831,6 +844,8 @@ impl Booster for SecBoost {
         if h.len() != m {
             return Err(Error::InvalidData(format!("SecBoost: {} outputs for {m} examples", h.len())));
         }
+        // F(S, H_(t−1)), so that the record alone checks the certificate (issue 16).
+        diag.insert("risk_prev", self.risk());
         if let Some((i, v)) = first_non_finite(h) {
             return Err(Error::Numerical(format!("weak hypothesis output {v} at example {i}")));
         }

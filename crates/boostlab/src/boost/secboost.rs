@@ -901,6 +901,7 @@ impl Booster for SecBoost {
                 match solve_alpha_certified(&input, p.delta_init, p.max_halvings, p.kappa, obi_points)? {
                     Some(c) => (c.solution, c.qbar),
                     None => {
+                        self.record(diag); // of H_(t−1), which is kept
                         return Ok(Step::Stop {
                             reason: format!(
                                 "certified Solve_α accepted no α after {} halvings from δ_init = {} (loss `{}`, \
@@ -910,7 +911,7 @@ impl Booster for SecBoost {
                                 self.loss.name(),
                                 p.kappa
                             ),
-                        })
+                        });
                     }
                 }
             }
@@ -1242,7 +1243,8 @@ mod tests {
         // (weight 1/v0 = 5), negatives right (weight 0). After one round no example crosses 0
         // (Solve_α keeps α small enough), and secants on flat parts are 0: every weight is 0.
         let (x, y) = data(2, 100, 0.0);
-        let p = SecBoostParams { h0: -0.1, v0: 0.2, ..params("zero-one") };
+        // The paper's rule: the certified one accepts no α for the 0/1 loss (q̄ ≥ B, issue 16).
+        let p = SecBoostParams { h0: -0.1, v0: 0.2, solve_alpha: SolveAlphaRule::Paper, ..params("zero-one") };
         let mut b = SecBoost::from_params(p, labels(&y)).expect("valid");
         assert!(b.weights().iter().zip(&y).all(|(w, y)| if *y > 0.0 { *w == 5.0 } else { *w == 0.0 }));
         let (_, last, diags) = run(&mut b, &x, 10);

@@ -316,8 +316,8 @@ class SecBoostClassifier(_Binary):
     Binary classification only.
 
     loss: the loss on the edge ``z = y H(x)``: a name (``"logistic"``, ``"exponential"``,
-    ``"square"``, ``"hinge"``, ``"zero-one"``, ``"clipped-logistic[:q=Q]"``, ``"spring[:Q=Q]"``,
-    ``"tempered:t=T"``) or a Python callable. A callable is called with a 1-d float64 numpy array of
+    ``"square"``, ``"hinge"``, ``"zero-one"``, ``"clipped-logistic[:q=Q]"``, ``"spring[:Q=Q]"``
+    (the paper's appendix form), ``"spring-main"`` (its main-text form), ``"tempered:t=T"``) or a Python callable. A callable is called with a 1-d float64 numpy array of
     edges and returns their losses as an array of the same shape (it is only ever called with
     arrays: all the examples at once for the weights, each example's candidate offsets at once in the
     offset oracle). By default ``"logistic"``.
@@ -331,6 +331,10 @@ class SecBoostClassifier(_Binary):
     search). By default ``"auto"``.
     oracle: offset oracle, ``"auto"`` (dichotomic for convex losses) or ``"grid"``. By default
     ``"auto"``.
+    solve_alpha: ``"certified"`` (every round's risk decrease is certified: α is accepted only when
+    the OBI term q̄ is at most κ·B) or ``"paper"`` (the paper's Algorithm 3, uncertified; only to
+    reproduce its runs). By default ``"certified"``.
+    kappa: κ of the certified rule. By default 0.5; in (0, 1).
     """
 
     def __init__(
@@ -351,6 +355,8 @@ class SecBoostClassifier(_Binary):
         h0=0.0,
         alpha_rule="auto",
         oracle="auto",
+        solve_alpha="certified",
+        kappa=0.5,
         callbacks=None,
         learning_rate=1.0,
         n_iter_no_change=None,
@@ -381,6 +387,8 @@ class SecBoostClassifier(_Binary):
         self.h0 = h0
         self.alpha_rule = alpha_rule
         self.oracle = oracle
+        self.solve_alpha = solve_alpha
+        self.kappa = kappa
 
     def _core_params(self, multilabel):
         if not (isinstance(self.loss, str) or callable(self.loss)):
@@ -394,6 +402,8 @@ class SecBoostClassifier(_Binary):
                 "h0": _float("h0", self.h0),
                 "alpha_rule": _choice("alpha_rule", self.alpha_rule, ("auto", "solve")),
                 "oracle": _choice("oracle", self.oracle, ("auto", "grid")),
+                "solve_alpha": _choice("solve_alpha", self.solve_alpha, ("certified", "paper")),
+                "kappa": _float("kappa", self.kappa),
                 "seed": _seed(self.random_state),
             },
         }
@@ -415,6 +425,8 @@ class SecBoostClassifier(_Binary):
             h0=sb.get("h0", 0.0),
             alpha_rule=sb.get("alpha_rule", "auto"),
             oracle=sb.get("oracle", "auto"),
+            solve_alpha=sb.get("solve_alpha", "certified"),
+            kappa=sb.get("kappa", 0.5),
         )
         return kw
 

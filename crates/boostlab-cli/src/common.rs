@@ -389,7 +389,7 @@ pub struct BoostArgs {
     #[arg(long)]
     pub authors_mode: bool,
     /// SecBoost loss: logistic, exponential, square, hinge, zero-one, clipped-logistic:q=-2,
-    /// spring:Q=500, tempered:t=0.5.
+    /// spring:Q=500 (appendix form), spring-main (main-text form), tempered:t=0.5.
     #[arg(long)]
     pub loss: Option<String>,
     /// SecBoost: the initial step δ of Solve_α.
@@ -401,6 +401,13 @@ pub struct BoostArgs {
     /// SecBoost: offset oracle, auto (dichotomic for convex losses) or grid.
     #[arg(long)]
     pub oracle: Option<String>,
+    /// SecBoost: Solve_α rule, certified (default: α accepted only when the round's risk decrease
+    /// is certified) or paper (the paper's Algorithm 3, uncertified; to reproduce its runs).
+    #[arg(long)]
+    pub solve_alpha: Option<String>,
+    /// SecBoost: κ of the certified Solve_α, in (0, 1) (default 0.5).
+    #[arg(long)]
+    pub kappa: Option<f64>,
     /// SecBoost: the constant initial score h_0 (the 0/1 loss needs h_0 ≠ 0).
     #[arg(long, allow_negative_numbers = true)]
     pub h0: Option<f64>,
@@ -552,6 +559,8 @@ impl BoostArgs {
         only(self.delta_init.is_some(), "--delta-init", &sec)?;
         only(self.secboost_alpha.is_some(), "--secboost-alpha", &sec)?;
         only(self.oracle.is_some(), "--oracle", &sec)?;
+        only(self.solve_alpha.is_some(), "--solve-alpha", &sec)?;
+        only(self.kappa.is_some(), "--kappa", &sec)?;
         only(self.h0.is_some(), "--h0", &sec)?;
         only(self.code.is_some(), "--code", &mo)?;
         only(self.decode.is_some(), "--decode", &mo)?;
@@ -676,6 +685,12 @@ impl BoostArgs {
         }
         if let Some(v) = &self.oracle {
             put("secboost", "oracle", parse_enum::<boostlab::boost::secboost::OffsetOracle>("oracle", v)?);
+        }
+        if let Some(v) = &self.solve_alpha {
+            put("secboost", "solve_alpha", parse_enum::<boostlab::boost::secboost::SolveAlphaRule>("solve-alpha", v)?);
+        }
+        if let Some(k) = self.kappa {
+            put("secboost", "kappa", finite("kappa", k)?);
         }
         if let Some(h) = self.h0 {
             put("secboost", "h0", finite("h0", h)?);

@@ -89,6 +89,8 @@ pub const ALIASES: &[(&str, &str, &str)] = &[
     ("alpha_rule", "secboost", "alpha_rule"),
     ("epsilon", "secboost", "epsilon"),
     ("oracle", "secboost", "oracle"),
+    ("solve_alpha", "secboost", "solve_alpha"),
+    ("kappa", "secboost", "kappa"),
     ("oracle_precision", "secboost", "oracle_precision"),
     ("eps", "multiclass", "eps"),
     ("code", "multiclass", "code"),

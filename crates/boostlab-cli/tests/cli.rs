@@ -278,6 +278,51 @@ fn issue_4_secboost_cli() {
 }
 
 #[test]
+fn issue_16_solve_alpha_and_kappa_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path(), "d.csv", 200, &["0", "1"]);
+    let d = data.to_str().unwrap();
+    let sec = ["train", "--data", d, "--algo", "secboost", "--rounds", "5"];
+    fn cat<'a>(a: &[&'a str], b: &[&'a str]) -> Vec<&'a str> {
+        [a, b].concat()
+    }
+    let with = |extra: &[&'static str]| cat(&sec, extra);
+    fails_with(&with(&["--kappa", "1.5"]), "invalid parameter `kappa`");
+    fails_with(&with(&["--solve-alpha", "bogus"]), "solve-alpha");
+    fails_with(&["train", "--data", d, "--kappa", "0.3"], "--kappa applies to --algo secboost");
+    fails_with(&with(&["--loss", "zero-one"]), "invalid parameter `h0`");
+    for (rule, certified) in [("paper", 0.0), ("certified", 1.0)] {
+        let log = dir.path().join(format!("{rule}.jsonl"));
+        let args = cat(
+            &sec,
+            &["--loss", "spring-main", "--solve-alpha", rule, "--kappa", "0.25", "--log-json", log.to_str().unwrap()],
+        );
+        let (ok, _, se) = run(&args);
+        assert!(ok, "{se}");
+        for line in std::fs::read_to_string(&log).unwrap().lines() {
+            let r: serde_json::Value = serde_json::from_str(line).unwrap();
+            if r.get("alpha").is_none() {
+                continue; // a certified run may stop without a step
+            }
+            assert_eq!(r["certified"].as_f64(), Some(certified), "{line}");
+            let (risk, prev, dec) = (
+                r["risk"].as_f64().unwrap(),
+                r["risk_prev"].as_f64().unwrap(),
+                r["certified_decrease"].as_f64().unwrap(),
+            );
+            // SPEC §6: F(S, H_t) ≤ F(S, H_(t−1)) − (B_t − q̄_t), under either rule.
+            assert!(risk <= prev - dec + 1e-10, "{line}");
+            if certified == 1.0 {
+                assert!(
+                    dec > 0.0 && r["qbar"].as_f64().unwrap() <= 0.25 * r["b"].as_f64().unwrap() * (1.0 + 1e-12),
+                    "{line}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn issue_2_demo_runs_without_files() {
     let (ok, so, se) = run(&["demo", "--rounds", "20"]);
     assert!(ok, "{se}");

@@ -63,7 +63,7 @@ const MAX_CONVEX_DIVISIONS: usize = 200;
 /// A built-in loss by name, as written in configurations and on the command line (SPEC §6).
 ///
 /// Grammar: `logistic | exponential | square | hinge | zero-one | clipped-logistic[:q=<real>] |
-/// spring[:Q=<real>] | tempered:t=<real>` (names are case-insensitive, `_` may replace `-`,
+/// spring[:Q=<real>] | spring-main | tempered:t=<real>` (names are case-insensitive, `_` may replace `-`,
 /// `0/1` is accepted for `zero-one`). [`fmt::Display`] writes the canonical form, which parses back
 /// to the same value; serde reads and writes the same string. By default, `logistic`.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -91,6 +91,11 @@ pub enum LossSpec {
         /// The paper's `Q` (bump frequency). By default 500; valid range `(0, ∞)`.
         q: f64,
     },
+    /// The spring loss of the SecBoost paper's main text (SPEC §6):
+    /// `ln(1 + e^(−z)) + 1 − √(1 − 4(z − round(z))²)`, bumps of height 1 at the half-integers,
+    /// `F(0) = ln 2`. Not the appendix form at `Q = 1` ([`LossSpec::Spring`], whose bumps are moved
+    /// by ½: `F(0) = 1 + ln 2`). No parameter. Not convex, not Lipschitz.
+    SpringMain,
     /// Tempered exponential loss `exp_t(−z)^(2−t) = [1 − (1−t)z]_+^((2−t)/(1−t))` (SPEC §1, §5);
     /// `t = 1` is `e^(−z)`. Convex; β = 2 at `t = 0` only. For `t > 1` it is `+∞` for
     /// `z ≤ −1/(t−1)`, which SecBoost reports as [`Error::Numerical`] if an edge gets there.
@@ -102,7 +107,7 @@ pub enum LossSpec {
 
 /// What a loss string may look like (used in error messages).
 const LOSS_GRAMMAR: &str = "one of `logistic`, `exponential`, `square`, `hinge`, `zero-one`, \
-     `clipped-logistic[:q=<real>]`, `spring[:Q=<real > 0>]`, `tempered:t=<real < 2>`";
+     `clipped-logistic[:q=<real>]`, `spring[:Q=<real > 0>]`, `spring-main`, `tempered:t=<real < 2>`";
 
 impl LossSpec {
     /// Checks the parameter of the loss (see each variant for its range).
@@ -139,6 +144,16 @@ impl LossSpec {
             _ => None,
         }
     }
+
+    /// The edges where the loss is known to jump (be discontinuous): `[0]` for the 0/1 loss, none
+    /// for the other built-ins. SecBoost refuses an initial score `h_0` whose edges `±h_0` fall on
+    /// one (SPEC §6: the theorem needs `F` continuous at every current edge).
+    pub fn known_jumps(&self) -> &'static [f64] {
+        match self {
+            LossSpec::ZeroOne => &[0.0],
+            _ => &[],
+        }
+    }
 }
 
 impl fmt::Display for LossSpec {
@@ -152,6 +167,7 @@ impl fmt::Display for LossSpec {
             LossSpec::ZeroOne => f.write_str("zero-one"),
             LossSpec::ClippedLogistic { q } => write!(f, "clipped-logistic:q={q}"),
             LossSpec::Spring { q } => write!(f, "spring:Q={q}"),
+            LossSpec::SpringMain => f.write_str("spring-main"),
             LossSpec::Tempered { t } => write!(f, "tempered:t={t}"),
         }
     }
@@ -168,7 +184,7 @@ impl FromStr for LossSpec {
         let name = name.trim().to_ascii_lowercase().replace('_', "-");
         let args = parse_args(s, args)?;
         let spec = match name.as_str() {
-            "logistic" | "exponential" | "square" | "hinge" | "zero-one" | "0/1" | "0-1" => {
+            "logistic" | "exponential" | "square" | "hinge" | "zero-one" | "0/1" | "0-1" | "spring-main" => {
                 if let Some((k, _)) = args.first() {
                     return Err(Error::param(
                         "loss",
@@ -181,6 +197,7 @@ impl FromStr for LossSpec {
                     "exponential" => LossSpec::Exponential,
                     "square" => LossSpec::Square,
                     "hinge" => LossSpec::Hinge,
+                    "spring-main" => LossSpec::SpringMain,
                     _ => LossSpec::ZeroOne,
                 }
             }
@@ -274,6 +291,14 @@ fn spring(z: f64, q: f64) -> f64 {
     logistic(z) + (1.0 - (1.0 - 4.0 * r * r).max(0.0).sqrt()) / q
 }
 
+/// The spring loss's main-text form (SPEC §6): `ln(1 + e^(−z)) + 1 − √(1 − 4(z − round(z))²)`.
+#[inline]
+fn spring_main(z: f64) -> f64 {
+    // |r| ≤ ½ exactly, so 1 − 4r² ≥ 0 up to rounding.
+    let r = z - z.round();
+    logistic(z) + (1.0 - (1.0 - 4.0 * r * r).max(0.0).sqrt())
+}
+
 /// `exp_t(−z)^(2−t) = [1 − (1−t) z]_+^((2−t)/(1−t))`, with `t = 1` as `e^(−z)` (SPEC §1, §5).
 ///
 /// A private helper (rather than `crate::tempered::exp_t`) so this module does not depend on the
@@ -312,6 +337,7 @@ fn builtin_value(spec: LossSpec, z: f64) -> f64 {
         }
         LossSpec::ClippedLogistic { q } => logistic(z).min(logistic(q)),
         LossSpec::Spring { q } => spring(z, q),
+        LossSpec::SpringMain => spring_main(z),
         LossSpec::Tempered { t } => tempered_exp_loss(z, t),
     }
 }
@@ -473,6 +499,7 @@ impl Loss {
                     fill(z, out, |x| logistic(x).min(cap))
                 }
                 LossSpec::Spring { q } => fill(z, out, |x| spring(x, q)),
+                LossSpec::SpringMain => fill(z, out, spring_main),
                 LossSpec::Tempered { t } => fill(z, out, |x| tempered_exp_loss(x, t)),
             },
             Inner::Scalar { f, .. } => {
@@ -650,6 +677,47 @@ pub fn obi_star(loss: &Loss, z: f64, z_prev: f64, v: f64, n: usize) -> f64 {
     } else {
         obi(loss, z, z + v, z_prev, n)
     }
+}
+
+/// Grid points evaluated per [`Loss::eval_many`] call in [`obi_star_many`] (bounds its memory).
+const OBI_MANY_POINTS: usize = 1 << 16;
+
+/// [`obi_star`] for many examples: `out[i] = Q*_F(zs[i], z_prev[i], vs[i])`, the non-convex form
+/// on `n + 1` grid points. Bit-identical to calling [`obi_star`] on each example; the loss is
+/// evaluated in chunks of examples (one [`Loss::eval_many`] call per chunk of about 65536 points),
+/// so a batch loss (e.g. a Python callable) is called a few times, not once per example.
+///
+/// # Panics
+/// If the three slices differ in length (a programming error).
+pub fn obi_star_many(loss: &Loss, zs: &[f64], z_prev: &[f64], vs: &[f64], n: usize) -> Vec<f64> {
+    assert!(zs.len() == z_prev.len() && zs.len() == vs.len(), "obi_star_many: slices differ in length");
+    if loss.declared_convex() {
+        return obi_convex_many(loss, zs, vs);
+    }
+    let n = n.max(1);
+    let per = (OBI_MANY_POINTS / (n + 2)).max(1);
+    let mut out = Vec::with_capacity(zs.len());
+    let mut x = Vec::new();
+    let mut f = Vec::new();
+    for start in (0..zs.len()).step_by(per) {
+        let end = (start + per).min(zs.len());
+        x.clear();
+        for i in start..end {
+            // The grid of [`obi`]: a + (c − a)·k/n for k = 0..n, the last point c itself, then b.
+            let (a, c) = (zs[i], z_prev[i]);
+            let s0 = x.len();
+            x.extend((0..=n).map(|k| a + (c - a) * (k as f64 / n as f64)));
+            x[s0 + n] = c;
+            x.push(a + vs[i]);
+        }
+        f.resize(x.len(), 0.0);
+        loss.eval_many(&x, &mut f);
+        for (k, i) in (start..end).enumerate() {
+            let (xb, fb) = (&x[k * (n + 2)..(k + 1) * (n + 2)], &f[k * (n + 2)..(k + 1) * (n + 2)]);
+            out.push(obi_from_values(zs[i], zs[i] + vs[i], fb[0], fb[n + 1], &xb[..=n], &fb[..=n]));
+        }
+    }
+    out
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -984,6 +1052,7 @@ mod tests {
             LossSpec::ClippedLogistic { q: -2.0 },
             LossSpec::Spring { q: 500.0 },
             LossSpec::Spring { q: 1.0 },
+            LossSpec::SpringMain,
             LossSpec::Tempered { t: 0.5 },
             LossSpec::Tempered { t: 0.0 },
             LossSpec::Tempered { t: 1.0 },
@@ -1016,6 +1085,14 @@ mod tests {
             ("spring:Q=1", 0.5, (1.0 + (-0.5f64).exp()).ln()),
             // z = 0.25: z_Q = −¼, r = −¼, bump 1 − √(3/4).
             ("spring:Q=1", 0.25, (1.0 + (-0.25f64).exp()).ln() + 1.0 - 0.75f64.sqrt()),
+            // Main-text spring: bumps of height 1 at the half-integers, F(0) = ln 2 (SPEC §6).
+            ("spring-main", 0.0, ln2),
+            ("spring-main", 0.5, (1.0 + (-0.5f64).exp()).ln() + 1.0),
+            ("spring-main", -1.5, (1.0 + 1.5f64.exp()).ln() + 1.0),
+            ("spring-main", 1.0, (1.0 + (-1f64).exp()).ln()),
+            // z = 0.25: r = ¼, bump 1 − √(3/4) (the same bump as the appendix form at Q = 1, z = ¾).
+            ("spring-main", 0.25, (1.0 + (-0.25f64).exp()).ln() + 1.0 - 0.75f64.sqrt()),
+            ("spring-main", -0.75, (1.0 + 0.75f64.exp()).ln() + 1.0 - 0.75f64.sqrt()),
             // Q = 500 at z = 0.001: z_Q = 0, bottom of a U.
             ("spring:Q=500", 0.001, (1.0 + (-0.001f64).exp()).ln()),
             // Tempered t = ½: [1 − z/2]_+^3.
@@ -1042,6 +1119,48 @@ mod tests {
             }
             // Batch and scalar evaluation agree exactly.
             assert_eq!(l.values(&[z])[0].to_bits(), got.to_bits(), "{s} batch at {z}");
+        }
+    }
+
+    #[test]
+    fn issue_16_spring_main_text_form_is_not_the_appendix_form_at_q1() {
+        // SPEC §6: the appendix form at Q = 1 is the main-text loss with its bumps moved by ½.
+        let (main, app) = (loss("spring-main"), loss("spring:Q=1"));
+        assert_eq!("spring-main".parse::<LossSpec>().expect("parses"), LossSpec::SpringMain);
+        assert_eq!("Spring_Main".parse::<LossSpec>().expect("parses").to_string(), "spring-main");
+        assert!("spring-main:Q=2".parse::<LossSpec>().is_err());
+        assert_eq!(main.value(0.0), 2f64.ln());
+        assert!((app.value(0.0) - (1.0 + 2f64.ln())).abs() < 1e-15);
+        for k in -40..=40 {
+            let z = k as f64 * 0.0873;
+            let bump_main = main.value(z) - logistic(z);
+            let bump_app = app.value(z + 0.5) - logistic(z + 0.5);
+            assert!((bump_main - bump_app).abs() < 1e-12, "z = {z}: {bump_main} vs {bump_app}");
+            assert!((0.0..=1.0 + 1e-15).contains(&bump_main));
+        }
+        assert!(!LossSpec::SpringMain.declared_convex() && LossSpec::SpringMain.beta().is_none());
+        assert_eq!(LossSpec::ZeroOne.known_jumps(), &[0.0]);
+        assert!(builtins().iter().filter(|s| **s != LossSpec::ZeroOne).all(|s| s.known_jumps().is_empty()));
+    }
+
+    #[test]
+    fn obi_star_many_matches_obi_star() {
+        for spec in builtins() {
+            let l = Loss::from_spec(&spec).expect("valid");
+            let zs: Vec<f64> = (0..37).map(|i| -1.3 + 0.071 * i as f64).collect();
+            let zp: Vec<f64> = zs.iter().enumerate().map(|(i, z)| z + 0.3 * ((i % 5) as f64 - 2.0)).collect();
+            let vs: Vec<f64> = (0..37).map(|i| if i % 2 == 0 { 0.05 } else { -0.2 }).collect();
+            for n in [1, 7, 400] {
+                let many = obi_star_many(&l, &zs, &zp, &vs, n);
+                for i in 0..zs.len() {
+                    let one = obi_star(&l, zs[i], zp[i], vs[i], n);
+                    assert!(
+                        many[i].to_bits() == one.to_bits() || (many[i].is_nan() && one.is_nan()),
+                        "{spec} n={n} i={i}: {} vs {one}",
+                        many[i]
+                    );
+                }
+            }
         }
     }
 

@@ -556,6 +556,29 @@ mod tests {
         }
     }
 
+    /// Issue 16 (SPEC §2.2): for t < 1, 0 ≤ L^(t)(u) − 2min(u, 1−u) ≤ 2^(1/(1−t)) − 1 for every u,
+    /// and the largest gap falls below 1e−2 only from t ≈ −65.42 down.
+    #[test]
+    fn issue_16_tempered_risk_gap_bound() {
+        let sup_gap = |t: f64| {
+            let bound = 2f64.powf(1.0 / (1.0 - t)) - 1.0;
+            let mut sup: f64 = 0.0;
+            for k in 1..20_000 {
+                let u = k as f64 / 20_000.0;
+                let gap = bayes_risk(u, t) - 2.0 * u.min(1.0 - u);
+                assert!((-1e-15..=bound + 1e-15).contains(&gap), "t={t} u={u}: gap {gap} vs bound {bound}");
+                sup = sup.max(gap);
+            }
+            sup
+        };
+        for t in [0.9, 0.5, 0.0, -1.0, -10.0, -50.0, -200.0] {
+            sup_gap(t);
+        }
+        assert!(sup_gap(-65.0) > 1e-2 && sup_gap(-65.8) < 1e-2);
+        // The bound itself at t = −50: 2^(1/51) − 1 = 0.0137.
+        assert!((2f64.powf(1.0 / 51.0) - 1.0 - 0.0137).abs() < 1e-4);
+    }
+
     #[test]
     fn links() {
         for p in [1e-12f64, 0.1, 0.3, 0.5, 0.8, 1.0 - 1e-9] {

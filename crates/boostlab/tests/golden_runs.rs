@@ -71,5 +71,18 @@ fn issue_4_golden_secboost_logistic_stumps_on_tictactoe() {
     let mut p = BoostParams { algorithm: Algorithm::SecBoost, n_estimators: 20, seed: 7, ..Default::default() };
     // The paper's procedure: Solve_α (not the closed form), grid oracle.
     p.secboost.alpha_rule = SecAlpha::Solve;
+    // The paper's Solve_α (issue 16 made the certified rule the default; this golden predates it).
+    p.secboost.solve_alpha = boostlab::boost::secboost::SolveAlphaRule::Paper;
     check("secboost_tictactoe_logistic.json", &p, "tictactoe.csv", &["alpha", "w2", "epsilon"], 1e-9);
+}
+
+#[test]
+fn issue_16_golden_secboost_certified_spring_stumps_on_tictactoe() {
+    // The certified Solve_α (κ = ½), the default since issue 16, on the issue's repro setting.
+    // Blessed from this implementation (BOOSTLAB_BLESS=1); 1e−9 relative: the values are sums over
+    // 958 rows whose order is fixed, so only libm differences could move them.
+    let mut p = BoostParams { algorithm: Algorithm::SecBoost, n_estimators: 20, seed: 0, ..Default::default() };
+    p.secboost.loss = "spring:Q=500".parse().unwrap();
+    let keys = ["alpha", "w2", "epsilon", "b", "qbar", "risk"];
+    check("secboost_tictactoe_spring_certified.json", &p, "tictactoe.csv", &keys, 1e-9);
 }

@@ -7,8 +7,10 @@
 //!
 //! One round ([`Booster::step`]):
 //! 1. `M_t = max_i |h_t(x_i)|`, `η_t = mean_i w_i y_i h_t(x_i)`;
-//! 2. `(α_t, W̄_t, ε_t)` from [`solve_alpha`], or the closed form `W̄ = 2β`,
-//!    `α = η/(2(1+ε)M²W̄)` when the loss declares a smoothness constant β ([`AlphaRule`]);
+//! 2. `(α_t, W̄_t, ε_t, q̄_t)` from the certified Solve_α ([`solve_alpha_certified`], the default)
+//!    or the paper's rule ([`solve_alpha`], [`SolveAlphaRule::Paper`]), or the closed form
+//!    `W̄ = 2β`, `α = η/(2(1+ε)M²W̄)` when the loss declares a smoothness constant β
+//!    ([`AlphaRule`]; under the certified rule the closed form is kept only if `q̄_t ≤ z_t`);
 //! 3. `ẽ_i ← ẽ_i + α_t y_i h_t(x_i)`;
 //! 4. new offsets from the offset oracle ([`OffsetOracle`]) with OBI budget `z_t = ε α² M² W̄`;
 //!    stop if some example has no admissible offset;
@@ -29,15 +31,27 @@
 //!   round on a separable toy problem, where the proof's quantity averaged 3.9 against z = 0.74)
 //!   and the run can settle into a 2-cycle `h, −h`. A smaller `delta_init` avoids it; the paper
 //!   notes that the spring loss "may need early stopping when δ_init is large".
-//! - [`solve_alpha`]'s ε puts α at the upper end of the admissible interval (`π_t → 1` in the
-//!   paper's Theorem 5.3), so that theorem guarantees no strict decrease for Solve_α rounds.
+//! - The paper's rule ([`solve_alpha`]) puts α at the upper end of the admissible interval
+//!   (`π_t = 1`), where the theorem guarantees no decrease; with the spring loss the risk does rise
+//!   (issue 16: `spring:Q=500`, δ_init = 1, 2-leaf trees on tic-tac-toe).
+//!
+//! The certificate (issue 16, SPEC §6 as corrected). Every round records `B_t = |α_t η_t| −
+//! α_t² M_t² W̄_t`, `z_t`, `q̄_t = mean_i Q*_F(ẽ_ti, ẽ_(t−1)i, v_(t−1)i)` (the OBI of the offsets
+//! that produced `w_t`, at the new edges), `π_t` and `B_t − q̄_t`. For any α (either rule),
+//! `F(S, H_t) ≤ F(S, H_(t−1)) − (B_t − q̄_t)`: with `e_i = α y_i h_i` and `v = v_(t−1)i`, the OBI at
+//! `x = ẽ_(t−1)i` gives `F(ẽ_ti) ≤ F(ẽ_(t−1)i) + e_i δ_vF(ẽ_ti) + Q_i`, and
+//! `δ_vF(ẽ_ti) = −w_ti + e_i δ_{v,e_i}F(ẽ_(t−1)i)`; averaging gives `−α η_t + α² M_t² W + q̄_t`.
+//! The certified rule accepts α only when `q̄_t ≤ κ B_t`, so every accepted round decreases the
+//! risk by at least `(1 − κ) B_t > 0`. `q̄_t` is evaluated on the grid of `4Z + 1` points from
+//! `ẽ_ti` to `ẽ_(t−1)i` (both included; convex losses: their unimodal search), a lower estimate
+//! of the exact OBI that still contains the point `x = ẽ_(t−1)i` the inequality uses.
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{Booster, Diagnostics, Labels, Step};
 use crate::error::{Error, Result};
-use crate::loss::{offset_convex, offset_grid, offsets_many, Loss, LossSpec, OffsetChoice};
+use crate::loss::{obi_star_many, offset_convex, offset_grid, offsets_many, Loss, LossSpec, OffsetChoice};
 use crate::tree::{Criterion, LeafRule};
 
 /// A leaf value of exactly 0 is replaced by this (SPEC §6: `h_t(x_i) ≠ 0` on the training set).
@@ -54,6 +68,20 @@ pub enum AlphaRule {
     /// Always [`solve_alpha`] — what the SecBoost paper's experiments did for every loss; use it to
     /// reproduce them.
     Solve,
+}
+
+/// Which Solve_α (SPEC §6, as corrected by issue 16).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SolveAlphaRule {
+    /// The certified rule ([`solve_alpha_certified`]): α is accepted only when `B > 0` and
+    /// `q̄ ≤ κB`, which guarantees the risk decreases by at least `(1 − κ)B` every round. Default.
+    #[default]
+    Certified,
+    /// The paper's Algorithm 3 ([`solve_alpha`]): κ = 1 without the `q̄` test, α at the top of the
+    /// admissible interval (π = 1), no guaranteed decrease. Only to reproduce the paper's runs;
+    /// such runs are uncertified (their rounds record `certified = 0`).
+    Paper,
 }
 
 /// Which offset oracle computes the new offsets (SPEC §6).
@@ -88,6 +116,11 @@ pub struct SecBoostParams {
     pub v0: f64,
     /// How α is chosen. By default `auto`.
     pub alpha_rule: AlphaRule,
+    /// Which Solve_α: `certified` or the paper's rule (`paper`). By default `certified`.
+    pub solve_alpha: SolveAlphaRule,
+    /// κ of the certified Solve_α: α is accepted when `q̄ ≤ κB`, and the guaranteed decrease is
+    /// `(1 − κ)B` (smaller κ: surer decrease, smaller steps). By default 0.5; valid range `(0, 1)`.
+    pub kappa: f64,
     /// The ε of the closed-form α (only used when the closed form is): larger ε means a smaller α
     /// and a larger OBI budget for the offsets. By default 1.0; valid range `(0, ∞)`, finite.
     pub epsilon: f64,
@@ -116,6 +149,8 @@ impl Default for SecBoostParams {
             h0: 0.0,
             v0: 0.1,
             alpha_rule: AlphaRule::Auto,
+            solve_alpha: SolveAlphaRule::Certified,
+            kappa: 0.5,
             epsilon: 1.0,
             oracle: OffsetOracle::Auto,
             oracle_precision: 100,
@@ -138,6 +173,9 @@ impl SecBoostParams {
         }
         if !(self.v0.is_finite() && self.v0 != 0.0) {
             return Err(Error::param("v0", "a finite non-zero real", self.v0));
+        }
+        if !(self.kappa > 0.0 && self.kappa < 1.0) {
+            return Err(Error::param("kappa", "a real in (0, 1)", self.kappa));
         }
         if !(self.epsilon.is_finite() && self.epsilon > 0.0) {
             return Err(Error::param("epsilon", "a finite real > 0", self.epsilon));
@@ -333,6 +371,143 @@ pub fn solve_alpha(input: &AlphaInput<'_>, delta_init: f64, max_halvings: usize)
     )))
 }
 
+/// Grid points of `q̄`'s OBI per unit of `oracle_precision` (the offset oracle's check uses the
+/// same `4Z`).
+const QBAR_GRID: usize = 4;
+
+/// The certified Solve_α needs `B > B_ROUNDING·|α η₀|` (B above the rounding of its two terms).
+const B_ROUNDING: f64 = 64.0 * f64::EPSILON;
+
+/// A step `|α| M` at most this many units of `max(1, max |ẽ|)` is numerically zero.
+const NULL_STEP: f64 = 1e-10;
+
+/// Examples per parallel chunk of [`mean_obi`] (fixed, so sums do not depend on the thread count).
+const QBAR_CHUNK: usize = 256;
+
+/// `q̄ = mean_i s_i Q*_F(new_edges_i, edges_i, offsets_i)` (SPEC §6) on `n + 1` grid points, over
+/// the rows of positive sample weight. Per-example values are computed in fixed chunks (in
+/// parallel unless the loss is a batch closure, which is called from this thread only) and summed
+/// in order, so the result does not depend on the thread count. NaN if some value is NaN.
+fn mean_obi(loss: &Loss, sw: &[f64], new_edges: &[f64], edges: &[f64], offsets: &[f64], n: usize) -> f64 {
+    let m = sw.len();
+    let q: Vec<f64> = if loss.is_batch() {
+        obi_star_many(loss, new_edges, edges, offsets, n)
+    } else {
+        let starts: Vec<usize> = (0..m).step_by(QBAR_CHUNK).collect();
+        let parts: Vec<Vec<f64>> = starts
+            .into_par_iter()
+            .map(|a| {
+                let b = (a + QBAR_CHUNK).min(m);
+                obi_star_many(loss, &new_edges[a..b], &edges[a..b], &offsets[a..b], n)
+            })
+            .collect();
+        parts.concat()
+    };
+    // SPEC §6: q̄ = mean_i Q*_F(ẽ_ti, ẽ_(t−1)i, v_(t−1)i); rows of weight 0 are left out.
+    q.iter().zip(sw).filter(|(_, s)| **s > 0.0).map(|(q, s)| s * q).sum::<f64>() / m as f64
+}
+
+/// The output of [`solve_alpha_certified`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CertifiedAlpha {
+    /// α, `W̄`, ε (with `ε α² M² W̄ = κB`) and the number of halvings.
+    pub solution: AlphaSolution,
+    /// `B = |α η₀| − α² M² W̄ > 0`.
+    pub b: f64,
+    /// `q̄ = mean_i Q*_F(ẽ_i + α y_i h_i, ẽ_i, v_i) ≤ κB`.
+    pub qbar: f64,
+}
+
+/// Solve_α, certified (SPEC §6 as corrected; issue 16).
+///
+/// For `δ = delta_init, delta_init/2, ...` (at most `max_halvings` halvings), `α = δ·sign(η₀)`:
+/// - `W = |mean_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)|`; if it is (machine) 0, `W = 1` halved while
+///   `|α| ≥ |η₀|/(W M²)`;
+/// - `B = |α η₀| − α² M² W` and `q̄ = mean_i Q*_F(ẽ_i + α y_i h_i, ẽ_i, v_i)` on `obi_points + 1`
+///   grid points;
+/// - accept if `B > 0` and `q̄ ≤ κB`; then `ε = κ(|η₀|/(W M² |α|) − 1)`, so that the OBI budget
+///   `z = ε α² M² W` is `κB` and the round decreases the risk by at least `(1 − κ)B`.
+///
+/// Returns `Ok(None)` when no α is accepted (SecBoost then stops and keeps `H_(t−1)`).
+///
+/// # Errors
+/// [`Error::InvalidData`] if the slices differ in length or `η₀` is 0 or not finite;
+/// [`Error::InvalidParam`] if κ is not in `(0, 1)`.
+pub fn solve_alpha_certified(
+    input: &AlphaInput<'_>,
+    delta_init: f64,
+    max_halvings: usize,
+    kappa: f64,
+    obi_points: usize,
+) -> Result<Option<CertifiedAlpha>> {
+    let AlphaInput { loss, y, h, sample_weight: sw, edges, offsets, weights: w } = *input;
+    let m = y.len();
+    if [h.len(), sw.len(), edges.len(), offsets.len(), w.len()].iter().any(|&l| l != m) || m == 0 {
+        return Err(Error::InvalidData("solve_alpha: the input slices must be non-empty and of equal length".into()));
+    }
+    if !(kappa > 0.0 && kappa < 1.0) {
+        return Err(Error::param("kappa", "a real in (0, 1)", kappa));
+    }
+    let m_t = max_abs_weighted(h, sw);
+    let eta0 = edge(sw, w, y, h);
+    if !(eta0 != 0.0 && eta0.is_finite() && m_t > 0.0 && m_t.is_finite()) {
+        return Err(Error::InvalidData(format!(
+            "solve_alpha needs a finite non-zero edge η and a finite non-zero h (η = {eta0}, M = {m_t})"
+        )));
+    }
+    let mut scratch = Scratch::default();
+    let mut wt = vec![0.0; m];
+    let mut new_edges = vec![0.0; m];
+    let edge_scale = edges.iter().zip(sw).filter(|(_, s)| **s > 0.0).fold(1.0_f64, |a, (e, _)| a.max(e.abs()));
+    let mut delta = delta_init;
+    for k in 0..=max_halvings {
+        let alpha = delta * eta0.signum();
+        delta *= 0.5;
+        scratch.secant_weights(loss, shifted(edges, alpha, y, h), offsets, &mut wt);
+        // SPEC §6: W = |mean_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)|.
+        let mut big_w = order2_bound(sw, y, h, w, &wt, alpha, m_t);
+        if !big_w.is_finite() {
+            continue;
+        }
+        if big_w < f64::MIN_POSITIVE {
+            // Machine zero: W = 1, halved while |α| ≥ |η₀|/(W M²) (strict, so B > 0).
+            big_w = 1.0;
+            while alpha.abs() >= eta0.abs() / (big_w * m_t * m_t) && big_w >= f64::MIN_POSITIVE {
+                big_w *= 0.5;
+            }
+        }
+        // SPEC §6: B = |α η₀| − α² M² W.
+        let b = (alpha * eta0).abs() - alpha * alpha * m_t * m_t * big_w;
+        // B > 0 beyond rounding: a B within a few ulps of |α η₀| − α²M²W is a 0 (e.g. the 0/1
+        // loss from its jump, where B = 0 exactly but rounds to ±1e−14).
+        if !(b > B_ROUNDING * (alpha * eta0).abs() && b.is_finite()) {
+            continue;
+        }
+        if alpha.abs() * m_t <= NULL_STEP * edge_scale {
+            // The step is numerically zero next to the edges (the oracle's "numerically zero
+            // offset" threshold): its B and q̄ would be rounding, and so would every smaller α's.
+            break;
+        }
+        for (ne, e) in new_edges.iter_mut().zip(shifted(edges, alpha, y, h)) {
+            *ne = e;
+        }
+        let qbar = mean_obi(loss, sw, &new_edges, edges, offsets, obi_points);
+        // SPEC §6: accept if B > 0 and q̄ ≤ κB.
+        if qbar <= kappa * b {
+            // SPEC §6: ε = κ(|η₀|/(W M² |α|) − 1), so z = ε α² M² W = κB.
+            let epsilon = kappa * (eta0.abs() / (big_w * m_t * m_t * alpha.abs()) - 1.0);
+            if epsilon > 0.0 && epsilon.is_finite() {
+                return Ok(Some(CertifiedAlpha {
+                    solution: AlphaSolution { alpha, w2: big_w, epsilon, halvings: k },
+                    b,
+                    qbar,
+                }));
+            }
+        }
+    }
+    Ok(None)
+}
+
 // ------------------------------------------------------------------------------------------------
 // The booster
 // ------------------------------------------------------------------------------------------------
@@ -415,6 +590,18 @@ impl SecBoost {
                     format!("`{}`", loss.name()),
                 ));
             }
+        }
+        if let Some(jump) = loss.spec().and_then(|s| s.known_jumps().iter().find(|j| j.abs() == params.h0.abs())) {
+            // SPEC §6: the theorem needs F continuous at every current edge, including ẽ_0i = y_i h_0.
+            return Err(Error::param(
+                "h0",
+                format!(
+                    "an initial score whose edges ±h0 avoid the jump of loss `{}` at {jump} (Solve_α can never \
+                     accept a step from a jump; e.g. h0 = -0.1 with v0 = 0.2 for the 0/1 loss)",
+                    loss.name()
+                ),
+                params.h0,
+            ));
         }
         if labels.k != 1 {
             return Err(Error::InvalidData(format!(
@@ -639,7 +826,11 @@ impl Booster for SecBoost {
         }
     }
 
-    /// One SecBoost round (SPEC §6, steps 2.2–2.7). Diagnostics: `eta`, `alpha`, `w2` (W̄_2),
+    /// One SecBoost round (SPEC §6, steps 2.2–2.7). Diagnostics: `risk_prev` (F(S, H_(t−1))), the
+    /// certificate (issue 16) `b` (B_t), `qbar` (q̄_t), `pi` (π_t), `certified_decrease`
+    /// (B_t − q̄_t, so that `risk ≤ risk_prev − certified_decrease`), `certified` (1 under the
+    /// certified rule, 0 under the paper's), `closed_form` (β-smooth losses under `auto`: 1 if the
+    /// closed-form α was kept), and `eta`, `alpha`, `w2` (W̄_2),
     /// `epsilon`, `z_obi` (the OBI budget z_t), `mean_abs_weight` (W̄_1 = |mean_i w_ti| of the
     /// paper's eq. 16, for the weights this round used), `risk` (F(S, H_t)), `train_error`, and
     /// `halvings`, `max_obi`, `random_offsets`, `zero_weights`, `negative_weights` (of the new
@@ -660,6 +851,8 @@ impl Booster for SecBoost {
         if h.len() != m {
             return Err(Error::InvalidData(format!("SecBoost: {} outputs for {m} examples", h.len())));
         }
+        // F(S, H_(t−1)), so that the record alone checks the certificate (issue 16).
+        diag.insert("risk_prev", self.risk());
         if let Some((i, v)) = first_non_finite(h) {
             return Err(Error::Numerical(format!("weak hypothesis output {v} at example {i}")));
         }
@@ -679,26 +872,60 @@ impl Booster for SecBoost {
         if eta == 0.0 {
             return Ok(Step::Stop { reason: "the weak hypothesis has zero edge (η = 0)".into() });
         }
-        let sol = match (p.alpha_rule, self.loss.beta()) {
-            (AlphaRule::Auto, Some(beta)) => {
-                // SPEC §6: β-smooth F: W̄ = 2β, α = η/(2(1+ε)M²W̄) (the middle of the interval, π = 0).
-                let w2 = 2.0 * beta;
-                let alpha = eta / (2.0 * (1.0 + p.epsilon) * m_t * m_t * w2);
-                AlphaSolution { alpha, w2, epsilon: p.epsilon, halvings: 0 }
+        let input = AlphaInput {
+            loss: &self.loss,
+            y: &self.y,
+            h,
+            sample_weight: &self.sw,
+            edges: &self.edges,
+            offsets: &self.offsets,
+            weights: &self.weights,
+        };
+        let certified = p.solve_alpha == SolveAlphaRule::Certified;
+        let obi_points = QBAR_GRID * p.oracle_precision;
+        // q̄ at a trial α: the OBI of the offsets v_(t−1) at the new edges (SPEC §6).
+        let qbar_at = |alpha: f64| {
+            let ne: Vec<f64> = shifted(&self.edges, alpha, &self.y, h).collect();
+            mean_obi(&self.loss, &self.sw, &ne, &self.edges, &self.offsets, obi_points)
+        };
+        let mut chosen = None;
+        if let (AlphaRule::Auto, Some(beta)) = (p.alpha_rule, self.loss.beta()) {
+            // SPEC §6: β-smooth F: W̄ = 2β, α = η/(2(1+ε)M²W̄) (the middle of the interval, π = 0).
+            let w2 = 2.0 * beta;
+            let alpha = eta / (2.0 * (1.0 + p.epsilon) * m_t * m_t * w2);
+            let sol = AlphaSolution { alpha, w2, epsilon: p.epsilon, halvings: 0 };
+            let qbar = qbar_at(alpha);
+            // SPEC §6: accepted only if q̄ ≤ ε α² M² W̄ (otherwise Solve_α) — the certified rule.
+            let accepted = !certified || qbar <= p.epsilon * alpha * alpha * m_t * m_t * w2;
+            diag.insert("closed_form", if accepted { 1.0 } else { 0.0 });
+            if accepted {
+                chosen = Some((sol, qbar));
             }
-            _ => solve_alpha(
-                &AlphaInput {
-                    loss: &self.loss,
-                    y: &self.y,
-                    h,
-                    sample_weight: &self.sw,
-                    edges: &self.edges,
-                    offsets: &self.offsets,
-                    weights: &self.weights,
-                },
-                p.delta_init,
-                p.max_halvings,
-            )?,
+        }
+        let (sol, qbar) = match chosen {
+            Some(c) => c,
+            None if certified => {
+                match solve_alpha_certified(&input, p.delta_init, p.max_halvings, p.kappa, obi_points)? {
+                    Some(c) => (c.solution, c.qbar),
+                    None => {
+                        self.record(diag); // of H_(t−1), which is kept
+                        return Ok(Step::Stop {
+                            reason: format!(
+                                "certified Solve_α accepted no α after {} halvings from δ_init = {} (loss `{}`, \
+                                 κ = {}): no step with B > 0 and q̄ ≤ κB; H_(t−1) is kept",
+                                p.max_halvings,
+                                p.delta_init,
+                                self.loss.name(),
+                                p.kappa
+                            ),
+                        });
+                    }
+                }
+            }
+            None => {
+                let sol = solve_alpha(&input, p.delta_init, p.max_halvings)?;
+                (sol, qbar_at(sol.alpha))
+            }
         };
         let AlphaSolution { alpha, w2, epsilon, halvings } = sol;
         // Issue 15: shrinkage, α ← ν·α before the edges, the OBI budget and the weights move.
@@ -710,6 +937,15 @@ impl Booster for SecBoost {
         diag.insert("w2", w2);
         diag.insert("epsilon", epsilon);
         diag.insert("halvings", halvings as f64);
+        // SPEC §6: B_t = |α_t η_t| − α_t² M_t² W̄_t; π_t = |2 r_t (1 + ε_t) − 1|, r_t = |α_t| M_t² W̄_t / |η_t|;
+        // the certified decrease B_t − q̄_t: F(S, H_t) ≤ F(S, H_(t−1)) − (B_t − q̄_t).
+        let b = (alpha * eta).abs() - alpha * alpha * m_t * m_t * w2;
+        let r = alpha.abs() * m_t * m_t * w2 / eta.abs();
+        diag.insert("b", b);
+        diag.insert("qbar", qbar);
+        diag.insert("pi", (2.0 * r * (1.0 + epsilon) - 1.0).abs());
+        diag.insert("certified_decrease", b - qbar);
+        diag.insert("certified", if certified { 1.0 } else { 0.0 });
         // SPEC §6: ẽ_ti = ẽ_(t−1)i + α_t y_i h_t(x_i).
         let new_edges: Vec<f64> = self.edges.iter().zip(&self.y).zip(h).map(|((e, y), h)| e + alpha * y * h).collect();
         if let Some((i, e)) = first_non_finite(&new_edges) {
@@ -981,14 +1217,33 @@ mod tests {
     }
 
     #[test]
-    fn solve_alpha_fails_cleanly_at_a_discontinuity() {
-        // 0/1 loss with every edge at 0: F jumps at every edge, no α is ever accepted.
+    fn issue_16_h0_at_a_known_jump_is_refused() {
         let (x, y) = data(1, 50, 0.0);
-        let mut b = SecBoost::from_params(params("zero-one"), labels(&y)).expect("valid");
+        // SPEC §6: the 0/1 loss jumps at 0, so h0 = 0 (every edge at the jump) is refused up front.
+        let err = SecBoost::from_params(params("zero-one"), labels(&y)).expect_err("h0 = 0 is a jump");
+        assert!(matches!(&err, Error::InvalidParam { name: "h0", .. }), "{err}");
+        assert!(err.to_string().contains("jump of loss `zero-one` at 0"), "{err}");
+        // Other losses accept h0 = 0, and the 0/1 loss accepts h0 ≠ 0.
+        SecBoost::from_params(params("clipped-logistic:q=-2"), labels(&y)).expect("continuous at 0");
+        let p = SecBoostParams { h0: -0.1, v0: 0.2, ..params("zero-one") };
+        let mut b = SecBoost::from_params(p, labels(&y)).expect("h0 ≠ 0 is fine");
+        // Why: with every edge at the jump, neither Solve_α accepts any α.
+        b.edges = vec![0.0; y.len()];
+        b.offsets = vec![0.1; y.len()];
+        b.weights = vec![10.0; y.len()]; // −δ_{0.1} F(0) = −(0 − 1)/0.1
         let h = fit_stump(&b, &x);
-        let err = b.step(&h, &mut Diagnostics::new()).expect_err("Solve_α fails");
-        assert!(matches!(err, Error::Numerical(_)));
-        assert!(err.to_string().contains("h0"), "{err}");
+        let input = AlphaInput {
+            loss: &b.loss,
+            y: &b.y,
+            h: &h,
+            sample_weight: &b.sw,
+            edges: &b.edges,
+            offsets: &b.offsets,
+            weights: &b.weights,
+        };
+        let err = solve_alpha(&input, 1.0, 200).expect_err("the paper's Solve_α fails");
+        assert!(matches!(err, Error::Numerical(_)), "{err}");
+        assert_eq!(solve_alpha_certified(&input, 1.0, 200, 0.5, 400).expect("runs"), None);
     }
 
     #[test]
@@ -997,7 +1252,8 @@ mod tests {
         // (weight 1/v0 = 5), negatives right (weight 0). After one round no example crosses 0
         // (Solve_α keeps α small enough), and secants on flat parts are 0: every weight is 0.
         let (x, y) = data(2, 100, 0.0);
-        let p = SecBoostParams { h0: -0.1, v0: 0.2, ..params("zero-one") };
+        // The paper's rule: the certified one accepts no α for the 0/1 loss (q̄ ≥ B, issue 16).
+        let p = SecBoostParams { h0: -0.1, v0: 0.2, solve_alpha: SolveAlphaRule::Paper, ..params("zero-one") };
         let mut b = SecBoost::from_params(p, labels(&y)).expect("valid");
         assert!(b.weights().iter().zip(&y).all(|(w, y)| if *y > 0.0 { *w == 5.0 } else { *w == 0.0 }));
         let (_, last, diags) = run(&mut b, &x, 10);
@@ -1026,8 +1282,9 @@ mod tests {
         )
         .expect("valid");
         let (_, y) = data(4, 40, 0.0);
-        let p = SecBoostParams { delta_init: 0.5, ..SecBoostParams::default() };
-        let mut b = SecBoost::new(p, jump, labels(&y)).expect("valid");
+        // The paper's rule: the certified one would refuse α = 0.5 (q̄ ≈ the jump > κB) and halve it.
+        let p = SecBoostParams { delta_init: 0.5, solve_alpha: SolveAlphaRule::Paper, ..SecBoostParams::default() };
+        let mut b = SecBoost::new(p, jump.clone(), labels(&y)).expect("valid");
         let mut d = Diagnostics::new();
         let step = b.step(&y, &mut d).expect("step");
         match step {
@@ -1039,6 +1296,17 @@ mod tests {
         }
         assert!(d["z_obi"] < 0.5, "{d:?}");
         assert!(b.edges().iter().all(|e| *e == 0.5));
+        // The certificate saw it coming: q̄ ≈ the jump, B − q̄ < 0, and the risk rose.
+        assert!(d["qbar"] > 0.9 && d["certified_decrease"] < 0.0 && d["certified"] == 0.0, "{d:?}");
+        assert!(d["risk"] > (1.0 + 1f64.exp().recip()).ln() + 0.9, "{d:?}");
+        // The certified rule halves α until q̄ ≤ κB: the edges stay off the jump and the risk falls.
+        let p = SecBoostParams { delta_init: 0.5, ..SecBoostParams::default() };
+        let mut c = SecBoost::new(p, jump, labels(&y)).expect("valid");
+        let mut d = Diagnostics::new();
+        let step = c.step(&y, &mut d).expect("step");
+        assert_eq!(step, Step::Add { alpha: 0.25 });
+        assert!(d["qbar"] <= 0.5 * d["b"] && d["certified"] == 1.0, "{d:?}");
+        assert!(d["risk"] <= 2f64.ln() - d["certified_decrease"], "{d:?}");
     }
 
     #[test]

@@ -237,11 +237,23 @@ struct FinishSums {
     /// Weighted training errors of the linear and the clipped model.
     err: f64,
     err_clipped: f64,
+    /// Clip events of this round (issue 16, SPEC §5): examples whose clipped partial score left
+    /// `[−δ, δ]` and was clipped, above (`+δ`) and below (`−δ`), counted with multiplicities.
+    clip_upper: f64,
+    clip_lower: f64,
 }
 
 impl Default for FinishSums {
     fn default() -> Self {
-        FinishSums { pmin: f64::INFINITY, pmax: 0.0, n_zero: 0.0, err: 0.0, err_clipped: 0.0 }
+        FinishSums {
+            pmin: f64::INFINITY,
+            pmax: 0.0,
+            n_zero: 0.0,
+            err: 0.0,
+            err_clipped: 0.0,
+            clip_upper: 0.0,
+            clip_lower: 0.0,
+        }
     }
 }
 
@@ -725,7 +737,13 @@ impl TAdaBoost {
                     p.err += wrong(*score);
                     if CLIP {
                         let cl = &mut cc[i];
-                        *cl = (*cl + alpha * h[g]).clamp(-delta, delta);
+                        let unclipped = *cl + alpha * h[g];
+                        if wi > 0.0 && unclipped > delta {
+                            p.clip_upper += mult(mults, g);
+                        } else if wi > 0.0 && unclipped < -delta {
+                            p.clip_lower += mult(mults, g);
+                        }
+                        *cl = unclipped.clamp(-delta, delta);
                         p.err_clipped += wrong(*cl);
                     }
                 }
@@ -741,6 +759,8 @@ impl TAdaBoost {
             n_zero: a.n_zero + p.n_zero,
             err: a.err + p.err,
             err_clipped: a.err_clipped + p.err_clipped,
+            clip_upper: a.clip_upper + p.clip_upper,
+            clip_lower: a.clip_lower + p.clip_lower,
         })
     }
 }
@@ -992,6 +1012,13 @@ impl Booster for TAdaBoost {
         }
         diag.insert("train_error", fin.err);
         diag.insert("train_error_clipped", fin.err_clipped);
+        if self.delta.is_some() {
+            // Issue 16 (SPEC §5): clip events of the clipped model on the training sample this
+            // round; Lemma E says the upper clip never binds there.
+            let u = if self.c.is_some() { unit } else { 1.0 }; // counts in rows, as `n_zero`
+            diag.insert("clip_events_upper", fin.clip_upper * u);
+            diag.insert("clip_events_lower", fin.clip_lower * u);
+        }
 
         Ok(if perfect {
             Step::AddAndStop {

@@ -31,6 +31,9 @@ pub struct AdaBoostMr {
     log_bound: f64,
     /// Learning rate ν (issue 15).
     lr: f64,
+    /// Examples (of positive sample weight) with no crucial pair: weight 0, outside rloss
+    /// (SPEC §4.7), reported as the diagnostic `no_crucial_pair`.
+    no_pair: f64,
 }
 
 impl AdaBoostMr {
@@ -68,7 +71,9 @@ impl AdaBoostMr {
                 v[i * k..(i + 1) * k].fill(vi);
             }
         }
-        Ok(AdaBoostMr { n, k, y: c.y, sw: c.sw, v, f: vec![0.0; n * k], log_bound: 0.0, lr: 1.0 })
+        // SPEC §4.7: examples with no crucial pair get weight 0 and are counted.
+        let no_pair = (0..n).filter(|&i| c.sw[i] > 0.0 && (n_rel[i] == 0 || n_rel[i] == k)).count() as f64;
+        Ok(AdaBoostMr { n, k, y: c.y, sw: c.sw, v, f: vec![0.0; n * k], log_bound: 0.0, lr: 1.0, no_pair })
     }
 
     /// Number of labels k.
@@ -189,6 +194,7 @@ impl Booster for AdaBoostMr {
         self.log_bound += z.ln();
         diag.insert("alpha", alpha);
         diag.insert("z", z);
+        diag.insert("no_crucial_pair", self.no_pair);
         diag.insert("ranking_loss", multilabel::ranking_loss(&self.y, &self.f, self.k, Some(&self.sw))?);
         diag.insert("one_error", multilabel::one_error(&self.y, &self.f, self.k, Some(&self.sw))?);
         diag.insert("bound", self.bound());

@@ -720,3 +720,29 @@ fn parameters_parse_check_and_round_trip() {
         assert!(bad.check().is_err(), "{bad:?}");
     }
 }
+
+#[test]
+fn issue_16_mr_examples_without_a_crucial_pair_get_weight_0_and_are_counted() {
+    // SPEC §4.7: rows 1 (every label) and 2 (no label) have no crucial pair.
+    #[rustfmt::skip]
+    let y = [1.0, -1.0, -1.0,  1.0, 1.0, 1.0,  -1.0, -1.0, -1.0,  -1.0, 1.0, -1.0,  -1.0, -1.0, 1.0];
+    let lab = Labels { n: 5, k: 3, y: &y, class: None, sample_weight: None };
+    let mut b = AdaBoostMr::new(&lab, &params(MultiVariant::Mr)).unwrap();
+    for i in 0..5 {
+        for l0 in 0..3 {
+            for l1 in 0..3 {
+                let crucial = y[i * 3 + l0] < 0.0 && y[i * 3 + l1] > 0.0;
+                // D_1 = 1/(m′ |Y_i| |Y − Y_i|) over the m′ = 3 rows with pairs: 1/(3·1·2).
+                let want = if crucial && i != 1 && i != 2 { 1.0 / 6.0 } else { 0.0 };
+                assert!(close(b.pair_weight(i, l0, l1), want, 1e-15), "i={i} ({l0}, {l1})");
+            }
+        }
+    }
+    let mut h = y.to_vec();
+    h[3 * 3] = 1.0; // one mistake, so that r < 1
+    let mut d = Diagnostics::new();
+    b.step(&h, &mut d).unwrap();
+    assert_eq!(d["no_crucial_pair"], 2.0);
+    // Rows 1 and 2 stay at weight 0 and outside rloss.
+    assert!((0..3).all(|l| b.v()[3 + l] == 0.0 && b.v()[6 + l] == 0.0));
+}

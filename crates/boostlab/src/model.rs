@@ -286,6 +286,10 @@ pub struct Ensemble {
     /// empty in models written before issue 17.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub param_sources: std::collections::BTreeMap<String, crate::boost::preset::ParamEntry>,
+    /// How `t = auto` chose t-AdaBoost's temperature: the grid, the inner cross-validated errors,
+    /// the choice (issue 16). None for every other model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_selection: Option<crate::boost::auto_t::TSelection>,
 }
 
 impl Ensemble {
@@ -306,6 +310,7 @@ impl Ensemble {
             history: Vec::new(),
             target_columns: None,
             param_sources: Default::default(),
+            t_selection: None,
         }
     }
 

@@ -410,6 +410,23 @@ fn fit_cancel(
     cancel: Option<&Cancel>,
     on_round: &mut dyn FnMut(&RoundRecord),
 ) -> Result<Ensemble> {
+    if params.algorithm == Algorithm::TAdaBoost && params.t_adaboost.auto_t.is_some() {
+        // Issue 16: t chosen by inner cross-validation, then a refit (`fit_inner`).
+        params.check()?;
+        data.check_trainable()?;
+        return super::auto_t::fit(data, params, loss, cancel, on_round);
+    }
+    fit_inner(data, params, loss, cancel, on_round)
+}
+
+/// One fit with the parameters as they are (`t_adaboost.auto_t` is not looked at).
+pub(crate) fn fit_inner(
+    data: &BinnedData,
+    params: &BoostParams,
+    loss: Option<Loss>,
+    cancel: Option<&Cancel>,
+    on_round: &mut dyn FnMut(&RoundRecord),
+) -> Result<Ensemble> {
     params.check()?;
     data.check_trainable()?;
     if let Some(f) = data.mapper.features.iter().position(|b| match b {

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::loss::Loss;
 use crate::model::{Ensemble, Task};
 use crate::par::ROW_CHUNK;
-use crate::tree::{abstaining_stump, grow_cancellable, GrowSpec, TreeParams};
+use crate::tree::{abstaining_stump, grow_cancellable, GrowSpec, PureLeaves, TreeParams};
 
 /// The boosting algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -442,6 +442,10 @@ pub(crate) fn fit_inner(
     }
     // Presets were applied when the parameters were built (issue 17): used as they are.
     let mut params = params.clone();
+    if params.tree.pure_leaves == PureLeaves::Auto {
+        // Issue 16: the booster's pure-leaf policy, recorded in the model as resolved.
+        params.tree.pure_leaves = default_pure_leaves(params.algorithm);
+    }
     let target = &data.target;
     if let Some(v) = params.algorithm.multi_variant() {
         // The model records the variant that actually ran.
@@ -467,6 +471,16 @@ pub(crate) fn fit_inner(
     model.param_sources = params.sources(&[])?;
     model.validate()?;
     Ok(model)
+}
+
+/// The pure-leaf policy `auto` stands for (issue 16): `forbid` for t-AdaBoost, whose t = 1 with
+/// pure leaves allowed lost to the authors' configuration on 7 of the 10 reproduction domains
+/// (docs/reproduction.md, "Defaults chosen by evidence"); `allow` for every other booster.
+pub fn default_pure_leaves(algorithm: Algorithm) -> PureLeaves {
+    match algorithm {
+        Algorithm::TAdaBoost => PureLeaves::Forbid,
+        _ => PureLeaves::Allow,
+    }
 }
 
 /// `h` (`n × k`) = the leaf values of each row's leaf; parallel over fixed row chunks.

@@ -33,7 +33,7 @@ def main():
         if "chosen_t" in r["result"].get("extra", {}):
             chosen.setdefault((r["dataset"], r["noise"]), {})[r["fold"]] = r["result"]["extra"]["chosen_t"]
     spec = json.load(open(os.path.join(results, "spec.json")))
-    datasets = [d["name"] for d in spec["datasets"]]
+    datasets = [d["name"] for d in spec["spec"]["datasets"]]
     ts = [0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 1.0]
     mean = lambda d: 100 * sum(d.values()) / len(d)
     fig = {}

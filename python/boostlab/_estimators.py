@@ -224,7 +224,8 @@ class TAdaBoostClassifier(_Binary):
             if self.t_grid is not None or self.t_folds is not None:
                 raise ValueError("invalid parameter `t_grid`/`t_folds`: they go with t=\"auto\"")
             return {"t": _float("t", self.t)}
-        a = {}
+        # The library's defaults, spelled out (an empty table would read as "not given").
+        a = {"grid": [0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 1.0], "folds": 3}
         if self.t_grid is not None:
             try:
                 grid = [float(v) for v in self.t_grid]

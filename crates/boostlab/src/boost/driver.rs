@@ -442,10 +442,6 @@ pub(crate) fn fit_inner(
     }
     // Presets were applied when the parameters were built (issue 17): used as they are.
     let mut params = params.clone();
-    if params.tree.pure_leaves == PureLeaves::Auto {
-        // Issue 16: the booster's pure-leaf policy, recorded in the model as resolved.
-        params.tree.pure_leaves = default_pure_leaves(params.algorithm);
-    }
     let target = &data.target;
     if let Some(v) = params.algorithm.multi_variant() {
         // The model records the variant that actually ran.
@@ -516,12 +512,24 @@ pub(crate) fn run(
     let mut stats = vec![0.0; n * k];
     let mut h = vec![0.0; n * k];
     let mut model = Ensemble::new(data.schema.clone(), task, params.clone(), k);
+    // Issue 16: `pure_leaves = auto` is the booster's policy (`default_pure_leaves`), recorded in
+    // the model as resolved. When it forbids pure leaves and no split at all is then admissible (a
+    // one-leaf tree: tiny or nearly separable data), that round's tree is grown again with pure
+    // leaves allowed, so the default never stops where allowing them would not. An explicit
+    // `forbid` (the authors' preset) is never relaxed.
+    let auto_pure = params.tree.pure_leaves == PureLeaves::Auto;
+    let mut tree_params = params.tree.clone();
+    if auto_pure {
+        tree_params.pure_leaves = default_pure_leaves(params.algorithm);
+        model.params.tree.pure_leaves = tree_params.pure_leaves;
+    }
+    let relaxed = TreeParams { pure_leaves: PureLeaves::Allow, ..tree_params.clone() };
     booster.statistics(&mut stats);
     for round in 1..=params.n_estimators {
         cancel::check(cancel)?;
         let criterion = params.tree.criterion.unwrap_or_else(|| booster.default_criterion());
-        let spec = GrowSpec {
-            params: &params.tree,
+        let mut spec = GrowSpec {
+            params: &tree_params,
             criterion,
             leaf_rule: booster.leaf_rule(),
             seed: params.seed.wrapping_add(round as u64),
@@ -530,7 +538,13 @@ pub(crate) fn run(
         let mut grown = if params.algorithm == Algorithm::AbstainingAdaBoost {
             abstaining_stump(binned, mapper, &stats)?
         } else {
-            grow_cancellable(binned, mapper, &stats, k, &spec, cancel)?
+            let g = grow_cancellable(binned, mapper, &stats, k, &spec, cancel)?;
+            if auto_pure && tree_params.pure_leaves == PureLeaves::Forbid && g.tree.n_leaves() == 1 {
+                spec.params = &relaxed;
+                grow_cancellable(binned, mapper, &stats, k, &spec, cancel)?
+            } else {
+                g
+            }
         };
         booster.finish_leaves(&mut grown.tree.leaf_values);
         if let Some(v) = grown.tree.leaf_values.iter().find(|v| !v.is_finite()) {
@@ -573,6 +587,31 @@ pub(crate) fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn issue_16_auto_pure_leaves_falls_back_when_forbidding_leaves_no_split() {
+        use crate::data::{Features, Target};
+        // Every split of these 4 rows leaves a pure child: with pure leaves forbidden the tree is
+        // one balanced leaf (value 0) and boosting cannot start.
+        let x = [0.0, 1.0, 2.0, 3.0];
+        let y: Vec<String> = ["0", "0", "1", "1"].iter().map(|s| s.to_string()).collect();
+        let d = Dataset::new(
+            Features::from_row_major(&x, 4, 1).unwrap(),
+            Some(Target::from_strings(&y, None).unwrap()),
+            None,
+        )
+        .unwrap();
+        let mut p = BoostParams { algorithm: Algorithm::TAdaBoost, n_estimators: 2, ..Default::default() };
+        let m = fit(&d, &p).unwrap();
+        assert_eq!(m.params.tree.pure_leaves, PureLeaves::Forbid);
+        assert_eq!(m.trees[0].n_leaves(), 2);
+        p.tree.pure_leaves = PureLeaves::Allow;
+        let allowed = fit(&d, &p).unwrap();
+        assert_eq!((&m.trees, &m.alphas), (&allowed.trees, &allowed.alphas));
+        // An explicit `forbid` is never relaxed.
+        p.tree.pure_leaves = PureLeaves::Forbid;
+        assert!(fit(&d, &p).unwrap_err().to_string().contains("before the first tree"));
+    }
 
     #[test]
     fn every_algorithm_name_round_trips_through_serde() {

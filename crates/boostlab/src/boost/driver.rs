@@ -513,9 +513,9 @@ pub(crate) fn run(
     let mut h = vec![0.0; n * k];
     let mut model = Ensemble::new(data.schema.clone(), task, params.clone(), k);
     // Issue 16: `pure_leaves = auto` is the booster's policy (`default_pure_leaves`), recorded in
-    // the model as resolved. When it forbids pure leaves and no split at all is then admissible (a
-    // one-leaf tree: tiny or nearly separable data), that round's tree is grown again with pure
-    // leaves allowed, so the default never stops where allowing them would not. An explicit
+    // the model as resolved. When it forbids pure leaves and the tree is then useless (one leaf, or
+    // every leaf 0: tiny or nearly separable data), that round's tree is grown again with pure
+    // leaves allowed, so the default does not stop where allowing them would not. An explicit
     // `forbid` (the authors' preset) is never relaxed.
     let auto_pure = params.tree.pure_leaves == PureLeaves::Auto;
     let mut tree_params = params.tree.clone();
@@ -539,7 +539,8 @@ pub(crate) fn run(
             abstaining_stump(binned, mapper, &stats)?
         } else {
             let g = grow_cancellable(binned, mapper, &stats, k, &spec, cancel)?;
-            if auto_pure && tree_params.pure_leaves == PureLeaves::Forbid && g.tree.n_leaves() == 1 {
+            let useless = g.tree.n_leaves() == 1 || g.tree.leaf_values.iter().all(|v| *v == 0.0);
+            if auto_pure && tree_params.pure_leaves == PureLeaves::Forbid && useless {
                 spec.params = &relaxed;
                 grow_cancellable(binned, mapper, &stats, k, &spec, cancel)?
             } else {

@@ -185,8 +185,8 @@ pub enum PureLeaves {
     /// The booster's choice, resolved when a fit starts (the model records `allow` or `forbid`):
     /// `forbid` for t-AdaBoost (issue 16: the ablation of docs/reproduction.md found pure leaves
     /// the reason its t = 1 lost to the authors' configuration), `allow` for every other booster.
-    /// Under `auto`, a t-AdaBoost tree that would have no split at all with pure leaves forbidden
-    /// is grown with them allowed (tiny or nearly separable data). Default. A tree grown directly
+    /// Under `auto`, a t-AdaBoost tree that would be useless with pure leaves forbidden (one leaf,
+    /// or every leaf 0) is grown with them allowed (tiny or nearly separable data). Default. A tree grown directly
     /// (not by the boosting loop) with `auto` allows pure leaves.
     #[default]
     Auto,

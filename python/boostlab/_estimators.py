@@ -40,6 +40,7 @@ Common parameters (every estimator):
 
 from __future__ import annotations
 
+import json
 
 import numpy as np
 
@@ -173,11 +174,14 @@ class TAdaBoostClassifier(_Binary):
     Binary classification only.
 
     t: the temperature. By default 0.8; [0, 2) (``[0, 1]`` carries the convergence guarantees,
-    ``t = 1`` is AdaBoost).
+    ``t = 1`` is AdaBoost); or ``"auto"``: chosen from ``t_grid`` by ``t_folds``-fold inner
+    stratified cross-validation on the training data, then refit on all of it (the choice and the
+    inner errors are in ``t_selection_``).
+    t_grid: the candidate temperatures of ``t="auto"``. By default None:
+    ``[0, 0.2, 0.4, 0.6, 0.8, 0.9, 1]``.
+    t_folds: the inner folds of ``t="auto"``. By default None: 3.
     clipped: predict with the clipped model (scores clipped to ``[−1/(1−t), 1/(1−t)]`` after every
     tree; only for ``t < 1``). By default False.
-    leaf_values: the tempered leaf link, ``"optimal"`` or ``"canonical"`` (the authors' code). By
-    default ``"optimal"``.
     leaf_values: the tempered leaf link, ``"optimal"`` or ``"canonical"`` (the authors' code). By
     default None: ``"optimal"``, or the preset's choice.
     authors_mode: the ``authors`` preset: defaults that reproduce the authors' code (canonical
@@ -186,7 +190,8 @@ class TAdaBoostClassifier(_Binary):
     grow_order: best-first leaf order, ``"weight"``, ``"count"`` or ``"gain"``. By default None:
     ``"weight"``, or the preset's choice.
     pure_leaves: ``"allow"`` or ``"forbid"`` splits that leave a child with one class only. By
-    default None: ``"allow"``, or the preset's choice.
+    default None: ``"forbid"`` (issue 16: the evidence is in docs/reproduction.md), or the preset's
+    choice.
     max_split_candidates: evaluate a seeded random subset of this many (feature, threshold)
     candidates per node; ``"all"`` for every candidate. By default None: all, or the preset's
     choice (2000 for ``authors_mode``).
@@ -219,9 +224,13 @@ class TAdaBoostClassifier(_Binary):
         grow_order=None,
         pure_leaves=None,
         max_split_candidates=None,
+        t_grid=None,
+        t_folds=None,
     ):
         self.n_estimators = n_estimators
         self.t = t
+        self.t_grid = t_grid
+        self.t_folds = t_folds
         self.clipped = clipped
         self.max_leaves = max_leaves
         self.max_nodes = max_nodes
@@ -255,10 +264,29 @@ class TAdaBoostClassifier(_Binary):
                 "max_split_candidates": cap,
             },
             "t_adaboost": {
-                "t": _float("t", self.t),
+                **self._t_params(),
                 "leaf_values": _choice("leaf_values", self.leaf_values, (None, "optimal", "canonical")),
             },
         }
+
+    def _t_params(self):
+        """`t` as a number, or `t = "auto"` as the library's `auto_t` (issue 16)."""
+        auto = isinstance(self.t, str) and self.t == "auto"
+        if not auto:
+            if self.t_grid is not None or self.t_folds is not None:
+                raise ValueError("invalid parameter `t_grid`/`t_folds`: they go with t=\"auto\"")
+            return {"t": _float("t", self.t)}
+        # The library's defaults, spelled out (an empty table would read as "not given").
+        a = {"grid": [0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 1.0], "folds": 3}
+        if self.t_grid is not None:
+            try:
+                grid = [float(v) for v in self.t_grid]
+            except (TypeError, ValueError):
+                raise ValueError(f"invalid parameter `t_grid`: expected a list of numbers, got {self.t_grid!r}") from None
+            a["grid"] = [_float("t_grid", v) for v in grid]
+        if self.t_folds is not None:
+            a["folds"] = _int("t_folds", self.t_folds, minimum=2)
+        return {"auto_t": a}
 
     @property
     def _clipped(self):
@@ -270,6 +298,9 @@ class TAdaBoostClassifier(_Binary):
         ta = p.get("t_adaboost", {})
         t = p.get("tree", {})
         kw.update(t=ta.get("t", 0.8), leaf_values=_user_value(p, "t_adaboost.leaf_values"))
+        if ta.get("auto_t") is not None:
+            # t = "auto": the reloaded estimator chooses again when refit.
+            kw.update(t="auto", t_grid=ta["auto_t"].get("grid"), t_folds=ta["auto_t"].get("folds"))
         # The preset, and what the user gave over it: a reloaded estimator refits alike.
         kw["authors_mode"] = p.get("preset") == "authors" or ta.get("authors_mode", False)
         kw.update(
@@ -289,6 +320,9 @@ class TAdaBoostClassifier(_Binary):
         super()._set_model(model)
         # The clipping level δ = 1/(1 − t) of the clipped model (None when t ≥ 1).
         self.clip_ = model.clip
+        # t = "auto" (issue 16): {"grid", "scores", "t", "folds", "fold_seed"}, else None.
+        sel = model.t_selection_json
+        self.t_selection_ = None if sel is None else json.loads(sel)
 
 
 def _wrap_loss(fn):

@@ -371,9 +371,17 @@ pub struct BoostArgs {
     /// Leaf smoothing ε of Real AdaBoost and real AdaBoost.MH/MO (weights sum to 1). By default 1/(2m).
     #[arg(long, allow_negative_numbers = true)]
     pub smoothing: Option<f64>,
-    /// t-AdaBoost: the temperature t in [0, 2) (1 = AdaBoost).
-    #[arg(long, allow_negative_numbers = true)]
-    pub t: Option<f64>,
+    /// t-AdaBoost: the temperature t in [0, 2) (1 = AdaBoost), or `auto`: chosen from
+    /// --t-grid by inner stratified cross-validation (--t-folds folds), then refit.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_t_arg)]
+    pub t: Option<TArg>,
+    /// t-AdaBoost, --t auto: the candidate temperatures, comma-separated
+    /// [default: 0,0.2,0.4,0.6,0.8,0.9,1].
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    pub t_grid: Option<Vec<f64>>,
+    /// t-AdaBoost, --t auto: the number of inner folds [default: 3].
+    #[arg(long)]
+    pub t_folds: Option<usize>,
     /// t-AdaBoost: tempered leaf values, optimal (default) or canonical.
     #[arg(long)]
     pub leaf_values: Option<String>,
@@ -456,6 +464,25 @@ pub fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> Result<
         .build()
         .map_err(|e| anyhow::anyhow!("--threads {n}: cannot start the worker threads: {e}"))?;
     pool.install(f)
+}
+
+/// A `--t` value: a temperature, or `auto` (issue 16).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TArg {
+    /// A fixed temperature.
+    Value(f64),
+    /// Chosen by inner cross-validation.
+    Auto,
+}
+
+fn parse_t_arg(s: &str) -> std::result::Result<TArg, String> {
+    if s.trim().eq_ignore_ascii_case("auto") {
+        return Ok(TArg::Auto);
+    }
+    s.trim()
+        .parse::<f64>()
+        .map(TArg::Value)
+        .map_err(|_| format!("expected a temperature in [0, 2) or `auto`, got `{s}`"))
 }
 
 /// `--grow-order` values.
@@ -550,6 +577,10 @@ impl BoostArgs {
         let mo = [Algorithm::AdaBoostMO, Algorithm::RealAdaBoostMO];
         let t_ada = [Algorithm::TAdaBoost];
         only(self.t.is_some(), "--t", &t_ada)?;
+        let auto_t = self.t == Some(TArg::Auto);
+        if !auto_t && (self.t_grid.is_some() || self.t_folds.is_some()) {
+            bail!("--t-grid and --t-folds go with --t auto");
+        }
         only(self.leaf_values.is_some(), "--leaf-values", &t_ada)?;
         only(self.learner_weights.is_some(), "--learner-weights", &t_ada)?;
         only(self.overflow.is_some(), "--overflow", &t_ada)?;
@@ -661,8 +692,19 @@ impl BoostArgs {
             put("adaboost", "smoothing", finite("smoothing", e)?);
             put("multiclass", "eps", e.into());
         }
-        if let Some(t) = self.t {
-            put("t_adaboost", "t", finite("t", t)?);
+        match self.t {
+            Some(TArg::Value(t)) => put("t_adaboost", "t", finite("t", t)?),
+            Some(TArg::Auto) => {
+                let mut a = boostlab::boost::auto_t::AutoT::default();
+                if let Some(g) = &self.t_grid {
+                    a.grid.clone_from(g);
+                }
+                if let Some(k) = self.t_folds {
+                    a.folds = k;
+                }
+                put("t_adaboost", "auto_t", serde_json::to_value(a)?);
+            }
+            None => {}
         }
         if let Some(v) = &self.leaf_values {
             put("t_adaboost", "leaf_values", parse_enum::<TemperedLink>("leaf-values", v)?);

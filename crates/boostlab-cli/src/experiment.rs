@@ -75,6 +75,8 @@ pub const ALIASES: &[(&str, &str, &str)] = &[
     ("alpha", "adaboost", "alpha"),
     ("smoothing", "adaboost", "smoothing"),
     ("t", "t_adaboost", "t"),
+    ("t_grid", "t_adaboost", "auto_t"),
+    ("t_folds", "t_adaboost", "auto_t"),
     ("leaf_values", "t_adaboost", "leaf_values"),
     ("learner_weights", "t_adaboost", "learner_weights"),
     ("overflow", "t_adaboost", "overflow"),
@@ -158,6 +160,26 @@ pub fn boost_params(table: &toml::Table, seed: u64) -> Result<BoostParams> {
             let names: Vec<&str> = ALIASES.iter().map(|a| a.0).chain(SUB_TABLES.iter().copied()).collect();
             bail!("unknown parameter `{key}` (known: {}, clipped, train_curve)", names.join(", "));
         };
+        if key == "t" && v.as_str() == Some("auto") {
+            // Issue 16: `t = "auto"` (with optional `t_grid`, `t_folds`) is t-AdaBoost's auto_t.
+            let grid = table.get("t_grid").map(serde_json::to_value).transpose()?;
+            let folds = table.get("t_folds").map(serde_json::to_value).transpose()?;
+            let mut a = serde_json::to_value(boostlab::boost::auto_t::AutoT::default())?;
+            if let Some(g) = grid {
+                a["grid"] = g;
+            }
+            if let Some(k) = folds {
+                a["folds"] = k;
+            }
+            set_unique(subs.entry("t_adaboost").or_default(), "auto_t", a, key)?;
+            continue;
+        }
+        if key == "t_grid" || key == "t_folds" {
+            if table.get("t").and_then(|t| t.as_str()) != Some("auto") {
+                bail!("parameter `{key}` goes with t = \"auto\"");
+            }
+            continue;
+        }
         if field == "criterion" {
             if let Some(s) = v.as_str() {
                 v = serde_json::to_value(parse_criterion(s)?)?;
@@ -185,6 +207,8 @@ pub fn boost_params(table: &toml::Table, seed: u64) -> Result<BoostParams> {
     if let Some(Value::Object(ta)) = known.get_mut("t_adaboost") {
         // The older spelling of `preset = "authors"` (BoostParams::from_json maps it).
         ta.insert("authors_mode".into(), Value::Bool(false));
+        // Issue 16: `t = "auto"` (omitted from the default's serialisation).
+        ta.insert("auto_t".into(), Value::Null);
     }
     check_known(&top, &known, "")?;
     // Presets first, then the cell's own values over them (issue 17).
@@ -315,6 +339,13 @@ pub fn run_cell(cell: &Cell, cache: &DataCache) -> Result<CellResult> {
     result.extra.insert("n_train".into(), train.n_rows() as f64);
     result.extra.insert("n_test".into(), test.n_rows() as f64);
     result.extra.insert("flipped".into(), flipped as f64);
+    if let Some(sel) = &model.t_selection {
+        // Issue 16: t = auto's choice and the inner error of every grid value.
+        result.extra.insert("chosen_t".into(), sel.t);
+        for (t, e) in sel.grid.iter().zip(&sel.scores) {
+            result.extra.insert(format!("inner_error_t={t}"), *e);
+        }
+    }
     Ok(result)
 }
 

@@ -342,6 +342,7 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             "alphas": m.alphas,
             "clip": m.clip,
             "final_round": last,
+            "t_selection": m.t_selection,
         });
         let mut v = v;
         if a.importance {
@@ -372,6 +373,13 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
     }
     if let Some(r) = last {
         println!("last round     {}", serde_json::to_string(r)?);
+    }
+    if let Some(sel) = &m.t_selection {
+        // Issue 16: t = auto's choice and the inner cross-validated error of every grid value.
+        println!("t = auto       chose t = {} by {}-fold inner cross-validation; inner error per t:", sel.t, sel.folds);
+        for (t, s) in sel.grid.iter().zip(&sel.scores) {
+            println!("  t = {t:<5} {s:.6}{}", if *t == sel.t { "  ← chosen" } else { "" });
+        }
     }
     if m.param_sources.is_empty() {
         println!("parameters     {}", serde_json::to_string(&m.params)?);

@@ -765,3 +765,49 @@ fn issue_15_export_onnx_and_its_refusals() {
     assert!(ok, "{se}");
     fails_with(&["export", &ms(&model), "--onnx", &ms(&onnx), "--clipped"], "not a sum of trees");
 }
+
+/// Issue 16: `--t auto` chooses t by inner cross-validation; the model keeps the choice and the
+/// inner errors (`inspect`), and equals `--t <chosen>` trained directly; `--t-grid` / `--t-folds`
+/// change the search, and go only with `--t auto`.
+#[test]
+fn issue_16_t_auto_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path(), "d.csv", 240, &["0", "1"]);
+    let d = data.to_str().unwrap();
+    let auto = dir.path().join("auto.json");
+    let base = ["train", "--data", d, "--algo", "t-adaboost", "--max-nodes", "7", "--rounds", "8", "--seed", "3"];
+    let with = |extra: &[&str], model: &Path| {
+        let mut a: Vec<&str> = base.to_vec();
+        a.extend_from_slice(extra);
+        a.extend_from_slice(&["--model", model.to_str().unwrap()]);
+        let (ok, _, se) = run(&a);
+        assert!(ok, "{a:?}: {se}");
+    };
+    with(&["--t", "auto", "--t-grid", "0,0.5,1", "--t-folds", "4"], &auto);
+    let (ok, json, _) = run(&["inspect", "--model", auto.to_str().unwrap(), "--json"]);
+    assert!(ok);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let sel = &v["t_selection"];
+    assert_eq!(sel["grid"], serde_json::json!([0.0, 0.5, 1.0]));
+    assert_eq!(sel["folds"], 4);
+    let scores: Vec<f64> = sel["scores"].as_array().unwrap().iter().map(|s| s.as_f64().unwrap()).collect();
+    assert_eq!(scores.len(), 3);
+    assert!(scores.iter().all(|s| (0.0..=1.0).contains(s)));
+    let t = sel["t"].as_f64().unwrap();
+    let best = scores.iter().cloned().fold(f64::INFINITY, f64::min);
+    assert_eq!(t, [0.0, 0.5, 1.0][scores.iter().position(|&s| s == best).unwrap()]);
+    assert_eq!(v["params"]["t_adaboost"]["t"].as_f64().unwrap(), t);
+    // The refit is the plain fit at the chosen t.
+    let fixed = dir.path().join("fixed.json");
+    with(&["--t", &t.to_string()], &fixed);
+    let trees = |p: &Path| -> serde_json::Value {
+        let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        serde_json::json!([m["trees"], m["alphas"]])
+    };
+    assert_eq!(trees(&auto), trees(&fixed));
+    let (ok, text, _) = run(&["inspect", "--model", auto.to_str().unwrap()]);
+    assert!(ok && text.contains("t = auto") && text.contains("← chosen"), "{text}");
+    fails_with(&["train", "--data", d, "--algo", "t-adaboost", "--t", "0.5", "--t-grid", "0,1"], "go with --t auto");
+    fails_with(&["train", "--data", d, "--algo", "t-adaboost", "--t", "warm"], "or `auto`");
+    fails_with(&["train", "--data", d, "--algo", "t-adaboost", "--t", "auto", "--t-grid", "0,3"], "auto_t.grid");
+}

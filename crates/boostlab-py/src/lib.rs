@@ -724,6 +724,17 @@ impl Model {
         self.inner.clip
     }
 
+    /// t-AdaBoost with `t = "auto"` (issue 16): the grid, the inner cross-validated errors and the
+    /// chosen t as JSON (`{"grid", "scores", "t", "folds", "fold_seed"}`), else None.
+    #[getter]
+    fn t_selection_json(&self) -> PyResult<Option<String>> {
+        self.inner
+            .t_selection
+            .as_ref()
+            .map(|s| serde_json::to_string(s).map_err(|e| PyValueError::new_err(e.to_string())))
+            .transpose()
+    }
+
     /// Per-round diagnostics: a list of dicts (`round`, the diagnostics, `stop_reason` when set).
     fn history<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);

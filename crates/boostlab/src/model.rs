@@ -294,6 +294,10 @@ pub struct Ensemble {
     /// `best_iteration + 1` trees (issue 15). None without early stopping.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best_iteration: Option<usize>,
+    /// How `t = auto` chose t-AdaBoost's temperature: the grid, the inner cross-validated errors,
+    /// the choice (issue 16). None for every other model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_selection: Option<crate::boost::auto_t::TSelection>,
 }
 
 impl Ensemble {
@@ -316,6 +320,7 @@ impl Ensemble {
             param_sources: Default::default(),
             eval_metric: None,
             best_iteration: None,
+            t_selection: None,
         }
     }
 

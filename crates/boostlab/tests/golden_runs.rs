@@ -86,3 +86,39 @@ fn issue_16_golden_secboost_certified_spring_stumps_on_tictactoe() {
     let keys = ["alpha", "w2", "epsilon", "b", "qbar", "risk"];
     check("secboost_tictactoe_spring_certified.json", &p, "tictactoe.csv", &keys, 1e-9);
 }
+
+/// Issue 16: t-AdaBoost's defaults forbid pure leaves (`tree.pure_leaves = auto` resolves to
+/// `forbid` for t-AdaBoost). Pins the default configuration on 15-node trees, where the pure-leaf
+/// policy matters, and checks that the default is `forbid` exactly and not `allow`.
+#[test]
+fn issue_16_golden_t_adaboost_default_trees_on_sonar() {
+    use boostlab::tree::PureLeaves;
+    let Some(data) = common::shared_csv("sonar.csv") else { return };
+    for t in [0.6, 1.0] {
+        let mut p = BoostParams { algorithm: Algorithm::TAdaBoost, n_estimators: 20, ..Default::default() };
+        p.tree.max_nodes = Some(15);
+        p.t_adaboost.t = t;
+        // Tolerance 1e-9 (relative): bit-level changes in summation order are allowed, nothing else.
+        check(
+            &format!("issue_16_t_adaboost_default_15nodes_sonar_t{t}.json"),
+            &p,
+            "sonar.csv",
+            &["rho", "alpha", "z", "train_error"],
+            1e-9,
+        );
+        let m = fit(&data, &p).unwrap();
+        assert_eq!(m.params.tree.pure_leaves, PureLeaves::Forbid, "the model records the resolved policy");
+        let mut forbid = p.clone();
+        forbid.tree.pure_leaves = PureLeaves::Forbid;
+        let mf = fit(&data, &forbid).unwrap();
+        assert_eq!((&m.trees, &m.alphas), (&mf.trees, &mf.alphas), "t = {t}: default = forbid");
+        let mut allow = p.clone();
+        allow.tree.pure_leaves = PureLeaves::Allow;
+        let ma = fit(&data, &allow).unwrap();
+        assert_ne!(m.trees, ma.trees, "t = {t}: the default is not `allow`");
+    }
+    // Other boosters keep allowing pure leaves.
+    let mut p = BoostParams { algorithm: Algorithm::RealAdaBoost, n_estimators: 3, ..Default::default() };
+    p.tree.max_nodes = Some(15);
+    assert_eq!(fit(&data, &p).unwrap().params.tree.pure_leaves, PureLeaves::Allow);
+}

@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::loss::Loss;
 use crate::model::{Ensemble, Task};
 use crate::par::ROW_CHUNK;
-use crate::tree::{abstaining_stump, grow_cancellable, GrowSpec, TreeParams};
+use crate::tree::{abstaining_stump, grow_cancellable, GrowSpec, PureLeaves, TreeParams};
 
 /// The boosting algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -474,6 +474,31 @@ fn fit_options(
     opts: FitOptions<'_>,
     on_round: &mut dyn FnMut(&RoundRecord),
 ) -> Result<Ensemble> {
+    if params.algorithm == Algorithm::TAdaBoost && params.t_adaboost.auto_t.is_some() {
+        // Issue 16: t chosen by inner cross-validation, then a refit (`fit_inner`).
+        if opts.valid.is_some() || opts.init_model.is_some() {
+            return Err(Error::param(
+                "t",
+                "a fixed t with validation data or an init model (t = auto chooses t by its own inner \
+                 cross-validation)",
+                "auto",
+            ));
+        }
+        params.check()?;
+        data.check_trainable()?;
+        return super::auto_t::fit(data, params, loss, opts.cancel, on_round);
+    }
+    fit_inner(data, params, loss, opts, on_round)
+}
+
+/// One fit with the parameters as they are (`t_adaboost.auto_t` is not looked at).
+pub(crate) fn fit_inner(
+    data: &BinnedData,
+    params: &BoostParams,
+    loss: Option<Loss>,
+    opts: FitOptions<'_>,
+    on_round: &mut dyn FnMut(&RoundRecord),
+) -> Result<Ensemble> {
     let cancel = opts.cancel;
     params.check()?;
     data.check_trainable()?;
@@ -534,6 +559,16 @@ fn fit_options(
     Ok(model)
 }
 
+/// The pure-leaf policy `auto` stands for (issue 16): `forbid` for t-AdaBoost, whose t = 1 with
+/// pure leaves allowed lost to the authors' configuration on 7 of the 10 reproduction domains
+/// (docs/reproduction.md, "Defaults chosen by evidence"); `allow` for every other booster.
+pub fn default_pure_leaves(algorithm: Algorithm) -> PureLeaves {
+    match algorithm {
+        Algorithm::TAdaBoost => PureLeaves::Forbid,
+        _ => PureLeaves::Allow,
+    }
+}
+
 /// `h` (`n × k`) = the leaf values of each row's leaf; parallel over fixed row chunks.
 fn tree_outputs(leaf_of_row: &[u32], leaf_values: &[f64], k: usize, h: &mut [f64]) {
     let fill = |(h, leaves): (&mut [f64], &[u32])| {
@@ -572,6 +607,18 @@ fn run_with(
     let mut stats = vec![0.0; n * k];
     let mut h = vec![0.0; n * k];
     let n_init = init.map_or(0, Ensemble::n_trees);
+    // Issue 16: `pure_leaves = auto` is the booster's policy (`default_pure_leaves`), recorded in
+    // the model as resolved. When it forbids pure leaves and the tree is then useless (one leaf, or
+    // every leaf 0: tiny or nearly separable data), that round's tree is grown again with pure
+    // leaves allowed, so the default does not stop where allowing them would not. An explicit
+    // `forbid` (the authors' preset) is never relaxed.
+    let auto_pure = params.tree.pure_leaves == PureLeaves::Auto;
+    let mut tree_params = params.tree.clone();
+    if auto_pure {
+        tree_params.pure_leaves = default_pure_leaves(params.algorithm);
+        model.params.tree.pure_leaves = tree_params.pure_leaves;
+    }
+    let relaxed = TreeParams { pure_leaves: PureLeaves::Allow, ..tree_params.clone() };
     booster.statistics(&mut stats);
     for round in 1..=params.n_estimators {
         cancel::check(cancel)?;
@@ -582,8 +629,8 @@ fn run_with(
             tree
         } else {
             let criterion = params.tree.criterion.unwrap_or_else(|| booster.default_criterion());
-            let spec = GrowSpec {
-                params: &params.tree,
+            let mut spec = GrowSpec {
+                params: &tree_params,
                 criterion,
                 leaf_rule: booster.leaf_rule(),
                 seed: params.seed.wrapping_add(round as u64),
@@ -592,7 +639,14 @@ fn run_with(
             let mut grown = if params.algorithm == Algorithm::AbstainingAdaBoost {
                 abstaining_stump(binned, mapper, &stats, data.sample_weight.as_deref())?
             } else {
-                grow_cancellable(binned, mapper, &stats, k, &spec, cancel)?
+                let g = grow_cancellable(binned, mapper, &stats, k, &spec, cancel)?;
+                let useless = g.tree.n_leaves() == 1 || g.tree.leaf_values.iter().all(|v| *v == 0.0);
+                if auto_pure && tree_params.pure_leaves == PureLeaves::Forbid && useless {
+                    spec.params = &relaxed;
+                    grow_cancellable(binned, mapper, &stats, k, &spec, cancel)?
+                } else {
+                    g
+                }
             };
             booster.finish_leaves(&mut grown.tree.leaf_values);
             if let Some(v) = grown.tree.leaf_values.iter().find(|v| !v.is_finite()) {
@@ -662,6 +716,31 @@ fn run_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn issue_16_auto_pure_leaves_falls_back_when_forbidding_leaves_no_split() {
+        use crate::data::{Features, Target};
+        // Every split of these 4 rows leaves a pure child: with pure leaves forbidden the tree is
+        // one balanced leaf (value 0) and boosting cannot start.
+        let x = [0.0, 1.0, 2.0, 3.0];
+        let y: Vec<String> = ["0", "0", "1", "1"].iter().map(|s| s.to_string()).collect();
+        let d = Dataset::new(
+            Features::from_row_major(&x, 4, 1).unwrap(),
+            Some(Target::from_strings(&y, None).unwrap()),
+            None,
+        )
+        .unwrap();
+        let mut p = BoostParams { algorithm: Algorithm::TAdaBoost, n_estimators: 2, ..Default::default() };
+        let m = fit(&d, &p).unwrap();
+        assert_eq!(m.params.tree.pure_leaves, PureLeaves::Forbid);
+        assert_eq!(m.trees[0].n_leaves(), 2);
+        p.tree.pure_leaves = PureLeaves::Allow;
+        let allowed = fit(&d, &p).unwrap();
+        assert_eq!((&m.trees, &m.alphas), (&allowed.trees, &allowed.alphas));
+        // An explicit `forbid` is never relaxed.
+        p.tree.pure_leaves = PureLeaves::Forbid;
+        assert!(fit(&d, &p).unwrap_err().to_string().contains("before the first tree"));
+    }
 
     #[test]
     fn every_algorithm_name_round_trips_through_serde() {

@@ -5,6 +5,7 @@
 //! Boosters never see histograms, and the tree learner never sees what the weights mean.
 
 pub mod adaboost;
+pub mod auto_t;
 pub mod driver;
 pub mod multiclass;
 pub mod preset;

@@ -221,8 +221,16 @@ impl BoostParams {
     /// not listed is attributed to the preset when the preset sets it to this value, to the
     /// default when it equals the default, and to the user otherwise (a field set in code).
     pub fn sources(&self, explicit: &[String]) -> Result<BTreeMap<String, ParamEntry>> {
-        let effective = flatten(&to_value(self)?);
-        let defaults = flatten(&to_value(&BoostParams::default())?);
+        // Issue 16: `tree.pure_leaves = auto` is listed as what it resolves to for the algorithm
+        // (a default), as the model records it.
+        let resolve = |mut p: BoostParams| {
+            if p.tree.pure_leaves == crate::tree::PureLeaves::Auto {
+                p.tree.pure_leaves = super::driver::default_pure_leaves(self.algorithm);
+            }
+            p
+        };
+        let effective = flatten(&to_value(&resolve(self.clone()))?);
+        let defaults = flatten(&to_value(&resolve(BoostParams::default()))?);
         let preset: BTreeMap<String, Value> = self
             .preset
             .map(|p| p.settings().into_iter().map(|(k, v)| (k.to_string(), v)).collect())
@@ -253,6 +261,24 @@ impl BoostParams {
 mod tests {
     use super::*;
     use crate::tree::{GrowOrder, PureLeaves, SplitTies, TemperedLink};
+
+    #[test]
+    fn issue_16_pure_leaves_auto_is_listed_as_resolved_default() {
+        let mut p = BoostParams { algorithm: Algorithm::TAdaBoost, ..Default::default() };
+        assert_eq!(p.tree.pure_leaves, PureLeaves::Auto);
+        let src = p.sources(&[]).unwrap();
+        assert_eq!(src["tree.pure_leaves"], ParamEntry { value: json!("forbid"), source: ParamSource::Default });
+        p.algorithm = Algorithm::RealAdaBoost;
+        let src = p.sources(&[]).unwrap();
+        assert_eq!(src["tree.pure_leaves"], ParamEntry { value: json!("allow"), source: ParamSource::Default });
+        // Resolved already (as in a model's parameters): still the default; `allow` for
+        // t-AdaBoost is the user's.
+        p.algorithm = Algorithm::TAdaBoost;
+        p.tree.pure_leaves = PureLeaves::Forbid;
+        assert_eq!(p.sources(&[]).unwrap()["tree.pure_leaves"].source, ParamSource::Default);
+        p.tree.pure_leaves = PureLeaves::Allow;
+        assert_eq!(p.sources(&[]).unwrap()["tree.pure_leaves"].source, ParamSource::User);
+    }
 
     fn authors_with(user: Value) -> (BoostParams, Vec<String>) {
         let mut v = json!({"algorithm": "t-adaboost", "preset": "authors"});

@@ -81,6 +81,11 @@ pub struct TAdaBoostParams {
     /// Handling of weights that overflow for `t > 1`. By default `fallback` (the authors'); or
     /// `error`.
     pub overflow: OverflowPolicy,
+    /// `t = auto` (issue 16): when set, `t` is chosen from `auto_t.grid` by inner stratified
+    /// cross-validation on the training rows and the model is refit with it (see
+    /// [`super::auto_t`]); the model's `t` is then the chosen one. By default none (`t` as given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_t: Option<super::auto_t::AutoT>,
 }
 
 impl Default for TAdaBoostParams {
@@ -90,6 +95,7 @@ impl Default for TAdaBoostParams {
             leaf_values: TemperedLink::Optimal,
             learner_weights: LearnerWeights::Normalized,
             overflow: OverflowPolicy::Fallback,
+            auto_t: None,
         }
     }
 }
@@ -99,6 +105,9 @@ impl TAdaBoostParams {
     pub fn check(&self) -> Result<()> {
         if !(self.t >= 0.0 && self.t < 2.0) {
             return Err(Error::param("t", "a temperature in [0, 2)", self.t));
+        }
+        if let Some(a) = &self.auto_t {
+            a.check()?;
         }
         Ok(())
     }

@@ -343,8 +343,16 @@ pub(crate) fn check_init(init: &Ensemble, data: &BinnedData, params: &BoostParam
             .map(|(k, e)| (k, e.value))
             .collect())
     };
-    let (was, now) = (flat(&init.params)?, flat(params)?);
-    let defaults = flat(&BoostParams::default())?;
+    // `pure_leaves = auto` is recorded resolved (issue 16): compare resolved policies.
+    let resolved = |p: &BoostParams| {
+        let mut p = p.clone();
+        if p.tree.pure_leaves == crate::tree::PureLeaves::Auto {
+            p.tree.pure_leaves = super::driver::default_pure_leaves(p.algorithm);
+        }
+        p
+    };
+    let (was, now) = (flat(&resolved(&init.params))?, flat(&resolved(params))?);
+    let defaults = flat(&resolved(&BoostParams { algorithm: params.algorithm, ..BoostParams::default() }))?;
     let null = serde_json::Value::Null;
     let keys: std::collections::BTreeSet<&String> = was.keys().chain(now.keys()).collect();
     for k in keys {

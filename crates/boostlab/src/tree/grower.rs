@@ -100,7 +100,7 @@ fn admissible(l: &[f64], r: &[f64], min_w: f64, pure: PureLeaves, tiny: f64) -> 
         return false;
     }
     match pure {
-        PureLeaves::Allow => true,
+        PureLeaves::Allow | PureLeaves::Auto => true,
         PureLeaves::Forbid => l.chunks_exact(2).chain(r.chunks_exact(2)).all(|p| p[0] > tiny && p[1] > tiny),
     }
 }

@@ -177,12 +177,19 @@ pub enum GrowOrder {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum PureLeaves {
-    /// Pure leaves are allowed (their values are smoothed or capped). Default.
-    #[default]
+    /// Pure leaves are allowed (their values are smoothed or capped).
     Allow,
     /// A split is admissible only if both children hold positive weight of both classes (of every
     /// label), as in the t-AdaBoost experiments.
     Forbid,
+    /// The booster's choice, resolved when a fit starts (the model records `allow` or `forbid`):
+    /// `forbid` for t-AdaBoost (issue 16: the ablation of docs/reproduction.md found pure leaves
+    /// the reason its t = 1 lost to the authors' configuration), `allow` for every other booster.
+    /// Under `auto`, a t-AdaBoost tree that would be useless with pure leaves forbidden (one leaf,
+    /// or every leaf 0) is grown with them allowed (tiny or nearly separable data). Default. A tree grown directly
+    /// (not by the boosting loop) with `auto` allows pure leaves.
+    #[default]
+    Auto,
 }
 
 /// How the split search chooses among candidates whose gains tie (SPEC §2.1).
@@ -222,7 +229,8 @@ pub struct TreeParams {
     pub grow_order: GrowOrder,
     /// Split criterion. By default chosen by the booster (`None`).
     pub criterion: Option<Criterion>,
-    /// Pure-leaf policy. By default `allow`.
+    /// Pure-leaf policy. By default `auto` (the booster's choice: `forbid` for t-AdaBoost, `allow`
+    /// otherwise; see [`PureLeaves::Auto`]).
     pub pure_leaves: PureLeaves,
     /// Evaluate at most this many (feature, threshold) candidates per node, a seeded random subset.
     /// By default unlimited; valid range ≥ 1.
@@ -240,7 +248,7 @@ impl Default for TreeParams {
             min_leaf_weight: 0.0,
             grow_order: GrowOrder::Weight,
             criterion: None,
-            pure_leaves: PureLeaves::Allow,
+            pure_leaves: PureLeaves::Auto,
             max_split_candidates: None,
             split_ties: SplitTies::Lowest,
         }

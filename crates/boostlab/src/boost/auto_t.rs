@@ -1,0 +1,434 @@
+//! t chosen from the data (issue 16 §2): t-AdaBoost's temperature picked from a grid by inner
+//! stratified cross-validation on the training rows, then a refit on all of them.
+//!
+//! Design. The training data are binned **once**; each inner fold's training part is a row
+//! subset of those bins ([`subset_rows`]), built once per fold and shared by every grid value, and
+//! its held-out rows are scored on the same bins ([`binned_scores`]: the trees' `bin_threshold`s,
+//! the test the learner itself used). The `folds × grid` inner fits run in parallel (rayon); each
+//! is the ordinary deterministic fit, and their errors are collected in (grid, fold) order, so the
+//! choice and the scores do not depend on the thread count. Cost: `folds × |grid|` fits on
+//! `(k−1)/k` of the rows plus one fit on all of them, i.e. `|grid| (k−1) + 1` full fits — 15 for
+//! the default 3 folds and 7 temperatures (docs/reproduction.md has the measured cost).
+//!
+//! The score of a grid value is its inner cross-validated error: held-out misclassifications
+//! (weighted by the sample weights when given) summed over the inner folds, divided by the total
+//! held-out weight. The lowest score wins; ties go to the first grid value in the grid's order.
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::driver::{fit_inner, BoostParams, RoundRecord};
+use super::validation::FitOptions;
+use crate::cancel::Cancel;
+use crate::data::{BinData, BinnedData, BinnedMatrix, Target};
+use crate::error::{Error, Result};
+use crate::eval::folds::stratified_fold_ids;
+use crate::loss::Loss;
+use crate::model::Ensemble;
+use crate::tree::{Node, SplitRule, Tree};
+
+/// How `t = auto` chooses t-AdaBoost's temperature (set [`super::tadaboost::TAdaBoostParams::auto_t`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AutoT {
+    /// The candidate temperatures, tried in this order (ties go to the first). By default
+    /// `[0, 0.2, 0.4, 0.6, 0.8, 0.9, 1]` (the paper's grid without 1.1); valid: non-empty,
+    /// distinct, each in `[0, 2)`.
+    pub grid: Vec<f64>,
+    /// Number of inner stratified folds. By default 3 (15 full-fit equivalents with the default
+    /// grid); valid range `2..=` the number of training rows.
+    pub folds: usize,
+}
+
+/// The default grid of `t = auto`.
+pub const DEFAULT_T_GRID: [f64; 7] = [0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 1.0];
+
+impl Default for AutoT {
+    fn default() -> Self {
+        AutoT { grid: DEFAULT_T_GRID.to_vec(), folds: 3 }
+    }
+}
+
+impl AutoT {
+    /// Validates the grid and the number of folds.
+    pub fn check(&self) -> Result<()> {
+        if self.grid.is_empty() {
+            return Err(Error::param("auto_t.grid", "at least one temperature", "[]"));
+        }
+        for (i, &t) in self.grid.iter().enumerate() {
+            if !(0.0..2.0).contains(&t) {
+                return Err(Error::param("auto_t.grid", "temperatures in [0, 2)", t));
+            }
+            if self.grid[..i].contains(&t) {
+                return Err(Error::param("auto_t.grid", "distinct temperatures", format!("{t} twice")));
+            }
+        }
+        if self.folds < 2 {
+            return Err(Error::param("auto_t.folds", "an integer ≥ 2", self.folds));
+        }
+        Ok(())
+    }
+}
+
+/// What `t = auto` chose, kept in the model ([`Ensemble::t_selection`]) and shown by `inspect`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TSelection {
+    /// The grid, in the order tried.
+    pub grid: Vec<f64>,
+    /// Inner cross-validated error of each grid value (same order).
+    pub scores: Vec<f64>,
+    /// The chosen temperature (the model's `params.t_adaboost.t`).
+    pub t: f64,
+    /// Number of inner folds.
+    pub folds: usize,
+    /// Seed of the inner fold assignment (derived from the parameters' seed).
+    pub fold_seed: u64,
+}
+
+/// The inner folds' seed: a fixed offset of the run's seed (any change of `seed` changes both the
+/// inner folds and the trees' random choices).
+pub fn fold_seed(seed: u64) -> u64 {
+    seed ^ 0x7A17_0000_0016
+}
+
+/// The rows `rows` (in that order) of binned data: same schema and mapper, the rows' bins,
+/// targets and sample weights. Nothing is re-binned.
+pub fn subset_rows(data: &BinnedData, rows: &[usize]) -> Result<BinnedData> {
+    let (n, d) = (data.bins.n_rows, data.bins.n_features);
+    if let Some(&r) = rows.iter().find(|&&r| r >= n) {
+        return Err(Error::InvalidData(format!("row {r} of binned data with {n} rows")));
+    }
+    fn take<T: Copy>(v: &[T], n: usize, d: usize, rows: &[usize]) -> Vec<T> {
+        let mut out = Vec::with_capacity(rows.len() * d);
+        for f in 0..d {
+            let col = &v[f * n..(f + 1) * n];
+            out.extend(rows.iter().map(|&r| col[r]));
+        }
+        out
+    }
+    let bins = BinnedMatrix {
+        n_rows: rows.len(),
+        n_features: d,
+        offsets: data.bins.offsets.clone(),
+        data: match &data.bins.data {
+            BinData::U8(v) => BinData::U8(take(v, n, d, rows)),
+            BinData::U16(v) => BinData::U16(take(v, n, d, rows)),
+        },
+    };
+    let target = match &data.target {
+        Target::Classes { y, classes } => {
+            Target::Classes { y: rows.iter().map(|&r| y[r]).collect(), classes: classes.clone() }
+        }
+        Target::Multilabel { .. } => {
+            return Err(Error::InvalidData("t = auto needs binary labels, not multi-label ones".into()))
+        }
+    };
+    let w = data.sample_weight.as_ref().map(|w| rows.iter().map(|&r| w[r]).collect());
+    BinnedData::new(data.schema.clone(), data.mapper.clone(), bins, target, w)
+}
+
+/// The leaf of row `row` of binned data (the learner's own test: `bin ≤ bin_threshold`, the
+/// missing bin — the last of a feature — goes where `missing_left` says).
+fn leaf_of_binned(tree: &Tree, bm: &BinnedMatrix, row: usize) -> usize {
+    let mut i = 0usize;
+    loop {
+        match &tree.nodes[i] {
+            Node::Leaf { leaf } => return *leaf as usize,
+            Node::Split { feature, rule, left, right } => {
+                let f = *feature as usize;
+                let b = bm.bin(row, f);
+                let miss = bm.n_bins(f) - 1;
+                let go_left = match rule {
+                    SplitRule::Numeric { bin_threshold, missing_left, .. } => {
+                        if b == miss {
+                            *missing_left
+                        } else {
+                            b <= *bin_threshold as usize
+                        }
+                    }
+                    SplitRule::Categorical { left, missing_left } => {
+                        if b == miss {
+                            *missing_left
+                        } else {
+                            left.binary_search(&(b as u32)).is_ok()
+                        }
+                    }
+                };
+                i = if go_left { *left as usize } else { *right as usize };
+            }
+        }
+    }
+}
+
+/// Linear scores `base + Σ α_j h_j` of a binary model on the rows `rows` of binned data (the
+/// bins the model was trained on or a row superset of them), trees added in order.
+pub fn binned_scores(model: &Ensemble, data: &BinnedData, rows: &[usize]) -> Vec<f64> {
+    let mut s = vec![model.base_score; rows.len()];
+    for (tree, &a) in model.trees.iter().zip(&model.alphas) {
+        for (s, &r) in s.iter_mut().zip(rows) {
+            *s += a * tree.leaf_values[leaf_of_binned(tree, &data.bins, r)];
+        }
+    }
+    s
+}
+
+/// Weighted misclassifications and held-out weight of a binary model on `rows`.
+fn held_out_error(model: &Ensemble, data: &BinnedData, rows: &[usize]) -> Result<(f64, f64)> {
+    let Target::Classes { y, .. } = &data.target else {
+        return Err(Error::InvalidData("t = auto needs binary labels".into()));
+    };
+    let pred = model.classes_from_scores(&binned_scores(model, data, rows));
+    let (mut wrong, mut total) = (0.0, 0.0);
+    for (&r, &p) in rows.iter().zip(&pred) {
+        let w = data.sample_weight.as_ref().map_or(1.0, |w| w[r]);
+        total += w;
+        if p != y[r] {
+            wrong += w;
+        }
+    }
+    Ok((wrong, total))
+}
+
+/// Chooses t by inner cross-validation and refits on all rows (see the module docs). `params`
+/// has `t_adaboost.auto_t` set; the model records the chosen t in `params.t_adaboost.t`, keeps
+/// `auto_t`, and holds the [`TSelection`]. `on_round` sees the refit's rounds only.
+pub(crate) fn fit(
+    data: &BinnedData,
+    params: &BoostParams,
+    loss: Option<Loss>,
+    cancel: Option<&Cancel>,
+    on_round: &mut dyn FnMut(&RoundRecord),
+) -> Result<Ensemble> {
+    let auto = params.t_adaboost.auto_t.clone().unwrap_or_default();
+    auto.check()?;
+    let Target::Classes { y, .. } = &data.target else {
+        return Err(Error::InvalidData("t = auto needs binary labels, not multi-label ones".into()));
+    };
+    let n = y.len();
+    if auto.folds > n {
+        return Err(Error::param(
+            "auto_t.folds",
+            format!("an integer in 2..={n} (the number of training rows)"),
+            auto.folds,
+        ));
+    }
+    let seed = fold_seed(params.seed);
+    let ids = stratified_fold_ids(y, auto.folds, seed)?;
+    // One row subset per inner fold, shared by every grid value.
+    let folds: Vec<(BinnedData, Vec<usize>)> = (0..auto.folds)
+        .map(|k| {
+            let train: Vec<usize> = (0..n).filter(|&i| ids[i] != k).collect();
+            let test: Vec<usize> = (0..n).filter(|&i| ids[i] == k).collect();
+            Ok((subset_rows(data, &train)?, test))
+        })
+        .collect::<Result<_>>()?;
+    let fixed = |t: f64| {
+        let mut p = params.clone();
+        p.t_adaboost.t = t;
+        p.t_adaboost.auto_t = None;
+        p
+    };
+    let jobs: Vec<(usize, usize)> = (0..auto.grid.len()).flat_map(|g| (0..auto.folds).map(move |k| (g, k))).collect();
+    let results: Vec<Result<(f64, f64)>> = jobs
+        .par_iter()
+        .map(|&(g, k)| {
+            let (train, test) = &folds[k];
+            let model = fit_inner(train, &fixed(auto.grid[g]), loss.clone(), FitOptions { cancel, ..FitOptions::default() }, &mut |_| {})
+                .map_err(|e| Error::Failed(format!("t = auto, inner fit at t = {}, fold {k}: {e}", auto.grid[g])))?;
+            held_out_error(&model, data, test)
+        })
+        .collect();
+    let mut scores = vec![0.0; auto.grid.len()];
+    let mut totals = vec![0.0; auto.grid.len()];
+    for (&(g, _), r) in jobs.iter().zip(results) {
+        let (wrong, total) = r?;
+        scores[g] += wrong;
+        totals[g] += total;
+    }
+    for (s, t) in scores.iter_mut().zip(&totals) {
+        *s = if *t > 0.0 { *s / *t } else { 0.0 };
+    }
+    let mut best = 0;
+    for (g, &s) in scores.iter().enumerate() {
+        if s < scores[best] {
+            best = g;
+        }
+    }
+    let t = auto.grid[best];
+    let mut model = fit_inner(data, &fixed(t), loss, FitOptions { cancel, ..FitOptions::default() }, on_round)?;
+    model.params.t_adaboost.auto_t = Some(auto.clone());
+    model.t_selection = Some(TSelection { grid: auto.grid, scores, t, folds: auto.folds, fold_seed: seed });
+    Ok(model)
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    use super::*;
+    use crate::boost::driver::{fit, fit_binned};
+    use crate::data::{Dataset, Features};
+    use crate::eval::folds::train_test_indices;
+    use crate::Algorithm;
+
+    /// A noisy binary problem: 3 numeric features (one with missing values), label from a
+    /// threshold rule with 15% flipped labels; optional sample weights.
+    fn data(n: usize, seed: u64, weights: bool) -> Dataset {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut x = Vec::with_capacity(n * 3);
+        let mut y = Vec::with_capacity(n);
+        for _ in 0..n {
+            let (a, b): (f64, f64) = (rng.gen(), rng.gen());
+            let c = if rng.gen_bool(0.1) { f64::NAN } else { (rng.gen::<f64>() * 7.0).floor() };
+            let mut label = a + 0.5 * b > 0.7 || c == 3.0;
+            if rng.gen_bool(0.15) {
+                label = !label;
+            }
+            x.extend([a, b, c]);
+            y.push(if label { "1".to_string() } else { "0".to_string() });
+        }
+        let w = weights.then(|| (0..n).map(|_| rng.gen_range(0.5..2.0)).collect());
+        let target = crate::data::Target::from_strings(&y, None).unwrap();
+        Dataset::new(Features::from_row_major(&x, n, 3).unwrap(), Some(target), w).unwrap()
+    }
+
+    fn params(grid: &[f64], folds: usize) -> BoostParams {
+        let mut p = BoostParams { algorithm: Algorithm::TAdaBoost, n_estimators: 8, seed: 5, ..Default::default() };
+        p.tree.max_leaves = 4;
+        p.t_adaboost.auto_t = Some(AutoT { grid: grid.to_vec(), folds });
+        p
+    }
+
+    /// The inner cross-validation by hand: each inner training part binned with the full data's
+    /// mapper from its raw rows (`BinMapper::transform`, not [`subset_rows`]), fitted, and its
+    /// held-out rows predicted from their raw values (`Ensemble::predict`, not the bins).
+    fn naive_scores(d: &Dataset, p: &BoostParams) -> Vec<f64> {
+        let auto = p.t_adaboost.auto_t.clone().unwrap();
+        let full = BinnedData::from_dataset(d, p.max_bins).unwrap();
+        let crate::data::Target::Classes { y, .. } = d.target().unwrap() else { unreachable!() };
+        let ids = stratified_fold_ids(y, auto.folds, fold_seed(p.seed)).unwrap();
+        auto.grid
+            .iter()
+            .map(|&t| {
+                let (mut wrong, mut total) = (0.0, 0.0);
+                for k in 0..auto.folds {
+                    let (train, test) = train_test_indices(&ids, k);
+                    let tr = d.subset(&train);
+                    let bins = full.mapper.transform(&tr.features).unwrap();
+                    let binned = BinnedData::new(
+                        full.schema.clone(),
+                        full.mapper.clone(),
+                        bins,
+                        tr.target.clone().unwrap(),
+                        tr.sample_weight.clone(),
+                    )
+                    .unwrap();
+                    let mut q = p.clone();
+                    q.t_adaboost.auto_t = None;
+                    q.t_adaboost.t = t;
+                    let m = fit_binned(&binned, &q, &mut |_| {}).unwrap();
+                    let te = d.subset(&test);
+                    let pred = m.predict(&te.features, false).unwrap();
+                    let crate::data::Target::Classes { y: yt, .. } = te.target.as_ref().unwrap() else {
+                        unreachable!()
+                    };
+                    // Per-fold sums, then added over folds (the same additions as `fit`).
+                    let (mut fw, mut ft) = (0.0, 0.0);
+                    for (i, (&a, &b)) in pred.iter().zip(yt).enumerate() {
+                        let w = te.sample_weight.as_ref().map_or(1.0, |w| w[i]);
+                        ft += w;
+                        if a != b {
+                            fw += w;
+                        }
+                    }
+                    wrong += fw;
+                    total += ft;
+                }
+                wrong / total
+            })
+            .collect()
+    }
+
+    #[test]
+    fn issue_16_auto_t_picks_the_best_inner_score_of_a_hand_run_cv() {
+        for (seed, weights) in [(1, false), (2, true), (3, false)] {
+            let d = data(300, seed, weights);
+            let p = params(&[0.0, 0.4, 0.8, 1.0, 1.1], 3);
+            let m = fit(&d, &p).unwrap();
+            let sel = m.t_selection.clone().unwrap();
+            let naive = naive_scores(&d, &p);
+            // Held-out counts over the same folds and models: equal to the bit (sums of the same
+            // terms in the same order).
+            assert_eq!(sel.scores, naive, "seed {seed}");
+            let best = naive.iter().cloned().fold(f64::INFINITY, f64::min);
+            let first_best = naive.iter().position(|&s| s == best).unwrap();
+            assert_eq!(sel.t, p.t_adaboost.auto_t.as_ref().unwrap().grid[first_best]);
+            // The scores are not all equal (the test would not tell a choice otherwise).
+            assert!(naive.iter().any(|&s| s != best), "seed {seed}: {naive:?}");
+            // The model is the refit at the chosen t on all rows.
+            let mut q = p.clone();
+            q.t_adaboost.auto_t = None;
+            q.t_adaboost.t = sel.t;
+            let refit = fit(&d, &q).unwrap();
+            assert_eq!(m.trees, refit.trees);
+            assert_eq!(m.alphas, refit.alphas);
+            assert_eq!(m.params.t_adaboost.t, sel.t);
+            assert_eq!(m.params.t_adaboost.auto_t, p.t_adaboost.auto_t);
+            assert_eq!((sel.folds, sel.fold_seed, &sel.grid), (3, fold_seed(5), &vec![0.0, 0.4, 0.8, 1.0, 1.1]));
+        }
+    }
+
+    #[test]
+    fn issue_16_auto_t_is_bit_identical_across_thread_counts_and_round_trips() {
+        let d = data(400, 7, true);
+        let p = params(&crate::boost::auto_t::DEFAULT_T_GRID, 3);
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| fit(&d, &p).unwrap())
+        };
+        let one = run(1);
+        for threads in [2, 5] {
+            let other = run(threads);
+            assert_eq!(one.to_json().unwrap(), other.to_json().unwrap(), "{threads} threads");
+        }
+        let back = Ensemble::from_json(&one.to_json().unwrap()).unwrap();
+        assert_eq!(back.t_selection, one.t_selection);
+        assert_eq!(back.params.t_adaboost.auto_t, p.t_adaboost.auto_t);
+        // A model without the fields (written before issue 16) loads with none.
+        let mut v: serde_json::Value = serde_json::from_str(&one.to_json().unwrap()).unwrap();
+        v.as_object_mut().unwrap().remove("t_selection");
+        v["params"]["t_adaboost"].as_object_mut().unwrap().remove("auto_t");
+        let old = Ensemble::from_json(&v.to_string()).unwrap();
+        assert_eq!((old.t_selection, old.params.t_adaboost.auto_t), (None, None));
+    }
+
+    #[test]
+    fn issue_16_subset_rows_equals_binning_the_rows() {
+        let d = data(257, 11, true);
+        let full = BinnedData::from_dataset(&d, 255).unwrap();
+        let rows: Vec<usize> = (0..257).filter(|i| i % 3 != 1).rev().collect();
+        let sub = subset_rows(&full, &rows).unwrap();
+        let part = d.subset(&rows);
+        assert_eq!(sub.bins, full.mapper.transform(&part.features).unwrap());
+        assert_eq!(Some(&sub.target), part.target.as_ref());
+        assert_eq!(sub.sample_weight, part.sample_weight);
+        assert!(subset_rows(&full, &[0, 257]).unwrap_err().to_string().contains("row 257"));
+    }
+
+    #[test]
+    fn issue_16_auto_t_parameters_are_checked() {
+        let d = data(60, 1, false);
+        for (grid, folds, what) in [
+            (vec![], 3, "at least one"),
+            (vec![0.5, 0.5], 3, "distinct"),
+            (vec![2.5], 3, "[0, 2)"),
+            (vec![f64::NAN], 3, "[0, 2)"),
+            (vec![0.5], 1, "≥ 2"),
+            (vec![0.5], 61, "2..=60"),
+        ] {
+            let e = fit(&d, &params(&grid, folds)).unwrap_err().to_string();
+            assert!(e.contains("auto_t") && e.contains(what), "{e}");
+        }
+    }
+}

@@ -1180,6 +1180,34 @@ mod tests {
     }
 
     #[test]
+    fn issue_12_fast_path_blank_lines_and_error_lines_match_read_csv() {
+        // Quote-free chunks take the direct splitter: blank lines (empty, spaces, a vertical tab),
+        // a last row without a newline and errors after blank lines get read_csv's lines.
+        let dir = tempfile::tempdir().unwrap();
+        let mut good = String::from("a,b,label\n");
+        for i in 0..120 {
+            good.push_str(&format!("{}.{},{},{}\n", i, i % 10, i % 7, i % 2));
+            if i % 13 == 0 {
+                good.push_str(["\n", "   \n", "\u{b}\n"][i % 3]);
+            }
+        }
+        let p = write(dir.path(), "f.csv", good.trim_end());
+        let want = reference(&p, &CsvOptions::default(), 255).unwrap();
+        for chunk in [1, 50, 1 << 20] {
+            assert_eq!(read_csv_binned(&p, &small(chunk)).unwrap(), want, "chunk {chunk}");
+        }
+        for bad in ["\n\n1,2\n", "\n \n1,x\u{b},1\ninf,2,0\n", "\n1e999,2,1\n"] {
+            let t = good.replacen("60.0,4,0\n", &format!("60.0,4,0\n{bad}"), 1);
+            let p = write(dir.path(), "f.csv", &t);
+            let want = err(read_csv(&p, &CsvOptions::default()));
+            assert!(want.starts_with("f.csv:"), "{want}");
+            for chunk in [40, 1 << 20] {
+                assert_eq!(err(read_csv_binned(&p, &small(chunk))), want, "chunk {chunk}: {bad:?}");
+            }
+        }
+    }
+
+    #[test]
     fn issue_12_quoted_newlines_across_chunks() {
         let dir = tempfile::tempdir().unwrap();
         let mut t = String::from("a,note,label\n");

@@ -162,7 +162,10 @@ def report(results, meta):
         f"{meta['threads']} threads, each `fit(X_float32, y)` in a fresh process, wall and CPU time medians of "
         f"{meta['repeats']}; RSS = peak of the fit over the loaded data (VmHWM after reset). "
         f"Machine load (1-min average) during the run: {min(meta['load_average_1min'])}–"
-        f"{max(meta['load_average_1min'])} on {meta['cpus']} CPUs (the machine is shared). Versions: "
+        f"{max(meta['load_average_1min'])} on {meta['cpus']} CPUs"
+        + (" — **measured under load**: wall ratios are noisy, CPU ratios steadier" if max(meta["load_average_1min"]) > 1.5
+           else " (an idle machine)")
+        + ". Versions: "
         + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".",
         "",
         "| Python `fit` | wall | CPU (user+sys) | RSS over data | vs LightGBM (wall) | vs LightGBM (CPU) "

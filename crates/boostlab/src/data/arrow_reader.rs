@@ -697,6 +697,9 @@ pub fn read_arrow_binned(path: impl AsRef<Path>, format: ArrowFormat, opts: &Str
             let fb = m.features.into_iter().next().ok_or_else(|| Error::InvalidData("no bins".into()))?;
             Ok((fb, levels, b.data))
         })
+        .collect::<Vec<Result<_>>>()
+        .into_iter()
+        // The first bad column in file order, whichever thread finished first.
         .collect::<Result<_>>()?;
     let wide = per_col.iter().any(|(fb, _, _)| fb.n_value_bins() + 1 > 256);
     let mut offsets = vec![0];

@@ -15,9 +15,10 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import fresh  # noqa: E402  bench/timing.py, shared with peer.py and python_path.py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "bench", "out")
@@ -58,25 +59,10 @@ def write_parquet(csv_path, path):
     pl.read_csv(csv_path).write_parquet(path, compression="snappy")
 
 
-def run(cmd, env=None):
-    """Runs `cmd` in a fresh process: (wall seconds, peak RSS in MB, stdout)."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    out, err = p.communicate()
-    wall = time.perf_counter() - t0
-    # communicate() has reaped the child; rusage of that child alone via wait4 is gone, so use
-    # /usr/bin/time's report instead when available.
-    if p.returncode != 0:
-        sys.exit(f"failed: {' '.join(cmd)}\n{err.decode()}")
-    return wall, out.decode(), err.decode()
-
-
 def timed(cmd, env):
-    """(wall s, peak RSS MB, stdout) via /usr/bin/time -v."""
-    wall, out, err = run(["/usr/bin/time", "-v"] + cmd, env)
-    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", err)
-    rss = int(m.group(1)) / 1024 if m else float("nan")
-    return wall, rss, out
+    """(wall s, CPU s, peak RSS MB, stdout) of `cmd` in a fresh process (bench/timing.py)."""
+    r = fresh(cmd, env)
+    return r["wall_s"], r["cpu_s"], r["rss_mb"], r["stdout"]
 
 
 LGB = r"""
@@ -119,37 +105,45 @@ def main():
     env = dict(os.environ, RAYON_NUM_THREADS=str(a.threads), OMP_NUM_THREADS=str(a.threads))
     model = os.path.join(OUT, "cli_model.json")
     rows = {}
+    load0 = os.getloadavg()[0]
 
     def boostlab(path):
         cmd = [BOOSTLAB, "train", "--data", path, "--algo", "real-adaboost", "--max-leaves", "8",
                "--rounds", str(a.rounds), "--quiet", "--model", model]
-        wall, rss, out = timed(cmd, env)
+        wall, cpu, rss, out = timed(cmd, env)
         read = float(re.search(r"into bins in ([0-9.]+) s", out).group(1))
-        return wall, rss, read
+        return wall, cpu, rss, read
 
     def lightgbm():
-        wall, rss, out = timed([sys.executable, "-c", LGB, csv, str(a.threads), str(a.rounds)], env)
+        wall, cpu, rss, out = timed([sys.executable, "-c", LGB, csv, str(a.threads), str(a.rounds)], env)
         read = float(re.search(r"dataset ([0-9.]+)", out).group(1))
-        return wall, rss, read
+        return wall, cpu, rss, read
 
     for name, f in [("boostlab, CSV", lambda: boostlab(csv)), ("boostlab, Parquet", lambda: boostlab(pq)),
                     ("LightGBM, CSV (its parser)", lightgbm)]:
         runs = [f() for _ in range(a.repeats)]
-        rows[name] = {k: statistics.median(r[i] for r in runs) for i, k in enumerate(["wall", "rss", "read"])}
+        rows[name] = {k: statistics.median(r[i] for r in runs) for i, k in enumerate(["wall", "cpu", "rss", "read"])}
+        rows[name]["wall_all"] = [round(r[0], 3) for r in runs]
         print(name, rows[name], flush=True)
     load = open("/proc/loadavg").read().split()[:3]
     table = [
         f"1M-row benchmark file: {a.rows:,} rows × {D} float32 features + 0/1 label, CSV {mb:.0f} MB, "
         f"Parquet (snappy) {os.path.getsize(pq) / 1e6:.0f} MB. Real AdaBoost, 8 leaves, {a.rounds} round(s), "
-        f"{a.threads} threads, fresh process per run, median of {a.repeats}; load average at the end "
-        f"{' '.join(load)} (2 cores shared).",
+        f"{a.threads} threads, fresh process per run, medians of {a.repeats}; wall = file → saved model, "
+        f"CPU = user + sys of the whole process. **Measured under load**: 1-minute load average "
+        f"{load0:.1f} at the start, {' '.join(load)} at the end (2 cores shared with other jobs), so wall "
+        f"times are pessimistic and CPU times the steadier figure.",
         "",
-        "| path | file → trained model | read + bin | read throughput | peak RSS |",
-        "|---|---|---|---|---|",
+        "| path | wall | CPU (user+sys) | read + bin (wall) | read throughput | peak RSS | wall / LightGBM | CPU / LightGBM |",
+        "|---|---|---|---|---|---|---|---|",
     ]
+    lg = rows.get("LightGBM, CSV (its parser)")
     for name, r in rows.items():
         size = mb if "Parquet" not in name else os.path.getsize(pq) / 1e6
-        table.append(f"| {name} | {r['wall']:.2f} s | {r['read']:.2f} s | {size / r['read']:.0f} MB/s | {r['rss']:.0f} MB |")
+        rw = f"{r['wall'] / lg['wall']:.2f}×" if lg and r is not lg else ""
+        rc = f"{r['cpu'] / lg['cpu']:.2f}×" if lg and r is not lg else ""
+        table.append(f"| {name} | {r['wall']:.2f} s | {r['cpu']:.2f} s | {r['read']:.2f} s | {size / r['read']:.0f} MB/s "
+                     f"| {r['rss']:.0f} MB | {rw} | {rc} |")
     text = "\n".join(table)
     print(text)
     with open(os.path.join(OUT, "cli_results.json"), "w") as f:

@@ -11,22 +11,7 @@ import time
 
 import numpy as np
 
-
-def rss_kib():
-    out = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(("VmRSS:", "VmHWM:")):
-                out[line.split(":")[0]] = int(line.split()[1])
-    return out.get("VmRSS", 0), out.get("VmHWM", 0)
-
-
-def reset_peak():
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        pass
+from timing import reset_peak, rss_kib  # bench/timing.py, shared with python_path.py
 
 
 def load(path, d):

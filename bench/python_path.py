@@ -20,12 +20,14 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import cpu_s, fresh, reset_peak, rss_kib  # noqa: E402  bench/timing.py
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
@@ -44,23 +46,6 @@ CONFIGS = [
     ("XGBoost, stumps", "xgboost", {"max_leaves": 2}),
     ("XGBoost, 8 leaves", "xgboost", {"max_leaves": 8}),
 ]
-
-
-def rss_kib():
-    out = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(("VmRSS:", "VmHWM:")):
-                out[line.split(":")[0]] = int(line.split()[1])
-    return out.get("VmRSS", 0), out.get("VmHWM", 0)
-
-
-def reset_peak():
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        pass
 
 
 def make(lib, kw, rounds, threads):
@@ -90,11 +75,12 @@ def job(spec):
     model = make(spec["lib"], spec["kw"], spec["rounds"], spec["threads"])
     loaded, _ = rss_kib()
     reset_peak()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu_s()
     model.fit(X, y)
-    fit_s = time.perf_counter() - t0
+    fit_s, fit_cpu_s = time.perf_counter() - t0, cpu_s() - c0
     _, peak = rss_kib()
-    print(json.dumps({"fit_s": fit_s, "rss_loaded_kib": loaded, "peak_fit_kib": peak, "over_loaded_mib": (peak - loaded) / 1024}))
+    print(json.dumps({"fit_s": fit_s, "fit_cpu_s": fit_cpu_s, "rss_loaded_kib": loaded, "peak_fit_kib": peak,
+                      "over_loaded_mib": (peak - loaded) / 1024}))
 
 
 def data(n):
@@ -129,19 +115,20 @@ def main():
         runs = []
         for _ in range(a.repeats):
             spec = {"x": x, "y": y, "d": 28, "lib": lib, "kw": kw, "rounds": a.rounds, "threads": a.threads}
-            out = subprocess.run([sys.executable, __file__, "--job", json.dumps(spec)], env=env,
-                                 capture_output=True, text=True, check=True)
-            runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            out = fresh([sys.executable, __file__, "--job", json.dumps(spec)], env)
+            runs.append(json.loads(out["stdout"].strip().splitlines()[-1]))
             loads.append(os.getloadavg()[0])
         r = {
             "config": label,
             "library": lib,
             "fit_s": statistics.median(r["fit_s"] for r in runs),
             "fit_s_all": [r["fit_s"] for r in runs],
+            "fit_cpu_s": statistics.median(r["fit_cpu_s"] for r in runs),
             "over_loaded_mib": statistics.median(r["over_loaded_mib"] for r in runs),
         }
         results.append(r)
-        print(f"{label:32s} fit {r['fit_s']:7.2f} s  {r['fit_s_all']}  +{r['over_loaded_mib']:.0f} MiB", flush=True)
+        print(f"{label:32s} fit {r['fit_s']:7.2f} s (CPU {r['fit_cpu_s']:7.2f} s)  {r['fit_s_all']}  "
+              f"+{r['over_loaded_mib']:.0f} MiB", flush=True)
     meta = {"n": a.n, "rounds": a.rounds, "threads": a.threads, "repeats": a.repeats,
             "load_average_1min": [round(v, 1) for v in loads], "machine": platform.machine(),
             "cpus": os.cpu_count(), "versions": versions()}
@@ -172,14 +159,18 @@ def report(results, meta):
 
     lines = [
         f"make_classification {meta['n']:,} × 28 float32 (bench/run.py's data), {meta['rounds']} rounds, "
-        f"{meta['threads']} threads, each `fit(X_float32, y)` in a fresh process, median of "
+        f"{meta['threads']} threads, each `fit(X_float32, y)` in a fresh process, wall and CPU time medians of "
         f"{meta['repeats']}; RSS = peak of the fit over the loaded data (VmHWM after reset). "
         f"Machine load (1-min average) during the run: {min(meta['load_average_1min'])}–"
-        f"{max(meta['load_average_1min'])} on {meta['cpus']} CPUs (the machine is shared). Versions: "
+        f"{max(meta['load_average_1min'])} on {meta['cpus']} CPUs"
+        + (" — **measured under load**: wall ratios are noisy, CPU ratios steadier" if max(meta["load_average_1min"]) > 1.5
+           else " (an idle machine)")
+        + ". Versions: "
         + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".",
         "",
-        "| Python `fit` | time | RSS over data | vs LightGBM (time) | vs XGBoost (time) | vs LightGBM (RSS) | target |",
-        "|---|---|---|---|---|---|---|",
+        "| Python `fit` | wall | CPU (user+sys) | RSS over data | vs LightGBM (wall) | vs LightGBM (CPU) "
+        "| vs XGBoost (wall) | vs LightGBM (RSS) | target |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         lg, xg = peer(r["config"], "LightGBM"), peer(r["config"], "XGBoost")
@@ -188,8 +179,9 @@ def report(results, meta):
         if r["library"] == "boostlab":
             target = "≤ 1.0× LightGBM" if "t-AdaBoost" in r["config"] else "≤ 0.8× LightGBM"
         lines.append(
-            f"| {r['config']} | {r['fit_s']:.2f} s | +{r['over_loaded_mib']:.0f} MiB | {ratio(lg, 'fit_s')} | "
-            f"{ratio(xg, 'fit_s')} | {ratio(lg, 'over_loaded_mib')} | {target} |"
+            f"| {r['config']} | {r['fit_s']:.2f} s | {r['fit_cpu_s']:.2f} s | +{r['over_loaded_mib']:.0f} MiB | "
+            f"{ratio(lg, 'fit_s')} | {ratio(lg, 'fit_cpu_s')} | {ratio(xg, 'fit_s')} | {ratio(lg, 'over_loaded_mib')} | "
+            f"{target} |"
         )
     return "\n".join(lines)
 

@@ -22,7 +22,7 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::DataType;
 use rayon::prelude::*;
 
-use super::binning::{BinData, BinMapper, BinnedMatrix};
+use super::binning::{BinData, BinMapper, BinnedMatrix, FeatureSummary, NumericSummary};
 use super::csv_reader::{is_missing, LabelSelector};
 use super::csv_stream::{BinnedTable, StreamOptions};
 use super::{Block, BlockLabels, Column, Dataset, FeatureKind, Features, Target, MISSING_CODE};
@@ -397,8 +397,7 @@ fn read_target(
         return Ok(Some(Target::Multilabel { y, labels: labels.iter().map(|&c| names[c].clone()).collect() }));
     }
     let c = labels[0];
-    let values = label_strings(path, &names[c], &read_column(path, format, c)?)?;
-    Ok(Some(Target::from_strings(&values, positive)?))
+    Ok(Some(label_target(path, &names[c], &read_column(path, format, c)?, positive)?))
 }
 
 fn read_weights(path: &Path, format: ArrowFormat, names: &[String], w: Option<usize>) -> Result<Option<Vec<f64>>> {
@@ -420,6 +419,167 @@ fn read_weights(path: &Path, format: ArrowFormat, names: &[String], w: Option<us
         )));
     }
     Ok(Some(v))
+}
+
+/// Calls `f(x)` for every value of a numeric array, in order, as `f64` (null → NaN); false for a
+/// type that is not numeric. Arrays without nulls are read straight from their value buffer.
+fn for_each_f64(a: &dyn Array, f: &mut impl FnMut(f64)) -> bool {
+    macro_rules! prim {
+        ($t:ty, $conv:expr) => {{
+            let p = a.as_primitive::<$t>();
+            if p.null_count() == 0 {
+                p.values().iter().for_each(|&x| f($conv(x)));
+            } else {
+                p.iter().for_each(|v| f(v.map_or(f64::NAN, $conv)));
+            }
+        }};
+    }
+    match a.data_type() {
+        DataType::Float64 => prim!(Float64Type, |x: f64| x),
+        DataType::Float32 => prim!(Float32Type, f64::from),
+        DataType::Int8 => prim!(Int8Type, f64::from),
+        DataType::Int16 => prim!(Int16Type, f64::from),
+        DataType::Int32 => prim!(Int32Type, f64::from),
+        DataType::Int64 => prim!(Int64Type, |x: i64| x as f64),
+        DataType::UInt8 => prim!(UInt8Type, f64::from),
+        DataType::UInt16 => prim!(UInt16Type, f64::from),
+        DataType::UInt32 => prim!(UInt32Type, f64::from),
+        DataType::UInt64 => prim!(UInt64Type, |x: u64| x as f64),
+        _ => {
+            // Booleans and decimals: through `push_f64`'s conversions, one batch at a time.
+            let mut v = Vec::with_capacity(a.len());
+            if !push_f64(a, &mut v) {
+                return false;
+            }
+            v.into_iter().for_each(&mut *f);
+        }
+    }
+    true
+}
+
+/// One numeric feature column from its Arrow arrays straight into bins (no `f64` copy of the
+/// column): a first walk summarises it ([`NumericSummary`], the same thresholds as
+/// [`BinMapper::fit`]'s rule on the column, with the shared row `sample`), a second bins it.
+fn bin_numeric_column(
+    path: &Path,
+    name: &str,
+    arrays: &[ArrayRef],
+    max_bins: usize,
+    weights: Option<&[f64]>,
+    sample: Option<&[usize]>,
+) -> Result<(super::FeatureBins, BinData)> {
+    let mut s = NumericSummary::new(max_bins, weights.is_some(), sample.is_some());
+    let mut row = 0usize;
+    let mut next = 0usize; // position in `sample`
+    let mut inf: Option<(usize, f64)> = None;
+    for a in arrays {
+        let ok = for_each_f64(a.as_ref(), &mut |x| {
+            if x.is_infinite() && inf.is_none() {
+                inf = Some((row, x));
+            }
+            let mut times = 0;
+            if let Some(sm) = sample {
+                while sm.get(next) == Some(&row) {
+                    times += 1;
+                    next += 1;
+                }
+            }
+            s.push(x, weights.map_or(1.0, |w| w.get(row).copied().unwrap_or(0.0)), times);
+            row += 1;
+        });
+        if !ok {
+            return Err(unsupported(path, name, a.data_type()));
+        }
+    }
+    if let Some((r, x)) = inf {
+        return Err(Error::InvalidData(format!(
+            "{}: column '{name}', row {}: infinite value {x}",
+            path.display(),
+            r + 1
+        )));
+    }
+    let m = BinMapper::from_summaries(&[name.to_string()], vec![FeatureSummary::Numeric(s)], max_bins)?;
+    let fb = m.features.into_iter().next().ok_or_else(|| Error::InvalidData("no bins".into()))?;
+    let super::FeatureBins::Numeric { thresholds } = &fb else {
+        return Err(Error::InvalidData(format!("{}: column '{name}' is not numeric", path.display())));
+    };
+    let data = if fb.n_value_bins() + 1 > 256 {
+        let mut v: Vec<u16> = Vec::with_capacity(row);
+        for a in arrays {
+            for_each_f64(a.as_ref(), &mut |x| v.push(super::FeatureBins::bin_of_value(thresholds, x) as u16));
+        }
+        BinData::U16(v)
+    } else {
+        let mut v: Vec<u8> = Vec::with_capacity(row);
+        for a in arrays {
+            for_each_f64(a.as_ref(), &mut |x| v.push(super::FeatureBins::bin_of_value(thresholds, x) as u8));
+        }
+        BinData::U8(v)
+    };
+    Ok((fb, data))
+}
+
+/// Distinct label texts and their codes, in order of first sight.
+#[derive(Default)]
+struct Interner {
+    index: HashMap<String, u32>,
+    names: Vec<String>,
+}
+
+impl Interner {
+    fn code(&mut self, s: &str) -> u32 {
+        if let Some(&c) = self.index.get(s) {
+            return c;
+        }
+        let c = self.names.len() as u32;
+        self.index.insert(s.to_string(), c);
+        self.names.push(s.to_string());
+        c
+    }
+}
+
+/// The single-label target of a label column: each distinct value is turned into text once
+/// (numbers as Rust prints them, as [`label_strings`] does for every row), then
+/// [`Target::from_strings`]'s rule; the same target and the same missing-label error.
+fn label_target(path: &Path, name: &str, arrays: &[ArrayRef], positive: Option<&str>) -> Result<Target> {
+    let mut names = Interner::default();
+    let mut codes: Vec<u32> = Vec::with_capacity(arrays.iter().map(|a| a.len()).sum());
+    let mut missing: Option<usize> = None;
+    let mut seen: HashMap<u64, u32> = HashMap::new();
+    for a in arrays {
+        let ok = if is_numeric(a.data_type()) {
+            for_each_f64(a.as_ref(), &mut |x| {
+                if x.is_nan() {
+                    missing.get_or_insert(codes.len());
+                    codes.push(0);
+                } else {
+                    let c = *seen.entry(x.to_bits()).or_insert_with(|| names.code(&x.to_string()));
+                    codes.push(c);
+                }
+            })
+        } else {
+            each_str(a.as_ref(), &mut |s| {
+                let s = s.map(str::trim).unwrap_or("");
+                if is_missing(s) {
+                    missing.get_or_insert(codes.len());
+                }
+                codes.push(names.code(s));
+            })
+        };
+        if !ok {
+            return Err(unsupported(path, name, a.data_type()));
+        }
+    }
+    if let Some(r) = missing {
+        return Err(Error::InvalidData(format!("{}: column '{name}', row {}: missing label", path.display(), r + 1)));
+    }
+    let mut uniq = names.names.clone();
+    uniq.sort();
+    let classes = super::order_classes(uniq, positive)?;
+    let pos: HashMap<&str, u32> = classes.iter().enumerate().map(|(i, c)| (c.as_str(), i as u32)).collect();
+    let remap: Vec<u32> = names.names.iter().map(|s| pos.get(s.as_str()).copied().unwrap_or(0)).collect();
+    let y = codes.into_iter().map(|c| remap[c as usize]).collect();
+    Ok(Target::Classes { y, classes })
 }
 
 /// Reads a Parquet or Arrow IPC file into a [`Dataset`] (`opts` as for CSV: label, positive
@@ -491,10 +651,30 @@ pub fn read_arrow_binned(path: impl AsRef<Path>, format: ArrowFormat, opts: &Str
     }
     let total = std::fs::metadata(path).map_or(0, |m| m.len());
     let done = std::sync::atomic::AtomicU64::new(0);
+    // The binning sample depends only on the rows and weights: drawn once for every column.
+    let sample = super::bin_sample_rows(n, weights.as_deref());
     let per_col: Vec<(super::FeatureBins, Option<Vec<String>>, BinData)> = feats
         .par_iter()
         .map(|&c| {
-            let col = to_column(path, &names[c], &schema[c].1, &read_column(path, format, c)?, None)?;
+            let arrays = read_column(path, format, c)?;
+            if is_numeric(&schema[c].1) {
+                let rows: usize = arrays.iter().map(|a| a.len()).sum();
+                if rows != n {
+                    return Err(Error::InvalidData(format!(
+                        "{}: column '{}' has {rows} rows, not {n}",
+                        path.display(),
+                        names[c]
+                    )));
+                }
+                let (fb, data) =
+                    bin_numeric_column(path, &names[c], &arrays, opts.max_bins, weights.as_deref(), sample.as_deref())?;
+                if let Some(p) = &opts.progress {
+                    let bytes = done.fetch_add(total / feats.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                    p(super::ReadProgress { pass: 3, bytes: bytes + total / feats.len() as u64, total });
+                }
+                return Ok((fb, None, data));
+            }
+            let col = to_column(path, &names[c], &schema[c].1, &arrays, None)?;
             if col.len() != n {
                 return Err(Error::InvalidData(format!(
                     "{}: column '{}' has {} rows, not {n}",
@@ -517,6 +697,9 @@ pub fn read_arrow_binned(path: impl AsRef<Path>, format: ArrowFormat, opts: &Str
             let fb = m.features.into_iter().next().ok_or_else(|| Error::InvalidData("no bins".into()))?;
             Ok((fb, levels, b.data))
         })
+        .collect::<Vec<Result<_>>>()
+        .into_iter()
+        // The first bad column in file order, whichever thread finished first.
         .collect::<Result<_>>()?;
     let wide = per_col.iter().any(|(fb, _, _)| fb.n_value_bins() + 1 > 256);
     let mut offsets = vec![0];

@@ -31,6 +31,7 @@ use rayon::prelude::*;
 
 use super::binning::{BinData, BinMapper, BinnedMatrix, FeatureBins, BIN_SAMPLE_ROWS};
 use super::csv_reader::{is_missing, LabelSelector};
+use super::fast_csv::{parse_f64, Records};
 use super::{Column, FeatureKind, Features, Target};
 use crate::error::{Error, Result};
 
@@ -227,16 +228,6 @@ impl Source<'_> {
     fn perr(&self, line: usize, column: Option<&str>, message: impl Into<String>) -> Error {
         Error::Parse { file: self.name.clone(), line, column: column.map(str::to_string), message: message.into() }
     }
-}
-
-fn csv_reader(bytes: &[u8]) -> csv::Reader<&[u8]> {
-    csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(bytes)
-}
-
-/// The field as trimmed UTF-8, or an error message.
-#[inline]
-fn field_str(b: &[u8]) -> std::result::Result<&str, String> {
-    std::str::from_utf8(b).map(str::trim).map_err(|e| format!("invalid UTF-8 ({e})"))
 }
 
 #[inline]
@@ -484,33 +475,37 @@ pub fn read_csv_binned(path: impl AsRef<Path>, opts: &StreamOptions) -> Result<B
     } else {
         Vec::new()
     };
-    let mut features = Vec::with_capacity(nf);
-    for f in 0..nf {
-        let fb = match kinds[f] {
-            FeatureKind::Categorical => FeatureBins::Categorical { n_levels: levels[f].as_ref().map_or(0, Vec::len) },
-            FeatureKind::Numeric => {
-                let (values, weights): (Vec<f64>, Option<Vec<f64>>) = match want[f] {
-                    Want::None => (distinct[f].values.clone(), None),
-                    _ => {
-                        let v: Vec<f64> = gathered.iter().flat_map(|g| g[f].0.iter().copied()).collect();
-                        // The sampled units are unweighted; all values keep their weights.
-                        let w = (want[f] == Want::All && sample_weight.is_some())
-                            .then(|| gathered.iter().flat_map(|g| g[f].1.iter().copied()).collect());
-                        (v, w)
-                    }
-                };
-                // BinMapper::fit on exactly the values its rule looks at (≤ BIN_SAMPLE_ROWS rows,
-                // so it does not sample again): the same thresholds, bit for bit.
-                let one = Features {
-                    names: vec![names[layout.feature_cols[f]].clone()],
-                    columns: vec![Column::Numeric(values)],
-                };
-                let m = BinMapper::fit(&one, opts.max_bins, weights.as_deref())?;
-                m.features.into_iter().next().unwrap_or(FeatureBins::Numeric { thresholds: Vec::new() })
-            }
-        };
-        features.push(fb);
-    }
+    // Features are independent: their thresholds in parallel (each the same as alone).
+    let features = (0..nf)
+        .into_par_iter()
+        .map(|f| {
+            Ok(match kinds[f] {
+                FeatureKind::Categorical => {
+                    FeatureBins::Categorical { n_levels: levels[f].as_ref().map_or(0, Vec::len) }
+                }
+                FeatureKind::Numeric => {
+                    let (values, weights): (Vec<f64>, Option<Vec<f64>>) = match want[f] {
+                        Want::None => (distinct[f].values.clone(), None),
+                        _ => {
+                            let v: Vec<f64> = gathered.iter().flat_map(|g| g[f].0.iter().copied()).collect();
+                            // The sampled units are unweighted; all values keep their weights.
+                            let w = (want[f] == Want::All && sample_weight.is_some())
+                                .then(|| gathered.iter().flat_map(|g| g[f].1.iter().copied()).collect());
+                            (v, w)
+                        }
+                    };
+                    // BinMapper::fit on exactly the values its rule looks at (≤ BIN_SAMPLE_ROWS rows,
+                    // so it does not sample again): the same thresholds, bit for bit.
+                    let one = Features {
+                        names: vec![names[layout.feature_cols[f]].clone()],
+                        columns: vec![Column::Numeric(values)],
+                    };
+                    let m = BinMapper::fit(&one, opts.max_bins, weights.as_deref())?;
+                    m.features.into_iter().next().unwrap_or(FeatureBins::Numeric { thresholds: Vec::new() })
+                }
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
     let mapper = BinMapper { features };
     drop(gathered);
 
@@ -692,21 +687,19 @@ fn inspect_chunk(
         cols: vec![ColStats::default(); nf],
         ..Default::default()
     };
-    let mut rdr = csv_reader(&buf);
-    let mut rec = csv::ByteRecord::new();
+    let mut rec = Records::new(&buf);
     let max_bins = opts.max_bins;
     loop {
-        match rdr.read_byte_record(&mut rec) {
+        match rec.next_record() {
             Ok(true) => {}
             Ok(false) => break,
             Err(e) => {
-                let line = e.position().map_or(0, |p| p.line() as usize);
-                s.ragged = Some((line, e.to_string()));
+                s.ragged = Some(e);
                 break;
             }
         }
-        let line = rec.position().map_or(1, |p| p.line() as usize);
-        if is_blank(&rec) {
+        let line = rec.line();
+        if rec.is_blank() {
             continue;
         }
         if rec.len() != ncol {
@@ -715,24 +708,17 @@ fn inspect_chunk(
         }
         s.rows += 1;
         // Every field must be UTF-8 (as `read_csv`'s string records).
-        let mut bad_utf8 = None;
-        for (i, b) in rec.iter().enumerate() {
-            if let Err(m) = field_str(b) {
-                bad_utf8 = Some((i, m));
-                break;
-            }
-        }
-        if let Some((i, m)) = bad_utf8 {
+        if let Some((i, m)) = rec.utf8_error() {
             s.ragged = Some((line, format!("field {} ({}): {m}", i + 1, names[i])));
             break;
         }
         let Some(l) = layout else { continue };
-        let field = |c: usize| rec.get(c).map_or("", |b| std::str::from_utf8(b).map_or("", str::trim));
+        let field = |c: usize| rec.field(c);
         let mut usable = true;
         if let Some(wc) = l.weight_col {
             let v = field(wc);
-            match v.parse::<f64>() {
-                Ok(x) if x.is_finite() && x >= 0.0 => {
+            match parse_f64(v) {
+                Some(x) if x.is_finite() && x >= 0.0 => {
                     s.weights.push(x);
                     usable = x > 0.0;
                 }
@@ -768,8 +754,8 @@ fn inspect_chunk(
             if is_missing(v) || cs.not_number.is_some() {
                 continue;
             }
-            match v.parse::<f64>() {
-                Ok(x) => {
+            match parse_f64(v) {
+                Some(x) => {
                     if x.is_infinite() {
                         if cs.infinite.is_none() {
                             cs.infinite = Some((line, v.to_string()));
@@ -779,7 +765,7 @@ fn inspect_chunk(
                         cs.distinct.add(x, max_bins);
                     }
                 }
-                Err(_) => cs.not_number = Some((line, v.to_string())),
+                None => cs.not_number = Some((line, v.to_string())),
             }
         }
     }
@@ -800,14 +786,13 @@ fn inspect_chunk(
 /// The non-missing (trimmed) values of columns `cols` in a chunk of well-formed rows.
 fn collect_levels(buf: &[u8], cols: &[usize]) -> Vec<HashSet<String>> {
     let mut sets = vec![HashSet::new(); cols.len()];
-    let mut rdr = csv_reader(buf);
-    let mut rec = csv::ByteRecord::new();
-    while let Ok(true) = rdr.read_byte_record(&mut rec) {
-        if is_blank(&rec) {
+    let mut rec = Records::new(buf);
+    while let Ok(true) = rec.next_record() {
+        if rec.is_blank() {
             continue;
         }
         for (set, &c) in sets.iter_mut().zip(cols) {
-            let v = rec.get(c).map_or("", |b| std::str::from_utf8(b).map_or("", str::trim));
+            let v = rec.field(c);
             if !is_missing(v) && !set.contains(v) {
                 set.insert(v.to_string());
             }
@@ -834,13 +819,12 @@ fn gather_chunk(
         return Ok(out);
     }
     let buf = src.read(start, end)?;
-    let mut rdr = csv_reader(&buf);
-    let mut rec = csv::ByteRecord::new();
+    let mut rec = Records::new(&buf);
     let mut row = row_start;
     let mut next = picked.iter().copied().peekable();
-    let value = |v: &str| if is_missing(v) { f64::NAN } else { v.parse::<f64>().unwrap_or(f64::NAN) };
-    while let Ok(true) = rdr.read_byte_record(&mut rec) {
-        if is_blank(&rec) {
+    let value = |v: &str| if is_missing(v) { f64::NAN } else { parse_f64(v).unwrap_or(f64::NAN) };
+    while let Ok(true) = rec.next_unsplit() {
+        if rec.is_blank() {
             continue;
         }
         let wt = w.map_or(1.0, |w| w[row - row_start]);
@@ -849,6 +833,14 @@ fn gather_chunk(
         while next.next_if_eq(&row).is_some() {
             times += 1;
         }
+        if times == 0 && !any_all {
+            row += 1; // not sampled: neither split nor parsed
+            if next.peek().is_none() {
+                break;
+            }
+            continue;
+        }
+        rec.split();
         for (f, &c) in layout.feature_cols.iter().enumerate() {
             let keep = match want[f] {
                 Want::None => false,
@@ -858,7 +850,7 @@ fn gather_chunk(
             if !keep {
                 continue;
             }
-            let x = value(rec.get(c).map_or("", |b| std::str::from_utf8(b).map_or("", str::trim)));
+            let x = value(rec.field(c));
             match want[f] {
                 Want::All if x.is_nan() => {}
                 Want::All => {
@@ -945,6 +937,9 @@ fn fill<T: Copy + Send>(
         .collect::<Result<()>>()
 }
 
+/// Rows per block of parsed values in pass 3.
+const BIN_BLOCK: usize = 256;
+
 #[allow(clippy::too_many_arguments)]
 fn bin_chunk<T: Copy>(
     ctx: &BinCtx,
@@ -958,22 +953,41 @@ fn bin_chunk<T: Copy>(
     conv: impl Fn(usize) -> T,
 ) -> Result<()> {
     let buf = ctx.src.read(start, end)?;
-    let mut rdr = csv_reader(&buf);
-    let mut rec = csv::ByteRecord::new();
+    let mut rec = Records::new(&buf);
     let l = ctx.layout;
     let mut row = 0;
     let n_rows = cols.first().map_or(yc.len().max(ym.len() / k.max(1)), |c| c.len());
+    // Numeric values are parsed for a block of rows, then binned feature by feature: the bin
+    // searches of a block are independent, so they overlap in the processor instead of each
+    // waiting on the parsing around it.
+    let nf = l.feature_cols.len();
+    let mut vals = vec![f64::NAN; nf * BIN_BLOCK];
+    let mut block0 = 0; // first row of the current block
+    let flush = |vals: &[f64], cols: &mut [&mut [T]], block0: usize, m: usize| {
+        for (f, out) in cols.iter_mut().enumerate() {
+            if let FeatureBins::Numeric { thresholds } = &ctx.mapper.features[f] {
+                let xs = &vals[f * BIN_BLOCK..f * BIN_BLOCK + m];
+                for (o, &x) in out[block0..block0 + m].iter_mut().zip(xs) {
+                    *o = conv(FeatureBins::bin_of_value(thresholds, x));
+                }
+            }
+        }
+    };
     while row < n_rows {
-        match rdr.read_byte_record(&mut rec) {
+        if row - block0 == BIN_BLOCK {
+            flush(&vals, &mut cols, block0, BIN_BLOCK);
+            block0 = row;
+        }
+        match rec.next_record() {
             Ok(true) => {}
             // Pass 1 read the same bytes without error.
             _ => break,
         }
-        if is_blank(&rec) {
+        if rec.is_blank() {
             continue;
         }
-        let line = rec.position().map_or(1, |p| p.line() as usize);
-        let field = |col: usize| rec.get(col).map_or("", |b| std::str::from_utf8(b).map_or("", str::trim));
+        let line = rec.line();
+        let field = |col: usize| rec.field(col);
         if l.multi {
             for (j, &col) in l.label_cols.iter().enumerate() {
                 ym[row * k + j] = u8::from(matches!(field(col), "1" | "1.0"));
@@ -986,23 +1000,24 @@ fn bin_chunk<T: Copy>(
         }
         for (f, (&col, out)) in l.feature_cols.iter().zip(cols.iter_mut()).enumerate() {
             let v = field(col);
-            let b = match &ctx.mapper.features[f] {
-                FeatureBins::Numeric { thresholds } => {
-                    let x = if is_missing(v) { f64::NAN } else { v.parse::<f64>().unwrap_or(f64::NAN) };
-                    FeatureBins::bin_of_value(thresholds, x)
+            match &ctx.mapper.features[f] {
+                FeatureBins::Numeric { .. } => {
+                    vals[f * BIN_BLOCK + row - block0] =
+                        if is_missing(v) { f64::NAN } else { parse_f64(v).unwrap_or(f64::NAN) };
                 }
                 FeatureBins::Categorical { n_levels } => {
-                    if is_missing(v) {
+                    let b = if is_missing(v) {
                         *n_levels
                     } else {
                         ctx.level_index[f].get(v).map_or(*n_levels, |&i| i as usize)
-                    }
+                    };
+                    out[row] = conv(b);
                 }
-            };
-            out[row] = conv(b);
+            }
         }
         row += 1;
     }
+    flush(&vals, &mut cols, block0, row - block0);
     if row < n_rows {
         return Err(Error::InvalidData(format!("{}: the file changed while it was read", ctx.src.name)));
     }
@@ -1162,6 +1177,34 @@ mod tests {
         }
         let p = write(dir.path(), "cat.csv", &t);
         assert!(err(read_csv_binned(&p, &small(100))).contains("has 300 categories, more than max_bins = 255"));
+    }
+
+    #[test]
+    fn issue_12_fast_path_blank_lines_and_error_lines_match_read_csv() {
+        // Quote-free chunks take the direct splitter: blank lines (empty, spaces, a vertical tab),
+        // a last row without a newline and errors after blank lines get read_csv's lines.
+        let dir = tempfile::tempdir().unwrap();
+        let mut good = String::from("a,b,label\n");
+        for i in 0..120 {
+            good.push_str(&format!("{}.{},{},{}\n", i, i % 10, i % 7, i % 2));
+            if i % 13 == 0 {
+                good.push_str(["\n", "   \n", "\u{b}\n"][i % 3]);
+            }
+        }
+        let p = write(dir.path(), "f.csv", good.trim_end());
+        let want = reference(&p, &CsvOptions::default(), 255).unwrap();
+        for chunk in [1, 50, 1 << 20] {
+            assert_eq!(read_csv_binned(&p, &small(chunk)).unwrap(), want, "chunk {chunk}");
+        }
+        for bad in ["\n\n1,2\n", "\n \n1,x\u{b},1\ninf,2,0\n", "\n1e999,2,1\n"] {
+            let t = good.replacen("60.0,4,0\n", &format!("60.0,4,0\n{bad}"), 1);
+            let p = write(dir.path(), "f.csv", &t);
+            let want = err(read_csv(&p, &CsvOptions::default()));
+            assert!(want.starts_with("f.csv:"), "{want}");
+            for chunk in [40, 1 << 20] {
+                assert_eq!(err(read_csv_binned(&p, &small(chunk))), want, "chunk {chunk}: {bad:?}");
+            }
+        }
     }
 
     #[test]

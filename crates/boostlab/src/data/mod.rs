@@ -11,6 +11,7 @@ mod binning;
 mod blocks;
 mod csv_reader;
 mod csv_stream;
+mod fast_csv;
 mod libsvm;
 mod view;
 

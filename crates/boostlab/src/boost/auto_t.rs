@@ -233,8 +233,14 @@ pub(crate) fn fit(
         .par_iter()
         .map(|&(g, k)| {
             let (train, test) = &folds[k];
-            let model = fit_inner(train, &fixed(auto.grid[g]), loss.clone(), FitOptions { cancel, ..FitOptions::default() }, &mut |_| {})
-                .map_err(|e| Error::Failed(format!("t = auto, inner fit at t = {}, fold {k}: {e}", auto.grid[g])))?;
+            let model = fit_inner(
+                train,
+                &fixed(auto.grid[g]),
+                loss.clone(),
+                FitOptions { cancel, ..FitOptions::default() },
+                &mut |_| {},
+            )
+            .map_err(|e| Error::Failed(format!("t = auto, inner fit at t = {}, fold {k}: {e}", auto.grid[g])))?;
             held_out_error(&model, data, test)
         })
         .collect();

@@ -343,6 +343,8 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             "clip": m.clip,
             "final_round": last,
             "t_selection": m.t_selection,
+            "eval_metric": m.eval_metric,
+            "best_iteration": m.best_iteration,
         });
         let mut v = v;
         if a.importance {
@@ -373,6 +375,11 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
     }
     if let Some(r) = last {
         println!("last round     {}", serde_json::to_string(r)?);
+    }
+    if let Some(b) = m.best_iteration {
+        // Issue 15: early stopping truncated the model to its best iteration (0-based).
+        let metric = m.eval_metric.as_deref().unwrap_or("?");
+        println!("early stopping best iteration {b} (validation {metric}); the model keeps {} trees", m.n_trees());
     }
     if let Some(sel) = &m.t_selection {
         // Issue 16: t = auto's choice and the inner cross-validated error of every grid value.

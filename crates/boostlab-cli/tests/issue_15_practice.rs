@@ -148,6 +148,13 @@ fn issue_15_early_stopping_keeps_the_best_iteration_of_the_validation_file() {
     ]);
     let wrong: f64 = out.split("error ").nth(1).unwrap().trim().parse().unwrap();
     assert!((wrong - curve[best]).abs() < 1e-12, "{out} vs {}", curve[best]);
+    // `inspect` reports the best iteration; the learning-curve plot draws the validation curve.
+    let text = ok(&["inspect", "--model", es.to_str().unwrap()]);
+    assert!(text.contains(&format!("early stopping best iteration {best} (validation error)")), "{text}");
+    let svg = dir.path().join("lc.svg");
+    ok(&["plot", "learning-curve", es.to_str().unwrap(), "--out", svg.to_str().unwrap()]);
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.contains("valid_metric"), "no validation series in the learning curve");
     // Errors name the problem.
     for (args, want) in [
         (vec!["--learning-rate", "0"], "learning_rate"),

@@ -31,8 +31,8 @@ pub struct AdaBoostMr {
     log_bound: f64,
     /// Learning rate ν (issue 15).
     lr: f64,
-    /// Examples (of positive sample weight) with no crucial pair: weight 0, outside rloss
-    /// (SPEC §4.7), reported as the diagnostic `no_crucial_pair`.
+    /// The weight of the examples with no crucial pair (their count without sample weights):
+    /// weight 0, outside rloss (SPEC §4.7), reported as the diagnostic `no_crucial_pair`.
     no_pair: f64,
 }
 
@@ -72,7 +72,8 @@ impl AdaBoostMr {
             }
         }
         // SPEC §4.7: examples with no crucial pair get weight 0 and are counted.
-        let no_pair = (0..n).filter(|&i| c.sw[i] > 0.0 && (n_rel[i] == 0 || n_rel[i] == k)).count() as f64;
+        // Counted as the other totals are, in units of sample weight (a weight is a repetition).
+        let no_pair: f64 = (0..n).filter(|&i| n_rel[i] == 0 || n_rel[i] == k).map(|i| c.sw[i]).sum();
         Ok(AdaBoostMr { n, k, y: c.y, sw: c.sw, v, f: vec![0.0; n * k], log_bound: 0.0, lr: 1.0, no_pair })
     }
 

@@ -25,7 +25,6 @@ use crate::error::{Error, Result};
 use crate::eval::folds::stratified_fold_ids;
 use crate::loss::Loss;
 use crate::model::Ensemble;
-use crate::tree::{Node, SplitRule, Tree};
 
 /// How `t = auto` chooses t-AdaBoost's temperature (set [`super::tadaboost::TAdaBoostParams::auto_t`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -127,46 +126,13 @@ pub fn subset_rows(data: &BinnedData, rows: &[usize]) -> Result<BinnedData> {
     BinnedData::new(data.schema.clone(), data.mapper.clone(), bins, target, w)
 }
 
-/// The leaf of row `row` of binned data (the learner's own test: `bin ≤ bin_threshold`, the
-/// missing bin — the last of a feature — goes where `missing_left` says).
-fn leaf_of_binned(tree: &Tree, bm: &BinnedMatrix, row: usize) -> usize {
-    let mut i = 0usize;
-    loop {
-        match &tree.nodes[i] {
-            Node::Leaf { leaf } => return *leaf as usize,
-            Node::Split { feature, rule, left, right } => {
-                let f = *feature as usize;
-                let b = bm.bin(row, f);
-                let miss = bm.n_bins(f) - 1;
-                let go_left = match rule {
-                    SplitRule::Numeric { bin_threshold, missing_left, .. } => {
-                        if b == miss {
-                            *missing_left
-                        } else {
-                            b <= *bin_threshold as usize
-                        }
-                    }
-                    SplitRule::Categorical { left, missing_left } => {
-                        if b == miss {
-                            *missing_left
-                        } else {
-                            left.binary_search(&(b as u32)).is_ok()
-                        }
-                    }
-                };
-                i = if go_left { *left as usize } else { *right as usize };
-            }
-        }
-    }
-}
-
 /// Linear scores `base + Σ α_j h_j` of a binary model on the rows `rows` of binned data (the
 /// bins the model was trained on or a row superset of them), trees added in order.
 pub fn binned_scores(model: &Ensemble, data: &BinnedData, rows: &[usize]) -> Vec<f64> {
     let mut s = vec![model.base_score; rows.len()];
     for (tree, &a) in model.trees.iter().zip(&model.alphas) {
         for (s, &r) in s.iter_mut().zip(rows) {
-            *s += a * tree.leaf_values[leaf_of_binned(tree, &data.bins, r)];
+            *s += a * tree.leaf_values[tree.leaf_of_bins(&data.bins, r)];
         }
     }
     s

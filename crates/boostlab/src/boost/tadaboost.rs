@@ -1126,7 +1126,11 @@ mod tests {
             assert!(diag["train_error"] <= diag["bound"] + 1e-12, "{ctx}");
             assert!(diag["train_error_clipped"] <= diag["bound"] + 1e-12, "{ctx}");
             let factor = 1.0 + diag["switched_off"] * diag["q_dagger"].powf(2.0 - tt);
-            assert!(z.powf(2.0 - tt) <= factor * k_t(rho, tt) * (1.0 + 1e-9) + 1e-15, "{ctx}");
+            // Z ≤ K_t(ρ) holds for the exact µ; a (nearly) perfect hypothesis stops with a capped
+            // µ, whose Z is above K_t(ρ) → 0 (seed 261560: ρ = 1 − 2e−16, Z = 1e−5).
+            if !matches!(step, Step::AddAndStop { .. }) {
+                assert!(z.powf(2.0 - tt) <= factor * k_t(rho, tt) * (1.0 + 1e-9) + 1e-15, "{ctx}");
+            }
             // The update is the scalar tempered update, normalised.
             for i in 0..n {
                 let expected = tempered_update(q_old[i], mu, y[i] * h[i], tt) / z;

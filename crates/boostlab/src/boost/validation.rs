@@ -295,35 +295,11 @@ fn strip_invalid(e: &Error) -> String {
     }
 }
 
-/// The leaf of `row` of the binned training matrix (the walk of the grower's `leaf_of_row`).
-fn leaf_of_bins(tree: &Tree, bm: &BinnedMatrix, row: usize) -> usize {
-    let mut i = 0usize;
-    loop {
-        match &tree.nodes[i] {
-            Node::Leaf { leaf } => return *leaf as usize,
-            Node::Split { feature, rule, left, right } => {
-                let f = *feature as usize;
-                let (b, miss) = (bm.bin(row, f), bm.n_bins(f) - 1);
-                let go_left = match rule {
-                    _ if b == miss => match rule {
-                        SplitRule::Numeric { missing_left, .. } | SplitRule::Categorical { missing_left, .. } => {
-                            *missing_left
-                        }
-                    },
-                    SplitRule::Numeric { bin_threshold, .. } => b <= *bin_threshold as usize,
-                    SplitRule::Categorical { left, .. } => left.binary_search(&(b as u32)).is_ok(),
-                };
-                i = if go_left { *left as usize } else { *right as usize };
-            }
-        }
-    }
-}
-
 /// A stored tree's outputs `h` (`n × k`) on the binned training rows (warm start's replay).
 pub(crate) fn tree_outputs_on_bins(tree: &Tree, bm: &BinnedMatrix, k: usize, h: &mut [f64]) {
     h.par_chunks_mut(ROW_CHUNK * k).enumerate().for_each(|(c, h)| {
         for (j, row) in h.chunks_exact_mut(k).enumerate() {
-            let l = leaf_of_bins(tree, bm, c * ROW_CHUNK + j);
+            let l = tree.leaf_of_bins(bm, c * ROW_CHUNK + j);
             row.copy_from_slice(&tree.leaf_values[l * k..(l + 1) * k]);
         }
     });

@@ -134,26 +134,33 @@ impl Tree {
         loop {
             match &self.nodes[i] {
                 Node::Leaf { leaf } => return *leaf as usize,
+                Node::Split { left, right, .. } => {
+                    // Kinds are checked against the model's schema before prediction.
+                    i = if self.goes_left(i, columns, row) { *left as usize } else { *right as usize };
+                }
+            }
+        }
+    }
+
+    /// Leaf reached by row `row` of binned data, with the learner's own test (`bin ≤
+    /// bin_threshold`; the missing bin, the last of a feature, goes where `missing_left` says):
+    /// the walk of the grower's `leaf_of_row`, for warm start's replay and auto-t's inner scores.
+    pub fn leaf_of_bins(&self, bm: &crate::data::BinnedMatrix, row: usize) -> usize {
+        let mut i = 0usize;
+        loop {
+            match &self.nodes[i] {
+                Node::Leaf { leaf } => return *leaf as usize,
                 Node::Split { feature, rule, left, right } => {
-                    let go_left = match (rule, &columns[*feature as usize]) {
-                        (SplitRule::Numeric { threshold, missing_left, .. }, Column::Numeric(v)) => {
-                            let x = v[row];
-                            if x.is_nan() {
-                                *missing_left
-                            } else {
-                                x <= *threshold
-                            }
+                    let f = *feature as usize;
+                    let (b, miss) = (bm.bin(row, f), bm.n_bins(f) - 1);
+                    let go_left = match rule {
+                        SplitRule::Numeric { missing_left, .. } | SplitRule::Categorical { missing_left, .. }
+                            if b == miss =>
+                        {
+                            *missing_left
                         }
-                        (SplitRule::Categorical { left, missing_left }, Column::Categorical { codes, .. }) => {
-                            let c = codes[row];
-                            if c == MISSING_CODE {
-                                *missing_left
-                            } else {
-                                left.binary_search(&c).is_ok()
-                            }
-                        }
-                        // Kinds are checked against the model's schema before prediction.
-                        _ => false,
+                        SplitRule::Numeric { bin_threshold, .. } => b <= *bin_threshold as usize,
+                        SplitRule::Categorical { left, .. } => left.binary_search(&(b as u32)).is_ok(),
                     };
                     i = if go_left { *left as usize } else { *right as usize };
                 }

@@ -73,7 +73,10 @@ impl AdaBoostMr {
         }
         // SPEC §4.7: examples with no crucial pair get weight 0 and are counted.
         // Counted as the other totals are, in units of sample weight (a weight is a repetition).
-        let no_pair: f64 = (0..n).filter(|&i| n_rel[i] == 0 || n_rel[i] == k).map(|i| c.sw[i]).sum();
+        let no_pair: f64 = (0..n)
+            .filter(|&i| n_rel[i] == 0 || n_rel[i] == k)
+            .map(|i| labels.sample_weight.map_or(1.0, |w| w[i]))
+            .sum();
         Ok(AdaBoostMr { n, k, y: c.y, sw: c.sw, v, f: vec![0.0; n * k], log_bound: 0.0, lr: 1.0, no_pair })
     }
 

@@ -308,17 +308,7 @@ fn order2_bound(sw: &[f64], y: &[f64], h: &[f64], w: &[f64], wt: &[f64], alpha: 
 /// and positive.
 pub fn solve_alpha(input: &AlphaInput<'_>, delta_init: f64, max_halvings: usize) -> Result<AlphaSolution> {
     let AlphaInput { loss, y, h, sample_weight: sw, edges, offsets, weights: w } = *input;
-    let m = y.len();
-    if [h.len(), sw.len(), edges.len(), offsets.len(), w.len()].iter().any(|&l| l != m) || m == 0 {
-        return Err(Error::InvalidData("solve_alpha: the input slices must be non-empty and of equal length".into()));
-    }
-    let m_t = max_abs_weighted(h, sw);
-    let eta0 = edge(sw, w, y, h);
-    if !(eta0 != 0.0 && eta0.is_finite() && m_t > 0.0 && m_t.is_finite()) {
-        return Err(Error::InvalidData(format!(
-            "solve_alpha needs a finite non-zero edge η and a finite non-zero h (η = {eta0}, M = {m_t})"
-        )));
-    }
+    let (m, m_t, eta0) = checked_input(input)?;
     let mut scratch = Scratch::default();
     let mut wt = vec![0.0; m];
     let mut delta = delta_init;
@@ -418,6 +408,24 @@ pub struct CertifiedAlpha {
     pub qbar: f64,
 }
 
+/// Both Solve_α rules' input checks: `(m, M, η)` of equal-length non-empty slices with a finite
+/// non-zero edge η and a finite non-zero `M = max |h|` (over examples of positive weight).
+fn checked_input(input: &AlphaInput<'_>) -> Result<(usize, f64, f64)> {
+    let AlphaInput { y, h, sample_weight: sw, edges, offsets, weights: w, .. } = *input;
+    let m = y.len();
+    if [h.len(), sw.len(), edges.len(), offsets.len(), w.len()].iter().any(|&l| l != m) || m == 0 {
+        return Err(Error::InvalidData("solve_alpha: the input slices must be non-empty and of equal length".into()));
+    }
+    let m_t = max_abs_weighted(h, sw);
+    let eta0 = edge(sw, w, y, h);
+    if !(eta0 != 0.0 && eta0.is_finite() && m_t > 0.0 && m_t.is_finite()) {
+        return Err(Error::InvalidData(format!(
+            "solve_alpha needs a finite non-zero edge η and a finite non-zero h (η = {eta0}, M = {m_t})"
+        )));
+    }
+    Ok((m, m_t, eta0))
+}
+
 /// Solve_α, certified (SPEC §6 as corrected; issue 16).
 ///
 /// For `δ = delta_init, delta_init/2, ...` (at most `max_halvings` halvings), `α = δ·sign(η₀)`:
@@ -441,19 +449,9 @@ pub fn solve_alpha_certified(
     obi_points: usize,
 ) -> Result<Option<CertifiedAlpha>> {
     let AlphaInput { loss, y, h, sample_weight: sw, edges, offsets, weights: w } = *input;
-    let m = y.len();
-    if [h.len(), sw.len(), edges.len(), offsets.len(), w.len()].iter().any(|&l| l != m) || m == 0 {
-        return Err(Error::InvalidData("solve_alpha: the input slices must be non-empty and of equal length".into()));
-    }
+    let (m, m_t, eta0) = checked_input(input)?;
     if !(kappa > 0.0 && kappa < 1.0) {
         return Err(Error::param("kappa", "a real in (0, 1)", kappa));
-    }
-    let m_t = max_abs_weighted(h, sw);
-    let eta0 = edge(sw, w, y, h);
-    if !(eta0 != 0.0 && eta0.is_finite() && m_t > 0.0 && m_t.is_finite()) {
-        return Err(Error::InvalidData(format!(
-            "solve_alpha needs a finite non-zero edge η and a finite non-zero h (η = {eta0}, M = {m_t})"
-        )));
     }
     let mut scratch = Scratch::default();
     let mut wt = vec![0.0; m];

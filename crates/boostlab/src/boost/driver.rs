@@ -398,10 +398,7 @@ pub fn fit_cancellable(
     cancel: &Cancel,
     on_round: &mut dyn FnMut(&RoundRecord),
 ) -> Result<Ensemble> {
-    if loss.is_some() {
-        custom_loss_needs_secboost(params)?;
-    }
-    fit_cancel(&bin_dataset(data, params)?, params, loss, Some(cancel), on_round)
+    fit_with_options(data, params, loss, FitOptions { cancel: Some(cancel), ..FitOptions::default() }, on_round)
 }
 
 /// [`fit_cancellable`] on binned data (see [`fit_binned`]).
@@ -412,10 +409,7 @@ pub fn fit_binned_cancellable(
     cancel: &Cancel,
     on_round: &mut dyn FnMut(&RoundRecord),
 ) -> Result<Ensemble> {
-    if loss.is_some() {
-        custom_loss_needs_secboost(params)?;
-    }
-    fit_cancel(data, params, loss, Some(cancel), on_round)
+    fit_binned_with_options(data, params, loss, FitOptions { cancel: Some(cancel), ..FitOptions::default() }, on_round)
 }
 
 fn fit_full(

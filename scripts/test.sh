@@ -22,8 +22,10 @@ lap "CLI release build"
 python3 -m venv .venv
 py=.venv/bin/python
 "$py" -m pip install --quiet --upgrade pip
-# matplotlib, onnx and onnxruntime: the plots and the ONNX export are tested (issue 15).
-"$py" -m pip install --quiet numpy scipy scikit-learn pandas polars pytest matplotlib onnx onnxruntime
+# matplotlib, onnx and onnxruntime: the plots and the ONNX export are tested (issue 15);
+# dask[distributed,dataframe]: the Dask estimators (issue 13, the `dask` extra).
+"$py" -m pip install --quiet numpy scipy scikit-learn pandas polars pytest matplotlib onnx onnxruntime \
+  'dask[distributed,dataframe]'
 lap "venv and test dependencies"
 # Builds the release wheel (maturin, from pyproject.toml, in an isolated build environment) and
 # installs it with its dependencies: the path of a user's `pip install .`.

@@ -49,7 +49,9 @@ def strided(a: np.ndarray):
     size = a.itemsize
     live = [(n, s) for n, s in zip(a.shape, a.strides) if n > 1]
     if not (a.dtype.isnative and a.flags.aligned) or any(s < 0 or s % size for _, s in live):
-        a = np.ascontiguousarray(a)
+        # A copy: `ascontiguousarray` returns a contiguous but unaligned array as it is (e.g. a
+        # column that arrived over the network, deserialised in place: issue 13).
+        a = np.array(a, dtype=a.dtype.newbyteorder("="), order="C", copy=True)
     # Dimensions of one element never move: stride 0.
     el = [s // size if n > 1 else 0 for n, s in zip(a.shape, a.strides)]
     span = 1 + sum((n - 1) * s for n, s in zip(a.shape, el)) if a.size else 0

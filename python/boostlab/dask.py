@@ -1,0 +1,859 @@
+"""Distributed training on Dask (issue 13): ``pip install 'boostlab[dask]'``.
+
+Estimators named like the peers' (``lightgbm.dask``, ``xgboost.dask``):
+:class:`DaskAdaBoostClassifier`, :class:`DaskRealAdaBoostClassifier`,
+:class:`DaskTAdaBoostClassifier`, :class:`DaskSecBoostClassifier`,
+:class:`DaskAdaBoostMHClassifier`, :class:`DaskAdaBoostMOClassifier` and
+:class:`DaskAdaBoostMRClassifier`. Each takes the parameters of its local estimator (it *is* one:
+a subclass, whose parameter handling it reuses) plus
+
+- ``client``: the ``distributed.Client`` to train on. By default None: the default client.
+- ``timeout``: seconds any one exchange between workers (a connection, a reduction) may take
+  before ``fit`` fails naming the worker. By default 120; > 0.
+
+``fit(X, y, sample_weight=None)`` takes a dask array or a dask DataFrame ``X`` (numeric,
+categorical with known categories — the same in every partition — and string columns; NaN and
+nulls are missing values), ``y`` and ``sample_weight`` as dask arrays or Series partitioned like
+``X``. The partitions are persisted and stay where they are: one long-running task per worker
+holding data trains on that worker's rows (SPMD), the workers' sums travel over Dask's
+communication layer (:mod:`boostlab._collective`), and every worker ends with the same model.
+``predict``, ``predict_proba`` and ``decision_function`` return dask collections computed where
+the data live; ``to_local()`` returns the fitted local estimator; models save and load as the
+local ones (``save_model``, ``load_model``). The design, the costs and what to do after a
+failure are in docs/distributed.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import threading
+import uuid
+
+import numpy as np
+
+try:
+    import dask
+    import dask.array as da
+    import distributed
+    from distributed import futures_of, wait
+except ImportError as e:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "boostlab.dask needs dask.distributed, an optional dependency: pip install 'boostlab[dask]'"
+    ) from e
+
+from . import _boostlab
+from ._base import _float
+from ._data import column_form, core_feature_names
+from ._collective import Collective, DaskFitError
+from ._estimators import (
+    AdaBoostClassifier,
+    AdaBoostMHClassifier,
+    AdaBoostMOClassifier,
+    AdaBoostMRClassifier,
+    RealAdaBoostClassifier,
+    SecBoostClassifier,
+    TAdaBoostClassifier,
+)
+
+__all__ = [
+    "DaskAdaBoostClassifier",
+    "DaskAdaBoostMHClassifier",
+    "DaskAdaBoostMOClassifier",
+    "DaskAdaBoostMRClassifier",
+    "DaskFitError",
+    "DaskRealAdaBoostClassifier",
+    "DaskSecBoostClassifier",
+    "DaskTAdaBoostClassifier",
+]
+
+_DEFAULT_TIMEOUT = 120.0
+
+
+# ---------------------------------------------------------------------------------- input kinds
+
+
+def _dask_dataframe_types():
+    """(DataFrame, Series) of dask.dataframe, or () without it (it needs pandas and pyarrow)."""
+    try:
+        import dask.dataframe as dd
+    except ImportError:
+        return None
+    return dd.DataFrame, dd.Series
+
+
+def _is_dask_frame(X) -> bool:
+    types = _dask_dataframe_types() if dask.is_dask_collection(X) else None
+    return types is not None and isinstance(X, types[0])
+
+
+def _is_dask_series(y) -> bool:
+    types = _dask_dataframe_types() if dask.is_dask_collection(y) else None
+    return types is not None and isinstance(y, types[1])
+
+
+def _is_dask_array(X) -> bool:
+    return isinstance(X, da.Array)
+
+
+def _partition_futures(coll, n_parts):
+    """The futures of a persisted collection's partitions (row blocks of an array), in order. The
+    partition's index is the key's second element (dask renames persisted collections, so keys
+    are matched by index, not by name)."""
+    by_index = {}
+    for f in futures_of(coll):
+        k = f.key
+        if not (isinstance(k, tuple) and len(k) >= 2 and all(i == 0 for i in k[2:])):
+            raise ValueError(f"internal: unexpected partition key {k!r} (one column chunk expected)")
+        by_index[k[1]] = f
+    if sorted(by_index) != list(range(n_parts)):
+        raise ValueError(f"internal: persisted collection has partitions {sorted(by_index)}, expected {n_parts}")
+    return [by_index[i] for i in range(n_parts)]
+
+
+def _n_parts(coll) -> int:
+    return coll.npartitions if hasattr(coll, "npartitions") else coll.numblocks[0]
+
+
+def _column_kind(dtype) -> str:
+    """`numeric` or `categorical` for a DataFrame column's dtype (as the local estimators read
+    them: categorical, string and object columns are categorical features)."""
+    import pandas as pd
+
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "categorical"
+    if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
+        if pd.api.types.is_complex_dtype(dtype):
+            raise ValueError(f"complex data not supported (dtype {dtype})")
+        return "numeric"
+    if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
+        return "categorical"
+    raise TypeError(f"dtype {dtype}: boostlab takes numeric, boolean, categorical or string columns")
+
+
+# ---------------------------------------------------------------------------------- worker side
+
+
+def _part_info(X, y, w, kinds, multilabel):
+    """What the client needs of one partition before training: its row count, its labels (those
+    with a positive weight too), its categorical levels and its weights' range."""
+    import pandas as pd
+
+    n = X.shape[0]
+    y = np.asarray(y)
+    if y.shape[0] != n:
+        raise ValueError(f"a partition of y has {y.shape[0]} rows, the matching partition of X {n}")
+    info = {"n": n}
+    if multilabel:
+        info["labels"] = np.unique(y, axis=0) if n else y.reshape(0, *y.shape[1:])
+    else:
+        y = y.reshape(-1)
+        info["labels"] = np.unique(y)
+    if w is not None:
+        w = np.asarray(w, dtype=np.float64).reshape(-1)
+        if w.shape[0] != n:
+            raise ValueError(f"a partition of sample_weight has {w.shape[0]} rows, the matching partition of X {n}")
+        info["w_finite"] = bool(np.all(np.isfinite(w)))
+        info["w_min"] = float(w.min()) if n else np.inf
+        if not multilabel:
+            info["labels_positive"] = np.unique(y[w > 0])
+    if kinds is not None:
+        levels = {}
+        for j, kind in enumerate(kinds):
+            if kind == "categorical":
+                s = X.iloc[:, j]
+                if isinstance(s.dtype, pd.CategoricalDtype):
+                    levels[j] = {"categories": [str(c) for c in s.dtype.categories]}
+                codes, uniques = pd.factorize(s, use_na_sentinel=True)
+                levels.setdefault(j, {})["present"] = sorted({str(u) for u in uniques})
+        info["levels"] = levels
+    return info
+
+
+def _shard_columns(parts, kinds, levels):
+    """One worker's rows as the core's columns: numeric columns as float64 (NaN missing),
+    categorical columns as codes into the global levels (-1 missing). Returns (n, columns) with
+    each column a float64 array (numeric) or an int64 array (categorical)."""
+    import pandas as pd
+
+    if kinds is None:
+        mats = [np.asarray(p) for p in parts]
+        X = np.concatenate(mats, axis=0) if mats else np.empty((0, 0))
+        if X.dtype not in (np.float32, np.float64):
+            X = X.astype(np.float64)
+        return X.shape[0], [X[:, j] for j in range(X.shape[1])]
+    frame = pd.concat(parts, axis=0) if len(parts) > 1 else parts[0]
+    cols = []
+    for j, kind in enumerate(kinds):
+        s = frame.iloc[:, j]
+        if kind == "numeric":
+            cols.append(s.to_numpy(dtype=np.float64, na_value=np.nan))
+        else:
+            index = {name: i for i, name in enumerate(levels[j])}
+            codes, uniques = pd.factorize(s, use_na_sentinel=True)
+            lut = np.array([index[str(u)] for u in uniques], dtype=np.int64)
+            codes = np.asarray(codes, dtype=np.int64)
+            cols.append(np.where(codes >= 0, lut[np.clip(codes, 0, None)] if lut.size else -1, -1).astype(np.int64))
+    return frame.shape[0], cols
+
+
+def _core_columns(cols, kinds, levels):
+    """The extension's column list of `cols` (see `_data`)."""
+    out = []
+    for j, c in enumerate(cols):
+        if kinds is not None and kinds[j] == "categorical":
+            out.append((np.ascontiguousarray(c, dtype=np.int64), list(levels[j])))
+        else:
+            out.append(column_form(np.ascontiguousarray(c)))
+    return out
+
+
+def _fit_shard_gathered(shard, meta, rank, size, allreduce, cancelled):
+    """The training of one rank, until the core's Collective seam (wt-dcore) lands in the
+    extension: the ranks exchange their rows through the collective (each fills its partitions'
+    slots of one zero vector; the sum is the concatenation in partition order, exactly), and every
+    rank runs the single-machine fit on all rows. It exercises the transport, the placement and
+    the failure handling exactly as the SPMD fit does, and gives the local model bit for bit, but
+    every worker holds every row: it does not scale (docs/distributed.md)."""
+    offsets = meta["offsets"]
+    total = offsets[-1]
+    d = len(meta["feature_names"])
+    yw = meta["y_width"]
+    width = d + yw + 1
+    buf = np.zeros(total * width, dtype=np.float64)
+    view = buf.reshape(total, width)
+    for (p, lo, hi) in shard["slots"]:
+        a, b = offsets[p], offsets[p + 1]
+        for j, c in enumerate(shard["columns"]):
+            view[a:b, j] = c[lo:hi]
+        view[a:b, d : d + yw] = shard["y"][lo:hi].reshape(hi - lo, yw)
+        view[a:b, d + yw] = shard["w"][lo:hi] if shard["w"] is not None else 1.0
+    # One reduction per 2**22 values (32 MB) keeps every message of a moderate size.
+    step = 1 << 22
+    for lo in range(0, buf.size, step):
+        buf[lo : lo + step] = allreduce(buf[lo : lo + step])
+    kinds = meta["kinds"]
+    cols = []
+    for j in range(d):
+        c = view[:, j].copy()
+        cols.append(c.astype(np.int64) if kinds is not None and kinds[j] == "categorical" else c)
+    if meta["kind"] == "multilabel":
+        y = np.ascontiguousarray(view[:, d : d + yw] != 0, dtype=np.uint8)
+    else:
+        y = view[:, d].astype(np.int64)
+    w = np.ascontiguousarray(view[:, d + yw]) if meta["weighted"] else None
+
+    def check(_record):
+        if cancelled():
+            raise DaskFitError(f"boostlab.dask: rank {rank}'s fit was cancelled")
+
+    model = _boostlab.fit(
+        meta["feature_names"],
+        _core_columns(cols, kinds, meta["levels"]),
+        meta["kind"],
+        y,
+        meta["class_names"],
+        meta["params_json"],
+        w,
+        meta["loss"],
+        [check],
+        None,
+        None,
+        meta["n_jobs"],
+    )
+    return model.to_json()
+
+
+def _fit_shard(shard, meta, rank, size, allreduce, cancelled):
+    """The rank's training: the core's SPMD entry point when the extension has it, otherwise the
+    gathering stand-in above."""
+    return _fit_shard_gathered(shard, meta, rank, size, allreduce, cancelled)
+
+
+def _cancel_check():
+    """A function telling whether the calling task has been cancelled (by the client, after
+    another rank failed): the running rank then stops at its next reduction or round."""
+    from distributed import get_worker
+    from distributed.worker import thread_state
+
+    worker = get_worker()
+    key = getattr(thread_state, "key", None)
+
+    def cancelled():
+        ts = worker.state.tasks.get(key)
+        return ts is None or ts.state not in ("executing", "long-running")
+
+    return cancelled
+
+
+_HUBS: dict[str, Collective] = {}
+_HUBS_LOCK = threading.Lock()
+
+
+def _open_hub(fit_id, addrs, timeout):
+    """First round (a short task on rank 0's worker): rank 0 starts listening, and its address goes
+    back to the client, which gives it to the other ranks. The listener waits for rank 0's
+    training task for at most `timeout`, then closes itself."""
+    from distributed import get_worker
+
+    coll = Collective(fit_id, 0, addrs, timeout)
+    address = coll.open_root(get_worker().security.get_listen_args("worker"))
+    with _HUBS_LOCK:
+        _HUBS[fit_id] = coll
+
+    def expire():
+        with _HUBS_LOCK:
+            left = _HUBS.pop(fit_id, None)
+        if left is not None:
+            left.close()
+
+    t = threading.Timer(timeout, expire)
+    t.daemon = True
+    t.start()
+    return address
+
+
+def _hub_count():
+    """Open listeners in this worker process (the tests check that none is left behind)."""
+    with _HUBS_LOCK:
+        return len(_HUBS)
+
+
+def _rank_task(fit_id, rank, addrs, hub, parts, meta, timeout):
+    """One rank's long-running task: assembles the worker's shard from its partitions, connects
+    the collective, trains, and checks that every rank holds the same model."""
+    from distributed import get_worker
+
+    cancelled = _cancel_check()
+    if rank == 0:
+        with _HUBS_LOCK:
+            coll = _HUBS.pop(fit_id, None)
+        if coll is None:
+            raise DaskFitError(
+                f"boostlab.dask: rank 0's listener (worker {addrs[0]}) expired before its task "
+                f"started (timeout={timeout:g} s)"
+            )
+    else:
+        coll = Collective(fit_id, rank, addrs, timeout)
+    coll.cancelled = cancelled
+    try:
+        worker = get_worker()
+        X_parts = [p[1] for p in parts]
+        n, cols = _shard_columns(X_parts, meta["kinds"], meta["levels"])
+        ys = [np.asarray(p[2]) for p in parts]
+        y = np.concatenate(ys, axis=0) if ys else np.empty(0)
+        if meta["kind"] == "multilabel":
+            y = (y != 0).astype(np.float64).reshape(n, -1)
+        else:
+            y = np.searchsorted(meta["classes"], y.reshape(-1)).astype(np.float64)
+        w = None
+        if meta["weighted"]:
+            w = np.concatenate([np.asarray(p[3], dtype=np.float64).reshape(-1) for p in parts])
+        slots, lo = [], 0
+        for p in parts:
+            k = meta["offsets"][p[0] + 1] - meta["offsets"][p[0]]
+            slots.append((p[0], lo, lo + k))
+            lo += k
+        shard = {"columns": cols, "y": y, "w": w, "slots": slots, "n": n}
+        if meta["n_jobs"] is None:
+            meta = dict(meta, n_jobs=worker.state.nthreads)
+        if rank == 0:
+            coll.wait_connected()
+        else:
+            coll.connect(hub, worker.security.get_connection_args("worker"))
+        model_json = _fit_shard(shard, meta, rank, len(addrs), coll.allreduce, cancelled)
+        _agree(coll, model_json, rank, len(addrs))
+        return (model_json if rank == 0 else None), dict(coll.stats)
+    finally:
+        coll.close()
+
+
+def _agree(coll, model_json, rank, size):
+    """Every rank checks that all ranks hold the same model (one reduction of the models' SHA-256
+    digests, each rank in its own slot): a last exchange that also proves every rank alive."""
+    digest = np.frombuffer(hashlib.sha256(model_json.encode()).digest(), dtype=np.uint32).astype(np.float64)
+    v = np.zeros(size * digest.size)
+    v[rank * digest.size : (rank + 1) * digest.size] = digest
+    all_digests = coll.allreduce(v).reshape(size, digest.size)
+    if not np.all(all_digests == all_digests[0]):
+        bad = [r for r in range(size) if not np.array_equal(all_digests[r], all_digests[0])]
+        raise DaskFitError(f"boostlab.dask: ranks {bad} ended with a model different from rank 0's")
+
+
+# ---------------------------------------------------------------------------------- prediction
+
+
+def _predict_array_block(block, est, method):
+    if block.shape[0] == 0:
+        out = getattr(est, method)(np.zeros((1, block.shape[1]), dtype=block.dtype))
+        return out[:0]
+    return getattr(est, method)(block)
+
+
+def _predict_frame_part(part, est, method):
+    import pandas as pd
+
+    if part.shape[0] == 0:
+        out = np.empty((0,) + _out_tail(est, method))
+    else:
+        out = getattr(est, method)(part)
+    if method == "predict" and out.ndim == 1:
+        return pd.Series(out, index=part.index)
+    return out
+
+
+def _out_tail(est, method):
+    """The shape of one row of `method`'s output (() for one value per row)."""
+    m = est.model_
+    k = len(est.classes_)
+    if method == "predict":
+        return (k,) if m.task == "multilabel" else ()
+    if method == "predict_proba":
+        return (k,)
+    if m.task == "binary" or (m.task == "multiclass" and k == 2):
+        return ()
+    return (k,)
+
+
+# ---------------------------------------------------------------------------------- estimators
+
+
+class _DaskMixin:
+    """The distributed ``fit`` and the dask predictions, over a local estimator class (the second
+    base): parameters, their checks and everything about the model are the local estimator's."""
+
+    _local_cls: type = None
+
+    # ------------------------------------------------------------------ helpers
+
+    def _client(self):
+        if self.client is not None:
+            return self.client
+        try:
+            return distributed.default_client()
+        except ValueError as e:
+            raise ValueError(
+                f"{type(self).__name__}: no dask client; pass client= or create a distributed.Client first"
+            ) from e
+
+    def _timeout(self):
+        t = _float("timeout", self.timeout)
+        if t <= 0:
+            raise ValueError(f"invalid parameter `timeout`: expected a number of seconds > 0, got {t!r}")
+        return t
+
+    def _refuse_local_only(self):
+        if getattr(self, "warm_start", False):
+            raise ValueError(f"{type(self).__name__}: warm_start is not supported on Dask")
+        if getattr(self, "n_iter_no_change", None) is not None:
+            raise ValueError(f"{type(self).__name__}: early stopping (n_iter_no_change) is not supported on Dask")
+        if getattr(self, "callbacks", None) is not None:
+            raise ValueError(f"{type(self).__name__}: callbacks are not supported on Dask")
+        if isinstance(getattr(self, "t", None), str) and self.t == "auto":
+            raise ValueError(f"{type(self).__name__}: t='auto' is not supported on Dask; give a number")
+
+    def _local_params(self):
+        p = self.get_params(deep=False)
+        p.pop("client", None)
+        p.pop("timeout", None)
+        return p
+
+    # ------------------------------------------------------------------ fit
+
+    def fit(self, X, y, sample_weight=None):
+        """Trains on the dask cluster (see the module's doc). X: a dask array or dask DataFrame;
+        y: a dask array (1-d labels, or for AdaBoost.MH / MR a 2-d 0/1 indicator matrix) or dask
+        Series, partitioned like X; sample_weight: likewise, non-negative, or None. Raises
+        `DaskFitError` naming the worker when a worker is lost or does not answer within
+        `timeout`. Returns self."""
+        self._refuse_local_only()
+        timeout = self._timeout()
+        client = self._client()
+        self._reset_fitted()
+        X, y, sample_weight, kinds = self._dask_inputs(X, y, sample_weight)
+        multilabel = self._multilabel and y.ndim == 2 and y.shape[1] not in (1,)
+        if _is_dask_array(y) and y.ndim == 2 and not self._multilabel:
+            raise ValueError(f"{type(self).__name__}: y must be 1-d")
+        n_jobs = self._n_jobs()
+
+        colls = [X, y] + ([sample_weight] if sample_weight is not None else [])
+        persisted = client.persist(colls)
+        Xp, yp = persisted[0], persisted[1]
+        wp = persisted[2] if sample_weight is not None else None
+        n_parts = _n_parts(Xp)
+        for name, c in (("y", yp), ("sample_weight", wp)):
+            if c is not None and _n_parts(c) != n_parts:
+                raise ValueError(f"{name} must be partitioned like X: {_n_parts(c)} partitions, X has {n_parts}")
+        xf = _partition_futures(Xp, n_parts)
+        yf = _partition_futures(yp, n_parts)
+        wf = _partition_futures(wp, n_parts) if wp is not None else [None] * n_parts
+        every = [f for f in xf + yf + wf if f is not None]
+        _wait(every, timeout, "persisting the data")
+        who = client.who_has(xf)
+        owner = []
+        for f in xf:
+            holders = sorted(who.get(f.key) or [])
+            if not holders:
+                raise DaskFitError(f"boostlab.dask: partition {f.key} has no worker (lost?)")
+            owner.append(holders[0])
+
+        # Round 1: per-partition facts, computed where each partition lives.
+        infos = [
+            client.submit(
+                _part_info, x, yy, ww, kinds, multilabel,
+                workers=[o], allow_other_workers=True, pure=False,
+            )
+            for x, yy, ww, o in zip(xf, yf, wf, owner)
+        ]
+        _wait(infos, timeout, "reading the partitions' labels and levels")
+        infos = client.gather(infos)
+        meta = self._global_meta(infos, kinds, multilabel, sample_weight is not None, n_jobs)
+
+        ranks = sorted(set(owner))
+        parts_of = {a: [] for a in ranks}
+        for i, (a, x, yy, ww) in enumerate(zip(owner, xf, yf, wf)):
+            parts_of[a].append((i, x, yy, ww))
+        fit_id = uuid.uuid4().hex
+        hub = client.submit(
+            _open_hub, fit_id, ranks, timeout,
+            workers=[ranks[0]], allow_other_workers=False, pure=False, key=f"boostlab-hub-{fit_id}",
+        )
+        _wait([hub], timeout, f"starting rank 0's listener on {ranks[0]}")
+        hub_address = hub.result()
+        futs = [
+            client.submit(
+                _rank_task, fit_id, r, ranks, hub_address, parts_of[a], meta, timeout,
+                workers=[a], allow_other_workers=False, pure=False, retries=0,
+                key=f"boostlab-fit-{fit_id}-rank{r}",
+            )
+            for r, a in enumerate(ranks)
+        ]
+        try:
+            results = _supervise(client, futs, ranks, timeout)
+        except BaseException:
+            client.cancel(futs + [hub], force=True)
+            raise
+        model_json, stats = results[0]
+        model = _boostlab.Model.from_json(model_json)
+        self.classes_ = meta["classes"] if meta["kind"] == "classes" else np.arange(len(meta["class_names"]))
+        if meta["kind"] == "multilabel":
+            self._y_dtype = meta["y_dtype"]
+        self._set_model(model)
+        self.n_workers_ = len(ranks)
+        self.workers_ = list(ranks)
+        self.comm_stats_ = {
+            "ranks": len(ranks),
+            "reductions": stats["reductions"],
+            "values_reduced": stats["values"],
+            # rank 0's traffic: it receives every other rank's vector and sends each the sum.
+            "bytes_through_rank0": stats["bytes_sent"] + stats["bytes_received"],
+            "per_rank": [s for _, s in results],
+        }
+        return self
+
+    def _dask_inputs(self, X, y, sample_weight):
+        """Checks the kinds of the inputs; returns (X, y, sample_weight, column kinds or None)."""
+        if _is_dask_frame(X):
+            meta_frame = X._meta
+            kinds = []
+            for c in X.columns:
+                dt = X[c].dtype
+                try:
+                    kinds.append(_column_kind(dt))
+                except (TypeError, ValueError) as e:
+                    raise type(e)(f"column {c!r}: {e}") from None
+                if kinds[-1] == "categorical" and str(dt) == "category" and not X[c].cat.known:
+                    raise ValueError(
+                        f"column {c!r} is categorical with unknown categories: make them known "
+                        "(ddf.categorize() or astype(pandas.CategoricalDtype(categories)))"
+                    )
+            if X.shape[1] == 0 if isinstance(X.shape[1], int) else len(X.columns) == 0:
+                raise ValueError("X has no columns")
+            from sklearn.utils.validation import validate_data
+
+            validate_data(self, meta_frame, skip_check_array=True, reset=True)
+        elif _is_dask_array(X):
+            if X.ndim != 2:
+                raise ValueError(f"X must be 2-d, got a {X.ndim}-d dask array")
+            if not (np.issubdtype(X.dtype, np.number) or X.dtype == bool) or np.issubdtype(X.dtype, np.complexfloating):
+                raise ValueError(f"X has dtype {X.dtype}: numeric data expected")
+            if any(np.isnan(c) for c in X.chunks[0]):
+                raise ValueError("X has unknown chunk sizes: call X.compute_chunk_sizes() first")
+            if len(X.chunks[1]) > 1:
+                X = X.rechunk({1: -1})
+            kinds = None
+            self.n_features_in_ = X.shape[1]
+            self.__dict__.pop("feature_names_in_", None)
+        else:
+            raise TypeError(
+                f"{type(self).__name__}.fit takes a dask array or a dask DataFrame, got "
+                f"{type(X).__name__}; use {self._local_cls.__name__} for in-memory data"
+            )
+        y = self._align(X, y, "y")
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
+        sample_weight = self._align(X, sample_weight, "sample_weight")
+        return X, y, sample_weight, kinds
+
+    @staticmethod
+    def _align(X, v, name):
+        if v is None:
+            return None
+        if _is_dask_frame(v):
+            if len(v.columns) != 1:
+                raise ValueError(f"{name}: a dask DataFrame with {len(v.columns)} columns; expected a Series")
+            v = v[v.columns[0]]
+        if _is_dask_series(v):
+            if v.npartitions != X.npartitions if hasattr(X, "npartitions") else v.npartitions != len(X.chunks[0]):
+                raise ValueError(f"{name} must be partitioned like X")
+            return v
+        if _is_dask_array(v):
+            if _is_dask_array(X):
+                if v.shape[0] != X.shape[0]:
+                    raise ValueError(f"{name} has {v.shape[0]} rows, X has {X.shape[0]}")
+                v = v.rechunk({0: X.chunks[0]} | ({1: -1} if v.ndim == 2 else {}))
+            elif v.numblocks[0] != X.npartitions:
+                raise ValueError(f"{name} must be partitioned like X")
+            return v
+        raise TypeError(f"{name} must be a dask array or dask Series, got {type(v).__name__}")
+
+    def _global_meta(self, infos, kinds, multilabel, weighted, n_jobs):
+        """Labels, classes, levels and row offsets over all partitions, checked as the local
+        estimators check them; and everything every rank needs to train alike."""
+        n_parts = [i["n"] for i in infos]
+        total = int(sum(n_parts))
+        if total == 0:
+            raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
+        if weighted:
+            if not all(i.get("w_finite", True) for i in infos):
+                raise ValueError("Input sample_weight contains NaN or infinity.")
+            if min(i.get("w_min", np.inf) for i in infos) < 0:
+                raise ValueError("Negative values in data passed to `sample_weight`")
+        labels = [i["labels"] for i in infos if len(i["labels"])]
+        if multilabel:
+            rows = np.unique(np.concatenate(labels, axis=0), axis=0)
+            kind, _, names, classes, y_dtype = self._prepare_y(rows, rows.shape[0], None)
+        else:
+            allv = np.unique(np.concatenate(labels))
+            kind, _, names, classes, y_dtype = self._prepare_y(allv, allv.shape[0], None)
+            if weighted:
+                pos = np.unique(np.concatenate([i["labels_positive"] for i in infos]))
+                if pos.size < 2:
+                    raise ValueError(
+                        f"sample_weight is positive on one class only ({pos!r}): training needs two classes"
+                    )
+        levels = None
+        if kinds is not None:
+            levels = []
+            for j, k in enumerate(kinds):
+                if k != "categorical":
+                    levels.append(None)
+                    continue
+                declared = {tuple(i["levels"][j]["categories"]) for i in infos if "categories" in i["levels"].get(j, {})}
+                if len(declared) > 1:
+                    raise ValueError(
+                        f"column {self.feature_names_in_[j]!r}: the partitions have different "
+                        "categories; make them identical (astype(pandas.CategoricalDtype(...)))"
+                    )
+                present = set()
+                for i in infos:
+                    present.update(i["levels"][j]["present"])
+                # The local estimators' levels: the distinct present values as strings, sorted.
+                levels.append(sorted(present))
+        params = self._params(kind == "multilabel")
+        offsets = np.concatenate([[0], np.cumsum(n_parts)]).astype(np.int64).tolist()
+        return {
+            "kind": kind,
+            "class_names": names,
+            "classes": classes,
+            "y_dtype": y_dtype,
+            "y_width": len(names) if kind == "multilabel" else 1,
+            "kinds": kinds,
+            "levels": levels,
+            "feature_names": core_feature_names(self, self.n_features_in_),
+            "params_json": json.dumps(params, allow_nan=False),
+            "loss": self._custom_loss(),
+            "weighted": weighted,
+            "offsets": offsets,
+            "n_jobs": n_jobs,
+        }
+
+    # ------------------------------------------------------------------ prediction
+
+    def to_local(self):
+        """The fitted local estimator (same parameters, same model): to predict on in-memory
+        data, pickle or inspect without a cluster."""
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self)
+        est = self._local_cls(**self._local_params())
+        for k, v in vars(self).items():
+            if (k.endswith("_") and not k.startswith("__") and k not in self._dask_only_attrs) or k == "_y_dtype":
+                setattr(est, k, v)
+        return est
+
+    _dask_only_attrs = ("n_workers_", "workers_", "comm_stats_")
+
+    def _dask_predict(self, X, method):
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self)
+        est = self.to_local()
+        tail = _out_tail(est, method)
+        if method == "predict" and not tail:
+            dtype = np.asarray(est.classes_).dtype
+        elif method == "predict":
+            dtype = np.dtype(getattr(est, "_y_dtype", np.int64))
+        else:
+            dtype = np.dtype(np.float64)
+        if _is_dask_array(X):
+            if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+                raise ValueError(f"X has shape {X.shape}; expected (n, {self.n_features_in_})")
+            if len(X.chunks[1]) > 1:
+                X = X.rechunk({1: -1})
+            if tail:
+                return X.map_blocks(
+                    _predict_array_block, est, method, chunks=(X.chunks[0], tail), dtype=dtype,
+                    meta=np.empty((0, 0), dtype=dtype),
+                )
+            return X.map_blocks(
+                _predict_array_block, est, method, drop_axis=1, dtype=dtype, meta=np.empty((0,), dtype=dtype)
+            )
+        if _is_dask_frame(X):
+            if method == "predict" and not tail:
+                import pandas as pd
+
+                return X.map_partitions(_predict_frame_part, est, method, meta=pd.Series([], dtype=dtype))
+            # An array meta: the result is a dask array (row chunks of unknown size).
+            return X.map_partitions(_predict_frame_part, est, method, meta=np.empty((0,) + tail, dtype=dtype))
+        raise TypeError(
+            f"{type(self).__name__}.{method} takes a dask array or a dask DataFrame, got "
+            f"{type(X).__name__}; use to_local() for in-memory data"
+        )
+
+    def predict(self, X):
+        """Predicted labels, a dask array (dask array X) or dask Series (dask DataFrame X);
+        computed lazily, partition by partition where the data live."""
+        return self._dask_predict(X, "predict")
+
+    def predict_proba(self, X):
+        """Probability estimates as a dask array (n_samples, n_classes)."""
+        return self._dask_predict(X, "predict_proba")
+
+    def decision_function(self, X):
+        """Scores as a dask array (see the local estimator's `decision_function`)."""
+        return self._dask_predict(X, "decision_function")
+
+    # ------------------------------------------------------------------ model files
+
+    @classmethod
+    def load_model(cls, path):
+        """Reads a model file (from `save_model` or `boostlab train`) into this Dask estimator."""
+        import os
+
+        local = cls._local_cls.load_model(os.fspath(path))
+        return cls._from_local(local)
+
+    @classmethod
+    def _from_local(cls, local):
+        est = cls(**local.get_params(deep=False))
+        for k, v in vars(local).items():
+            if k.endswith("_") or k == "_y_dtype":
+                setattr(est, k, v)
+        return est
+
+
+def _wait(futs, timeout, what):
+    """Waits for short tasks (at most `timeout`); a task that failed raises its error, a cancelled
+    one (its worker was lost) a `DaskFitError`."""
+    try:
+        wait(futs, timeout=timeout)
+    except distributed.TimeoutError:
+        raise DaskFitError(f"boostlab.dask: {what} took longer than timeout={timeout:g} s") from None
+    except Exception as e:  # e.g. FuturesCancelledError: a worker holding data was lost
+        raise DaskFitError(f"boostlab.dask: {what} failed ({type(e).__name__}: {e}); was a worker lost?") from e
+    for f in futs:
+        if f.status == "error":
+            f.result()  # raises the task's exception
+        if f.status == "cancelled":
+            raise DaskFitError(f"boostlab.dask: {what}: a task was cancelled (worker lost?)")
+
+
+def _supervise(client, futs, ranks, timeout):
+    """Waits for the ranks' tasks: returns their results, or raises the most telling error as
+    soon as a task fails or is cancelled, or a rank's worker leaves the cluster (a lost worker's
+    restricted task would otherwise wait forever), after giving the other ranks a moment to stop."""
+    rank_of = {f.key: r for r, f in enumerate(futs)}
+    while True:
+        pending = [f for f in futs if not f.done()]
+        if pending:
+            try:
+                wait(pending, timeout=1.0, return_when="FIRST_COMPLETED")
+            except Exception:  # a timeout, or a future cancelled because its worker left
+                pass
+        failed = [f for f in futs if f.status in ("error", "cancelled", "lost")]
+        if not failed and all(f.status == "finished" for f in futs):
+            return client.gather(futs)
+        alive = set(client.nthreads())
+        lost = [r for r, a in enumerate(ranks) if a not in alive]
+        if failed or lost:
+            break
+    # Give the other ranks a moment to fail too (they notice the closed connections), so that
+    # the reported error is the first cause rather than its echo.
+    try:
+        wait(futs, timeout=min(timeout, 5.0))
+    except Exception:
+        pass
+    lost = [r for r, a in enumerate(ranks) if a not in set(client.nthreads())]
+    if lost:
+        names = ", ".join(f"rank {r} (worker {ranks[r]})" for r in lost)
+        raise DaskFitError(
+            f"boostlab.dask: lost {names} during the fit; the other ranks were cancelled. "
+            "Restart or replace the worker (the data it held must be persisted again) and fit again."
+        )
+    errors = [(rank_of[f.key], f.exception()) for f in futs if f.status == "error"]
+    if not errors:
+        raise DaskFitError(
+            "boostlab.dask: the fit's tasks were cancelled: "
+            + ", ".join(f"rank {rank_of[f.key]} (worker {ranks[rank_of[f.key]]})" for f in futs if f.status != "finished")
+        )
+    # The root cause: an error that is not the echo of a closed connection, else the first.
+    errors.sort(key=lambda e: (isinstance(e[1], DaskFitError) and "lost the connection" in str(e[1]), e[0]))
+    raise errors[0][1]
+
+
+def _dask_class(local_cls, name):
+    """The Dask estimator over `local_cls`: its parameters (the local constructor's signature, so
+    that scikit-learn's get_params/clone see them) plus `client` and `timeout`."""
+    sig = inspect.signature(local_cls.__init__)
+    extra = [
+        inspect.Parameter("client", inspect.Parameter.KEYWORD_ONLY, default=None),
+        inspect.Parameter("timeout", inspect.Parameter.KEYWORD_ONLY, default=_DEFAULT_TIMEOUT),
+    ]
+
+    def __init__(self, *args, client=None, timeout=_DEFAULT_TIMEOUT, **kwargs):
+        local_cls.__init__(self, *args, **kwargs)
+        self.client = client
+        self.timeout = timeout
+
+    __init__.__signature__ = sig.replace(parameters=list(sig.parameters.values()) + extra)
+    doc = (
+        f"{local_cls.__name__} trained on a Dask cluster (see :mod:`boostlab.dask`).\n\n"
+        "client: the distributed.Client. By default None: the default client.\n"
+        f"timeout: seconds one exchange between workers may take. By default {_DEFAULT_TIMEOUT:g}; > 0.\n\n"
+        f"The other parameters are {local_cls.__name__}'s:\n\n{local_cls.__doc__}"
+    )
+    cls = type(name, (_DaskMixin, local_cls), {"__init__": __init__, "__doc__": doc, "_local_cls": local_cls, "__module__": __name__})
+    cls.__init__.__qualname__ = f"{name}.__init__"
+    return cls
+
+
+DaskAdaBoostClassifier = _dask_class(AdaBoostClassifier, "DaskAdaBoostClassifier")
+DaskRealAdaBoostClassifier = _dask_class(RealAdaBoostClassifier, "DaskRealAdaBoostClassifier")
+DaskTAdaBoostClassifier = _dask_class(TAdaBoostClassifier, "DaskTAdaBoostClassifier")
+DaskSecBoostClassifier = _dask_class(SecBoostClassifier, "DaskSecBoostClassifier")
+DaskAdaBoostMHClassifier = _dask_class(AdaBoostMHClassifier, "DaskAdaBoostMHClassifier")
+DaskAdaBoostMOClassifier = _dask_class(AdaBoostMOClassifier, "DaskAdaBoostMOClassifier")
+DaskAdaBoostMRClassifier = _dask_class(AdaBoostMRClassifier, "DaskAdaBoostMRClassifier")
+

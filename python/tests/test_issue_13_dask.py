@@ -1,0 +1,272 @@
+"""Issue 13: distributed training on Dask (`boostlab.dask`).
+
+Each test module's cluster is its own `distributed.LocalCluster` (2 worker processes × 1 thread):
+no external service. The distributed model must be the single-machine model on the same rows
+(same trees, α and leaf values within 1e-9 relative: the workers' sums are added in another order
+than one machine's), give the same predictions, and be bit-identical from one distributed fit to
+the next; a worker killed mid-fit must fail the fit with an error naming it, within the timeout,
+leaving no task behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+if not os.environ.get("CI"):
+    # Under CI, scripts/test.sh installs dask: a missing one fails the import below.
+    pytest.importorskip("distributed", reason="boostlab.dask needs pip install 'boostlab[dask]'")
+import dask.array as da  # noqa: E402
+import dask.dataframe as dd  # noqa: E402
+import distributed  # noqa: E402
+import pandas as pd  # noqa: E402
+
+import boostlab  # noqa: E402
+from boostlab import dask as bdask  # noqa: E402
+
+# The tests' own functions (the slow loss) travel to the workers by value.
+import cloudpickle  # noqa: E402
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+REL = 1e-9
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", worker_dashboard_address=":0"
+    ) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def _data(n=700, seed=3, classes=2):
+    """Numeric columns with missing values, a categorical column with known categories (one of
+    them absent from the data) and missing values, labels and positive weights (some zero)."""
+    rng = np.random.RandomState(seed)
+    a = rng.normal(size=n).round(2)
+    b = rng.uniform(-2, 2, size=n)
+    b[rng.rand(n) < 0.15] = np.nan
+    cat = rng.choice(["red", "green", "blue", "teal"], size=n).astype(object)
+    cat[rng.rand(n) < 0.1] = None
+    c = pd.Categorical(cat, categories=["blue", "green", "red", "teal", "violet"])
+    score = a + np.nan_to_num(b) * 0.6 + (cat == "red") - 0.8 * (cat == "teal") + rng.normal(scale=0.6, size=n)
+    if classes == 2:
+        y = np.where(score > 0.2, "pos", "neg").astype(object)
+    else:
+        y = np.where(score > 0.9, 2, np.where(score > -0.4, 1, 0)).astype(np.int64)
+    w = rng.uniform(0.2, 2.0, size=n)
+    w[rng.rand(n) < 0.05] = 0.0
+    X = pd.DataFrame({"a": a, "b": b, "c": c})
+    return X, pd.Series(y, name="y"), pd.Series(w, name="w")
+
+
+def _place(client, frames, sizes, owners):
+    """Dask collections of `frames` (pandas objects) split into partitions of `sizes` rows, the
+    i-th held by worker `owners[i]` (an index into the sorted worker addresses)."""
+    workers = sorted(client.scheduler_info()["workers"])
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    out = []
+    for f in frames:
+        futs = [
+            client.scatter(f.iloc[bounds[i] : bounds[i + 1]], workers=[workers[owners[i]]])
+            for i in range(len(sizes))
+        ]
+        # Persisted, as a user's data would be (the partitions stay where their futures are).
+        out.append(client.persist(dd.from_delayed(futs, meta=f.iloc[:0], verify_meta=False)))
+    return out
+
+
+def _assert_same_model(dist, local):
+    """Same trees (structure, features, thresholds, categories), α and leaf values within REL."""
+    a = json.loads(dist.model_.to_json())
+    b = json.loads(local.model_.to_json())
+    for m in (a, b):
+        m.pop("param_sources", None)
+        m.pop("history", None)
+
+    def walk(x, y, path):
+        if isinstance(x, dict):
+            assert isinstance(y, dict) and x.keys() == y.keys(), path
+            for k in x:
+                walk(x[k], y[k], f"{path}.{k}")
+        elif isinstance(x, list):
+            assert isinstance(y, list) and len(x) == len(y), path
+            for i, (u, v) in enumerate(zip(x, y)):
+                walk(u, v, f"{path}[{i}]")
+        elif isinstance(x, float) and not isinstance(x, bool):
+            assert isinstance(y, (int, float)), path
+            assert abs(x - y) <= REL * max(abs(x), abs(y), 1e-300) or x == y, f"{path}: {x!r} vs {y!r}"
+        else:
+            assert x == y, f"{path}: {x!r} vs {y!r}"
+
+    walk(a, b, "model")
+    np.testing.assert_allclose(dist.estimator_weights_, local.estimator_weights_, rtol=REL, atol=0)
+
+
+BINARY = [
+    (bdask.DaskAdaBoostClassifier, {"max_leaves": 4}),
+    (bdask.DaskRealAdaBoostClassifier, {"max_leaves": 8}),
+    (bdask.DaskTAdaBoostClassifier, {"t": 0.6, "max_leaves": 4}),
+    (bdask.DaskSecBoostClassifier, {"max_leaves": 4}),
+]
+MULTI = [
+    (bdask.DaskAdaBoostMHClassifier, {"max_leaves": 4}),
+    (bdask.DaskAdaBoostMOClassifier, {"max_leaves": 4}),
+    (bdask.DaskAdaBoostMRClassifier, {"max_leaves": 4}),
+]
+
+
+@pytest.mark.parametrize(
+    "cls, kw", BINARY + MULTI, ids=[c.__name__ for c, _ in BINARY + MULTI]
+)
+def test_issue_13_every_booster_equals_the_local_fit(client, cls, kw):
+    classes = 2 if (cls, kw) in BINARY else 3
+    X, y, w = _data(classes=classes)
+    # Uneven partitions, interleaved over the two workers.
+    sizes, owners = [90, 260, 40, 310], [0, 1, 0, 1]
+    dX, dy, dw = _place(client, [X, y, w], sizes, owners)
+    est = cls(n_estimators=12, random_state=5, client=client, timeout=60, **kw)
+    est.fit(dX, dy, sample_weight=dw)
+    local = cls._local_cls(n_estimators=12, random_state=5, **kw).fit(X, y, sample_weight=w)
+    assert est.n_workers_ == 2
+    assert est.comm_stats_["reductions"] >= 1
+    _assert_same_model(est, local)
+    np.testing.assert_array_equal(est.classes_, local.classes_)
+    np.testing.assert_array_equal(est.predict(dX).compute().to_numpy(), local.predict(X))
+    proba = est.predict_proba(dX)
+    assert isinstance(proba, da.Array)
+    np.testing.assert_allclose(proba.compute(), local.predict_proba(X), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(est.decision_function(dX).compute(), local.decision_function(X), rtol=1e-9, atol=1e-12)
+    # Two distributed fits: bit-identical models.
+    again = cls(n_estimators=12, random_state=5, client=client, timeout=60, **kw).fit(dX, dy, sample_weight=dw)
+    assert again.model_.to_json() == est.model_.to_json()
+
+
+def test_issue_13_a_worker_with_only_an_empty_partition(client):
+    X, y, w = _data(n=500, seed=11)
+    # Worker 1 holds one partition, with no rows: it trains on an empty shard.
+    dX, dy, dw = _place(client, [X, y, w], [200, 0, 300], [0, 1, 0])
+    est = bdask.DaskRealAdaBoostClassifier(n_estimators=10, max_leaves=8, client=client, timeout=60)
+    est.fit(dX, dy, sample_weight=dw)
+    local = boostlab.RealAdaBoostClassifier(n_estimators=10, max_leaves=8).fit(X, y, sample_weight=w)
+    assert est.n_workers_ == 2
+    _assert_same_model(est, local)
+    # All the data on one worker: the other one is left out (one rank).
+    dX1, dy1 = _place(client, [X, y], [250, 250], [1, 1])
+    one = bdask.DaskRealAdaBoostClassifier(n_estimators=10, max_leaves=8, client=client).fit(dX1, dy1)
+    assert one.n_workers_ == 1
+    _assert_same_model(one, boostlab.RealAdaBoostClassifier(n_estimators=10, max_leaves=8).fit(X, y))
+
+
+def test_issue_13_dask_arrays_multilabel_save_load_to_local(client, tmp_path):
+    rng = np.random.RandomState(2)
+    n = 600
+    X = rng.normal(size=(n, 5))
+    X[rng.rand(n, 5) < 0.05] = np.nan
+    Y = np.stack([np.nan_to_num(X[:, 0]) > 0, np.nan_to_num(X[:, 1] + X[:, 2]) > 0.3, np.nan_to_num(X[:, 3]) < -0.5], axis=1)
+    Y = Y.astype(np.int64)
+    dX = da.from_array(X, chunks=((100, 350, 150), (2, 3)))
+    dY = da.from_array(Y, chunks=(200, 3))
+    est = bdask.DaskAdaBoostMHClassifier(n_estimators=8, max_leaves=4, client=client).fit(dX, dY)
+    local = boostlab.AdaBoostMHClassifier(n_estimators=8, max_leaves=4).fit(X, Y)
+    _assert_same_model(est, local)
+    pred = est.predict(dX)
+    assert isinstance(pred, da.Array) and pred.shape == (n, 3)
+    np.testing.assert_array_equal(pred.compute(), local.predict(X))
+    # to_local(): the fitted local estimator, same parameters and model.
+    loc = est.to_local()
+    assert type(loc) is boostlab.AdaBoostMHClassifier
+    assert loc.get_params() == local.get_params()
+    np.testing.assert_array_equal(loc.predict(X), local.predict(X))
+    # Model files: as the local estimators'.
+    path = tmp_path / "m.json"
+    est.save_model(path)
+    back = bdask.DaskAdaBoostMHClassifier.load_model(path)
+    assert isinstance(back, bdask.DaskAdaBoostMHClassifier)
+    np.testing.assert_array_equal(back.predict(dX).compute(), local.predict(X))
+    assert type(boostlab.load_model(path)) is boostlab.AdaBoostMHClassifier
+
+
+def test_issue_13_parameters_are_the_local_ones(client):
+    from sklearn.base import clone
+
+    est = bdask.DaskTAdaBoostClassifier(n_estimators=7, t=0.5, timeout=9.5)
+    p = est.get_params()
+    local = boostlab.TAdaBoostClassifier().get_params()
+    assert set(p) == set(local) | {"client", "timeout"}
+    assert p["t"] == 0.5 and p["timeout"] == 9.5 and p["client"] is None
+    assert clone(est).get_params() == p
+    X, y, _ = _data(n=100)
+    dX, dy = dd.from_pandas(X, npartitions=2), dd.from_pandas(y, npartitions=2)
+    # The local checks run first.
+    with pytest.raises(ValueError, match="invalid parameter `t`"):
+        bdask.DaskTAdaBoostClassifier(t="x", client=client).fit(dX, dy)
+    with pytest.raises(ValueError, match="timeout"):
+        bdask.DaskTAdaBoostClassifier(timeout=0, client=client).fit(dX, dy)
+    with pytest.raises(TypeError, match="dask array or a dask DataFrame"):
+        bdask.DaskAdaBoostClassifier(client=client).fit(X, y)
+    with pytest.raises(ValueError, match="Only binary classification"):
+        _, y3, _ = _data(n=100, classes=3)
+        bdask.DaskAdaBoostClassifier(client=client).fit(dX, dd.from_pandas(y3, npartitions=2))
+    unknown = dX.assign(c=dX["c"].cat.as_unknown())
+    with pytest.raises(ValueError, match="unknown categories"):
+        bdask.DaskAdaBoostClassifier(client=client).fit(unknown, dy)
+
+
+def _slow_logistic(z):
+    time.sleep(0.02)
+    return np.logaddexp(0.0, -z)
+
+
+def test_issue_13_a_worker_killed_mid_fit():
+    """The last test: it kills a worker (of its own cluster)."""
+    timeout = 20.0
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", worker_dashboard_address=":0"
+    ) as cluster, distributed.Client(cluster) as c:
+        X, y, _ = _data(n=400)
+        dX, dy = _place(c, [X, y], [200, 200], [0, 1])
+        victim = sorted(c.scheduler_info()["workers"])[1]
+        est = bdask.DaskSecBoostClassifier(n_estimators=400, loss=_slow_logistic, client=c, timeout=timeout)
+
+        def kill():
+            # Wait until the ranks train, then end the victim's process.
+            for _ in range(400):
+                running = [k for v in c.processing().values() for k in v if "boostlab-fit" in str(k)]
+                if len(running) >= 2:
+                    break
+                time.sleep(0.05)
+            time.sleep(1.0)
+            try:
+                c.run(os._exit, 1, workers=[victim])
+            except Exception:
+                pass
+
+        killer = threading.Thread(target=kill, daemon=True)
+        killer.start()
+        t0 = time.monotonic()
+        with pytest.raises(bdask.DaskFitError, match=victim.replace(".", r"\.")) as err:
+            est.fit(dX, dy)
+        elapsed = time.monotonic() - t0
+        assert "rank 1" in str(err.value)
+        print(f"\nkilled worker: {err.value} (after {elapsed:.1f} s)")
+        killer.join()
+        assert elapsed < timeout + 15, elapsed
+        assert not hasattr(est, "model_")
+        # No stray task: nothing is processing, no worker thread still runs a rank, no listener.
+        deadline = time.monotonic() + 15
+        while True:
+            busy = sum(len(v) for v in c.processing().values())
+            threads = c.run(lambda dask_worker: len(dask_worker.active_threads))
+            hubs = c.run(bdask._hub_count)
+            if busy == 0 and not any(threads.values()) and not any(hubs.values()):
+                break
+            assert time.monotonic() < deadline, (busy, threads, hubs)
+            time.sleep(0.2)

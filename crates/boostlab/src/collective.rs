@@ -179,7 +179,7 @@ pub struct ThreadRank {
 impl ThreadCollective {
     /// The handles of `n ≥ 1` ranks (rank order); a call fails after waiting `timeout` for the
     /// other ranks.
-    pub fn new(n: usize, timeout: Duration) -> Vec<ThreadRank> {
+    pub fn ranks(n: usize, timeout: Duration) -> Vec<ThreadRank> {
         let group = Arc::new(ThreadCollective {
             state: Mutex::new(RoundState {
                 generation: 0,
@@ -362,7 +362,7 @@ mod tests {
 
     #[test]
     fn issue_13_thread_collective_sums_in_rank_order_on_every_rank() {
-        let ranks = ThreadCollective::new(3, Duration::from_secs(10));
+        let ranks = ThreadCollective::ranks(3, Duration::from_secs(10));
         let out: Vec<Vec<f64>> = std::thread::scope(|s| {
             let hs: Vec<_> = ranks
                 .iter()
@@ -395,7 +395,7 @@ mod tests {
 
     #[test]
     fn issue_13_a_rank_that_leaves_fails_the_others_without_hanging() {
-        let mut ranks = ThreadCollective::new(2, Duration::from_secs(30));
+        let mut ranks = ThreadCollective::ranks(2, Duration::from_secs(30));
         let r1 = ranks.pop().unwrap();
         let r0 = ranks.pop().unwrap();
         let t = std::thread::spawn(move || {
@@ -410,7 +410,7 @@ mod tests {
 
     #[test]
     fn issue_13_a_missing_rank_times_out() {
-        let ranks = ThreadCollective::new(2, Duration::from_millis(100));
+        let ranks = ThreadCollective::ranks(2, Duration::from_millis(100));
         let mut b = [1.0];
         let e = ranks[0].allreduce_sum(&mut b).unwrap_err();
         assert!(e.to_string().contains("timed out") && e.to_string().contains("[1]"), "{e}");

@@ -561,7 +561,7 @@ fn fit_inner_on(
             return Err(Error::InvalidData("no feature columns".into()));
         }
         let (n, total) = coll.totals(data.n_rows(), data.sample_weight.as_deref())?;
-        if n == 0 || !(total > 0.0) {
+        if n == 0 || total.is_nan() || total <= 0.0 {
             return Err(Error::InvalidData(format!("no rows of positive weight on any rank ({n} rows)")));
         }
     } else {

@@ -555,6 +555,213 @@ fn fit(
     Ok(Model { inner })
 }
 
+// ---- Issue 13: distributed training (the Rust side of `boostlab.dask`) ----------------------
+//
+// Each worker (rank) holds some of the rows, in rank order. Binning: every rank calls
+// `shard_summary` on its rows, the driver merges the bytes in rank order with
+// `bin_mapper_from_summaries` (the single machine's bins on the same rows) and broadcasts the
+// mapper's JSON; training: every rank calls `fit_shard` with the mapper and a Python `allreduce`
+// callable (the transport), and every rank returns the same model.
+
+/// The parameters of a `params_json` (a [`BoostParams`] as JSON, the preset applied).
+fn params_of(params_json: &str) -> PyResult<BoostParams> {
+    let given: serde_json::Value =
+        serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!("invalid parameters: {e}")))?;
+    Ok(BoostParams::from_json(&given).map_err(py_err)?.0)
+}
+
+/// `weight_prefix(start: float, sample_weight: float64 array) -> float`: `start + Σ w` summed left
+/// to right. Chained over the ranks in order (rank 0 from 0.0, each next rank from the previous
+/// result) it gives each rank's `weight_offset` and, after the last, `total_weight` for
+/// [`shard_summary`] — exactly the single machine's cumulative sums.
+#[pyfunction]
+fn weight_prefix(start: f64, sample_weight: PyReadonlyArray1<'_, f64>) -> PyResult<f64> {
+    let w = sample_weight.as_array();
+    Ok(w.iter().fold(start, |acc, &x| acc + x))
+}
+
+/// `shard_summary(names, columns, params_json, global_offset, global_n, sample_weight=None,
+/// weight_offset=0.0, total_weight=0.0) -> bytes`: the binning summary of this rank's rows.
+///
+/// `columns` as `fit` takes them (the same forms as the local estimators send; categorical
+/// columns with the same levels on every rank); the rows are rows
+/// `global_offset..global_offset + n` of `global_n` (rank order). With `sample_weight`,
+/// `weight_offset`/`total_weight` come from chaining [`weight_prefix`]. Only `max_bins` is read
+/// from `params_json`. Runs with the GIL released.
+#[pyfunction]
+#[pyo3(signature = (names, columns, params_json, global_offset, global_n, sample_weight=None, weight_offset=0.0, total_weight=0.0))]
+#[allow(clippy::too_many_arguments)]
+fn shard_summary<'py>(
+    py: Python<'py>,
+    names: Vec<String>,
+    columns: &Bound<'py, PyAny>,
+    params_json: &str,
+    global_offset: usize,
+    global_n: usize,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    weight_offset: f64,
+    total_weight: f64,
+) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    let params = params_of(params_json)?;
+    let held = Held::new(columns, None)?;
+    let views = held.views(py)?;
+    if names.len() != views.len() {
+        return Err(PyValueError::new_err(format!("{} feature names for {} columns", names.len(), views.len())));
+    }
+    let w = sample_weight.as_ref().map(|w| w.as_array().to_vec());
+    let shard = boostlab::data::ShardSpec { global_offset, global_n, weight_offset, total_weight };
+    let bytes = py
+        .detach(|| {
+            boostlab::data::shard_summaries(&views, params.max_bins, w.as_deref(), &shard)
+                .map(|s| boostlab::data::summaries_to_bytes(&s))
+        })
+        .map_err(py_err)?;
+    Ok(pyo3::types::PyBytes::new(py, &bytes))
+}
+
+/// `bin_mapper_from_summaries(names, summaries: list[bytes], params_json) -> str`: merges the
+/// ranks' [`shard_summary`] bytes, given in rank order, into the bin mapper the single machine
+/// learns on all the rows; returns it as JSON (for `fit_shard`).
+#[pyfunction]
+fn bin_mapper_from_summaries(names: Vec<String>, summaries: Vec<Vec<u8>>, params_json: &str) -> PyResult<String> {
+    let params = params_of(params_json)?;
+    let ranks = summaries
+        .iter()
+        .map(|b| boostlab::data::summaries_from_bytes(b))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(py_err)?;
+    let merged = boostlab::data::merge_summaries(ranks).map_err(py_err)?;
+    let mapper = boostlab::data::BinMapper::from_summaries(&names, merged, params.max_bins).map_err(py_err)?;
+    serde_json::to_string(&mapper).map_err(|e| PyValueError::new_err(format!("bin mapper: {e}")))
+}
+
+/// The transport of `fit_shard`: a Python callable `allreduce(buf: 1-d float64 array) -> 1-d
+/// float64 array` (the sum over ranks in rank order), called with the GIL re-acquired. Its
+/// exception is kept in `error` (re-raised by `fit_shard`) and fails the fit.
+struct PyCollective {
+    func: Py<PyAny>,
+    rank: usize,
+    size: usize,
+    error: ErrorSlot,
+}
+
+impl boostlab::collective::Collective for PyCollective {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    fn allreduce_sum(&self, buf: &mut [f64]) -> boostlab::Result<()> {
+        Python::attach(|py| {
+            let res = (|| -> PyResult<()> {
+                let r = self.func.bind(py).call1((PyArray1::from_slice(py, buf),))?;
+                let r: PyReadonlyArray1<'_, f64> = r.extract()?;
+                let r = r.as_array();
+                if r.len() != buf.len() {
+                    return Err(PyValueError::new_err(format!(
+                        "allreduce returned {} values for {}",
+                        r.len(),
+                        buf.len()
+                    )));
+                }
+                buf.iter_mut().zip(r.iter()).for_each(|(b, v)| *b = *v);
+                Ok(())
+            })();
+            res.map_err(|e| {
+                let msg = format!("rank {}: allreduce failed: {e}", self.rank);
+                self.error.set(e);
+                Error::Distributed(msg)
+            })
+        })
+    }
+}
+
+/// `fit_shard(names, columns, target_kind, y, classes, params_json, bin_mapper_json, rank, size,
+/// allreduce, sample_weight=None, loss=None, callbacks=None, n_jobs=None) -> Model`: this rank's
+/// part of a distributed fit (issue 13); every rank returns the same model.
+///
+/// `names`, `columns`, `target_kind`, `y`, `classes`, `sample_weight`, `loss`, `callbacks`,
+/// `n_jobs`: as `fit`, for this rank's rows (the same names, categorical levels and `classes` on
+/// every rank; a rank may have no rows). `bin_mapper_json`: from [`bin_mapper_from_summaries`].
+/// `allreduce(buf: numpy float64 1-d) -> numpy float64 1-d`: the sum over the `size` ranks of
+/// every rank's `buf`, in rank order, the same on every rank; every rank makes the same sequence
+/// of calls. The fit runs with the GIL released; `allreduce` is called with it re-acquired, and
+/// an exception it raises aborts the fit and is re-raised. Validation data, warm start,
+/// `t = 'auto'` and abstaining AdaBoost are refused.
+#[pyfunction]
+#[pyo3(signature = (names, columns, target_kind, y, classes, params_json, bin_mapper_json, rank, size, allreduce, sample_weight=None, loss=None, callbacks=None, n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
+fn fit_shard(
+    py: Python<'_>,
+    names: Vec<String>,
+    columns: &Bound<'_, PyAny>,
+    target_kind: &str,
+    y: &Bound<'_, PyAny>,
+    classes: Vec<String>,
+    params_json: &str,
+    bin_mapper_json: &str,
+    rank: usize,
+    size: usize,
+    allreduce: Py<PyAny>,
+    sample_weight: Option<PyReadonlyArray1<'_, f64>>,
+    loss: Option<(Py<PyAny>, String, bool, Option<f64>)>,
+    callbacks: Option<Vec<Py<PyAny>>>,
+    n_jobs: Option<i64>,
+) -> PyResult<Model> {
+    if size == 0 || rank >= size {
+        return Err(PyValueError::new_err(format!("rank {rank} of {size} ranks")));
+    }
+    let pool = thread_pool(n_jobs)?;
+    let params = params_of(params_json)?;
+    let mapper: boostlab::data::BinMapper =
+        serde_json::from_str(bin_mapper_json).map_err(|e| PyValueError::new_err(format!("invalid bin mapper: {e}")))?;
+    let held = Held::new(columns, None)?;
+    let views = held.views(py)?;
+    if names.len() != views.len() {
+        return Err(PyValueError::new_err(format!("{} feature names for {} columns", names.len(), views.len())));
+    }
+    let schema = held.schema(names);
+    let target = target(target_kind, y, classes)?;
+    let sample_weight = sample_weight.map(|w| w.as_array().to_vec());
+    let cancel = Cancel::new();
+    let error = ErrorSlot { error: Arc::new(Mutex::new(None)), cancel: cancel.clone() };
+    let loss = loss.map(|(f, name, convex, beta)| python_loss(f, name, convex, beta, error.clone())).transpose()?;
+    let coll: Arc<dyn boostlab::collective::Collective> =
+        Arc::new(PyCollective { func: allreduce, rank, size, error: error.clone() });
+    let callbacks = callbacks.unwrap_or_default();
+    let slot = error.clone();
+    let mut on_round = move |r: &RoundRecord| {
+        if callbacks.is_empty() || slot.is_set() {
+            return;
+        }
+        Python::attach(|py| {
+            let res =
+                record_dict(py, r).and_then(|d| callbacks.iter().try_for_each(|f| f.bind(py).call1((&d,)).map(drop)));
+            if let Err(e) = res {
+                slot.set(e);
+            }
+        });
+    };
+    let res = interruptible(py, &cancel, || {
+        pool.install(|| {
+            params.check()?;
+            let n = n_rows(&views);
+            let mut bins = mapper.new_matrix(n);
+            mapper.bin_into(&schema.names, &views, 0, &mut bins)?;
+            let data = BinnedData::new(schema, mapper, bins, target, sample_weight)?;
+            let opts = FitOptions { cancel: Some(&cancel), ..FitOptions::default() };
+            boostlab::fit_binned_distributed(&data, &params, loss, opts, coll, &mut on_round)
+        })
+    })?;
+    if let Some(e) = error.take() {
+        return Err(e);
+    }
+    Ok(Model { inner: res.map_err(py_err)? })
+}
+
 /// Rebuilds a model from its JSON (the unpickling function of [`Model`]).
 #[pyfunction]
 fn model_from_json(text: &str) -> PyResult<Model> {
@@ -907,5 +1114,9 @@ fn _boostlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Model>()?;
     m.add_function(wrap_pyfunction!(fit, m)?)?;
     m.add_function(wrap_pyfunction!(model_from_json, m)?)?;
+    m.add_function(wrap_pyfunction!(weight_prefix, m)?)?;
+    m.add_function(wrap_pyfunction!(shard_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(bin_mapper_from_summaries, m)?)?;
+    m.add_function(wrap_pyfunction!(fit_shard, m)?)?;
     Ok(())
 }

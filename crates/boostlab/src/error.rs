@@ -60,6 +60,10 @@ pub enum Error {
     /// A step supplied by the caller failed (an experiment's cell runner); the message says why.
     #[error("{0}")]
     Failed(String),
+    /// Distributed training (issue 13): a peer was lost, a reduction timed out, or the ranks
+    /// disagree; the message names the rank or worker.
+    #[error("distributed training: {0}")]
+    Distributed(String),
 }
 
 impl Error {

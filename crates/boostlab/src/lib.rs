@@ -42,6 +42,7 @@
 
 pub mod boost;
 mod cancel;
+pub mod collective;
 pub mod data;
 pub mod error;
 pub mod eval;
@@ -57,8 +58,8 @@ pub mod tempered;
 pub mod tree;
 
 pub use boost::driver::{
-    fit, fit_binned, fit_binned_cancellable, fit_binned_with_options, fit_cancellable, fit_with, fit_with_options,
-    Algorithm, BoostParams, RoundRecord,
+    fit, fit_binned, fit_binned_cancellable, fit_binned_distributed, fit_binned_with_options, fit_cancellable,
+    fit_with, fit_with_options, Algorithm, BoostParams, RoundRecord,
 };
 pub use boost::validation::{EvalMetric, FitOptions, Validation};
 pub use cancel::Cancel;

@@ -4,6 +4,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{Booster, Diagnostics, Labels, Step};
+use crate::collective::Shared;
 use crate::error::{Error, Result};
 use crate::par;
 use crate::tree::{Criterion, LeafRule};
@@ -70,6 +71,10 @@ pub struct AdaBoost {
     sw: Option<(Vec<f64>, f64)>,
     /// Learning rate ν (issue 15).
     lr: f64,
+    /// Issue 13: the ranks' collective (local by default), and whether the leaf smoothing is the
+    /// default `1/(2m)` (redone with the ranks' `m`).
+    coll: Shared,
+    default_eps: bool,
 }
 
 /// Weighted training error of scores (a score of 0 predicts the negative class).
@@ -113,7 +118,14 @@ impl AdaBoost {
         // SPEC §2.2/§4.4: ε = 1/(2m) with weights summing to 1, m = Σ wᵢ (the number of rows
         // without sample weights): integer weights give the ε of the repeated rows.
         let eps = params.smoothing.unwrap_or(1.0 / (2.0 * labels.total_weight()));
-        Self::new(labels, LeafRule::HalfLogRatio { eps }, Criterion::Matusita, params.alpha.unwrap_or(AlphaRule::One))
+        let mut b = Self::new(
+            labels,
+            LeafRule::HalfLogRatio { eps },
+            Criterion::Matusita,
+            params.alpha.unwrap_or(AlphaRule::One),
+        )?;
+        b.default_eps = params.smoothing.is_none();
+        Ok(b)
     }
 
     fn new(labels: Labels<'_>, leaf_rule: LeafRule, criterion: Criterion, alpha: AlphaRule) -> Result<Self> {
@@ -137,6 +149,8 @@ impl AdaBoost {
             log_bound: 0.0,
             sw: labels.sample_weight.map(|w| (w.to_vec(), labels.total_weight())),
             lr: 1.0,
+            coll: Shared::default(),
+            default_eps: false,
         })
     }
 
@@ -149,43 +163,66 @@ impl AdaBoost {
 /// Exact minimiser of `Z(α) = Σ d_i e^(−α u_i)` (SPEC §4.2(b)), or `None` when the non-zero
 /// `u` share a sign (α unbounded). Safeguarded Newton on `Z'(α) = 0`, relative tolerance 1e−12.
 pub fn line_search_alpha(d: &[f64], u: &[f64]) -> Option<f64> {
-    let pos = d.iter().zip(u).any(|(d, u)| *d > 0.0 && *u > 0.0);
-    let neg = d.iter().zip(u).any(|(d, u)| *d > 0.0 && *u < 0.0);
+    // Local: nothing is reduced, nothing can fail.
+    line_search_alpha_on(d, u, &Shared::default()).ok().flatten()
+}
+
+/// [`line_search_alpha`] over the rows of every rank (issue 13): one call for the signs and the
+/// range of `u`, then one per Newton step (`Z'` and `Z''`).
+pub(crate) fn line_search_alpha_on(d: &[f64], u: &[f64], coll: &Shared) -> Result<Option<f64>> {
+    let dist = coll.is_distributed();
+    let mut pos = d.iter().zip(u).any(|(d, u)| *d > 0.0 && *u > 0.0);
+    let mut neg = d.iter().zip(u).any(|(d, u)| *d > 0.0 && *u < 0.0);
+    // max_i(−a u_i) = max(−a·min u, −a·max u) exactly (rounding is monotone).
+    let mut range = [0.0, 0.0];
+    if dist {
+        let lo = u.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = u.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mut m = [f64::from(u8::from(pos)), f64::from(u8::from(neg)), -lo, hi];
+        coll.sum_max(&mut [], &mut m)?;
+        (pos, neg, range) = (m[0] > 0.0, m[1] > 0.0, [-m[2], m[3]]);
+    }
     if !(pos && neg) {
-        return None;
+        return Ok(None);
     }
     // g(α) = Z'(α)/scale, computed with a shift so that no exponential overflows.
-    let deriv = |a: f64| -> (f64, f64) {
-        let shift = u.iter().map(|u| -a * u).fold(f64::NEG_INFINITY, f64::max);
+    let deriv = |a: f64| -> Result<(f64, f64)> {
+        let shift = if dist {
+            (-a * range[0]).max(-a * range[1])
+        } else {
+            u.iter().map(|u| -a * u).fold(f64::NEG_INFINITY, f64::max)
+        };
         let (mut g, mut h) = (0.0, 0.0);
         for (d, u) in d.iter().zip(u) {
             let e = d * (-a * u - shift).exp();
             g -= u * e;
             h += u * u * e;
         }
-        (g, h)
+        let mut b = [g, h];
+        coll.sum(&mut b)?;
+        Ok((b[0], b[1]))
     };
-    let (g0, _) = deriv(0.0);
+    let (g0, _) = deriv(0.0)?;
     if g0 == 0.0 {
-        return Some(0.0);
+        return Ok(Some(0.0));
     }
     let dir = if g0 < 0.0 { 1.0 } else { -1.0 };
     // Bracket the root between lo and hi (in the direction of descent).
     let (mut lo, mut hi) = (0.0f64, dir);
     let mut steps = 0;
-    while deriv(hi).0 * dir < 0.0 {
+    while deriv(hi)?.0 * dir < 0.0 {
         lo = hi;
         hi *= 2.0;
         steps += 1;
         if steps > 60 {
-            return None;
+            return Ok(None);
         }
     }
     let mut a = (lo + hi) / 2.0;
     for _ in 0..200 {
-        let (g, h) = deriv(a);
+        let (g, h) = deriv(a)?;
         if g == 0.0 {
-            return Some(a);
+            return Ok(Some(a));
         }
         if g * dir < 0.0 {
             lo = a;
@@ -195,11 +232,11 @@ pub fn line_search_alpha(d: &[f64], u: &[f64]) -> Option<f64> {
         let newton = a - g / h;
         let next = if h > 0.0 && (newton - lo) * (newton - hi) < 0.0 { newton } else { (lo + hi) / 2.0 };
         if (next - a).abs() <= 1e-12 * a.abs().max(1e-300) {
-            return Some(next);
+            return Ok(Some(next));
         }
         a = next;
     }
-    Some(a)
+    Ok(Some(a))
 }
 
 impl Booster for AdaBoost {
@@ -235,6 +272,23 @@ impl Booster for AdaBoost {
     fn step_then_statistics(&mut self, h: &[f64], diag: &mut Diagnostics, stats: &mut [f64]) -> Result<Step> {
         self.advance(h, diag, Some(stats))
     }
+
+    fn set_collective(&mut self, c: Shared) -> Result<()> {
+        // Issue 13: the initial distribution and m = Σ w over every rank's rows.
+        let (n, total) = c.totals(self.y.len(), self.sw.as_ref().map(|p| p.0.as_slice()))?;
+        self.d = match &self.sw {
+            Some((w, _)) => w.iter().map(|x| x / total).collect(),
+            None => vec![1.0 / n as f64; self.y.len()],
+        };
+        if let Some((_, t)) = &mut self.sw {
+            *t = total;
+        }
+        if self.default_eps {
+            self.leaf_rule = LeafRule::HalfLogRatio { eps: 1.0 / (2.0 * total) };
+        }
+        self.coll = c;
+        Ok(())
+    }
 }
 
 impl AdaBoost {
@@ -267,6 +321,12 @@ impl AdaBoost {
         let mut e = EdgeSums::default();
         for p in parts {
             (e.wp, e.wn, e.w0, e.r, e.rmax) = (e.wp + p.wp, e.wn + p.wn, e.w0 + p.w0, e.r + p.r, e.rmax.max(p.rmax));
+        }
+        if self.coll.is_distributed() {
+            // Issue 13: the edge sums of every rank's rows (one call).
+            let (mut sums, mut max) = ([e.wp, e.wn, e.w0, e.r], [e.rmax]);
+            self.coll.sum_max(&mut sums, &mut max)?;
+            ([e.wp, e.wn, e.w0, e.r], e.rmax) = (sums, max[0]);
         }
         let (eps, r, rmax) = (e.wn, e.r, e.rmax);
         diag.insert("epsilon", eps);
@@ -321,7 +381,7 @@ impl AdaBoost {
                     (0.5 * (a / b).ln()).min(MAX_ALPHA) / rmax
                 }
             }
-            AlphaRule::LineSearch => match line_search_alpha(d, &u().collect::<Vec<_>>()) {
+            AlphaRule::LineSearch => match line_search_alpha_on(d, &u().collect::<Vec<_>>(), &self.coll)? {
                 Some(a) if a > 0.0 => a.min(MAX_ALPHA / rmax),
                 Some(_) => return Ok(Step::Stop { reason: "the exact α is ≤ 0: no better than chance".into() }),
                 None => {
@@ -353,8 +413,31 @@ impl AdaBoost {
                 (z, wrong)
             })
             .collect();
-        let z = parts.iter().fold(0.0, |z, p| z + p.0);
-        let wrong: usize = parts.iter().map(|p| p.1).sum();
+        let mut z = parts.iter().fold(0.0, |z, p| z + p.0);
+        let mut wrong = parts.iter().map(|p| p.1).sum::<usize>() as f64;
+        // The training error's sum (of the repeated rows with sample weights: their weights).
+        let mut werr = match &self.sw {
+            None => 0.0,
+            Some((w, _)) => {
+                let (s, y) = (&self.scores, &self.y);
+                let parts = par::map_chunks(w.len(), |rows| {
+                    rows.map(|i| if (s[i] > 0.0) != (y[i] > 0.0) { w[i] } else { 0.0 }).sum::<f64>()
+                });
+                parts.iter().sum::<f64>()
+            }
+        };
+        let mut n = self.y.len() as f64;
+        if self.coll.is_distributed() {
+            // Issue 13: Z and the training errors of every rank's rows (one call).
+            let mut b = [z, wrong, n, werr];
+            self.coll.sum(&mut b)?;
+            [z, wrong, n, werr] = b;
+        }
+        let train_error = match &self.sw {
+            None => wrong / n.max(1.0),
+            // Weighted by the sample weights: the error rate of the repeated rows.
+            Some((_, total)) => werr / total,
+        };
         if !(z.is_finite() && z > 0.0) {
             return Err(Error::Numerical(format!("normaliser Z = {z} after α = {alpha}")));
         }
@@ -373,17 +456,6 @@ impl AdaBoost {
         diag.insert("alpha", alpha);
         diag.insert("z", z);
         diag.insert("bound", self.log_bound.exp());
-        let train_error = match &self.sw {
-            None => wrong as f64 / self.y.len().max(1) as f64,
-            // Weighted by the sample weights: the error rate of the repeated rows.
-            Some((w, total)) => {
-                let (s, y) = (&self.scores, &self.y);
-                let parts = par::map_chunks(w.len(), |rows| {
-                    rows.map(|i| if (s[i] > 0.0) != (y[i] > 0.0) { w[i] } else { 0.0 }).sum::<f64>()
-                });
-                parts.iter().sum::<f64>() / total
-            }
-        };
         diag.insert("train_error", train_error);
         Ok(match stop {
             Some(reason) => Step::AddAndStop { alpha, reason },

@@ -16,12 +16,13 @@ use super::tadaboost::{TAdaBoost, TAdaBoostParams};
 use super::validation::{self, FitOptions};
 use super::{Booster, Diagnostics, Labels, Step};
 use crate::cancel::{self, Cancel};
+use crate::collective::{Collective, Shared};
 use crate::data::{BinnedData, Dataset, FeatureBins, Target};
 use crate::error::{Error, Result};
 use crate::loss::Loss;
 use crate::model::{Ensemble, Task};
 use crate::par::ROW_CHUNK;
-use crate::tree::{abstaining_stump, grow_cancellable, GrowSpec, PureLeaves, TreeParams};
+use crate::tree::{abstaining_stump, grow_distributed, GrowSpec, PureLeaves, TreeParams};
 
 /// The boosting algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -485,6 +486,53 @@ fn fit_options(
     fit_inner(data, params, loss, opts, on_round)
 }
 
+/// Distributed training (issue 13): this rank's part of a fit whose rows are spread over the
+/// ranks of `collective`. Every rank calls it with its own rows as bins (`data`: the same bin
+/// mapper, schema, classes and parameters on every rank; a rank may hold no rows) and the same
+/// `params`; every rank returns the same model, the one the single machine trains on all the
+/// rows (up to the rounding of sums taken in another order: α and leaf values agree within about
+/// 1e−12 relative, trees and predictions exactly unless two splits tie within that). Every sum
+/// over the rows — histograms, leaf sums and covers, each booster's sums for α, its normalisers,
+/// line searches, Solve_α steps, training errors — is summed over the ranks by
+/// [`Collective::allreduce_sum`]; see the README's "Distributed training" for the calls per
+/// round. `loss`: a user loss for SecBoost, as [`fit_with_loss`]. `opts.cancel` stops this rank
+/// (the others then fail in their next reduction).
+///
+/// Not distributed (an error): validation data and early stopping, warm start (`init_model`),
+/// `t = auto`, abstaining AdaBoost. Nothing in training samples rows (the only random choices —
+/// the candidate cap and random tie-breaking — are seeded per node from the summed histograms),
+/// so every rank draws the same. A collective of one rank is exactly [`fit_binned_with_options`].
+pub fn fit_binned_distributed(
+    data: &BinnedData,
+    params: &BoostParams,
+    loss: Option<Loss>,
+    opts: FitOptions<'_>,
+    collective: std::sync::Arc<dyn Collective>,
+    on_round: &mut dyn FnMut(&RoundRecord),
+) -> Result<Ensemble> {
+    let coll = Shared::new(collective);
+    if !coll.is_distributed() {
+        return fit_binned_with_options(data, params, loss, opts, on_round);
+    }
+    if loss.is_some() {
+        custom_loss_needs_secboost(params)?;
+    }
+    let refuse = |what: &str| Err(Error::Distributed(format!("{what} is not supported in distributed training")));
+    if opts.valid.is_some() || params.early_stopping_rounds.is_some() {
+        return refuse("validation data (early stopping)");
+    }
+    if opts.init_model.is_some() {
+        return refuse("warm start (init_model)");
+    }
+    if params.algorithm == Algorithm::TAdaBoost && params.t_adaboost.auto_t.is_some() {
+        return refuse("t = auto");
+    }
+    if params.algorithm == Algorithm::AbstainingAdaBoost {
+        return refuse("abstaining-adaboost");
+    }
+    fit_inner_on(data, params, loss, opts, on_round, &coll)
+}
+
 /// One fit with the parameters as they are (`t_adaboost.auto_t` is not looked at).
 pub(crate) fn fit_inner(
     data: &BinnedData,
@@ -493,9 +541,32 @@ pub(crate) fn fit_inner(
     opts: FitOptions<'_>,
     on_round: &mut dyn FnMut(&RoundRecord),
 ) -> Result<Ensemble> {
+    fit_inner_on(data, params, loss, opts, on_round, &Shared::default())
+}
+
+/// [`fit_inner`] on this rank's rows (issue 13; [`Shared::default`] on one machine).
+fn fit_inner_on(
+    data: &BinnedData,
+    params: &BoostParams,
+    loss: Option<Loss>,
+    opts: FitOptions<'_>,
+    on_round: &mut dyn FnMut(&RoundRecord),
+    coll: &Shared,
+) -> Result<Ensemble> {
     let cancel = opts.cancel;
     params.check()?;
-    data.check_trainable()?;
+    if coll.is_distributed() {
+        // A rank may hold no rows, or one class only: the checks are on every rank's rows.
+        if data.n_features() == 0 {
+            return Err(Error::InvalidData("no feature columns".into()));
+        }
+        let (n, total) = coll.totals(data.n_rows(), data.sample_weight.as_deref())?;
+        if n == 0 || total.is_nan() || total <= 0.0 {
+            return Err(Error::InvalidData(format!("no rows of positive weight on any rank ({n} rows)")));
+        }
+    } else {
+        data.check_trainable()?;
+    }
     if let Some(f) = data.mapper.features.iter().position(|b| match b {
         FeatureBins::Numeric { .. } => b.n_value_bins() > params.max_bins,
         FeatureBins::Categorical { .. } => false,
@@ -531,6 +602,9 @@ pub(crate) fn fit_inner(
     let eval_loss = loss.clone();
     let (mut booster, extras) = make_booster(&params, labels.view(weights), loss)?;
     booster.set_learning_rate(params.learning_rate);
+    if coll.is_distributed() {
+        booster.set_collective(coll.clone())?;
+    }
     drop(labels); // the booster keeps its own copy; free it before the rounds (issue 8: peak RSS)
     let task = match target {
         Target::Classes { classes, .. } if binary => Task::Binary { classes: classes.clone() },
@@ -542,7 +616,7 @@ pub(crate) fn fit_inner(
     model.base_score = extras.base_score;
     model.output = extras.output.clone();
     let tracker = opts.valid.map(|v| validation::Tracker::new(&model, v, &params, eval_loss)).transpose()?;
-    let mut model = run_with(data, &params, booster, model, tracker, opts.init_model, cancel, on_round)?;
+    let mut model = run_with(data, &params, booster, model, tracker, opts.init_model, cancel, on_round, coll)?;
     model.clip = extras.clip;
     model.base_score = extras.base_score;
     model.output = extras.output;
@@ -593,6 +667,7 @@ fn run_with(
     init: Option<&Ensemble>,
     cancel: Option<&Cancel>,
     on_round: &mut dyn FnMut(&RoundRecord),
+    coll: &Shared,
 ) -> Result<Ensemble> {
     cancel::check(cancel)?;
     let (mapper, binned) = (&data.mapper, &data.bins);
@@ -633,11 +708,11 @@ fn run_with(
             let mut grown = if params.algorithm == Algorithm::AbstainingAdaBoost {
                 abstaining_stump(binned, mapper, &stats, data.sample_weight.as_deref())?
             } else {
-                let g = grow_cancellable(binned, mapper, &stats, k, &spec, cancel)?;
+                let g = grow_distributed(binned, mapper, &stats, k, &spec, cancel, coll.get())?;
                 let useless = g.tree.n_leaves() == 1 || g.tree.leaf_values.iter().all(|v| *v == 0.0);
                 if auto_pure && tree_params.pure_leaves == PureLeaves::Forbid && useless {
                     spec.params = &relaxed;
-                    grow_cancellable(binned, mapper, &stats, k, &spec, cancel)?
+                    grow_distributed(binned, mapper, &stats, k, &spec, cancel, coll.get())?
                 } else {
                     g
                 }

@@ -148,6 +148,15 @@ pub trait Booster: Send {
         self.statistics(stats);
         Ok(step)
     }
+
+    /// Distributed training (issue 13): from now on every sum over the examples is summed over
+    /// the ranks of `c` too (the booster holds this rank's examples); the booster also redoes, with
+    /// the totals over the ranks, whatever its constructor derived from its examples (the initial
+    /// distribution, `m = Σ w`, ...). Called once, before the first [`Booster::statistics`], only
+    /// when there are several ranks. By default an error: the booster cannot train distributed.
+    fn set_collective(&mut self, _c: crate::collective::Shared) -> Result<()> {
+        Err(crate::error::Error::Distributed("this algorithm cannot train distributed".into()))
+    }
 }
 
 /// `ν·α` when `ν ≠ 1`, else `α` itself (issue 15: at ν = 1 every result stays bit-identical).

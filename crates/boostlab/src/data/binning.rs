@@ -426,6 +426,299 @@ impl NumericSummary {
     }
 }
 
+/// Where one rank's rows sit among all the rows (issue 13, distributed binning): rows
+/// `global_offset..global_offset + n` of `global_n`, in rank order. With sample weights,
+/// `weight_offset` is the cumulative weight of the rows before (summed left to right from 0 over
+/// every earlier row: chain [`weight_prefix`] over the ranks in order) and `total_weight` the
+/// cumulative weight of all the rows; both are ignored without weights.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ShardSpec {
+    /// Global index of this rank's first row.
+    pub global_offset: usize,
+    /// Number of rows over all ranks.
+    pub global_n: usize,
+    /// Cumulative sample weight of the rows before this rank's (0 without weights).
+    #[serde(default)]
+    pub weight_offset: f64,
+    /// Cumulative sample weight of all the rows (0 without weights).
+    #[serde(default)]
+    pub total_weight: f64,
+}
+
+/// `start + w₀ + w₁ + …`, summed left to right: chained over the ranks in order (each rank's
+/// `start` the previous rank's result, the first's 0), it gives every rank the exact
+/// [`ShardSpec::weight_offset`] and the last one the `total_weight` of the single machine's
+/// cumulative sums.
+pub fn weight_prefix(start: f64, w: &[f64]) -> f64 {
+    w.iter().fold(start, |acc, &x| acc + x)
+}
+
+/// How many times [`bin_sample_rows`] on all the rows lists each of this rank's `n` rows, or
+/// `None` when the rows are not sampled (issue 13).
+fn shard_sample_counts(n: usize, w: Option<&[f64]>, shard: &ShardSpec) -> Result<Option<Vec<usize>>> {
+    let (start, global_n) = (shard.global_offset, shard.global_n);
+    if start.checked_add(n).is_none_or(|end| end > global_n) {
+        return Err(Error::InvalidData(format!("shard rows {start}..{start}+{n} beyond the {global_n} rows")));
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(BIN_SAMPLE_SEED);
+    let mut counts = vec![0usize; n];
+    match w {
+        None => {
+            if global_n <= BIN_SAMPLE_ROWS {
+                return Ok(None);
+            }
+            // The same draw as `sample_rows` on all the rows; this rank's rows of it.
+            for p in index::sample(&mut rng, global_n, BIN_SAMPLE_ROWS).into_iter() {
+                if (start..start + n).contains(&p) {
+                    counts[p - start] += 1;
+                }
+            }
+        }
+        Some(w) => {
+            let total = shard.total_weight;
+            if total.is_nan() || total <= BIN_SAMPLE_ROWS as f64 {
+                return Ok(None);
+            }
+            let (units, unit) = if total <= MAX_SAMPLE_UNITS {
+                (total.ceil(), 1.0)
+            } else {
+                (MAX_SAMPLE_UNITS, total / MAX_SAMPLE_UNITS)
+            };
+            // This rank's cumulative weights, continuing the single machine's left-to-right sums.
+            let cum: Vec<f64> = w
+                .iter()
+                .scan(shard.weight_offset, |acc, &x| {
+                    *acc += x;
+                    Some(*acc)
+                })
+                .collect();
+            let last_rank = start + n == global_n;
+            for k in index::sample(&mut rng, units as usize, BIN_SAMPLE_ROWS).into_iter() {
+                let point = k as f64 * unit;
+                // The row holding the point: the first whose cumulative weight exceeds it; on the
+                // single machine, a point beyond every row goes to the last row.
+                if n == 0 || point < shard.weight_offset {
+                    continue;
+                }
+                let i = cum.partition_point(|&c| c <= point);
+                if i < n {
+                    counts[i] += 1;
+                } else if last_rank {
+                    counts[n - 1] += 1;
+                }
+            }
+        }
+    }
+    Ok(Some(counts))
+}
+
+/// This rank's summaries of its rows (issue 13, distributed binning): what
+/// [`merge_summaries`] needs to build, from every rank's summaries in rank order, the
+/// [`BinMapper`] that [`BinMapper::fit_views`] learns on all the rows (the seeded sample of
+/// [`bin_sample_rows`] is drawn by global row index; `shard` says where these rows sit).
+pub fn shard_summaries(
+    columns: &[ColumnView<'_>],
+    max_bins: usize,
+    sample_weight: Option<&[f64]>,
+    shard: &ShardSpec,
+) -> Result<Vec<FeatureSummary>> {
+    if !(2..=65535).contains(&max_bins) {
+        return Err(Error::param("max_bins", "an integer in 2..=65535", max_bins));
+    }
+    let n = columns.first().map_or(0, ColumnView::len);
+    if let Some(f) = columns.iter().position(|c| c.len() != n) {
+        return Err(Error::InvalidData(format!("column {f} has {} rows, the first {n}", columns[f].len())));
+    }
+    if sample_weight.is_some_and(|w| w.len() != n) {
+        return Err(Error::InvalidData(format!(
+            "{} sample weights for {n} rows",
+            sample_weight.map_or(0, <[f64]>::len)
+        )));
+    }
+    let counts = shard_sample_counts(n, sample_weight, shard)?;
+    let sampling = counts.is_some();
+    Ok(columns
+        .par_iter()
+        .map(|col| match col {
+            ColumnView::Numeric(v) => {
+                let mut s = NumericSummary::new(max_bins, sample_weight.is_some(), sampling);
+                v.for_each(|i, x| {
+                    let wt = sample_weight.map_or(1.0, |w| w[i]);
+                    s.push(x, wt, counts.as_ref().map_or(0, |c| c[i]));
+                });
+                FeatureSummary::Numeric(s)
+            }
+            ColumnView::Categorical { n_levels, .. } => FeatureSummary::Categorical { n_levels: *n_levels },
+        })
+        .collect())
+}
+
+/// Merges the ranks' summaries, given in rank order (issue 13): the summaries of all the rows,
+/// from which [`BinMapper::from_summaries`] gives the single machine's mapper.
+pub fn merge_summaries(ranks: Vec<Vec<FeatureSummary>>) -> Result<Vec<FeatureSummary>> {
+    let mut it = ranks.into_iter();
+    let Some(mut out) = it.next() else {
+        return Err(Error::InvalidData("no summaries to merge".into()));
+    };
+    for (r, next) in it.enumerate() {
+        if next.len() != out.len() {
+            return Err(Error::InvalidData(format!(
+                "rank {} summarised {} features, rank 0 {}",
+                r + 1,
+                next.len(),
+                out.len()
+            )));
+        }
+        for (f, (a, b)) in out.iter_mut().zip(next).enumerate() {
+            match (a, b) {
+                (FeatureSummary::Numeric(a), FeatureSummary::Numeric(b)) => a.merge(b, f)?,
+                (FeatureSummary::Categorical { n_levels: x }, FeatureSummary::Categorical { n_levels: y })
+                    if *x == y => {}
+                _ => return Err(Error::InvalidData(format!("feature {f}: the ranks' summaries differ in kind"))),
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl NumericSummary {
+    /// Appends the summary of the next rows (rank order).
+    fn merge(&mut self, b: NumericSummary, f: usize) -> Result<()> {
+        if (self.max_bins, self.weighted, self.sampling) != (b.max_bins, b.weighted, b.sampling) {
+            return Err(Error::InvalidData(format!("feature {f}: the ranks' summaries differ in settings")));
+        }
+        self.usable += b.usable;
+        self.all = match (self.all.take(), b.all) {
+            (Some(mut x), Some(y)) if !self.sampling || self.usable <= BIN_SAMPLE_ROWS as f64 => {
+                x.extend(y);
+                Some(x)
+            }
+            _ => None,
+        };
+        self.sample.extend(b.sample);
+        self.distinct = match (self.distinct.take(), b.distinct) {
+            (Some(mut x), Some(y)) => y.into_iter().all(|v| insert_distinct(&mut x, v, self.max_bins)).then_some(x),
+            _ => None,
+        };
+        Ok(())
+    }
+}
+
+/// Summaries as bytes (little-endian; for the ranks to send them to whoever merges them).
+pub fn summaries_to_bytes(summaries: &[FeatureSummary]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let u64_ = |out: &mut Vec<u8>, x: usize| out.extend_from_slice(&(x as u64).to_le_bytes());
+    let f64s = |out: &mut Vec<u8>, v: &[f64]| {
+        out.extend_from_slice(&(v.len() as u64).to_le_bytes());
+        v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+    };
+    out.extend_from_slice(b"BLSUM1");
+    u64_(&mut out, summaries.len());
+    for s in summaries {
+        match s {
+            FeatureSummary::Categorical { n_levels } => {
+                out.push(1);
+                u64_(&mut out, *n_levels);
+            }
+            FeatureSummary::Numeric(s) => {
+                out.push(0);
+                u64_(&mut out, s.max_bins);
+                out.extend([u8::from(s.weighted), u8::from(s.sampling)]);
+                out.extend_from_slice(&s.usable.to_le_bytes());
+                match &s.all {
+                    Some(all) => {
+                        out.push(1);
+                        f64s(&mut out, &all.iter().flat_map(|p| [p.0, p.1]).collect::<Vec<_>>());
+                    }
+                    None => out.push(0),
+                }
+                f64s(&mut out, &s.sample);
+                match &s.distinct {
+                    Some(d) => {
+                        out.push(1);
+                        f64s(&mut out, d);
+                    }
+                    None => out.push(0),
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Summaries from [`summaries_to_bytes`]; malformed bytes are an error.
+pub fn summaries_from_bytes(bytes: &[u8]) -> Result<Vec<FeatureSummary>> {
+    struct Rd<'a>(&'a [u8]);
+    impl Rd<'_> {
+        fn take(&mut self, n: usize) -> Result<&[u8]> {
+            if self.0.len() < n {
+                return Err(Error::InvalidData("binning summaries: truncated bytes".into()));
+            }
+            let (a, b) = self.0.split_at(n);
+            self.0 = b;
+            Ok(a)
+        }
+        fn u8(&mut self) -> Result<u8> {
+            Ok(self.take(1)?[0])
+        }
+        fn u64(&mut self) -> Result<usize> {
+            let b: [u8; 8] = self.take(8)?.try_into().map_err(|_| Error::InvalidData("binning summaries".into()))?;
+            usize::try_from(u64::from_le_bytes(b)).map_err(|_| Error::InvalidData("binning summaries: a length".into()))
+        }
+        fn f64(&mut self) -> Result<f64> {
+            let b: [u8; 8] = self.take(8)?.try_into().map_err(|_| Error::InvalidData("binning summaries".into()))?;
+            Ok(f64::from_le_bytes(b))
+        }
+        fn f64s(&mut self) -> Result<Vec<f64>> {
+            let n = self.u64()?;
+            if n > self.0.len() / 8 {
+                return Err(Error::InvalidData("binning summaries: truncated bytes".into()));
+            }
+            (0..n).map(|_| self.f64()).collect()
+        }
+    }
+    let mut r = Rd(bytes);
+    if r.take(6)? != b"BLSUM1" {
+        return Err(Error::InvalidData("binning summaries: not summary bytes".into()));
+    }
+    let d = r.u64()?;
+    if d > bytes.len() {
+        return Err(Error::InvalidData("binning summaries: truncated bytes".into()));
+    }
+    let mut out = Vec::with_capacity(d);
+    for _ in 0..d {
+        out.push(match r.u8()? {
+            1 => FeatureSummary::Categorical { n_levels: r.u64()? },
+            0 => {
+                let max_bins = r.u64()?;
+                let (weighted, sampling) = (r.u8()? == 1, r.u8()? == 1);
+                let usable = r.f64()?;
+                let all = match r.u8()? {
+                    1 => Some(r.f64s()?.chunks_exact(2).map(|p| (p[0], p[1])).collect()),
+                    _ => None,
+                };
+                let sample = r.f64s()?;
+                let distinct = match r.u8()? {
+                    1 => Some(r.f64s()?),
+                    _ => None,
+                };
+                FeatureSummary::Numeric(NumericSummary {
+                    max_bins,
+                    weighted,
+                    sampling,
+                    usable,
+                    all,
+                    sample,
+                    distinct,
+                    last: f64::NAN,
+                })
+            }
+            t => return Err(Error::InvalidData(format!("binning summaries: unknown feature tag {t}"))),
+        });
+    }
+    Ok(out)
+}
+
 /// Inserts `x` into the increasing distinct values `known` (−0 and +0 are one value); false when
 /// it is new and `known` already holds `max_bins` values.
 fn insert_distinct(known: &mut Vec<f64>, x: f64, max_bins: usize) -> bool {

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use super::tree::{Node, SplitRule, Tree};
 use super::{Criterion, GrowOrder, LeafRule, PureLeaves, SplitTies, TreeParams};
 use crate::cancel::Cancel;
+use crate::collective::{Collective, Local};
 use crate::data::{BinData, BinMapper, BinnedMatrix, FeatureBins};
 use crate::error::{Error, Result};
 use crate::par::ROW_CHUNK;
@@ -739,6 +740,36 @@ pub fn grow_cancellable(
     spec: &GrowSpec<'_>,
     cancel: Option<&Cancel>,
 ) -> Result<Grown> {
+    grow_distributed(bm, mapper, stats, k, spec, cancel, &Local)
+}
+
+/// Sums a histogram and a few extra values (row counts) over the ranks in one call; returns the
+/// extras' sums (issue 13).
+fn reduce_hist(coll: &dyn Collective, hist: &mut Vec<f64>, extra: &[f64]) -> Result<Vec<f64>> {
+    let len = hist.len();
+    hist.extend_from_slice(extra);
+    coll.allreduce_sum(hist)?;
+    Ok(hist.split_off(len))
+}
+
+/// [`grow_cancellable`] on this rank's rows of data spread over the ranks of `coll` (issue 13):
+/// the same tree on every rank, the one the single machine grows on all the rows. Each histogram
+/// the learner builds (the root's, then the smaller child's of each split but the last) is summed
+/// over the ranks with the children's row counts in one `allreduce_sum`; the last split needs none
+/// (its children's sums come from the parent's histogram), and the tree's covers take one more.
+/// A tree of `L` leaves costs `L − 1` calls of `total_bins · 2k + 4` values (the root's `+ 1`)
+/// and one of `2L − 1`. On one rank ([`Local`]) nothing is reduced and the tree is bit-identical
+/// to [`grow_cancellable`]'s.
+pub fn grow_distributed(
+    bm: &BinnedMatrix,
+    mapper: &BinMapper,
+    stats: &[f64],
+    k: usize,
+    spec: &GrowSpec<'_>,
+    cancel: Option<&Cancel>,
+    coll: &dyn Collective,
+) -> Result<Grown> {
+    let dist = coll.size() > 1;
     let n = bm.n_rows;
     if k == 0 || stats.len() != n * k {
         return Err(Error::InvalidData(format!("statistics of length {} for {n} rows of {k} outputs", stats.len())));
@@ -783,8 +814,10 @@ pub fn grow_cancellable(
     let mut scratch: Vec<u32> = Vec::with_capacity(n);
     let mut root_hist = vec![0.0; total_bins * width];
     build_histogram(bm, None, stats, k, &mut root_hist);
+    // Issue 13: the rows of every rank.
+    let root_rows = if dist { reduce_hist(coll, &mut root_hist, &[n as f64])?[0] as usize } else { n };
     let root_sum = sum_of(&root_hist);
-    let root_best = search(&root_hist, &root_sum, n, 0, 0);
+    let root_best = search(&root_hist, &root_sum, root_rows, 0, 0);
     let mut nodes = vec![Node::Leaf { leaf: 0 }];
     // Issue 15: each split's criterion decrease, recorded as it is made (0 at leaves).
     let mut gains = vec![0.0];
@@ -851,6 +884,8 @@ pub fn grow_cancellable(
             (parent.start, w, w, parent.end)
         };
         let mut last_sums = [vec![0.0; width], vec![0.0; width]];
+        // Issue 13: the children's rows and counts over every rank (`None` on one machine).
+        let mut global: Option<Vec<f64>> = None;
         // Histogram of the smaller child; the sibling's by subtraction.
         let (lh, rh) = if last_split {
             let hf = &parent.hist[bm.offsets[f] * width..bm.offsets[f + 1] * width];
@@ -861,12 +896,34 @@ pub fn grow_cancellable(
             }
             (Vec::new(), Vec::new())
         } else {
-            let small_left = le - ls <= re - rs;
+            let small_left = if dist {
+                // Issue 13: every rank must build the same child, so the smaller by weight (from
+                // the parent's histogram of the split feature, the same on every rank).
+                let hf = &parent.hist[bm.offsets[f] * width..bm.offsets[f + 1] * width];
+                let mut w = [0.0; 2];
+                for (b, cell) in hf.chunks_exact(width).enumerate() {
+                    w[usize::from(!left_of_bin[b])] += cell.iter().sum::<f64>();
+                }
+                w[0] <= w[1]
+            } else {
+                le - ls <= re - rs
+            };
             let (ss, se) = if small_left { (ls, le) } else { (rs, re) };
             let rows = &index[ss..se];
             gather_statistics(stats, k, rows, &mut ordered);
             let mut small = vec![0.0; total_bins * width];
             build_histogram(bm, Some(rows), &ordered, k, &mut small);
+            if dist {
+                let count = |start, end| {
+                    if p.grow_order == GrowOrder::Count {
+                        leaf_count(&index, spec.row_weight, start, end)
+                    } else {
+                        0.0
+                    }
+                };
+                let extra = [(le - ls) as f64, (re - rs) as f64, count(ls, le), count(rs, re)];
+                global = Some(reduce_hist(coll, &mut small, &extra)?);
+            }
             let mut big = parent.hist;
             for (b, s) in big.iter_mut().zip(&small) {
                 // When the whole bin went to the small child, the difference of two sums taken
@@ -910,19 +967,24 @@ pub fn grow_cancellable(
             let (left, right) = (li as u32, li as u32 + 1);
             last = Some(LastSplit { start: parent.start, end: parent.end, feature: f, left_of_bin, left, right });
         }
-        for ((node, start, end, hist), last_sum) in [(li, ls, le, lh), (li + 1, rs, re, rh)].into_iter().zip(last_sums)
+        for (side, ((node, start, end, hist), last_sum)) in
+            [(li, ls, le, lh), (li + 1, rs, re, rh)].into_iter().zip(last_sums).enumerate()
         {
             serial += 1;
+            let rows = global.as_ref().map_or(end - start, |g| g[side] as usize);
             let (sum, best) = if last_split {
                 (last_sum, None)
             } else {
                 let sum = sum_of(&hist);
-                let best = search(&hist, &sum, end - start, parent.depth + 1, serial);
+                let best = search(&hist, &sum, rows, parent.depth + 1, serial);
                 (sum, best)
             };
             // Only the `count` order reads the count (a weighted count costs a pass over the rows).
-            let count =
-                if p.grow_order == GrowOrder::Count { leaf_count(&index, spec.row_weight, start, end) } else { 0.0 };
+            let count = match &global {
+                Some(g) => g[2 + side],
+                None if p.grow_order == GrowOrder::Count => leaf_count(&index, spec.row_weight, start, end),
+                None => 0.0,
+            };
             leaves.push(Leaf { node, start, end, depth: parent.depth + 1, hist, sum, best, serial, count });
         }
     }
@@ -950,6 +1012,9 @@ pub fn grow_cancellable(
     let mut tree = Tree::new(nodes, k, leaf_values);
     tree.gains = gains;
     tree.record_covers(&leaf_of_row, spec.row_weight);
+    if dist {
+        coll.allreduce_sum(&mut tree.covers)?;
+    }
     Ok(Grown { tree, leaf_of_row, leaf_stats })
 }
 

@@ -10,7 +10,7 @@ mod grower;
 mod tree;
 
 pub use abstain::abstaining_stump;
-pub use grower::{grow, grow_cancellable, GrowSpec, Grown};
+pub use grower::{grow, grow_cancellable, grow_distributed, GrowSpec, Grown};
 #[cfg(test)]
 pub(crate) use tree::test_support;
 pub(crate) use tree::{FlatTree, MaskTree, MASK_TREE_MAX_LEAVES};

@@ -30,6 +30,7 @@ import inspect
 import json
 import threading
 import uuid
+import warnings
 
 import numpy as np
 
@@ -210,25 +211,23 @@ def _core_columns(cols, kinds, levels):
 
 
 def _fit_shard_gathered(shard, meta, rank, size, allreduce, cancelled):
-    """The training of one rank, until the core's Collective seam (wt-dcore) lands in the
-    extension: the ranks exchange their rows through the collective (each fills its partitions'
-    slots of one zero vector; the sum is the concatenation in partition order, exactly), and every
-    rank runs the single-machine fit on all rows. It exercises the transport, the placement and
-    the failure handling exactly as the SPMD fit does, and gives the local model bit for bit, but
-    every worker holds every row: it does not scale (docs/distributed.md)."""
-    offsets = meta["offsets"]
-    total = offsets[-1]
+    """The fallback for a booster the core cannot yet train distributed (its `fit_shard` refuses
+    it): the ranks exchange their rows through the collective (each fills its rows' slots of one
+    zero vector; the sum is the concatenation in the training order, exactly), and every rank runs
+    the single-machine fit on all the rows. The transport, placement and failure handling are the
+    SPMD fit's, and the model is the local one bit for bit, but every worker holds every row: it
+    does not scale, and `fit` warns when it is used (docs/distributed.md)."""
+    total = meta["n_rows"]
     d = len(meta["feature_names"])
     yw = meta["y_width"]
     width = d + yw + 1
     buf = np.zeros(total * width, dtype=np.float64)
     view = buf.reshape(total, width)
-    for (p, lo, hi) in shard["slots"]:
-        a, b = offsets[p], offsets[p + 1]
-        for j, c in enumerate(shard["columns"]):
-            view[a:b, j] = c[lo:hi]
-        view[a:b, d : d + yw] = shard["y"][lo:hi].reshape(hi - lo, yw)
-        view[a:b, d + yw] = shard["w"][lo:hi] if shard["w"] is not None else 1.0
+    a, b = meta["rank_offsets"][rank], meta["rank_offsets"][rank + 1]
+    for j, c in enumerate(shard["columns"]):
+        view[a:b, j] = c
+    view[a:b, d : d + yw] = np.asarray(shard["y"], dtype=np.float64).reshape(b - a, yw)
+    view[a:b, d + yw] = shard["w"] if shard["w"] is not None else 1.0
     # One reduction per 2**22 values (32 MB) keeps every message of a moderate size.
     step = 1 << 22
     for lo in range(0, buf.size, step):
@@ -243,11 +242,6 @@ def _fit_shard_gathered(shard, meta, rank, size, allreduce, cancelled):
     else:
         y = view[:, d].astype(np.int64)
     w = np.ascontiguousarray(view[:, d + yw]) if meta["weighted"] else None
-
-    def check(_record):
-        if cancelled():
-            raise DaskFitError(f"boostlab.dask: rank {rank}'s fit was cancelled")
-
     model = _boostlab.fit(
         meta["feature_names"],
         _core_columns(cols, kinds, meta["levels"]),
@@ -257,7 +251,7 @@ def _fit_shard_gathered(shard, meta, rank, size, allreduce, cancelled):
         meta["params_json"],
         w,
         meta["loss"],
-        [check],
+        [_round_check(rank, cancelled)],
         None,
         None,
         meta["n_jobs"],
@@ -265,10 +259,36 @@ def _fit_shard_gathered(shard, meta, rank, size, allreduce, cancelled):
     return model.to_json()
 
 
-def _fit_shard(shard, meta, rank, size, allreduce, cancelled):
-    """The rank's training: the core's SPMD entry point when the extension has it, otherwise the
-    gathering stand-in above."""
-    return _fit_shard_gathered(shard, meta, rank, size, allreduce, cancelled)
+def _fit_shard_spmd(shard, meta, rank, size, allreduce, cancelled):
+    """The SPMD fit: the core trains on this rank's rows only (as bins from the merged mapper),
+    and every sum over rows goes through `allreduce`."""
+    model = _boostlab.fit_shard(
+        meta["feature_names"],
+        _core_columns(shard["columns"], meta["kinds"], meta["levels"]),
+        meta["kind"],
+        shard["y"],
+        meta["class_names"],
+        meta["params_json"],
+        meta["bin_mapper_json"],
+        rank,
+        size,
+        allreduce,
+        shard["w"],
+        meta["loss"],
+        [_round_check(rank, cancelled)],
+        meta["n_jobs"],
+    )
+    return model.to_json()
+
+
+def _round_check(rank, cancelled):
+    """A round callback that stops a rank whose task was cancelled (another rank failed)."""
+
+    def check(_record):
+        if cancelled():
+            raise DaskFitError(f"boostlab.dask: rank {rank}'s fit was cancelled")
+
+    return check
 
 
 def _cancel_check():
@@ -320,9 +340,47 @@ def _hub_count():
         return len(_HUBS)
 
 
-def _rank_task(fit_id, rank, addrs, hub, parts, meta, timeout):
-    """One rank's long-running task: assembles the worker's shard from its partitions, connects
-    the collective, trains, and checks that every rank holds the same model."""
+def _assemble_shard(parts, meta):
+    """Round 2 (pinned to the worker, its result stays there): the worker's partitions, in order,
+    as the core's columns, targets and weights (global categorical levels and classes)."""
+    n, cols = _shard_columns([p[1] for p in parts], meta["kinds"], meta["levels"])
+    ys = [np.asarray(p[2]) for p in parts]
+    if meta["kind"] == "multilabel":
+        y = np.concatenate(ys, axis=0) if ys else np.empty((0, meta["y_width"]))
+        y = np.ascontiguousarray(y.reshape(n, -1) != 0, dtype=np.uint8)
+    else:
+        y = np.concatenate([v.reshape(-1) for v in ys]) if ys else np.empty(0)
+        y = np.searchsorted(meta["classes"], y).astype(np.int64)
+    w = None
+    if meta["weighted"]:
+        w = np.concatenate([np.asarray(p[3], dtype=np.float64).reshape(-1) for p in parts])
+    return {"columns": cols, "y": y, "w": w, "n": n}
+
+
+def _weight_prefix(start, shard):
+    """The running sum of the sample weights over the ranks, left to right (the single machine's
+    cumulative sums, for the weighted bin sample)."""
+    w = shard["w"]
+    return float(_boostlab.weight_prefix(start, w if w is not None else np.empty(0)))
+
+
+def _shard_summary(shard, meta, rank, weight_offset, total_weight):
+    """Round 3: this rank's binning summary (the core's sampled binning by global row index)."""
+    return _boostlab.shard_summary(
+        meta["feature_names"],
+        _core_columns(shard["columns"], meta["kinds"], meta["levels"]),
+        meta["params_json"],
+        meta["rank_offsets"][rank],
+        meta["n_rows"],
+        shard["w"],
+        weight_offset,
+        total_weight,
+    )
+
+
+def _rank_task(fit_id, rank, addrs, hub, shard, meta, timeout, mode):
+    """One rank's long-running task: connects the collective, trains on the worker's shard, and
+    checks that every rank holds the same model."""
     from distributed import get_worker
 
     cancelled = _cancel_check()
@@ -339,30 +397,14 @@ def _rank_task(fit_id, rank, addrs, hub, parts, meta, timeout):
     coll.cancelled = cancelled
     try:
         worker = get_worker()
-        X_parts = [p[1] for p in parts]
-        n, cols = _shard_columns(X_parts, meta["kinds"], meta["levels"])
-        ys = [np.asarray(p[2]) for p in parts]
-        y = np.concatenate(ys, axis=0) if ys else np.empty(0)
-        if meta["kind"] == "multilabel":
-            y = (y != 0).astype(np.float64).reshape(n, -1)
-        else:
-            y = np.searchsorted(meta["classes"], y.reshape(-1)).astype(np.float64)
-        w = None
-        if meta["weighted"]:
-            w = np.concatenate([np.asarray(p[3], dtype=np.float64).reshape(-1) for p in parts])
-        slots, lo = [], 0
-        for p in parts:
-            k = meta["offsets"][p[0] + 1] - meta["offsets"][p[0]]
-            slots.append((p[0], lo, lo + k))
-            lo += k
-        shard = {"columns": cols, "y": y, "w": w, "slots": slots, "n": n}
         if meta["n_jobs"] is None:
             meta = dict(meta, n_jobs=worker.state.nthreads)
         if rank == 0:
             coll.wait_connected()
         else:
             coll.connect(hub, worker.security.get_connection_args("worker"))
-        model_json = _fit_shard(shard, meta, rank, len(addrs), coll.allreduce, cancelled)
+        fit = _fit_shard_spmd if mode == "spmd" else _fit_shard_gathered
+        model_json = fit(shard, meta, rank, len(addrs), coll.allreduce, cancelled)
         _agree(coll, model_json, rank, len(addrs))
         return (model_json if rank == 0 else None), dict(coll.stats)
     finally:
@@ -510,31 +552,41 @@ class _DaskMixin:
         infos = client.gather(infos)
         meta = self._global_meta(infos, kinds, multilabel, sample_weight is not None, n_jobs)
 
+        # Ranks: the workers holding partitions, in the order of their addresses. The rows are
+        # trained on in rank order (each worker's partitions in their order): the model is the
+        # local one on the rows in that order (`training_order_`).
         ranks = sorted(set(owner))
         parts_of = {a: [] for a in ranks}
         for i, (a, x, yy, ww) in enumerate(zip(owner, xf, yf, wf)):
             parts_of[a].append((i, x, yy, ww))
-        fit_id = uuid.uuid4().hex
-        hub = client.submit(
-            _open_hub, fit_id, ranks, timeout,
-            workers=[ranks[0]], allow_other_workers=False, pure=False, key=f"boostlab-hub-{fit_id}",
-        )
-        _wait([hub], timeout, f"starting rank 0's listener on {ranks[0]}")
-        hub_address = hub.result()
-        futs = [
-            client.submit(
-                _rank_task, fit_id, r, ranks, hub_address, parts_of[a], meta, timeout,
-                workers=[a], allow_other_workers=False, pure=False, retries=0,
-                key=f"boostlab-fit-{fit_id}-rank{r}",
-            )
-            for r, a in enumerate(ranks)
-        ]
+        rows = [sum(infos[p[0]]["n"] for p in parts_of[a]) for a in ranks]
+        meta["rank_offsets"] = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64).tolist()
+        meta["n_rows"] = int(meta["rank_offsets"][-1])
+        pin = {"allow_other_workers": False, "pure": False, "retries": 0}
+        shards, later = [], []
         try:
-            results = _supervise(client, futs, ranks, timeout)
-        except BaseException:
-            client.cancel(futs + [hub], force=True)
-            raise
-        model_json, stats = results[0]
+            # Round 2: each worker's shard, kept on the worker for the next rounds.
+            shards = [client.submit(_assemble_shard, parts_of[a], meta, workers=[a], **pin) for a in ranks]
+            _supervise(client, shards, ranks, timeout, results=False)
+            mode = "spmd" if hasattr(_boostlab, "fit_shard") else "gathered"
+            if mode == "spmd":
+                meta["bin_mapper_json"] = self._bin_mapper(client, shards, ranks, meta, timeout, pin, later)
+            try:
+                model_json, results = self._train(client, shards, ranks, meta, timeout, mode, later)
+            except Exception as e:
+                if mode != "spmd" or "cannot train distributed" not in str(e):
+                    raise
+                mode = "gathered"
+                warnings.warn(
+                    f"{type(self).__name__}: the core cannot yet train {json.loads(meta['params_json']).get('algorithm')!r} "
+                    "distributed; every worker gathers all the rows and trains on them (same model, "
+                    "does not scale; docs/distributed.md)",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                model_json, results = self._train(client, shards, ranks, meta, timeout, mode, later)
+        finally:
+            client.cancel(shards + later, force=True)
         model = _boostlab.Model.from_json(model_json)
         self.classes_ = meta["classes"] if meta["kind"] == "classes" else np.arange(len(meta["class_names"]))
         if meta["kind"] == "multilabel":
@@ -542,7 +594,10 @@ class _DaskMixin:
         self._set_model(model)
         self.n_workers_ = len(ranks)
         self.workers_ = list(ranks)
+        self.training_order_ = [p[0] for a in ranks for p in parts_of[a]]
+        stats = results[0][1]
         self.comm_stats_ = {
+            "mode": mode,
             "ranks": len(ranks),
             "reductions": stats["reductions"],
             "values_reduced": stats["values"],
@@ -551,6 +606,53 @@ class _DaskMixin:
             "per_rank": [s for _, s in results],
         }
         return self
+
+    @staticmethod
+    def _bin_mapper(client, shards, ranks, meta, timeout, pin, later):
+        """Round 3: the bins from the ranks' summaries, merged in rank order (the core's sampled
+        binning by global row index: the single machine's bins on the same rows)."""
+        offsets = [0.0]
+        if meta["weighted"]:
+            # The running weight sum, rank after rank (a chain of tiny tasks).
+            prev = 0.0
+            chain = []
+            for a, sh in zip(ranks, shards):
+                prev = client.submit(_weight_prefix, prev, sh, workers=[a], **pin)
+                chain.append(prev)
+            later.extend(chain)
+            offsets = _supervise(client, chain, ranks, timeout)
+            total, offsets = offsets[-1], [0.0] + offsets[:-1]
+        else:
+            total, offsets = 0.0, [0.0] * len(ranks)
+        summaries = [
+            client.submit(_shard_summary, sh, meta, r, offsets[r], total, workers=[a], **pin)
+            for r, (a, sh) in enumerate(zip(ranks, shards))
+        ]
+        later.extend(summaries)
+        summaries = _supervise(client, summaries, ranks, timeout)
+        return _boostlab.bin_mapper_from_summaries(meta["feature_names"], summaries, meta["params_json"])
+
+    @staticmethod
+    def _train(client, shards, ranks, meta, timeout, mode, later):
+        """Round 4: rank 0's listener, then one long-running task per rank."""
+        fit_id = uuid.uuid4().hex
+        hub = client.submit(
+            _open_hub, fit_id, ranks, timeout, workers=[ranks[0]], allow_other_workers=False, pure=False,
+            key=f"boostlab-hub-{fit_id}",
+        )
+        later.append(hub)
+        hub_address = _supervise(client, [hub], ranks[:1], timeout)[0]
+        futs = [
+            client.submit(
+                _rank_task, fit_id, r, ranks, hub_address, sh, meta, timeout, mode,
+                workers=[a], allow_other_workers=False, pure=False, retries=0,
+                key=f"boostlab-fit-{fit_id}-rank{r}",
+            )
+            for r, (a, sh) in enumerate(zip(ranks, shards))
+        ]
+        later.extend(futs)
+        results = _supervise(client, futs, ranks, timeout)
+        return results[0][0], results
 
     def _dask_inputs(self, X, y, sample_weight):
         """Checks the kinds of the inputs; returns (X, y, sample_weight, column kinds or None)."""
@@ -662,7 +764,6 @@ class _DaskMixin:
                 # The local estimators' levels: the distinct present values as strings, sorted.
                 levels.append(sorted(present))
         params = self._params(kind == "multilabel")
-        offsets = np.concatenate([[0], np.cumsum(n_parts)]).astype(np.int64).tolist()
         return {
             "kind": kind,
             "class_names": names,
@@ -675,7 +776,6 @@ class _DaskMixin:
             "params_json": json.dumps(params, allow_nan=False),
             "loss": self._custom_loss(),
             "weighted": weighted,
-            "offsets": offsets,
             "n_jobs": n_jobs,
         }
 
@@ -780,7 +880,7 @@ def _wait(futs, timeout, what):
             raise DaskFitError(f"boostlab.dask: {what}: a task was cancelled (worker lost?)")
 
 
-def _supervise(client, futs, ranks, timeout):
+def _supervise(client, futs, ranks, timeout, results=True):
     """Waits for the ranks' tasks: returns their results, or raises the most telling error as
     soon as a task fails or is cancelled, or a rank's worker leaves the cluster (a lost worker's
     restricted task would otherwise wait forever), after giving the other ranks a moment to stop."""
@@ -794,7 +894,7 @@ def _supervise(client, futs, ranks, timeout):
                 pass
         failed = [f for f in futs if f.status in ("error", "cancelled", "lost")]
         if not failed and all(f.status == "finished" for f in futs):
-            return client.gather(futs)
+            return client.gather(futs) if results else None
         alive = set(client.nthreads())
         lost = [r for r, a in enumerate(ranks) if a not in alive]
         if failed or lost:

@@ -1,0 +1,138 @@
+"""Issue 13's benchmark: distributed boostlab on a Dask LocalCluster against the single-process fit
+and the Dask peers (lightgbm.dask, xgboost.dask) on the same cluster. Not a test.
+
+    .venv/bin/python bench/dask_bench.py [--rows 2000000] [--rounds 200] [--leaves 8] [--peers lightgbm,xgboost]
+
+Data: scikit-learn's make_classification(rows, 28 features, 10 informative, random_state=0) as
+float32 (bench/run.py's synthetic data), split into one row block per worker. Workload: Real
+AdaBoost on 8-leaf trees, 200 rounds; the peers with the same tree size, rounds and 255/256 bins.
+Cluster: LocalCluster(2 workers × 1 thread, processes). Single process: the local estimator with
+n_jobs=2 in this process. Reports wall and CPU seconds (this process's for the single fit, the
+workers' for the cluster fits), the ratios, and boostlab's per-round communication (reductions
+and bytes through rank 0, from `comm_stats_`). It also checks that the distributed model is the
+single-process one (the largest difference of the scores on 100k rows).
+Needs: pip install 'boostlab[dask]' lightgbm xgboost (the peers are skipped when missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import time
+
+import numpy as np
+
+
+def cpu_self():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def workers_cpu(client):
+    return sum(client.run(cpu_self).values())
+
+
+def timed(client, fn):
+    c0, t0 = workers_cpu(client), time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0, workers_cpu(client) - c0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap.add_argument("--rounds", type=int, default=200)
+    ap.add_argument("--leaves", type=int, default=8)
+    ap.add_argument("--peers", default="lightgbm,xgboost")
+    ap.add_argument("--json", help="write the results to this file")
+    args = ap.parse_args()
+
+    import dask.array as da
+    import distributed
+    from sklearn.datasets import make_classification
+
+    import boostlab
+    from boostlab.dask import DaskRealAdaBoostClassifier
+
+    X, y = make_classification(n_samples=args.rows, n_features=28, n_informative=10, random_state=0)
+    X = X.astype(np.float32)
+    y = y.astype(np.int64)
+    n, rounds, leaves = args.rows, args.rounds, args.leaves
+    load = os.getloadavg()[0]
+    print(f"data: {n} × 28 float32, Real AdaBoost {leaves} leaves, {rounds} rounds; load average {load:.1f} "
+          f"(the machine is shared: timings are under load)")
+    res = {"rows": n, "rounds": rounds, "leaves": leaves, "load_before": load}
+
+    # Single process, 2 threads.
+    c0, t0 = cpu_self(), time.perf_counter()
+    local = boostlab.RealAdaBoostClassifier(n_estimators=rounds, max_leaves=leaves, n_jobs=2).fit(X, y)
+    res["single"] = {"wall": time.perf_counter() - t0, "cpu": cpu_self() - c0}
+    print(f"single process, 2 threads : wall {res['single']['wall']:7.2f} s  cpu {res['single']['cpu']:7.2f} s")
+
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", worker_dashboard_address=":0"
+    ) as cluster, distributed.Client(cluster) as client:
+        workers = sorted(client.scheduler_info()["workers"])
+        half = n // 2
+        # One row block per worker, placed explicitly (as a user's persisted data would be).
+        blocks = [client.scatter(X[:half], workers=[workers[0]]), client.scatter(X[half:], workers=[workers[1]])]
+        yblocks = [client.scatter(y[:half], workers=[workers[0]]), client.scatter(y[half:], workers=[workers[1]])]
+        dX = da.concatenate([da.from_delayed(b, shape=(m, 28), dtype=np.float32) for b, m in zip(blocks, (half, n - half))])
+        dy = da.concatenate([da.from_delayed(b, shape=(m,), dtype=np.int64) for b, m in zip(yblocks, (half, n - half))])
+        dX, dy = client.persist([dX, dy])
+        distributed.wait([dX, dy])
+
+        est = DaskRealAdaBoostClassifier(n_estimators=rounds, max_leaves=leaves, client=client)
+        _, wall, cpu = timed(client, lambda: est.fit(dX, dy))
+        st = est.comm_stats_
+        per_round_red = st["reductions"] / est.model_.n_trees
+        per_round_bytes = st["bytes_through_rank0"] / est.model_.n_trees
+        res["boostlab_dask"] = {"wall": wall, "cpu": cpu, "mode": st["mode"], "trees": est.model_.n_trees,
+                                "reductions": st["reductions"], "bytes_through_rank0": st["bytes_through_rank0"],
+                                "values_reduced": st["values_reduced"],
+                                "reductions_per_round": per_round_red, "bytes_per_round_rank0": per_round_bytes,
+                                "training_order": est.training_order_}
+        print(f"boostlab.dask (2 × 1 thr)  : wall {wall:7.2f} s  cpu {cpu:7.2f} s  mode {st['mode']}  "
+              f"= {wall / res['single']['wall']:.2f}× single")
+        print(f"  communication: {st['reductions']} reductions ({per_round_red:.1f} per round), "
+              f"{st['values_reduced'] * 8 / est.model_.n_trees / 1e3:.1f} kB reduced per round per rank, "
+              f"{per_round_bytes / 1e3:.1f} kB per round through rank 0 (2 ranks: 2(P−1) messages per reduction)")
+        # The same model as the single process on the rows in the training order.
+        if est.training_order_ == [0, 1]:
+            sub = X[:: max(1, n // 100_000)]
+            diff = float(np.max(np.abs(est.to_local().decision_function(sub) - local.decision_function(sub))))
+            res["max_score_diff_vs_single"] = diff
+            print(f"  max |score difference| vs the single-process model on {sub.shape[0]} rows: {diff:.3g}")
+
+        for peer in [p for p in args.peers.split(",") if p]:
+            try:
+                if peer == "lightgbm":
+                    import lightgbm as lgb
+
+                    model = lgb.DaskLGBMClassifier(client=client, n_estimators=rounds, num_leaves=leaves, max_bin=255,
+                                                   n_jobs=1, verbose=-1)
+                elif peer == "xgboost":
+                    import xgboost as xgb
+
+                    model = xgb.dask.DaskXGBClassifier(n_estimators=rounds, tree_method="hist", grow_policy="lossguide",
+                                                       max_leaves=leaves, max_depth=0, max_bin=256, n_jobs=1)
+                    model.client = client
+                else:
+                    raise SystemExit(f"unknown peer {peer}")
+            except ImportError as e:
+                print(f"{peer}: skipped ({e})")
+                continue
+            _, pw, pc = timed(client, lambda: model.fit(dX, dy))
+            res[peer] = {"wall": pw, "cpu": pc}
+            print(f"{peer + '.dask':26s} : wall {pw:7.2f} s  cpu {pc:7.2f} s  boostlab.dask / {peer} = {wall / pw:.2f}×")
+    res["load_after"] = os.getloadavg()[0]
+    print(f"load average after: {res['load_after']:.1f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(res, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

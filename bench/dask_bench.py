@@ -84,6 +84,18 @@ def main():
         dX, dy = client.persist([dX, dy])
         distributed.wait([dX, dy])
 
+        def warm(peers=args.peers):
+            # Imports on the workers before any timing (a warm cluster, for every contender).
+            import boostlab.dask  # noqa: F401
+
+            for p in [p for p in peers.split(",") if p]:
+                try:
+                    __import__({"lightgbm": "lightgbm", "xgboost": "xgboost.dask"}[p])
+                except ImportError:
+                    pass
+
+        client.run(warm)
+
         est = DaskRealAdaBoostClassifier(n_estimators=rounds, max_leaves=leaves, client=client)
         _, wall, cpu = timed(client, lambda: est.fit(dX, dy))
         st = est.comm_stats_
@@ -93,12 +105,13 @@ def main():
                                 "reductions": st["reductions"], "bytes_through_rank0": st["bytes_through_rank0"],
                                 "values_reduced": st["values_reduced"],
                                 "reductions_per_round": per_round_red, "bytes_per_round_rank0": per_round_bytes,
-                                "training_order": est.training_order_}
+                                "training_order": est.training_order_, "seconds": st["seconds"]}
         print(f"boostlab.dask (2 × 1 thr)  : wall {wall:7.2f} s  cpu {cpu:7.2f} s  mode {st['mode']}  "
               f"= {wall / res['single']['wall']:.2f}× single")
         print(f"  communication: {st['reductions']} reductions ({per_round_red:.1f} per round), "
               f"{st['values_reduced'] * 8 / est.model_.n_trees / 1e3:.1f} kB reduced per round per rank, "
               f"{per_round_bytes / 1e3:.1f} kB per round through rank 0 (2 ranks: 2(P−1) messages per reduction)")
+        print(f"  stages (s): {st['seconds']}")
         # The same model as the single process on the rows in the training order.
         if est.training_order_ == [0, 1]:
             sub = X[:: max(1, n // 100_000)]
@@ -115,6 +128,7 @@ def main():
                                                    n_jobs=1, verbose=-1)
                 elif peer == "xgboost":
                     import xgboost as xgb
+                    import xgboost.dask  # noqa: F401 - a submodule, not imported by xgboost itself
 
                     model = xgb.dask.DaskXGBClassifier(n_estimators=rounds, tree_method="hist", grow_policy="lossguide",
                                                        max_leaves=leaves, max_depth=0, max_bin=256, n_jobs=1)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import numpy as np
 from distributed.comm import connect, listen
@@ -75,7 +76,7 @@ class Collective:
         self.size = len(self.addrs)
         self.timeout = float(timeout)
         self.cancelled = cancelled
-        self.stats = {"reductions": 0, "values": 0, "bytes_sent": 0, "bytes_received": 0}
+        self.stats = {"reductions": 0, "values": 0, "bytes_sent": 0, "bytes_received": 0, "seconds": 0.0}
         self._seq = 0
         self._io = _Loop()
         self._comms: list = [None] * self.size
@@ -154,11 +155,13 @@ class Collective:
             raise DaskFitError(f"boostlab.dask: the fit was cancelled ({_who(self.rank, self.addrs)})")
         x = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
         self._seq += 1
+        t0 = time.perf_counter()
         try:
             out = self._io.run(self._root_reduce(x) if self.rank == 0 else self._peer_reduce(x))
         except BaseException:
             self.close()
             raise
+        self.stats["seconds"] += time.perf_counter() - t0
         self.stats["reductions"] += 1
         self.stats["values"] += x.size
         return out

@@ -29,6 +29,7 @@ import hashlib
 import inspect
 import json
 import threading
+import time
 import uuid
 import warnings
 
@@ -520,6 +521,7 @@ class _DaskMixin:
         n_jobs = self._n_jobs()
 
         colls = [X, y] + ([sample_weight] if sample_weight is not None else [])
+        clock = [("start", time.perf_counter())]
         persisted = client.persist(colls)
         Xp, yp = persisted[0], persisted[1]
         wp = persisted[2] if sample_weight is not None else None
@@ -551,6 +553,7 @@ class _DaskMixin:
         _wait(infos, timeout, "reading the partitions' labels and levels")
         infos = client.gather(infos)
         meta = self._global_meta(infos, kinds, multilabel, sample_weight is not None, n_jobs)
+        clock.append(("inputs", time.perf_counter()))
 
         # Ranks: the workers holding partitions, in the order of their addresses. The rows are
         # trained on in rank order (each worker's partitions in their order): the model is the
@@ -568,9 +571,11 @@ class _DaskMixin:
             # Round 2: each worker's shard, kept on the worker for the next rounds.
             shards = [client.submit(_assemble_shard, parts_of[a], meta, workers=[a], **pin) for a in ranks]
             _supervise(client, shards, ranks, timeout, results=False)
+            clock.append(("shards", time.perf_counter()))
             mode = "spmd" if hasattr(_boostlab, "fit_shard") else "gathered"
             if mode == "spmd":
                 meta["bin_mapper_json"] = self._bin_mapper(client, shards, ranks, meta, timeout, pin, later)
+            clock.append(("bins", time.perf_counter()))
             try:
                 model_json, results = self._train(client, shards, ranks, meta, timeout, mode, later)
             except Exception as e:
@@ -587,6 +592,7 @@ class _DaskMixin:
                 model_json, results = self._train(client, shards, ranks, meta, timeout, mode, later)
         finally:
             client.cancel(shards + later, force=True)
+        clock.append(("training", time.perf_counter()))
         model = _boostlab.Model.from_json(model_json)
         self.classes_ = meta["classes"] if meta["kind"] == "classes" else np.arange(len(meta["class_names"]))
         if meta["kind"] == "multilabel":
@@ -604,6 +610,8 @@ class _DaskMixin:
             # rank 0's traffic: it receives every other rank's vector and sends each the sum.
             "bytes_through_rank0": stats["bytes_sent"] + stats["bytes_received"],
             "per_rank": [s for _, s in results],
+            # Wall seconds of each stage of `fit`, as seen by the client.
+            "seconds": {k: round(t - clock[i][1], 4) for i, (k, t) in enumerate(clock[1:])},
         }
         return self
 
@@ -630,6 +638,7 @@ class _DaskMixin:
         ]
         later.extend(summaries)
         summaries = _supervise(client, summaries, ranks, timeout)
+        meta["_clock_summaries"] = time.perf_counter()
         return _boostlab.bin_mapper_from_summaries(meta["feature_names"], summaries, meta["params_json"])
 
     @staticmethod

@@ -679,7 +679,7 @@ class _DaskMixin:
                         f"column {c!r} is categorical with unknown categories: make them known "
                         "(ddf.categorize() or astype(pandas.CategoricalDtype(categories)))"
                     )
-            if X.shape[1] == 0 if isinstance(X.shape[1], int) else len(X.columns) == 0:
+            if len(X.columns) == 0:
                 raise ValueError("X has no columns")
             from sklearn.utils.validation import validate_data
 
@@ -716,8 +716,8 @@ class _DaskMixin:
                 raise ValueError(f"{name}: a dask DataFrame with {len(v.columns)} columns; expected a Series")
             v = v[v.columns[0]]
         if _is_dask_series(v):
-            if v.npartitions != X.npartitions if hasattr(X, "npartitions") else v.npartitions != len(X.chunks[0]):
-                raise ValueError(f"{name} must be partitioned like X")
+            if v.npartitions != _n_parts(X):
+                raise ValueError(f"{name} must be partitioned like X: {v.npartitions} partitions, X has {_n_parts(X)}")
             return v
         if _is_dask_array(v):
             if _is_dask_array(X):

@@ -223,6 +223,23 @@ def test_issue_13_dask_arrays_multilabel_save_load_to_local(client, tmp_path):
     assert type(boostlab.load_model(path)) is boostlab.AdaBoostMHClassifier
 
 
+def test_issue_13_unaligned_buffers_are_copied():
+    """Columns deserialised from the network can be contiguous but unaligned: they are copied
+    (they used to reach the extension as they were and be refused)."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    est = boostlab.RealAdaBoostClassifier(n_estimators=5).fit(X, y)
+    raw = bytearray(X.nbytes + 1)
+    U = np.frombuffer(raw, dtype=np.float64, offset=1, count=X.size).reshape(X.shape)
+    U[...] = X
+    assert not U.flags.aligned
+    np.testing.assert_array_equal(est.decision_function(U), est.decision_function(X))
+    frame = pd.DataFrame({"a": U[:, 0], "b": U[:, 1], "c": U[:, 2]}, copy=False)
+    local = boostlab.RealAdaBoostClassifier(n_estimators=5).fit(pd.DataFrame(X, columns=["a", "b", "c"]), y)
+    np.testing.assert_array_equal(local.predict(frame), local.predict(pd.DataFrame(X, columns=["a", "b", "c"])))
+
+
 def test_issue_13_parameters_are_the_local_ones(client):
     from sklearn.base import clone
 

@@ -405,9 +405,12 @@ def _rank_task(fit_id, rank, addrs, hub, shard, meta, timeout, mode):
         else:
             coll.connect(hub, worker.security.get_connection_args("worker"))
         fit = _fit_shard_spmd if mode == "spmd" else _fit_shard_gathered
+        cpu0, wall0 = time.process_time(), time.perf_counter()
         model_json = fit(shard, meta, rank, len(addrs), coll.allreduce, cancelled)
         _agree(coll, model_json, rank, len(addrs))
-        return (model_json if rank == 0 else None), dict(coll.stats)
+        # The worker process's CPU seconds and the wall seconds of the training (all threads).
+        stats = dict(coll.stats, cpu=time.process_time() - cpu0, wall=time.perf_counter() - wall0)
+        return (model_json if rank == 0 else None), stats
     finally:
         coll.close()
 

@@ -327,7 +327,7 @@ fn make_booster(
         a => {
             let mut mp = params.multiclass.clone();
             mp.variant = a.multi_variant().ok_or_else(|| Error::param("algorithm", "a known algorithm", a.name()))?;
-            let b = MultiBooster::new(&labels, &mp)?;
+            let b = MultiBooster::new_on(&labels, &mp, coll)?;
             extras.output = Some(b.output());
             Box::new(b)
         }

@@ -273,7 +273,7 @@ impl Booster for AdaBoost {
         self.advance(h, diag, Some(stats))
     }
 
-    fn set_collective(&mut self, c: Shared) -> Result<()> {
+    fn set_collective(&mut self, c: Shared, _labels: Labels<'_>) -> Result<()> {
         // Issue 13: the initial distribution and m = Σ w over every rank's rows.
         let (n, total) = c.totals(self.y.len(), self.sw.as_ref().map(|p| p.0.as_slice()))?;
         self.d = match &self.sw {

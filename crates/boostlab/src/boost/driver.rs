@@ -299,14 +299,20 @@ struct Extras {
     output: Option<MultiOutput>,
 }
 
-fn make_booster(params: &BoostParams, labels: Labels<'_>, loss: Option<Loss>) -> Result<(Box<dyn Booster>, Extras)> {
+fn make_booster(
+    params: &BoostParams,
+    labels: Labels<'_>,
+    loss: Option<Loss>,
+    coll: &Shared,
+) -> Result<(Box<dyn Booster>, Extras)> {
     let mut extras = Extras { clip: None, base_score: 0.0, output: None };
     let b: Box<dyn Booster> = match params.algorithm {
         Algorithm::AdaBoost => Box::new(AdaBoost::discrete(labels, params.adaboost.alpha)?),
         Algorithm::RealAdaBoost => Box::new(AdaBoost::real(labels, &params.adaboost)?),
         Algorithm::AbstainingAdaBoost => Box::new(AdaBoost::abstaining(labels, params.adaboost.alpha)?),
         Algorithm::TAdaBoost => {
-            let b = TAdaBoost::new(&params.t_adaboost, labels)?;
+            // Issue 13: built on every rank's totals (a rank may hold no examples).
+            let b = TAdaBoost::new_on(&params.t_adaboost, labels, coll)?;
             extras.clip = b.clip_delta();
             Box::new(b)
         }
@@ -321,7 +327,7 @@ fn make_booster(params: &BoostParams, labels: Labels<'_>, loss: Option<Loss>) ->
         a => {
             let mut mp = params.multiclass.clone();
             mp.variant = a.multi_variant().ok_or_else(|| Error::param("algorithm", "a known algorithm", a.name()))?;
-            let b = MultiBooster::new(&labels, &mp)?;
+            let b = MultiBooster::new_on(&labels, &mp, coll)?;
             extras.output = Some(b.output());
             Box::new(b)
         }
@@ -600,11 +606,11 @@ fn fit_inner_on(
         validation::check_init(init, data, &params, loss.as_ref())?;
     }
     let eval_loss = loss.clone();
-    let (mut booster, extras) = make_booster(&params, labels.view(weights), loss)?;
-    booster.set_learning_rate(params.learning_rate);
+    let (mut booster, extras) = make_booster(&params, labels.view(weights), loss, coll)?;
     if coll.is_distributed() {
-        booster.set_collective(coll.clone())?;
+        booster.set_collective(coll.clone(), labels.view(weights))?;
     }
+    booster.set_learning_rate(params.learning_rate);
     drop(labels); // the booster keeps its own copy; free it before the rounds (issue 8: peak RSS)
     let task = match target {
         Target::Classes { classes, .. } if binary => Task::Binary { classes: classes.clone() },

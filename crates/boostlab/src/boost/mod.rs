@@ -150,11 +150,11 @@ pub trait Booster: Send {
     }
 
     /// Distributed training (issue 13): from now on every sum over the examples is summed over
-    /// the ranks of `c` too (the booster holds this rank's examples); the booster also redoes, with
-    /// the totals over the ranks, whatever its constructor derived from its examples (the initial
-    /// distribution, `m = Σ w`, ...). Called once, before the first [`Booster::statistics`], only
+    /// the ranks of `c` too (the booster holds this rank's examples, `labels`, as given to its
+    /// constructor); the booster also redoes, with the totals over the ranks, whatever its
+    /// constructor derived from its examples (the initial distribution, `m = Σ w`, ...). Called once, before the first [`Booster::statistics`], only
     /// when there are several ranks. By default an error: the booster cannot train distributed.
-    fn set_collective(&mut self, _c: crate::collective::Shared) -> Result<()> {
+    fn set_collective(&mut self, _c: crate::collective::Shared, _labels: Labels<'_>) -> Result<()> {
         Err(crate::error::Error::Distributed("this algorithm cannot train distributed".into()))
     }
 }

@@ -41,6 +41,7 @@ pub use mo::AdaBoostMo;
 pub use mr::AdaBoostMr;
 
 use crate::boost::{Booster, Diagnostics, Labels, Step};
+use crate::collective::Shared;
 use crate::error::{Error, Result};
 use crate::tree::{Criterion, LeafRule};
 
@@ -592,9 +593,14 @@ pub(crate) struct Checked {
     pub sw: Vec<f64>,
 }
 
-pub(crate) fn check_labels(labels: &Labels<'_>) -> Result<Checked> {
+/// The checked labels of this rank's examples of the ranks of `coll` (issue 13; [`Shared::default`]
+/// on one machine): the sample weights normalised by their total over every rank, `m` over every
+/// rank (one call); a rank may hold no examples.
+pub(crate) fn check_labels_on(labels: &Labels<'_>, coll: &Shared) -> Result<Checked> {
     let (n, k) = (labels.n, labels.k);
-    if n == 0 || k == 0 {
+    let global = if coll.is_distributed() { Some(coll.totals(n, labels.sample_weight)?) } else { None };
+    let n_all = global.map_or(n, |g| g.0);
+    if n_all == 0 || k == 0 {
         return Err(Error::InvalidData(format!("multi-label boosting needs examples and labels, got {n} × {k}")));
     }
     if labels.y.len() != n * k {
@@ -609,7 +615,7 @@ pub(crate) fn check_labels(labels: &Labels<'_>) -> Result<Checked> {
         )));
     }
     let sw = match labels.sample_weight {
-        None => vec![1.0 / n as f64; n],
+        None => vec![1.0 / n_all as f64; n],
         Some(w) => {
             if w.len() != n {
                 return Err(Error::InvalidData(format!("{} sample weights for {n} examples", w.len())));
@@ -617,14 +623,15 @@ pub(crate) fn check_labels(labels: &Labels<'_>) -> Result<Checked> {
             if w.iter().any(|&v| !(v.is_finite() && v >= 0.0)) {
                 return Err(Error::InvalidData("sample weights must be finite and non-negative".into()));
             }
-            let s: f64 = w.iter().sum();
+            let s: f64 = global.map_or_else(|| w.iter().sum(), |g| g.1);
             if !(s > 0.0 && s.is_finite()) {
                 return Err(Error::InvalidData("sample weights sum to zero (or overflow)".into()));
             }
             w.iter().map(|&v| v / s).collect()
         }
     };
-    Ok(Checked { n, m: labels.total_weight(), k, y: labels.y.to_vec(), sw })
+    let m = global.map_or_else(|| labels.total_weight(), |g| g.1);
+    Ok(Checked { n, m, k, y: labels.y.to_vec(), sw })
 }
 
 /// The class of each example of single-label data: `labels.class`, or the one +1 of each row.
@@ -796,11 +803,20 @@ pub enum MultiBooster {
 impl MultiBooster {
     /// Checks `params` and the labels and builds the booster of `params.variant`.
     pub fn new(labels: &Labels<'_>, params: &MultiParams) -> Result<MultiBooster> {
+        Self::new_on(labels, params, &Shared::default())
+    }
+
+    /// [`MultiBooster::new`] for this rank's examples of the ranks of `coll` (issue 13).
+    pub(crate) fn new_on(labels: &Labels<'_>, params: &MultiParams, coll: &Shared) -> Result<MultiBooster> {
         params.check()?;
         Ok(match params.variant {
-            MultiVariant::MhDiscrete | MultiVariant::MhReal => MultiBooster::Mh(AdaBoostMh::new(labels, params)?),
-            MultiVariant::MoDiscrete | MultiVariant::MoReal => MultiBooster::Mo(AdaBoostMo::new(labels, params)?),
-            MultiVariant::Mr | MultiVariant::M2 => MultiBooster::Mr(AdaBoostMr::new(labels, params)?),
+            MultiVariant::MhDiscrete | MultiVariant::MhReal => {
+                MultiBooster::Mh(AdaBoostMh::new_on(labels, params, coll)?)
+            }
+            MultiVariant::MoDiscrete | MultiVariant::MoReal => {
+                MultiBooster::Mo(AdaBoostMo::new_on(labels, params, coll)?)
+            }
+            MultiVariant::Mr | MultiVariant::M2 => MultiBooster::Mr(AdaBoostMr::new_on(labels, params, coll)?),
         })
     }
 
@@ -874,6 +890,10 @@ impl Booster for MultiBooster {
             MultiBooster::Mo(b) => b.step(h, diag),
             MultiBooster::Mr(b) => b.step(h, diag),
         }
+    }
+    fn set_collective(&mut self, _c: Shared, _labels: Labels<'_>) -> Result<()> {
+        // Issue 13: built on every rank's totals by `new_on` (the driver builds it so).
+        Ok(())
     }
 }
 

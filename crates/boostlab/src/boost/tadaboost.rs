@@ -31,6 +31,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{Booster, Diagnostics, Labels, Step};
+use crate::collective::Shared;
 use crate::error::{Error, Result};
 use crate::tempered::{co_simplex_normalize, is_one, t_star, update_factor};
 use crate::tree::{Criterion, LeafRule, TemperedLink};
@@ -193,6 +194,10 @@ pub struct TAdaBoost {
     delta: Option<f64>,
     /// Learning rate ν (issue 15).
     lr: f64,
+    /// Issue 13: the ranks' collective (local by default), and with several ranks the learner's
+    /// normaliser `Σ q` (`Σ c q`) over every rank, updated at the end of each round.
+    coll: Shared,
+    dist_q_sum: Option<f64>,
 }
 
 /// Per-round quantities computed before the update.
@@ -401,6 +406,14 @@ fn update_chunk<const K: u8>(ctx: &UpdateCtx, base: usize, q: &mut [f64], qs: &m
 impl TAdaBoost {
     /// Builds the booster for binary labels (`labels.k == 1`, `y ∈ {−1, +1}`).
     pub fn new(params: &TAdaBoostParams, labels: Labels) -> Result<Self> {
+        Self::new_on(params, labels, &Shared::default())
+    }
+
+    /// [`TAdaBoost::new`] for this rank's examples of the ranks of `coll` (issue 13): `m`, the
+    /// sample weights' total and smallest multiplicity, and the initial normalisation are over
+    /// every rank (one call each; nothing is reduced on one machine).
+    pub(crate) fn new_on(params: &TAdaBoostParams, labels: Labels, coll: &Shared) -> Result<Self> {
+        let dist = coll.is_distributed();
         params.check()?;
         if labels.k != 1 {
             return Err(Error::InvalidData(format!(
@@ -408,11 +421,13 @@ impl TAdaBoost {
                 labels.k
             )));
         }
-        let n = labels.n;
+        let n_local = labels.n;
+        // Issue 13: `n` is the number of examples of every rank (this rank has `n_local`).
+        let (n, sw_global) = if dist { coll.totals(n_local, labels.sample_weight)? } else { (n_local, 0.0) };
         if n == 0 {
             return Err(Error::InvalidData("no training examples".into()));
         }
-        if labels.y.len() != n {
+        if labels.y.len() != n_local {
             return Err(Error::InvalidData(format!("{n} examples but {} labels", labels.y.len())));
         }
         if let Some(v) = labels.y.iter().find(|&&v| v != 1.0 && v != -1.0) {
@@ -422,13 +437,13 @@ impl TAdaBoost {
         let w: Option<Vec<f64>> = match labels.sample_weight {
             None => None,
             Some(sw) => {
-                if sw.len() != n {
-                    return Err(Error::InvalidData(format!("{n} examples but {} sample weights", sw.len())));
+                if sw.len() != n_local {
+                    return Err(Error::InvalidData(format!("{n_local} examples but {} sample weights", sw.len())));
                 }
                 if let Some(v) = sw.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
                     return Err(Error::InvalidData(format!("sample weight {v} is not a finite number ≥ 0")));
                 }
-                let total: f64 = sw.iter().sum();
+                let total: f64 = if dist { sw_global } else { sw.iter().sum() };
                 if !(total > 0.0 && total.is_finite()) {
                     return Err(Error::InvalidData(format!("sample weights sum to {total}")));
                 }
@@ -439,7 +454,10 @@ impl TAdaBoost {
         // Multiplicities c = w n/Σw and m = n: the frequency weights of the type's doc.
         let c: Option<Vec<f64>> = w.as_ref().map(|w| w.iter().map(|v| v * n as f64).collect());
         let m = n as f64;
-        let c_min = c.as_ref().map_or(1.0, |c| c.iter().copied().filter(|&v| v > 0.0).fold(1.0f64, f64::min));
+        let mut c_min = c.as_ref().map_or(1.0, |c| c.iter().copied().filter(|&v| v > 0.0).fold(1.0f64, f64::min));
+        if dist {
+            c_min = -coll.max(-c_min)?;
+        }
         let ln_q_cap = -t_star(params.t.clamp(0.0, 1.99)) * c_min.ln();
 
         let t = if is_one(params.t) { 1.0 } else { params.t };
@@ -455,10 +473,14 @@ impl TAdaBoost {
         let ts = t_star(t);
         let q1 = (1.0 / n as f64).powf(ts);
         let mut q: Vec<f64> = match &w {
-            None => vec![q1; n],
+            None => vec![q1; n_local],
             Some(w) => w.iter().map(|&v| if v > 0.0 { q1 } else { 0.0 }).collect(),
         };
-        let z = co_simplex_normalize_mult(&mut q, c.as_deref(), t);
+        let z = if dist {
+            co_simplex_normalize_on(&mut q, c.as_deref(), t, coll)?
+        } else {
+            co_simplex_normalize_mult(&mut q, c.as_deref(), t)
+        };
         if !(z > 0.0 && z.is_finite()) {
             return Err(Error::Numerical(format!("initial weights cannot be normalised (Z = {z})")));
         }
@@ -477,13 +499,39 @@ impl TAdaBoost {
             q,
             qs: Vec::new(),
             ln_prod_z: 0.0,
-            scores: vec![0.0; n],
-            clipped: if delta.is_some() { vec![0.0; n] } else { Vec::new() },
+            scores: vec![0.0; n_local],
+            clipped: if delta.is_some() { vec![0.0; n_local] } else { Vec::new() },
             delta,
             lr: 1.0,
+            coll: coll.clone(),
+            dist_q_sum: None,
         };
         b.resync_powers();
+        b.sync_q_sum(None)?;
         Ok(b)
+    }
+
+    /// With several ranks, the learner's normaliser `Σ q` (`Σ c q`) over every rank (issue 13);
+    /// `extra` = sums to reduce in the same call (the round's last sums), returned reduced.
+    fn sync_q_sum(&mut self, extra: Option<&mut [f64]>) -> Result<()> {
+        if !self.coll.is_distributed() || self.params.learner_weights == LearnerWeights::CoDensity {
+            if let Some(x) = extra {
+                self.coll.sum(x)?;
+            }
+            return Ok(());
+        }
+        let local = match &self.c {
+            None => self.q.iter().sum::<f64>(),
+            Some(c) => self.q.iter().zip(c).map(|(q, c)| q * c).sum::<f64>(),
+        };
+        let mut buf: Vec<f64> = extra.as_deref().map_or(Vec::new(), <[f64]>::to_vec);
+        buf.push(local);
+        self.coll.sum(&mut buf)?;
+        self.dist_q_sum = buf.pop();
+        if let Some(x) = extra {
+            x.copy_from_slice(&buf);
+        }
+        Ok(())
     }
 
     /// Recomputes `q^(1−t)` from `q` (at construction, and where the update's recurrence does
@@ -539,7 +587,7 @@ impl TAdaBoost {
 
     /// `ρ`, `R` and the switched-off summary for edges `u = y·h` (SPEC §5). `None` when `h` is 0
     /// on all the weights in `R`'s maximum.
-    fn edge(&self, h: &[f64]) -> Option<Edge> {
+    fn edge(&self, h: &[f64]) -> Result<Option<Edge>> {
         if self.regime == Regime::One {
             self.edge_impl::<false>(h)
         } else {
@@ -547,7 +595,7 @@ impl TAdaBoost {
         }
     }
 
-    fn edge_impl<const TEMPERED: bool>(&self, h: &[f64]) -> Option<Edge> {
+    fn edge_impl<const TEMPERED: bool>(&self, h: &[f64]) -> Result<Option<Edge>> {
         let n = self.q.len();
         let (q, qs, y, w, c) = (&self.q[..], &self.qs[..], &self.y[..], self.w.as_deref(), self.c.as_deref());
         // SPEC §5: off_j = {i : q_ji = 0}; a positive q implies a positive sample weight.
@@ -556,8 +604,10 @@ impl TAdaBoost {
         })
         .into_iter()
         .fold(0.0f64, f64::max);
+        // Issue 13: over every rank.
+        let umax = self.coll.max(umax)?;
         if umax == 0.0 {
-            return None;
+            return Ok(None);
         }
         let inv_umax = 1.0 / umax;
         let below = self.regime == Regime::Below;
@@ -583,7 +633,7 @@ impl TAdaBoost {
             }
             p
         });
-        let sums = parts.into_iter().fold(EdgeSums::default(), |acc, p| EdgeSums {
+        let mut sums = parts.into_iter().fold(EdgeSums::default(), |acc, p| EdgeSums {
             ratio_max: acc.ratio_max.max(p.ratio_max),
             num: acc.num + p.num,
             n_terms: acc.n_terms + p.n_terms,
@@ -591,6 +641,14 @@ impl TAdaBoost {
             off_max: acc.off_max.max(p.off_max),
             off_sum: acc.off_sum + p.off_sum,
         });
+        if self.coll.is_distributed() {
+            // Issue 13: the edge's sums over every rank (one call).
+            let mut sum = [sums.num, sums.n_terms, sums.m_dag, sums.off_sum];
+            let mut max = [sums.ratio_max, sums.off_max];
+            self.coll.sum_max(&mut sum, &mut max)?;
+            [sums.num, sums.n_terms, sums.m_dag, sums.off_sum] = sum;
+            [sums.ratio_max, sums.off_max] = max;
+        }
         // SPEC §5: R_j = max_{i ∉ off} |u_i|/q_i^(1−t) = umax · r_rel; |u|/umax ≤ 1 and
         // q ≥ f64::MIN_POSITIVE keep every ratio finite for t ∈ [0, 2).
         let r_rel = sums.ratio_max;
@@ -601,7 +659,7 @@ impl TAdaBoost {
         let q_dag = if m_dag > 0.0 { v_dag_max.powf(1.0 / s) } else { 0.0 };
         let rho = (sums.num / r_rel + q_dag * (sums.off_sum / r_rel)) / (1.0 + m_dag * q_dag.powf(e));
         let rho_tol = 4.0 * (sums.n_terms + m_dag) * f64::EPSILON;
-        Some(Edge { umax, r_rel, rho: rho.clamp(-1.0, 1.0), m_dag, q_dag, v_dag_max, rho_tol })
+        Ok(Some(Edge { umax, r_rel, rho: rho.clamp(-1.0, 1.0), m_dag, q_dag, v_dag_max, rho_tol }))
     }
 
     /// An upper bound of `ln q̃` over the examples for leverage `nu = µR` (every `q ≤ 1` on the
@@ -630,7 +688,7 @@ impl TAdaBoost {
     }
 
     /// Overwrites `q` (and `q^(1−t)`) with the un-normalised update `q̃` for leverage `nu = µR`.
-    fn update(&self, h: &[f64], edge: &Edge, nu: f64, q: &mut [f64], qs: &mut [f64]) -> UpdateSums {
+    fn update(&self, h: &[f64], edge: &Edge, nu: f64, q: &mut [f64], qs: &mut [f64]) -> Result<UpdateSums> {
         let s = 1.0 - self.t;
         let ctx = UpdateCtx {
             y: &self.y,
@@ -664,12 +722,20 @@ impl TAdaBoost {
                 _ => update_chunk::<KERNEL_RELATIVE>(&ctx, c * CHUNK, qc, qsc),
             })
             .collect();
-        parts.into_iter().fold(UpdateSums::default(), |acc, p| UpdateSums {
+        let mut sums = parts.into_iter().fold(UpdateSums::default(), |acc, p| UpdateSums {
             sum: acc.sum + p.sum,
             qmax: acc.qmax.max(p.qmax),
             n_inf: acc.n_inf + p.n_inf,
             inf_weight: acc.inf_weight + p.inf_weight,
-        })
+        });
+        if self.coll.is_distributed() {
+            // Issue 13: Z's sum over every rank (one call).
+            let mut sum = [sums.sum, sums.n_inf as f64, sums.inf_weight];
+            let mut max = [sums.qmax];
+            self.coll.sum_max(&mut sum, &mut max)?;
+            (sums.sum, sums.n_inf, sums.inf_weight, sums.qmax) = (sum[0], sum[1] as usize, sum[2], max[0]);
+        }
+        Ok(sums)
     }
 
     /// The last pass of a round: scales the weights by `1/Z` (`q^(1−t)` by `1/Z^(1−t)`) when
@@ -698,7 +764,8 @@ impl TAdaBoost {
         let delta = self.delta.unwrap_or(f64::INFINITY);
         let (y, w) = (&self.y[..], self.w.as_deref());
         let mults = self.c.as_deref();
-        let uniform = 1.0 / y.len() as f64;
+        // `m` is the number of examples (of every rank, issue 13): 1/m is the uniform weight.
+        let uniform = 1.0 / self.m;
         let n_chunks = y.len().div_ceil(CHUNK);
         let jobs: Vec<_> = self
             .q
@@ -796,6 +863,31 @@ fn co_simplex_normalize_mult(q: &mut [f64], c: Option<&[f64]>, t: f64) -> f64 {
     z
 }
 
+/// [`co_simplex_normalize_mult`] over the examples of every rank (issue 13; multiplicities 1
+/// when `c` is `None`): two calls (the largest weight with a NaN flag, then the sum).
+fn co_simplex_normalize_on(q: &mut [f64], c: Option<&[f64]>, t: f64, coll: &Shared) -> Result<f64> {
+    let e = 2.0 - t;
+    let mut m = [q.iter().copied().fold(0.0f64, f64::max), f64::from(u8::from(q.iter().any(|v| v.is_nan())))];
+    coll.sum_max(&mut [], &mut m)?;
+    let qmax = m[0];
+    if m[1] > 0.0 {
+        return Ok(f64::NAN);
+    }
+    if qmax == 0.0 || !qmax.is_finite() {
+        return Ok(qmax);
+    }
+    let mult = |i: usize| c.map_or(1.0, |c| c[i]);
+    let mut sum = [q.iter().enumerate().map(|(i, &v)| if v > 0.0 { mult(i) * (v / qmax).powf(e) } else { 0.0 }).sum()];
+    coll.sum(&mut sum)?;
+    let z = qmax * sum[0].powf(1.0 / e);
+    if z > 0.0 && z.is_finite() {
+        for v in q.iter_mut() {
+            *v /= z;
+        }
+    }
+    Ok(z)
+}
+
 /// Co-density `q^(2−t)`.
 #[inline]
 fn codensity(q: f64, e: f64, regime: Regime) -> f64 {
@@ -842,14 +934,20 @@ impl Booster for TAdaBoost {
     fn statistics(&self, stats: &mut [f64]) {
         debug_assert_eq!(stats.len(), self.q.len());
         let e = 2.0 - self.t;
-        let norm = match self.params.learner_weights {
-            LearnerWeights::Normalized => 1.0 / self.q.iter().sum::<f64>(),
-            LearnerWeights::CoDensity => 1.0,
+        // Issue 13: with several ranks, Σq over every rank (kept by `sync_q_sum`).
+        let norm = match (self.params.learner_weights, self.dist_q_sum) {
+            (LearnerWeights::CoDensity, _) => 1.0,
+            (LearnerWeights::Normalized, Some(sum)) => 1.0 / sum,
+            (LearnerWeights::Normalized, None) => 1.0 / self.q.iter().sum::<f64>(),
         };
         let co = self.params.learner_weights == LearnerWeights::CoDensity;
         if let Some(c) = &self.c {
             // Frequency weights: the copies of example i together weigh c_i q_i (or c_i q_i^(2−t)).
-            let norm = if co { 1.0 } else { 1.0 / self.q.iter().zip(c).map(|(q, c)| q * c).sum::<f64>() };
+            let norm = match self.dist_q_sum {
+                _ if co => 1.0,
+                Some(sum) => 1.0 / sum,
+                None => 1.0 / self.q.iter().zip(c).map(|(q, c)| q * c).sum::<f64>(),
+            };
             for (((st, &q), &yi), &ci) in stats.iter_mut().zip(&self.q).zip(&self.y).zip(c) {
                 let d = if co { ci * codensity(q, e, self.regime) } else { ci * q * norm };
                 *st = super::signed(yi, d);
@@ -867,6 +965,18 @@ impl Booster for TAdaBoost {
         self.lr = lr;
     }
 
+    fn set_collective(&mut self, c: Shared, labels: Labels<'_>) -> Result<()> {
+        if self.coll.is_distributed() {
+            // Built on the ranks' totals already (`new_on`).
+            return Ok(());
+        }
+        // Issue 13: rebuilt with the totals of every rank.
+        let lr = self.lr;
+        *self = Self::new_on(&self.params, labels, &c)?;
+        self.lr = lr;
+        Ok(())
+    }
+
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
         let n = self.y.len();
         if h.len() != n {
@@ -879,7 +989,7 @@ impl Booster for TAdaBoost {
         let s = 1.0 - t;
         let e = 2.0 - t;
 
-        let Some(edge) = self.edge(h) else {
+        let Some(edge) = self.edge(h)? else {
             return Ok(Step::Stop { reason: "the weak hypothesis is 0 on every example with positive weight".into() });
         };
         let rho = edge.rho;
@@ -957,7 +1067,7 @@ impl Booster for TAdaBoost {
         } else {
             (self.q.clone(), self.qs.clone())
         };
-        let sums = self.update(h, &edge, nu, &mut q, &mut qs);
+        let sums = self.update(h, &edge, nu, &mut q, &mut qs)?;
         let n_inf = sums.n_inf;
         debug_assert!(n_inf == 0 || !in_place, "an in-place update overflowed");
         if n_inf > 0 && self.params.overflow == OverflowPolicy::Error {
@@ -990,7 +1100,11 @@ impl Booster for TAdaBoost {
             (z, Some(1.0 / z))
         } else {
             // Tiny weights: the sum relative to the largest weight.
-            let z = co_simplex_normalize_mult(&mut self.q, self.c.as_deref(), t);
+            let z = if self.coll.is_distributed() {
+                co_simplex_normalize_on(&mut self.q, self.c.as_deref(), t, &self.coll)?
+            } else {
+                co_simplex_normalize_mult(&mut self.q, self.c.as_deref(), t)
+            };
             self.resync_powers();
             (z, None)
         };
@@ -1005,7 +1119,24 @@ impl Booster for TAdaBoost {
         }
 
         // Weights q/Z, and the models: H += α h; S = clip_[−δ, δ](S + α h) (SPEC §5).
-        let fin = self.finish_round(inv_z, h, alpha);
+        let mut fin = self.finish_round(inv_z, h, alpha);
+        if self.coll.is_distributed() {
+            // Issue 13: the round's last sums and the next learner normaliser (one call).
+            let mut sum = [fin.n_zero, fin.err, fin.err_clipped, fin.clip_upper, fin.clip_lower, 0.0, 0.0];
+            // Min and max as maxima (of −pmin), sent as one-hot vectors over the ranks.
+            let size = self.coll.get().size();
+            let mut b = Vec::with_capacity(5 + 2 * size);
+            b.extend_from_slice(&sum[..5]);
+            let (mut mx, rank) = (vec![0.0; 2 * size], self.coll.get().rank());
+            (mx[rank], mx[size + rank]) = (-fin.pmin, fin.pmax);
+            b.extend_from_slice(&mx);
+            self.sync_q_sum(Some(&mut b))?;
+            sum[..5].copy_from_slice(&b[..5]);
+            [fin.n_zero, fin.err, fin.err_clipped, fin.clip_upper, fin.clip_lower, ..] = sum;
+            let max_of = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            fin.pmin = -max_of(&b[5..5 + size]);
+            fin.pmax = max_of(&b[5 + size..5 + 2 * size]);
+        }
         diag.insert("z", z);
         diag.insert("bound", self.bound());
         if self.c.is_some() {

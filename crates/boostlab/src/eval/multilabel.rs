@@ -50,7 +50,13 @@ fn check(y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64]>) -> 
 }
 
 /// Weighted mean of `value(i)` over the examples where it is `Some`; 0 if there are none.
-fn weighted_mean(n: usize, sample_weight: Option<&[f64]>, mut value: impl FnMut(usize) -> Option<f64>) -> f64 {
+fn weighted_mean(n: usize, sample_weight: Option<&[f64]>, value: impl FnMut(usize) -> Option<f64>) -> f64 {
+    let [num, den] = weighted_sums(n, sample_weight, value);
+    mean_of_sums([num, den])
+}
+
+/// The numerator and denominator of [`weighted_mean`].
+fn weighted_sums(n: usize, sample_weight: Option<&[f64]>, mut value: impl FnMut(usize) -> Option<f64>) -> [f64; 2] {
     let (mut num, mut den) = (0.0, 0.0);
     for i in 0..n {
         if let Some(v) = value(i) {
@@ -59,10 +65,41 @@ fn weighted_mean(n: usize, sample_weight: Option<&[f64]>, mut value: impl FnMut(
             den += w;
         }
     }
+    [num, den]
+}
+
+/// `num/den` of a metric's sums (0 when `den` is 0): the metric of sums added over the ranks of
+/// a distributed fit (issue 13).
+pub(crate) fn mean_of_sums([num, den]: [f64; 2]) -> f64 {
     if den > 0.0 {
         num / den
     } else {
         0.0
+    }
+}
+
+/// The `[num, den]` sums of [`hamming_loss`], [`one_error`] and [`ranking_loss`] (`which` = 0, 1,
+/// 2) over rows that may be none (one rank's rows in a distributed fit, issue 13): add them over
+/// the ranks, then [`mean_of_sums`].
+pub(crate) fn metric_sums(which: usize, y: &[f64], scores: &[f64], k: usize, sample_weight: &[f64]) -> [f64; 2] {
+    let n = y.len() / k.max(1);
+    let sw = Some(sample_weight);
+    match which {
+        0 => weighted_sums(n, sw, |i| {
+            let wrong = (0..k).filter(|&l| (scores[i * k + l] > 0.0) != (y[i * k + l] > 0.0)).count();
+            Some(wrong as f64 / k as f64)
+        }),
+        1 => weighted_sums(n, sw, |i| {
+            let top = top_label(&scores[i * k..(i + 1) * k]);
+            Some(if y[i * k + top] > 0.0 { 0.0 } else { 1.0 })
+        }),
+        _ => {
+            let st = all_rank_stats(y, scores, k);
+            weighted_sums(n, sw, |i| {
+                let s = st[i];
+                (s.n_rel > 0 && s.n_irr > 0).then(|| s.misordered as f64 / (s.n_rel * s.n_irr) as f64)
+            })
+        }
     }
 }
 

@@ -20,6 +20,10 @@ use crate::data::{BinData, BinMapper, BinnedMatrix, FeatureBins};
 use crate::error::{Error, Result};
 use crate::par::ROW_CHUNK;
 
+/// Resolution of the positive fractions that order a categorical feature's categories (their
+/// multiples of 2^−36; see `best_for_feature`).
+const CAT_FRACTION_GRID: f64 = (1u64 << 36) as f64;
+
 /// Work below this many (row × feature) cells runs on one thread.
 const PARALLEL_CELLS: usize = 1 << 15;
 
@@ -241,7 +245,11 @@ impl SearchCtx<'_> {
                     .map(|b| {
                         let s = &hist_f[b * w..(b + 1) * w];
                         let pos: f64 = s.iter().step_by(2).sum();
-                        (pos / s.iter().sum::<f64>(), b)
+                        // Fractions equal in exact arithmetic (every category of single-label data
+                        // has the fraction 1/k in AdaBoost.MH's first round) differ by rounding
+                        // residues only, which the order of summation decides (issue 13: sums over
+                        // ranks): fractions within 2^−36 sort as ties, by bin.
+                        ((pos / s.iter().sum::<f64>() * CAT_FRACTION_GRID).round(), b)
                     })
                     .collect();
                 cats.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -1110,7 +1118,7 @@ mod tests {
                         .filter(|&b| weight_of_bin(b) > 0.0)
                         .map(|b| {
                             let s = sum_rows(&|r| bm.bin(r as usize, f) == b);
-                            (s.iter().step_by(2).sum::<f64>() / s.iter().sum::<f64>(), b)
+                            ((s.iter().step_by(2).sum::<f64>() / s.iter().sum::<f64>() * CAT_FRACTION_GRID).round(), b)
                         })
                         .collect();
                     cats.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));

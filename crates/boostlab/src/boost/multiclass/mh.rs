@@ -1,8 +1,9 @@
 //! AdaBoost.MH, discrete and real (SPEC §4.5).
 
-use super::{check_labels, check_outputs, single_label_classes, step_of, vote};
+use super::{check_labels_on, check_outputs, single_label_classes, step_of, vote};
 use super::{MultiParams, MultiVariant};
 use crate::boost::{Booster, Diagnostics, Labels, Step};
+use crate::collective::Shared;
 use crate::error::{Error, Result};
 use crate::eval::multilabel;
 use crate::tree::{Criterion, LeafRule};
@@ -38,6 +39,8 @@ pub struct AdaBoostMh {
     log_bound: f64,
     /// Learning rate ν (issue 15).
     lr: f64,
+    /// Issue 13: the ranks' collective (local by default).
+    coll: Shared,
 }
 
 impl AdaBoostMh {
@@ -45,13 +48,18 @@ impl AdaBoostMh {
     /// (`n × k`, `k ≥ 1`). With `single_label_start` the data must be single-label (`labels.class`,
     /// or exactly one +1 per row) and `k ≥ 2`.
     pub fn new(labels: &Labels<'_>, params: &MultiParams) -> Result<AdaBoostMh> {
+        Self::new_on(labels, params, &Shared::default())
+    }
+
+    /// [`AdaBoostMh::new`] for this rank's examples of the ranks of `coll` (issue 13).
+    pub(crate) fn new_on(labels: &Labels<'_>, params: &MultiParams, coll: &Shared) -> Result<AdaBoostMh> {
         params.check()?;
         let real = match params.variant {
             MultiVariant::MhDiscrete => false,
             MultiVariant::MhReal => true,
             v => return Err(Error::param("variant", "mh-discrete or mh-real for AdaBoost.MH", v)),
         };
-        let c = check_labels(labels)?;
+        let c = check_labels_on(labels, coll)?;
         let start = if params.single_label_start {
             if c.k < 2 {
                 return Err(Error::param("single_label_start", "false with a single label column", true));
@@ -60,7 +68,8 @@ impl AdaBoostMh {
         } else {
             None
         };
-        Ok(AdaBoostMh::from_parts(c.n, c.k, c.y, c.sw, real, params.smoothing(c.m), start.as_deref()))
+        let mh = AdaBoostMh::from_parts(c.n, c.k, c.y, c.sw, real, params.smoothing(c.m), start.as_deref());
+        Ok(mh.with_collective(coll.clone()))
     }
 
     /// Builds from checked parts (also used by AdaBoost.MO on coded labels).
@@ -87,7 +96,18 @@ impl AdaBoostMh {
                 None => row.fill(sw[i] / k as f64),
             }
         }
-        AdaBoostMh { n, k, y, sw, d, f: vec![0.0; n * k], real, eps, log_bound: 0.0, lr: 1.0 }
+        AdaBoostMh { n, k, y, sw, d, f: vec![0.0; n * k], real, eps, log_bound: 0.0, lr: 1.0, coll: Shared::default() }
+    }
+
+    /// The booster summing over the ranks of `coll` (issue 13).
+    pub(crate) fn with_collective(mut self, coll: Shared) -> Self {
+        self.coll = coll;
+        self
+    }
+
+    /// The ranks' collective (issue 13).
+    pub(crate) fn collective(&self) -> &Shared {
+        &self.coll
     }
 
     /// Number of labels k.
@@ -157,10 +177,17 @@ impl Booster for AdaBoostMh {
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
         check_outputs(h, self.n * self.k)?;
         // SPEC §4.5: r_t = Σ_{i,ℓ} D_t(i,ℓ) Y_i[ℓ] h_t(x_i,ℓ).
-        let r: f64 = self.d.iter().zip(&self.y).zip(h).map(|((d, y), h)| d * y * h).sum();
+        let mut r: f64 = self.d.iter().zip(&self.y).zip(h).map(|((d, y), h)| d * y * h).sum();
+        let mut all_zero = self.real && h.iter().all(|&v| v == 0.0);
+        if self.coll.is_distributed() {
+            // Issue 13: the edge (and whether h is 0 everywhere) over every rank (one call).
+            let mut b = [r, f64::from(u8::from(!all_zero))];
+            self.coll.sum(&mut b)?;
+            (r, all_zero) = (b[0], self.real && b[1] == 0.0);
+        }
         let (alpha, step) = if self.real {
             // SPEC §4.5: real MH folds α into the leaves (α = 1).
-            if h.iter().all(|&v| v == 0.0) {
+            if all_zero {
                 (0.0, Step::Stop { reason: "weak hypothesis is identically zero".into() })
             } else {
                 (1.0, Step::Add { alpha: 1.0 })
@@ -180,21 +207,44 @@ impl Booster for AdaBoostMh {
             *d *= (-alpha * y * hv).exp();
             z += *d;
         }
+        let mut metrics = None;
+        if self.coll.is_distributed() {
+            // Issue 13: Z and the training metrics' sums over every rank (one call; the scores
+            // move first, which changes nothing: they do not depend on Z).
+            for (f, hv) in self.f.iter_mut().zip(h) {
+                *f += alpha * hv;
+            }
+            let [a, b] = multilabel::metric_sums(0, &self.y, &self.f, self.k, &self.sw);
+            let [c, d] = multilabel::metric_sums(1, &self.y, &self.f, self.k, &self.sw);
+            let mut buf = [z, a, b, c, d];
+            self.coll.sum(&mut buf)?;
+            z = buf[0];
+            metrics = Some([multilabel::mean_of_sums([buf[1], buf[2]]), multilabel::mean_of_sums([buf[3], buf[4]])]);
+        }
         if !(z > 0.0 && z.is_finite()) {
             return Err(Error::Numerical(format!("AdaBoost.MH normaliser Z = {z} (weights under- or overflowed)")));
         }
         for d in &mut self.d {
             *d /= z;
         }
-        for (f, hv) in self.f.iter_mut().zip(h) {
-            *f += alpha * hv;
+        if metrics.is_none() {
+            for (f, hv) in self.f.iter_mut().zip(h) {
+                *f += alpha * hv;
+            }
         }
         self.log_bound += z.ln();
         diag.insert("alpha", alpha);
         diag.insert("z", z);
         diag.insert("r", r);
-        diag.insert("hamming_loss", multilabel::hamming_loss(&self.y, &self.f, self.k, Some(&self.sw))?);
-        diag.insert("one_error", multilabel::one_error(&self.y, &self.f, self.k, Some(&self.sw))?);
+        let [ham, one] = match metrics {
+            Some(m) => m,
+            None => [
+                multilabel::hamming_loss(&self.y, &self.f, self.k, Some(&self.sw))?,
+                multilabel::one_error(&self.y, &self.f, self.k, Some(&self.sw))?,
+            ],
+        };
+        diag.insert("hamming_loss", ham);
+        diag.insert("one_error", one);
         diag.insert("bound", self.bound());
         Ok(step)
     }

@@ -1,8 +1,9 @@
 //! AdaBoost.MO: AdaBoost.MH on output-coded labels (SPEC §4.6).
 
-use super::{check_labels, single_label_classes, AdaBoostMh, CodeMatrix, Decode, MultiParams};
+use super::{check_labels_on, single_label_classes, AdaBoostMh, CodeMatrix, Decode, MultiParams};
 use super::{decode_into, MultiVariant};
 use crate::boost::{Booster, Diagnostics, Labels, Step};
+use crate::collective::Shared;
 use crate::error::{Error, Result};
 use crate::tree::{Criterion, LeafRule};
 
@@ -26,18 +27,24 @@ impl AdaBoostMo {
     /// `labels.class` or the single +1 of each row of `labels.y` (`k = labels.k ≥ 2` classes), the
     /// code from `params.code`.
     pub fn new(labels: &Labels<'_>, params: &MultiParams) -> Result<AdaBoostMo> {
+        Self::new_on(labels, params, &Shared::default())
+    }
+
+    /// [`AdaBoostMo::new`] for this rank's examples of the ranks of `coll` (issue 13).
+    pub(crate) fn new_on(labels: &Labels<'_>, params: &MultiParams, coll: &Shared) -> Result<AdaBoostMo> {
         params.check()?;
         let real = match params.variant {
             MultiVariant::MoDiscrete => false,
             MultiVariant::MoReal => true,
             v => return Err(Error::param("variant", "mo-discrete or mo-real for AdaBoost.MO", v)),
         };
-        let c = check_labels(labels)?;
+        let c = check_labels_on(labels, coll)?;
         let class = single_label_classes(labels)?;
         let code = CodeMatrix::build(&params.code, c.k)?;
         // SPEC §4.6: run AdaBoost.MH on (x_i, λ(y_i)).
         let y = code.encode(&class);
-        let mh = AdaBoostMh::from_parts(c.n, code.n_columns, y, c.sw, real, params.smoothing(c.m), None);
+        let mh = AdaBoostMh::from_parts(c.n, code.n_columns, y, c.sw, real, params.smoothing(c.m), None)
+            .with_collective(coll.clone());
         Ok(AdaBoostMo { mh, code, class, decode: params.decode })
     }
 
@@ -101,7 +108,10 @@ impl Booster for AdaBoostMo {
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
         let step = self.mh.step(h, diag)?;
         if !matches!(step, Step::Stop { .. }) {
-            diag.insert("one_error", self.class_error());
+            let mut err = [self.class_error()];
+            // Issue 13: over every rank (the weights are normalised over every rank).
+            self.mh.collective().sum(&mut err)?;
+            diag.insert("one_error", err[0]);
         }
         Ok(step)
     }

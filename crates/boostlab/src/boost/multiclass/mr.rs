@@ -1,8 +1,9 @@
 //! AdaBoost.MR (ranking loss) and AdaBoost.M2, in the efficient O(mk) form (SPEC §4.7).
 
-use super::{check_labels, check_outputs, single_label_classes, step_of, vote};
+use super::{check_labels_on, check_outputs, single_label_classes, step_of, vote};
 use super::{MultiParams, MultiVariant};
 use crate::boost::{Booster, Diagnostics, Labels, Step};
+use crate::collective::Shared;
 use crate::error::{Error, Result};
 use crate::eval::multilabel;
 use crate::tree::{Criterion, LeafRule};
@@ -34,12 +35,19 @@ pub struct AdaBoostMr {
     /// The weight of the examples with no crucial pair (their count without sample weights):
     /// weight 0, outside rloss (SPEC §4.7), reported as the diagnostic `no_crucial_pair`.
     no_pair: f64,
+    /// Issue 13: the ranks' collective (local by default).
+    coll: Shared,
 }
 
 impl AdaBoostMr {
     /// Builds the booster for `params.variant` ∈ {`mr`, `m2`} on ±1 labels (`n × k`, `k ≥ 2`).
     /// `m2` requires single-label data. At least one example must have a crucial pair.
     pub fn new(labels: &Labels<'_>, params: &MultiParams) -> Result<AdaBoostMr> {
+        Self::new_on(labels, params, &Shared::default())
+    }
+
+    /// [`AdaBoostMr::new`] for this rank's examples of the ranks of `coll` (issue 13).
+    pub(crate) fn new_on(labels: &Labels<'_>, params: &MultiParams, coll: &Shared) -> Result<AdaBoostMr> {
         params.check()?;
         match params.variant {
             MultiVariant::Mr => {}
@@ -48,14 +56,26 @@ impl AdaBoostMr {
             }
             v => return Err(Error::param("variant", "mr or m2 for AdaBoost.MR", v)),
         }
-        let c = check_labels(labels)?;
+        let c = check_labels_on(labels, coll)?;
         if c.k < 2 {
             return Err(Error::InvalidData("AdaBoost.MR needs at least 2 labels".into()));
         }
         let (n, k) = (c.n, c.k);
         // Relevant-label count of each example, and the total weight of the examples with pairs.
         let n_rel: Vec<usize> = c.y.chunks_exact(k).map(|r| r.iter().filter(|&&v| v > 0.0).count()).collect();
-        let total: f64 = (0..n).filter(|&i| n_rel[i] > 0 && n_rel[i] < k).map(|i| c.sw[i]).sum();
+        let mut total: f64 = (0..n).filter(|&i| n_rel[i] > 0 && n_rel[i] < k).map(|i| c.sw[i]).sum();
+        // SPEC §4.7: examples with no crucial pair get weight 0 and are counted.
+        // Counted as the other totals are, in units of sample weight (a weight is a repetition).
+        let mut no_pair: f64 = (0..n)
+            .filter(|&i| n_rel[i] == 0 || n_rel[i] == k)
+            .map(|i| labels.sample_weight.map_or(1.0, |w| w[i]))
+            .sum();
+        if coll.is_distributed() {
+            // Issue 13: over every rank (one call).
+            let mut b = [total, no_pair];
+            coll.sum(&mut b)?;
+            [total, no_pair] = b;
+        }
         if total <= 0.0 {
             return Err(Error::InvalidData(
                 "AdaBoost.MR needs an example (of positive weight) with both a relevant and an \
@@ -71,13 +91,18 @@ impl AdaBoostMr {
                 v[i * k..(i + 1) * k].fill(vi);
             }
         }
-        // SPEC §4.7: examples with no crucial pair get weight 0 and are counted.
-        // Counted as the other totals are, in units of sample weight (a weight is a repetition).
-        let no_pair: f64 = (0..n)
-            .filter(|&i| n_rel[i] == 0 || n_rel[i] == k)
-            .map(|i| labels.sample_weight.map_or(1.0, |w| w[i]))
-            .sum();
-        Ok(AdaBoostMr { n, k, y: c.y, sw: c.sw, v, f: vec![0.0; n * k], log_bound: 0.0, lr: 1.0, no_pair })
+        Ok(AdaBoostMr {
+            n,
+            k,
+            y: c.y,
+            sw: c.sw,
+            v,
+            f: vec![0.0; n * k],
+            log_bound: 0.0,
+            lr: 1.0,
+            no_pair,
+            coll: coll.clone(),
+        })
     }
 
     /// Number of labels k.
@@ -161,6 +186,12 @@ impl Booster for AdaBoostMr {
         // SPEC §4.7: r = Σ_{i,ℓ} w(i,ℓ) Y_i[ℓ] h(x_i,ℓ) = ½ Σ D(i,ℓ0,ℓ1)(h(x_i,ℓ1) − h(x_i,ℓ0)).
         let mut r = 0.0;
         self.for_each_w(|j, w, y| r += w * y * h[j]);
+        if self.coll.is_distributed() {
+            // Issue 13: the edge over every rank.
+            let mut b = [r];
+            self.coll.sum(&mut b)?;
+            r = b[0];
+        }
         let (alpha, step) = step_of(vote(r), r);
         // Issue 15: shrinkage, α ← ν·α before the weight update.
         let (alpha, step) = (crate::boost::shrink(self.lr, alpha), crate::boost::shrink_step(self.lr, step));
@@ -184,6 +215,20 @@ impl Booster for AdaBoostMr {
             }
             z += vp * vn;
         }
+        let mut metrics = None;
+        if self.coll.is_distributed() {
+            // Issue 13: Z and the training metrics' sums over every rank (one call; the scores
+            // move first, which changes nothing: they do not depend on Z).
+            for (f, hv) in self.f.iter_mut().zip(h) {
+                *f += alpha * hv;
+            }
+            let [a, b] = multilabel::metric_sums(2, &self.y, &self.f, self.k, &self.sw);
+            let [c, d] = multilabel::metric_sums(1, &self.y, &self.f, self.k, &self.sw);
+            let mut buf = [z, a, b, c, d];
+            self.coll.sum(&mut buf)?;
+            z = buf[0];
+            metrics = Some([multilabel::mean_of_sums([buf[1], buf[2]]), multilabel::mean_of_sums([buf[3], buf[4]])]);
+        }
         if !(z > 0.0 && z.is_finite()) {
             return Err(Error::Numerical(format!("AdaBoost.MR normaliser Z = {z} (weights under- or overflowed)")));
         }
@@ -192,15 +237,24 @@ impl Booster for AdaBoostMr {
         for v in &mut self.v {
             *v /= sz;
         }
-        for (f, hv) in self.f.iter_mut().zip(h) {
-            *f += alpha * hv;
+        if metrics.is_none() {
+            for (f, hv) in self.f.iter_mut().zip(h) {
+                *f += alpha * hv;
+            }
         }
         self.log_bound += z.ln();
         diag.insert("alpha", alpha);
         diag.insert("z", z);
         diag.insert("no_crucial_pair", self.no_pair);
-        diag.insert("ranking_loss", multilabel::ranking_loss(&self.y, &self.f, self.k, Some(&self.sw))?);
-        diag.insert("one_error", multilabel::one_error(&self.y, &self.f, self.k, Some(&self.sw))?);
+        let [rank_loss, one] = match metrics {
+            Some(m) => m,
+            None => [
+                multilabel::ranking_loss(&self.y, &self.f, self.k, Some(&self.sw))?,
+                multilabel::one_error(&self.y, &self.f, self.k, Some(&self.sw))?,
+            ],
+        };
+        diag.insert("ranking_loss", rank_loss);
+        diag.insert("one_error", one);
         diag.insert("bound", self.bound());
         Ok(step)
     }

@@ -40,6 +40,44 @@ def timed(client, fn):
     return out, time.perf_counter() - t0, workers_cpu(client) - c0
 
 
+def _pingpong_rank(fit_id, rank, addrs, hub, n, reps):
+    """One rank of the transport's ping-pong: `reps` reductions of `n` values, nothing else."""
+    import boostlab.dask as bd
+    from boostlab._collective import Collective
+
+    if rank == 0:
+        with bd._HUBS_LOCK:
+            coll = bd._HUBS.pop(fit_id)
+        coll.wait_connected()
+    else:
+        coll = Collective(fit_id, rank, addrs, 60)
+        coll.connect(hub)
+    x = np.ones(n)
+    c0, t0 = time.process_time(), time.perf_counter()
+    for _ in range(reps):
+        coll.allreduce(x)
+    out = ((time.perf_counter() - t0) / reps, (time.process_time() - c0) / reps)
+    coll.close()
+    return out
+
+
+def pingpong(client, reps=500):
+    """The transport alone: wall and CPU milliseconds per reduction on each rank, for a small
+    vector (a booster's sums) and a histogram (28 features × 256 bins × 2 + 4 values)."""
+    import boostlab.dask as bd
+
+    ranks = sorted(client.scheduler_info()["workers"])
+    out = {}
+    for n in (15, 14340):
+        fit_id = f"pingpong-{n}-{time.time_ns()}"
+        hub = client.submit(bd._open_hub, fit_id, ranks, 60, workers=[ranks[0]], pure=False).result()
+        futs = [client.submit(_pingpong_rank, fit_id, r, ranks, hub, n, reps, workers=[a], pure=False)
+                for r, a in enumerate(ranks)]
+        out[n] = [(round(w * 1e3, 3), round(c * 1e3, 3)) for w, c in client.gather(futs)]
+        print(f"  ping-pong, {n} values: (wall ms, cpu ms) per reduction per rank: {out[n]}")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=2_000_000)
@@ -95,6 +133,7 @@ def main():
                     pass
 
         client.run(warm)
+        res["pingpong"] = pingpong(client)
 
         est = DaskRealAdaBoostClassifier(n_estimators=rounds, max_leaves=leaves, client=client)
         _, wall, cpu = timed(client, lambda: est.fit(dX, dy))

@@ -87,7 +87,17 @@ def _in_training_order(est, frames, sizes):
 
 # The boosters the core trains SPMD today; the others fall back (with a warning) to gathering the
 # rows on every worker until the core's Collective reaches them.
-SPMD_READY = {"adaboost", "real-adaboost"}
+SPMD_READY = {
+    "adaboost",
+    "real-adaboost",
+    "t-adaboost",
+    "adaboost-mh",
+    "real-adaboost-mh",
+    "adaboost-mo",
+    "real-adaboost-mo",
+    "adaboost-mr",
+    "adaboost-m2",
+}
 
 
 def _fit_checked(est, *args, **kwargs):

@@ -21,6 +21,7 @@ import pytest
 if not os.environ.get("CI"):
     # Under CI, scripts/test.sh installs dask: a missing one fails the import below.
     pytest.importorskip("distributed", reason="boostlab.dask needs pip install 'boostlab[dask]'")
+import dask  # noqa: E402
 import dask.array as da  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
 import distributed  # noqa: E402
@@ -32,11 +33,19 @@ from boostlab import dask as bdask  # noqa: E402
 REL = 1e-9
 
 
+def _cluster():
+    """2 worker processes × 1 thread; without work stealing, so that a partition stays on the
+    worker that holds its data (the tests place partitions on purpose)."""
+    return distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", worker_dashboard_address=":0"
+    )
+
+
 @pytest.fixture(scope="module")
 def client():
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", worker_dashboard_address=":0"
-    ) as cluster, distributed.Client(cluster) as c:
+    with dask.config.set({"distributed.scheduler.work-stealing": False}), _cluster() as cluster, distributed.Client(
+        cluster
+    ) as c:
         yield c
 
 
@@ -279,9 +288,9 @@ def test_issue_13_parameters_are_the_local_ones(client):
 def test_issue_13_a_worker_killed_mid_fit():
     """The last test: it kills a worker (of its own cluster)."""
     timeout = 20.0
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", worker_dashboard_address=":0"
-    ) as cluster, distributed.Client(cluster) as c:
+    with dask.config.set({"distributed.scheduler.work-stealing": False}), _cluster() as cluster, distributed.Client(
+        cluster
+    ) as c:
         X, y, _ = _data(n=400)
         dX, dy = _place(c, [X, y], [200, 200], [0, 1])
         victim = sorted(c.scheduler_info()["workers"])[1]

@@ -379,6 +379,11 @@ def _shard_summary(shard, meta, rank, weight_offset, total_weight):
     )
 
 
+def _merge_summaries(summaries, meta):
+    """The bin mapper (JSON) from the ranks' summaries, in rank order."""
+    return _boostlab.bin_mapper_from_summaries(meta["feature_names"], list(summaries), meta["params_json"])
+
+
 def _rank_task(fit_id, rank, addrs, hub, shard, meta, timeout, mode):
     """One rank's long-running task: connects the collective, trains on the worker's shard, and
     checks that every rank holds the same model."""
@@ -640,9 +645,11 @@ class _DaskMixin:
             for r, (a, sh) in enumerate(zip(ranks, shards))
         ]
         later.extend(summaries)
-        summaries = _supervise(client, summaries, ranks, timeout)
-        meta["_clock_summaries"] = time.perf_counter()
-        return _boostlab.bin_mapper_from_summaries(meta["feature_names"], summaries, meta["params_json"])
+        # Merged on rank 0's worker (the summaries hold every sampled value: tens of MB per rank,
+        # which a client far from the cluster should not download); only the mapper comes back.
+        merged = client.submit(_merge_summaries, summaries, meta, workers=[ranks[0]], **pin)
+        later.append(merged)
+        return _supervise(client, [merged], ranks, timeout)[0]
 
     @staticmethod
     def _train(client, shards, ranks, meta, timeout, mode, later):

@@ -93,8 +93,13 @@ class Collective:
     async def _open_root(self, listen_args):
         self._all_connected = asyncio.Event()
         scheme, _ = parse_address(self.addrs[0])
-        host = get_address_host(self.addrs[0])
-        self._listener = listen(f"{scheme}://{unparse_host_port(host, 0)}", self._accept, deserialize=True, **listen_args)
+        if scheme == "inproc":
+            # Workers in the client's process (LocalCluster(processes=False)): an in-process
+            # listener, whose address the listener chooses.
+            where = "inproc://"
+        else:
+            where = f"{scheme}://{unparse_host_port(get_address_host(self.addrs[0]), 0)}"
+        self._listener = listen(where, self._accept, deserialize=True, **listen_args)
         await self._listener.start()
         if self.size == 1:
             self._all_connected.set()

@@ -242,6 +242,23 @@ def test_issue_13_dask_arrays_multilabel_save_load_to_local(client, tmp_path):
     assert type(boostlab.load_model(path)) is boostlab.AdaBoostMHClassifier
 
 
+def test_issue_13_workers_in_the_clients_process():
+    """LocalCluster(processes=False): the workers' comms are in-process (inproc://)."""
+    rng = np.random.RandomState(4)
+    X = rng.normal(size=(1200, 4))
+    y = (X[:, 0] - X[:, 2] > 0.1).astype(np.int64)
+    with dask.config.set({"distributed.scheduler.work-stealing": False}), distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
+    ) as cluster, distributed.Client(cluster) as c:
+        assert all(a.startswith("inproc://") for a in c.scheduler_info()["workers"])
+        dX, dy = da.from_array(X, chunks=(300, 4)), da.from_array(y, chunks=300)
+        est = _fit_checked(bdask.DaskRealAdaBoostClassifier(n_estimators=6, max_leaves=4, client=c, timeout=30), dX, dy)
+    local = boostlab.RealAdaBoostClassifier(n_estimators=6, max_leaves=4).fit(
+        *_in_training_order(est, [X, y], [300] * 4)
+    )
+    _assert_same_model(est, local)
+
+
 def test_issue_13_unaligned_buffers_are_copied():
     """Columns deserialised from the network can be contiguous but unaligned: they are copied
     (they used to reach the extension as they were and be refused)."""

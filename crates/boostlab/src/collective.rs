@@ -163,8 +163,8 @@ struct RoundState {
     /// The result of the last completed call. A rank cannot start the call after it before every
     /// rank has read it (the next call needs every rank's buffer), so one result suffices.
     result: Vec<f64>,
-    /// Ranks whose handle was dropped: no later call can complete.
-    left: Vec<bool>,
+    /// The first rank whose handle was dropped: no later call can complete.
+    left: Option<usize>,
     /// Set once a call failed (timeout, lengths differ): every later call fails with it.
     failed: Option<String>,
 }
@@ -185,7 +185,7 @@ impl ThreadCollective {
                 generation: 0,
                 bufs: vec![None; n],
                 result: Vec::new(),
-                left: vec![false; n],
+                left: None,
                 failed: None,
             }),
             cv: Condvar::new(),
@@ -202,7 +202,7 @@ impl RoundState {
         if let Some(f) = &self.failed {
             return Some(f.clone());
         }
-        self.left.iter().position(|&l| l).map(|r| format!("rank {r} left (its fit ended)"))
+        self.left.map(|r| format!("rank {r} left (its fit ended)"))
     }
 }
 
@@ -270,7 +270,7 @@ impl Drop for ThreadRank {
     fn drop(&mut self) {
         // No later call can complete without this rank: the others' calls fail at once.
         if let Ok(mut st) = self.group.state.lock() {
-            st.left[self.rank] = true;
+            st.left.get_or_insert(self.rank);
             self.group.cv.notify_all();
         }
     }

@@ -31,6 +31,9 @@
 //! * [`explain`]: feature importances, exact TreeSHAP contributions and margin distributions of
 //!   a trained model (issue 15), from the gains and covers the grower records in each tree.
 //! * [`eval`]: metrics, stratified folds, label noise, the paired t-test, the experiment harness.
+//! * [`collective`]: distributed training (issue 13): the one seam, `allreduce_sum`, through
+//!   which the tree learner and the driver sum over the rows of several workers
+//!   ([`fit_binned_distributed`]); the identity on one machine.
 //!
 //! The key design choice: every booster is expressed as "statistics in, tree outputs back", so one
 //! optimised histogram learner serves all of them, and a new booster is one file.

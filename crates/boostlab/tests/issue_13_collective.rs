@@ -204,6 +204,12 @@ fn issue_13_secboost_distributed_equal_single_machine() {
         p.secboost.loss = loss.parse().unwrap();
         check(&format!("secboost {loss}"), &p, 2);
     }
+    // The paper's Solve_α (one reduction per trial α) and the certified one on a β-smooth loss
+    // (the closed-form α refused by the certificate falls back to Solve_α).
+    let mut p = params(Algorithm::SecBoost);
+    p.secboost.loss = "square".parse().unwrap();
+    p.secboost.solve_alpha = boostlab::boost::secboost::SolveAlphaRule::Paper;
+    check("secboost square, paper's Solve_α", &p, 2);
 }
 
 #[test]

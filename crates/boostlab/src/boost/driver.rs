@@ -317,10 +317,12 @@ fn make_booster(
             Box::new(b)
         }
         Algorithm::SecBoost => {
-            let b = match loss {
-                Some(l) => SecBoost::new(params.secboost.clone(), l, labels)?,
-                None => SecBoost::from_params(params.secboost.clone(), labels)?,
+            let loss = match loss {
+                Some(l) => l,
+                None => Loss::from_spec(&params.secboost.loss)?,
             };
+            // Issue 13: built on every rank's totals (a rank may hold no examples).
+            let b = SecBoost::new_on(params.secboost.clone(), loss, labels, coll)?;
             extras.base_score = b.init_score();
             Box::new(b)
         }

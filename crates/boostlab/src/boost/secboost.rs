@@ -50,6 +50,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{Booster, Diagnostics, Labels, Step};
+use crate::collective::Shared;
 use crate::error::{Error, Result};
 use crate::loss::{obi_star_many, offset_convex, offset_grid, offsets_many, Loss, LossSpec, OffsetChoice};
 use crate::tree::{Criterion, LeafRule};
@@ -242,6 +243,40 @@ fn edge(sw: &[f64], w: &[f64], y: &[f64], h: &[f64]) -> f64 {
     sw.iter().zip(w).zip(y).zip(h).map(|(((s, w), y), h)| s * w * y * h).sum::<f64>() / m
 }
 
+/// Means and maxima over the examples of every rank (issue 13): `n` examples in all, `coll` the
+/// ranks' collective; [`Red::local`] on one machine (nothing reduced, the same arithmetic).
+#[derive(Clone, Copy)]
+struct Red<'a> {
+    coll: &'a Shared,
+    n: f64,
+}
+
+impl Red<'_> {
+    fn local(n: usize) -> Red<'static> {
+        static LOCAL: std::sync::OnceLock<Shared> = std::sync::OnceLock::new();
+        Red { coll: LOCAL.get_or_init(Shared::default), n: n as f64 }
+    }
+
+    /// `Σ / n` of this rank's sum `local` over every rank.
+    fn mean(&self, local: f64) -> Result<f64> {
+        let mut b = [local];
+        self.coll.sum(&mut b)?;
+        Ok(b[0] / self.n)
+    }
+
+    fn max(&self, x: f64) -> Result<f64> {
+        self.coll.max(x)
+    }
+}
+
+/// [`edge`] over every rank.
+fn edge_on(sw: &[f64], w: &[f64], y: &[f64], h: &[f64], red: Red<'_>) -> Result<f64> {
+    if !red.coll.is_distributed() {
+        return Ok(edge(sw, w, y, h));
+    }
+    red.mean(sw.iter().zip(w).zip(y).zip(h).map(|(((s, w), y), h)| s * w * y * h).sum::<f64>())
+}
+
 /// Scratch buffers for secant weights.
 #[derive(Debug, Default)]
 struct Scratch {
@@ -278,8 +313,17 @@ fn shifted<'a>(edges: &'a [f64], alpha: f64, y: &'a [f64], h: &'a [f64]) -> impl
 
 /// `W = |mean_i s_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)|` (SPEC §6), from the weights `w` at α = 0
 /// and the partial weights `wt` at α: `δ_{e,v}F(ẽ) = (δ_vF(ẽ + e) − δ_vF(ẽ))/e = (w − w̃)/e`.
-fn order2_bound(sw: &[f64], y: &[f64], h: &[f64], w: &[f64], wt: &[f64], alpha: f64, m_t: f64) -> f64 {
-    let m = w.len() as f64;
+#[allow(clippy::too_many_arguments)]
+fn order2_bound(
+    sw: &[f64],
+    y: &[f64],
+    h: &[f64],
+    w: &[f64],
+    wt: &[f64],
+    alpha: f64,
+    m_t: f64,
+    red: Red<'_>,
+) -> Result<f64> {
     let mut acc = 0.0;
     for i in 0..w.len() {
         let e = alpha * y[i] * h[i];
@@ -288,7 +332,8 @@ fn order2_bound(sw: &[f64], y: &[f64], h: &[f64], w: &[f64], wt: &[f64], alpha: 
             acc += sw[i] * r * r * (w[i] - wt[i]) / e;
         }
     }
-    (acc / m).abs()
+    // Issue 13: over every rank (`n` = the number of examples).
+    Ok(red.mean(acc)?.abs())
 }
 
 /// Solve_α, extended (SPEC §6): the leveraging coefficient α, the bound `W̄` and ε.
@@ -307,8 +352,13 @@ fn order2_bound(sw: &[f64], y: &[f64], h: &[f64], w: &[f64], wt: &[f64], alpha: 
 /// [`Error::Numerical`] if no α is accepted within the halvings, or W/ε cannot be made finite
 /// and positive.
 pub fn solve_alpha(input: &AlphaInput<'_>, delta_init: f64, max_halvings: usize) -> Result<AlphaSolution> {
+    solve_alpha_on(input, delta_init, max_halvings, Red::local(input.y.len()))
+}
+
+/// [`solve_alpha`] over the examples of every rank (issue 13): one call per trial α.
+fn solve_alpha_on(input: &AlphaInput<'_>, delta_init: f64, max_halvings: usize, red: Red<'_>) -> Result<AlphaSolution> {
     let AlphaInput { loss, y, h, sample_weight: sw, edges, offsets, weights: w } = *input;
-    let (m, m_t, eta0) = checked_input(input)?;
+    let (m, m_t, eta0) = checked_input(input, red)?;
     let mut scratch = Scratch::default();
     let mut wt = vec![0.0; m];
     let mut delta = delta_init;
@@ -317,7 +367,7 @@ pub fn solve_alpha(input: &AlphaInput<'_>, delta_init: f64, max_halvings: usize)
     for k in 0..=max_halvings {
         let alpha = delta * eta0.signum();
         scratch.secant_weights(loss, shifted(edges, alpha, y, h), offsets, &mut wt);
-        let eta_new = edge(sw, &wt, y, h);
+        let eta_new = edge_on(sw, &wt, y, h, red)?;
         if (eta_new - eta0).abs() < eta0.abs() {
             accepted = Some((alpha, k));
             break;
@@ -334,7 +384,7 @@ pub fn solve_alpha(input: &AlphaInput<'_>, delta_init: f64, max_halvings: usize)
     };
     for _ in 0..=max_halvings {
         // SPEC §6 Solve_α step 2: W = |mean (h/M)² δ_{αyh, v} F(ẽ)|.
-        let mut big_w = order2_bound(sw, y, h, w, &wt, alpha, m_t);
+        let mut big_w = order2_bound(sw, y, h, w, &wt, alpha, m_t, red)?;
         if !big_w.is_finite() {
             return Err(Error::Numerical(format!("Solve_α: W̄ is not finite ({big_w}) at α = {alpha}")));
         }
@@ -378,7 +428,15 @@ const QBAR_CHUNK: usize = 256;
 /// the rows of positive sample weight. Per-example values are computed in fixed chunks (in
 /// parallel unless the loss is a batch closure, which is called from this thread only) and summed
 /// in order, so the result does not depend on the thread count. NaN if some value is NaN.
-fn mean_obi(loss: &Loss, sw: &[f64], new_edges: &[f64], edges: &[f64], offsets: &[f64], n: usize) -> f64 {
+fn mean_obi(
+    loss: &Loss,
+    sw: &[f64],
+    new_edges: &[f64],
+    edges: &[f64],
+    offsets: &[f64],
+    n: usize,
+    red: Red<'_>,
+) -> Result<f64> {
     let m = sw.len();
     let q: Vec<f64> = if loss.is_batch() {
         obi_star_many(loss, new_edges, edges, offsets, n)
@@ -394,7 +452,8 @@ fn mean_obi(loss: &Loss, sw: &[f64], new_edges: &[f64], edges: &[f64], offsets: 
         parts.concat()
     };
     // SPEC §6: q̄ = mean_i Q*_F(ẽ_ti, ẽ_(t−1)i, v_(t−1)i); rows of weight 0 are left out.
-    q.iter().zip(sw).filter(|(_, s)| **s > 0.0).map(|(q, s)| s * q).sum::<f64>() / m as f64
+    // Issue 13: over every rank (`red.n` examples; `m` on one machine).
+    red.mean(q.iter().zip(sw).filter(|(_, s)| **s > 0.0).map(|(q, s)| s * q).sum::<f64>())
 }
 
 /// The output of [`solve_alpha_certified`].
@@ -410,14 +469,15 @@ pub struct CertifiedAlpha {
 
 /// Both Solve_α rules' input checks: `(m, M, η)` of equal-length non-empty slices with a finite
 /// non-zero edge η and a finite non-zero `M = max |h|` (over examples of positive weight).
-fn checked_input(input: &AlphaInput<'_>) -> Result<(usize, f64, f64)> {
+fn checked_input(input: &AlphaInput<'_>, red: Red<'_>) -> Result<(usize, f64, f64)> {
     let AlphaInput { y, h, sample_weight: sw, edges, offsets, weights: w, .. } = *input;
     let m = y.len();
-    if [h.len(), sw.len(), edges.len(), offsets.len(), w.len()].iter().any(|&l| l != m) || m == 0 {
+    // Issue 13: a rank may hold no examples; `red.n` counts every rank's.
+    if [h.len(), sw.len(), edges.len(), offsets.len(), w.len()].iter().any(|&l| l != m) || red.n == 0.0 {
         return Err(Error::InvalidData("solve_alpha: the input slices must be non-empty and of equal length".into()));
     }
-    let m_t = max_abs_weighted(h, sw);
-    let eta0 = edge(sw, w, y, h);
+    let m_t = red.max(max_abs_weighted(h, sw))?;
+    let eta0 = edge_on(sw, w, y, h, red)?;
     if !(eta0 != 0.0 && eta0.is_finite() && m_t > 0.0 && m_t.is_finite()) {
         return Err(Error::InvalidData(format!(
             "solve_alpha needs a finite non-zero edge η and a finite non-zero h (η = {eta0}, M = {m_t})"
@@ -448,22 +508,35 @@ pub fn solve_alpha_certified(
     kappa: f64,
     obi_points: usize,
 ) -> Result<Option<CertifiedAlpha>> {
+    solve_alpha_certified_on(input, delta_init, max_halvings, kappa, obi_points, Red::local(input.y.len()))
+}
+
+/// [`solve_alpha_certified`] over the examples of every rank (issue 13): two calls per trial α.
+fn solve_alpha_certified_on(
+    input: &AlphaInput<'_>,
+    delta_init: f64,
+    max_halvings: usize,
+    kappa: f64,
+    obi_points: usize,
+    red: Red<'_>,
+) -> Result<Option<CertifiedAlpha>> {
     let AlphaInput { loss, y, h, sample_weight: sw, edges, offsets, weights: w } = *input;
-    let (m, m_t, eta0) = checked_input(input)?;
+    let (m, m_t, eta0) = checked_input(input, red)?;
     if !(kappa > 0.0 && kappa < 1.0) {
         return Err(Error::param("kappa", "a real in (0, 1)", kappa));
     }
     let mut scratch = Scratch::default();
     let mut wt = vec![0.0; m];
     let mut new_edges = vec![0.0; m];
-    let edge_scale = edges.iter().zip(sw).filter(|(_, s)| **s > 0.0).fold(1.0_f64, |a, (e, _)| a.max(e.abs()));
+    let edge_scale =
+        red.max(edges.iter().zip(sw).filter(|(_, s)| **s > 0.0).fold(1.0_f64, |a, (e, _)| a.max(e.abs())))?;
     let mut delta = delta_init;
     for k in 0..=max_halvings {
         let alpha = delta * eta0.signum();
         delta *= 0.5;
         scratch.secant_weights(loss, shifted(edges, alpha, y, h), offsets, &mut wt);
         // SPEC §6: W = |mean_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)|.
-        let mut big_w = order2_bound(sw, y, h, w, &wt, alpha, m_t);
+        let mut big_w = order2_bound(sw, y, h, w, &wt, alpha, m_t, red)?;
         if !big_w.is_finite() {
             continue;
         }
@@ -489,7 +562,7 @@ pub fn solve_alpha_certified(
         for (ne, e) in new_edges.iter_mut().zip(shifted(edges, alpha, y, h)) {
             *ne = e;
         }
-        let qbar = mean_obi(loss, sw, &new_edges, edges, offsets, obi_points);
+        let qbar = mean_obi(loss, sw, &new_edges, edges, offsets, obi_points, red)?;
         // SPEC §6: accept if B > 0 and q̄ ≤ κB.
         if qbar <= kappa * b {
             // SPEC §6: ε = κ(|η₀|/(W M² |α|) − 1), so z = ε α² M² W = κB.
@@ -535,6 +608,13 @@ pub struct SecBoost {
     scratch: Scratch,
     /// Learning rate ν (issue 15).
     lr: f64,
+    /// Issue 13: the ranks' collective (local by default), the number of examples of every rank,
+    /// the global index of this rank's first example (the random offsets are seeded by it), and
+    /// with several ranks the learner's normaliser `Σ |w| s` over every rank.
+    coll: Shared,
+    n_all: f64,
+    row0: usize,
+    dist_total: Option<f64>,
 }
 
 /// splitmix64 of (seed, round, example): the seed of one example's random offset, so results do
@@ -579,6 +659,14 @@ impl SecBoost {
     /// `(h0, v0)` giving all-zero or non-finite initial weights; [`Error::InvalidData`] for labels
     /// that are not one column of ±1, or bad sample weights.
     pub fn new(params: SecBoostParams, loss: Loss, labels: Labels<'_>) -> Result<Self> {
+        Self::new_on(params, loss, labels, &Shared::default())
+    }
+
+    /// [`SecBoost::new`] for this rank's examples of the ranks of `coll` (issue 13; ranks hold
+    /// consecutive rows in rank order): the sample weights' scale, `m` and the checks are over
+    /// every rank (one call for the totals, one for the learner's normaliser).
+    pub(crate) fn new_on(params: SecBoostParams, loss: Loss, labels: Labels<'_>, coll: &Shared) -> Result<Self> {
+        let dist = coll.is_distributed();
         params.check()?;
         if let Some(spec) = loss.spec() {
             if *spec != params.loss {
@@ -608,7 +696,18 @@ impl SecBoost {
             )));
         }
         let n = labels.n;
-        if n == 0 || labels.y.len() != n {
+        // Issue 13: every rank's rows (`n_all`), this rank's first row's global index, Σ w.
+        let (mut n_all, mut row0, mut sw_all) = (n, 0, labels.total_weight());
+        if dist {
+            let (size, rank) = (coll.get().size(), coll.get().rank());
+            let mut b = vec![0.0; size + 1];
+            (b[rank], b[size]) = (n as f64, sw_all);
+            coll.sum(&mut b)?;
+            n_all = b[..size].iter().sum::<f64>() as usize;
+            row0 = b[..rank].iter().sum::<f64>() as usize;
+            sw_all = b[size];
+        }
+        if n_all == 0 || labels.y.len() != n {
             return Err(Error::InvalidData(format!(
                 "SecBoost needs n ≥ 1 labels (n = {n}, {} labels given)",
                 labels.y.len()
@@ -626,11 +725,11 @@ impl SecBoost {
                 if let Some(i) = s.iter().position(|&v| !(v.is_finite() && v >= 0.0)) {
                     return Err(Error::InvalidData(format!("sample weight {i} is {}", s[i])));
                 }
-                let total: f64 = s.iter().sum();
+                let total: f64 = if dist { sw_all } else { s.iter().sum() };
                 if !(total > 0.0 && total.is_finite()) {
                     return Err(Error::InvalidData("sample weights sum to 0".into()));
                 }
-                let scale = n as f64 / total;
+                let scale = n_all as f64 / total;
                 s.iter().map(|v| v * scale).collect()
             }
         };
@@ -650,7 +749,15 @@ impl SecBoost {
                 format!("{} (example {i}: {w})", params.v0),
             ));
         }
-        if weights.iter().zip(&sw).all(|(w, s)| *w == 0.0 || *s == 0.0) {
+        let mut nonzero = weights.iter().zip(&sw).filter(|(w, s)| **w != 0.0 && **s != 0.0).count() as f64;
+        let mut total = weights.iter().zip(&sw).map(|(w, s)| w.abs() * s).sum::<f64>();
+        if dist {
+            // Issue 13: the check and the learner's normaliser over every rank (one call).
+            let mut b = [nonzero, total];
+            coll.sum(&mut b)?;
+            [nonzero, total] = b;
+        }
+        if nonzero == 0.0 {
             return Err(Error::param(
                 "v0",
                 format!(
@@ -663,8 +770,8 @@ impl SecBoost {
         }
         Ok(SecBoost {
             // SPEC §2.2/§4.4: ε = 1/(2m), m = Σ wᵢ (n without sample weights; issue 14).
-            leaf_eps: 0.5 / labels.total_weight(),
-            sw_unit: labels.total_weight() / n as f64,
+            leaf_eps: 0.5 / sw_all,
+            sw_unit: sw_all / n_all as f64,
             params,
             loss,
             y,
@@ -676,6 +783,10 @@ impl SecBoost {
             round: 0,
             scratch,
             lr: 1.0,
+            coll: coll.clone(),
+            n_all: n_all as f64,
+            row0,
+            dist_total: dist.then_some(total),
         })
     }
 
@@ -712,13 +823,17 @@ impl SecBoost {
 
     /// The current training risk `F(S, H_t) = Σ s_i F(ẽ_i) / Σ s_i`.
     pub fn risk(&self) -> f64 {
-        self.sw.iter().zip(&self.losses).map(|(s, f)| s * f).sum::<f64>() / self.y.len() as f64
+        self.sw.iter().zip(&self.losses).map(|(s, f)| s * f).sum::<f64>() / self.n_all
     }
 
     /// The current weighted training error (`H(x) > 0` predicts +1; a score of 0 predicts −1).
     pub fn train_error(&self) -> f64 {
-        let wrong: f64 = self
-            .sw
+        self.train_error_sum() / self.n_all
+    }
+
+    /// `Σ s_i [wrong]` of [`SecBoost::train_error`].
+    fn train_error_sum(&self) -> f64 {
+        self.sw
             .iter()
             .zip(&self.edges)
             .zip(&self.y)
@@ -730,8 +845,12 @@ impl SecBoost {
                     0.0
                 }
             })
-            .sum();
-        wrong / self.y.len() as f64
+            .sum()
+    }
+
+    /// `Σ s_i F(ẽ_i)` of [`SecBoost::risk`].
+    fn risk_sum(&self) -> f64 {
+        self.sw.iter().zip(&self.losses).map(|(s, f)| s * f).sum::<f64>()
     }
 
     /// New offsets for every example; `Err(i)` for the first example without an admissible one.
@@ -739,7 +858,7 @@ impl SecBoost {
         let p = &self.params;
         let convex = p.oracle == OffsetOracle::Auto && self.loss.declared_convex();
         let one = |i: usize| -> Option<OffsetChoice> {
-            let seed = offset_seed(p.seed, self.round, i);
+            let seed = offset_seed(p.seed, self.round, self.row0 + i);
             let (e_t, e_prev) = (new_edges[i], self.edges[i]);
             if convex {
                 Some(offset_convex(&self.loss, e_t, e_prev, z, p.oracle_precision, seed))
@@ -750,7 +869,7 @@ impl SecBoost {
         let found: Vec<Option<OffsetChoice>> = if self.loss.is_batch() {
             // A batch closure (e.g. a Python callable) is only ever called from this thread, and
             // once per oracle step for all examples (the lockstep oracles, bit-identical).
-            let seeds: Vec<u64> = (0..self.y.len()).map(|i| offset_seed(p.seed, self.round, i)).collect();
+            let seeds: Vec<u64> = (0..self.y.len()).map(|i| offset_seed(p.seed, self.round, self.row0 + i)).collect();
             offsets_many(
                 &self.loss,
                 new_edges,
@@ -814,7 +933,9 @@ impl Booster for SecBoost {
     /// `(|w_i| s_i, 0)` if `ỹ_i = y_i·sign(w_i) = +1`, else `(0, |w_i| s_i)`, normalised to sum to 1
     /// (a zero weight keeps its label).
     fn statistics(&self, stats: &mut [f64]) {
-        let total: f64 = self.weights.iter().zip(&self.sw).map(|(w, s)| w.abs() * s).sum();
+        // Issue 13: with several ranks, the normaliser over every rank (kept by the step).
+        let total: f64 =
+            self.dist_total.unwrap_or_else(|| self.weights.iter().zip(&self.sw).map(|(w, s)| w.abs() * s).sum());
         let scale = if total > 0.0 && total.is_finite() { 1.0 / total } else { 0.0 };
         for (((st, w), s), y) in stats.iter_mut().zip(&self.weights).zip(&self.sw).zip(&self.y) {
             let a = w.abs() * s * scale;
@@ -844,28 +965,50 @@ impl Booster for SecBoost {
         self.lr = lr;
     }
 
+    fn set_collective(&mut self, c: Shared, labels: Labels<'_>) -> Result<()> {
+        if !self.coll.is_distributed() {
+            // Issue 13: rebuilt with the totals of every rank.
+            let lr = self.lr;
+            *self = Self::new_on(self.params.clone(), self.loss.clone(), labels, &c)?;
+            self.lr = lr;
+        }
+        Ok(())
+    }
+
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
         let m = self.y.len();
         if h.len() != m {
             return Err(Error::InvalidData(format!("SecBoost: {} outputs for {m} examples", h.len())));
         }
-        // F(S, H_(t−1)), so that the record alone checks the certificate (issue 16).
-        diag.insert("risk_prev", self.risk());
         if let Some((i, v)) = first_non_finite(h) {
             return Err(Error::Numerical(format!("weak hypothesis output {v} at example {i}")));
         }
+        let coll = self.coll.clone();
+        let red = Red { coll: &coll, n: self.n_all };
+        let n = self.n_all;
+        let w1_sum = self.sw.iter().zip(&self.weights).map(|(s, w)| s * w).sum::<f64>();
+        let (risk_prev, w1_sum, m_t, eta) = if coll.is_distributed() {
+            // Issue 13: F(S, H_(t−1)), W̄_1, M_t and η_t over every rank (one call).
+            let risk_sum = self.sw.iter().zip(&self.losses).map(|(s, f)| s * f).sum::<f64>();
+            let eta_sum = self.sw.iter().zip(&self.weights).zip(&self.y).zip(h).map(|(((s, w), y), h)| s * w * y * h);
+            let mut sums = [risk_sum, w1_sum, eta_sum.sum::<f64>()];
+            let mut max = [max_abs_weighted(h, &self.sw)];
+            coll.sum_max(&mut sums, &mut max)?;
+            (sums[0] / n, sums[1], max[0], sums[2] / n)
+        } else {
+            (self.risk(), w1_sum, max_abs_weighted(h, &self.sw), edge(&self.sw, &self.weights, &self.y, h))
+        };
+        // F(S, H_(t−1)), so that the record alone checks the certificate (issue 16).
+        diag.insert("risk_prev", risk_prev);
         self.round += 1;
-        let n = m as f64;
         let p = &self.params;
         // SPEC §6: W̄_1 = |mean w_t| (eq. 16 of the paper).
-        let w1 = (self.sw.iter().zip(&self.weights).map(|(s, w)| s * w).sum::<f64>() / n).abs();
+        let w1 = (w1_sum / n).abs();
         diag.insert("mean_abs_weight", w1);
         // SPEC §6: M_t = max |h_t(x_i)|, η_t = η(w_t, h_t).
-        let m_t = max_abs_weighted(h, &self.sw);
         if m_t == 0.0 {
             return Ok(Step::Stop { reason: "the weak hypothesis is 0 on every training example".into() });
         }
-        let eta = edge(&self.sw, &self.weights, &self.y, h);
         diag.insert("eta", eta);
         if eta == 0.0 {
             return Ok(Step::Stop { reason: "the weak hypothesis has zero edge (η = 0)".into() });
@@ -884,7 +1027,7 @@ impl Booster for SecBoost {
         // q̄ at a trial α: the OBI of the offsets v_(t−1) at the new edges (SPEC §6).
         let qbar_at = |alpha: f64| {
             let ne: Vec<f64> = shifted(&self.edges, alpha, &self.y, h).collect();
-            mean_obi(&self.loss, &self.sw, &ne, &self.edges, &self.offsets, obi_points)
+            mean_obi(&self.loss, &self.sw, &ne, &self.edges, &self.offsets, obi_points, red)
         };
         let mut chosen = None;
         if let (AlphaRule::Auto, Some(beta)) = (p.alpha_rule, self.loss.beta()) {
@@ -892,7 +1035,7 @@ impl Booster for SecBoost {
             let w2 = 2.0 * beta;
             let alpha = eta / (2.0 * (1.0 + p.epsilon) * m_t * m_t * w2);
             let sol = AlphaSolution { alpha, w2, epsilon: p.epsilon, halvings: 0 };
-            let qbar = qbar_at(alpha);
+            let qbar = qbar_at(alpha)?;
             // SPEC §6: accepted only if q̄ ≤ ε α² M² W̄ (otherwise Solve_α) — the certified rule.
             let accepted = !certified || qbar <= p.epsilon * alpha * alpha * m_t * m_t * w2;
             diag.insert("closed_form", if accepted { 1.0 } else { 0.0 });
@@ -903,10 +1046,10 @@ impl Booster for SecBoost {
         let (sol, qbar) = match chosen {
             Some(c) => c,
             None if certified => {
-                match solve_alpha_certified(&input, p.delta_init, p.max_halvings, p.kappa, obi_points)? {
+                match solve_alpha_certified_on(&input, p.delta_init, p.max_halvings, p.kappa, obi_points, red)? {
                     Some(c) => (c.solution, c.qbar),
                     None => {
-                        self.record(diag); // of H_(t−1), which is kept
+                        self.record(diag)?; // of H_(t−1), which is kept
                         return Ok(Step::Stop {
                             reason: format!(
                                 "certified Solve_α accepted no α after {} halvings from δ_init = {} (loss `{}`, \
@@ -921,8 +1064,8 @@ impl Booster for SecBoost {
                 }
             }
             None => {
-                let sol = solve_alpha(&input, p.delta_init, p.max_halvings)?;
-                (sol, qbar_at(sol.alpha))
+                let sol = solve_alpha_on(&input, p.delta_init, p.max_halvings, red)?;
+                (sol, qbar_at(sol.alpha)?)
             }
         };
         let AlphaSolution { alpha, w2, epsilon, halvings } = sol;
@@ -952,14 +1095,37 @@ impl Booster for SecBoost {
         // SPEC §6: z_t = ε_t α_t² M_t² W̄_t.
         let z = epsilon * alpha * alpha * m_t * m_t * w2;
         diag.insert("z_obi", z);
-        let offsets = self.oracle(&new_edges, z);
+        let mut offsets = self.oracle(&new_edges, z);
+        let mut first_failed = None;
+        if coll.is_distributed() {
+            // Issue 13: whether some rank's example has no admissible offset (the first, by
+            // global index): every rank stops then (one call).
+            let g = offsets.as_ref().err().map_or(f64::NEG_INFINITY, |&i| -((self.row0 + i) as f64));
+            let g = coll.max(g)?;
+            if g > f64::NEG_INFINITY {
+                first_failed = Some(-g as usize);
+                offsets = Err(0);
+            }
+        }
         // H_t is kept whatever happens next.
         let previous = std::mem::replace(&mut self.edges, new_edges);
         let choices = match offsets {
             Ok(c) => c,
+            Err(_) if first_failed.is_some() => {
+                self.losses = self.loss.values(&self.edges);
+                self.record(diag)?;
+                return Ok(Step::AddAndStop {
+                    alpha,
+                    reason: format!(
+                        "no admissible offset: example {} has no offset with OBI ≤ z = {z:e} (a jump or cusp of \
+                         the loss at its edge)",
+                        first_failed.unwrap_or(0)
+                    ),
+                });
+            }
             Err(i) => {
                 self.losses = self.loss.values(&self.edges);
-                self.record(diag);
+                self.record(diag)?;
                 return Ok(Step::AddAndStop {
                     alpha,
                     reason: format!(
@@ -985,16 +1151,44 @@ impl Booster for SecBoost {
             )));
         }
         self.weights = new_w;
-        diag.insert("max_obi", max_obi);
         // Counts of examples are sums of sample weights (in their unit; counts without weights).
         let count = |pick: &dyn Fn(usize) -> bool| -> f64 {
             (0..m).filter(|&i| self.sw[i] > 0.0 && pick(i)).map(|i| self.sw[i]).sum::<f64>() * self.sw_unit
         };
-        diag.insert("random_offsets", count(&|i| choices[i].random));
-        diag.insert("negative_weights", count(&|i| self.weights[i] < 0.0));
-        diag.insert("zero_weights", count(&|i| self.weights[i] == 0.0));
-        self.record(diag);
-        if self.weights.iter().zip(&self.sw).all(|(w, s)| *w == 0.0 || *s == 0.0) {
+        let mut all_zero = self.weights.iter().zip(&self.sw).all(|(w, s)| *w == 0.0 || *s == 0.0);
+        if coll.is_distributed() {
+            // Issue 13: the round's last sums and the learner's next normaliser over every rank
+            // (one call; the counts' sums before the unit scaling).
+            let count_sum = |pick: &dyn Fn(usize) -> bool| -> f64 {
+                (0..m).filter(|&i| self.sw[i] > 0.0 && pick(i)).map(|i| self.sw[i]).sum::<f64>()
+            };
+            let mut sums = [
+                count_sum(&|i| choices[i].random),
+                count_sum(&|i| self.weights[i] < 0.0),
+                count_sum(&|i| self.weights[i] == 0.0),
+                self.risk_sum(),
+                self.train_error_sum(),
+                f64::from(u8::from(!all_zero)),
+                self.weights.iter().zip(&self.sw).map(|(w, s)| w.abs() * s).sum::<f64>(),
+            ];
+            let mut max = [max_obi];
+            coll.sum_max(&mut sums, &mut max)?;
+            diag.insert("max_obi", max[0]);
+            diag.insert("random_offsets", sums[0] * self.sw_unit);
+            diag.insert("negative_weights", sums[1] * self.sw_unit);
+            diag.insert("zero_weights", sums[2] * self.sw_unit);
+            diag.insert("risk", sums[3] / n);
+            diag.insert("train_error", sums[4] / n);
+            all_zero = sums[5] == 0.0;
+            self.dist_total = Some(sums[6]);
+        } else {
+            diag.insert("max_obi", max_obi);
+            diag.insert("random_offsets", count(&|i| choices[i].random));
+            diag.insert("negative_weights", count(&|i| self.weights[i] < 0.0));
+            diag.insert("zero_weights", count(&|i| self.weights[i] == 0.0));
+            self.record(diag)?;
+        }
+        if all_zero {
             // SPEC §6: if all w_(t+1)i = 0, stop.
             return Ok(Step::AddAndStop { alpha, reason: "all weights are zero".into() });
         }
@@ -1003,9 +1197,18 @@ impl Booster for SecBoost {
 }
 
 impl SecBoost {
-    fn record(&self, diag: &mut Diagnostics) {
-        diag.insert("risk", self.risk());
-        diag.insert("train_error", self.train_error());
+    /// Records the risk and the training error of `H_t` (over every rank, issue 13: one call).
+    fn record(&self, diag: &mut Diagnostics) -> Result<()> {
+        if self.coll.is_distributed() {
+            let mut b = [self.risk_sum(), self.train_error_sum()];
+            self.coll.sum(&mut b)?;
+            diag.insert("risk", b[0] / self.n_all);
+            diag.insert("train_error", b[1] / self.n_all);
+        } else {
+            diag.insert("risk", self.risk());
+            diag.insert("train_error", self.train_error());
+        }
+        Ok(())
     }
 }
 

@@ -140,12 +140,12 @@ def main():
         st = est.comm_stats_
         per_round_red = st["reductions"] / est.model_.n_trees
         per_round_bytes = st["bytes_through_rank0"] / est.model_.n_trees
-        res["boostlab_dask"] = {"wall": wall, "cpu": cpu, "mode": st["mode"], "trees": est.model_.n_trees,
+        res["boostlab_dask"] = {"wall": wall, "cpu": cpu, "trees": est.model_.n_trees,
                                 "reductions": st["reductions"], "bytes_through_rank0": st["bytes_through_rank0"],
                                 "values_reduced": st["values_reduced"],
                                 "reductions_per_round": per_round_red, "bytes_per_round_rank0": per_round_bytes,
                                 "training_order": est.training_order_, "seconds": st["seconds"]}
-        print(f"boostlab.dask (2 × 1 thr)  : wall {wall:7.2f} s  cpu {cpu:7.2f} s  mode {st['mode']}  "
+        print(f"boostlab.dask (2 × 1 thr)  : wall {wall:7.2f} s  cpu {cpu:7.2f} s  "
               f"= {wall / res['single']['wall']:.2f}× single")
         print(f"  communication: {st['reductions']} reductions ({per_round_red:.1f} per round), "
               f"{st['values_reduced'] * 8 / est.model_.n_trees / 1e3:.1f} kB reduced per round per rank, "

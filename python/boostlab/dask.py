@@ -31,7 +31,6 @@ import json
 import threading
 import time
 import uuid
-import warnings
 
 import numpy as np
 
@@ -207,57 +206,9 @@ def _core_columns(cols, kinds, levels):
         if kinds is not None and kinds[j] == "categorical":
             out.append((np.ascontiguousarray(c, dtype=np.int64), list(levels[j])))
         else:
-            out.append(column_form(np.ascontiguousarray(c)))
+            # Read in place, strided or not (a dask array's column is a view of its row block).
+            out.append(column_form(c))
     return out
-
-
-def _fit_shard_gathered(shard, meta, rank, size, allreduce, cancelled):
-    """The fallback for a booster the core cannot yet train distributed (its `fit_shard` refuses
-    it): the ranks exchange their rows through the collective (each fills its rows' slots of one
-    zero vector; the sum is the concatenation in the training order, exactly), and every rank runs
-    the single-machine fit on all the rows. The transport, placement and failure handling are the
-    SPMD fit's, and the model is the local one bit for bit, but every worker holds every row: it
-    does not scale, and `fit` warns when it is used (docs/distributed.md)."""
-    total = meta["n_rows"]
-    d = len(meta["feature_names"])
-    yw = meta["y_width"]
-    width = d + yw + 1
-    buf = np.zeros(total * width, dtype=np.float64)
-    view = buf.reshape(total, width)
-    a, b = meta["rank_offsets"][rank], meta["rank_offsets"][rank + 1]
-    for j, c in enumerate(shard["columns"]):
-        view[a:b, j] = c
-    view[a:b, d : d + yw] = np.asarray(shard["y"], dtype=np.float64).reshape(b - a, yw)
-    view[a:b, d + yw] = shard["w"] if shard["w"] is not None else 1.0
-    # One reduction per 2**22 values (32 MB) keeps every message of a moderate size.
-    step = 1 << 22
-    for lo in range(0, buf.size, step):
-        buf[lo : lo + step] = allreduce(buf[lo : lo + step])
-    kinds = meta["kinds"]
-    cols = []
-    for j in range(d):
-        c = view[:, j].copy()
-        cols.append(c.astype(np.int64) if kinds is not None and kinds[j] == "categorical" else c)
-    if meta["kind"] == "multilabel":
-        y = np.ascontiguousarray(view[:, d : d + yw] != 0, dtype=np.uint8)
-    else:
-        y = view[:, d].astype(np.int64)
-    w = np.ascontiguousarray(view[:, d + yw]) if meta["weighted"] else None
-    model = _boostlab.fit(
-        meta["feature_names"],
-        _core_columns(cols, kinds, meta["levels"]),
-        meta["kind"],
-        y,
-        meta["class_names"],
-        meta["params_json"],
-        w,
-        meta["loss"],
-        [_round_check(rank, cancelled)],
-        None,
-        None,
-        meta["n_jobs"],
-    )
-    return model.to_json()
 
 
 def _fit_shard_spmd(shard, meta, rank, size, allreduce, cancelled):
@@ -384,7 +335,7 @@ def _merge_summaries(summaries, meta):
     return _boostlab.bin_mapper_from_summaries(meta["feature_names"], list(summaries), meta["params_json"])
 
 
-def _rank_task(fit_id, rank, addrs, hub, shard, meta, timeout, mode):
+def _rank_task(fit_id, rank, addrs, hub, shard, meta, timeout):
     """One rank's long-running task: connects the collective, trains on the worker's shard, and
     checks that every rank holds the same model."""
     from distributed import get_worker
@@ -409,9 +360,8 @@ def _rank_task(fit_id, rank, addrs, hub, shard, meta, timeout, mode):
             coll.wait_connected()
         else:
             coll.connect(hub, worker.security.get_connection_args("worker"))
-        fit = _fit_shard_spmd if mode == "spmd" else _fit_shard_gathered
         cpu0, wall0 = time.process_time(), time.perf_counter()
-        model_json = fit(shard, meta, rank, len(addrs), coll.allreduce, cancelled)
+        model_json = _fit_shard_spmd(shard, meta, rank, len(addrs), coll.allreduce, cancelled)
         _agree(coll, model_json, rank, len(addrs))
         # The worker process's CPU seconds and the wall seconds of the training (all threads).
         stats = dict(coll.stats, cpu=time.process_time() - cpu0, wall=time.perf_counter() - wall0)
@@ -580,24 +530,9 @@ class _DaskMixin:
             shards = [client.submit(_assemble_shard, parts_of[a], meta, workers=[a], **pin) for a in ranks]
             _supervise(client, shards, ranks, timeout, results=False)
             clock.append(("shards", time.perf_counter()))
-            mode = "spmd" if hasattr(_boostlab, "fit_shard") else "gathered"
-            if mode == "spmd":
-                meta["bin_mapper_json"] = self._bin_mapper(client, shards, ranks, meta, timeout, pin, later)
+            meta["bin_mapper_json"] = self._bin_mapper(client, shards, ranks, meta, timeout, pin, later)
             clock.append(("bins", time.perf_counter()))
-            try:
-                model_json, results = self._train(client, shards, ranks, meta, timeout, mode, later)
-            except Exception as e:
-                if mode != "spmd" or "cannot train distributed" not in str(e):
-                    raise
-                mode = "gathered"
-                warnings.warn(
-                    f"{type(self).__name__}: the core cannot yet train {json.loads(meta['params_json']).get('algorithm')!r} "
-                    "distributed; every worker gathers all the rows and trains on them (same model, "
-                    "does not scale; docs/distributed.md)",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
-                model_json, results = self._train(client, shards, ranks, meta, timeout, mode, later)
+            model_json, results = self._train(client, shards, ranks, meta, timeout, later)
         finally:
             client.cancel(shards + later, force=True)
         clock.append(("training", time.perf_counter()))
@@ -611,7 +546,6 @@ class _DaskMixin:
         self.training_order_ = [p[0] for a in ranks for p in parts_of[a]]
         stats = results[0][1]
         self.comm_stats_ = {
-            "mode": mode,
             "ranks": len(ranks),
             "reductions": stats["reductions"],
             "values_reduced": stats["values"],
@@ -652,7 +586,7 @@ class _DaskMixin:
         return _supervise(client, [merged], ranks, timeout)[0]
 
     @staticmethod
-    def _train(client, shards, ranks, meta, timeout, mode, later):
+    def _train(client, shards, ranks, meta, timeout, later):
         """Round 4: rank 0's listener, then one long-running task per rank."""
         fit_id = uuid.uuid4().hex
         hub = client.submit(
@@ -663,7 +597,7 @@ class _DaskMixin:
         hub_address = _supervise(client, [hub], ranks[:1], timeout)[0]
         futs = [
             client.submit(
-                _rank_task, fit_id, r, ranks, hub_address, sh, meta, timeout, mode,
+                _rank_task, fit_id, r, ranks, hub_address, sh, meta, timeout,
                 workers=[a], allow_other_workers=False, pure=False, retries=0,
                 key=f"boostlab-fit-{fit_id}-rank{r}",
             )

@@ -94,33 +94,15 @@ def _in_training_order(est, frames, sizes):
     return [f.iloc[idx] if hasattr(f, "iloc") else f[idx] for f in frames]
 
 
-# The boosters the core trains SPMD today; the others fall back (with a warning) to gathering the
-# rows on every worker until the core's Collective reaches them.
-SPMD_READY = {
-    "adaboost",
-    "real-adaboost",
-    "t-adaboost",
-    "adaboost-mh",
-    "real-adaboost-mh",
-    "adaboost-mo",
-    "real-adaboost-mo",
-    "adaboost-mr",
-    "adaboost-m2",
-}
-
-
 def _fit_checked(est, *args, **kwargs):
-    import warnings
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        est.fit(*args, **kwargs)
-    gathered = [w for w in caught if "gathers all the rows" in str(w.message)]
-    if est.model_.algorithm in SPMD_READY:
-        assert est.comm_stats_["mode"] == "spmd" and not gathered
-    else:
-        assert est.comm_stats_["mode"] in ("spmd", "gathered")
-        assert bool(gathered) == (est.comm_stats_["mode"] == "gathered")
+    """`fit`, then the invariants of every distributed fit's record."""
+    est.fit(*args, **kwargs)
+    st = est.comm_stats_
+    assert st["ranks"] == est.n_workers_ == len(est.workers_) == len(st["per_rank"])
+    # Every rank took part in every reduction (the same sequence of calls).
+    assert len({(r["reductions"], r["values"]) for r in st["per_rank"]}) == 1
+    if st["ranks"] > 1:
+        assert st["reductions"] >= est.model_.n_trees
     return est
 
 

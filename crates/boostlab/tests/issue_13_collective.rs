@@ -195,6 +195,15 @@ fn issue_13_t_adaboost_distributed_equal_single_machine() {
     let mut co = p.clone();
     co.t_adaboost.learner_weights = boostlab::boost::tadaboost::LearnerWeights::CoDensity;
     check("t-adaboost t = 0.8, co-density", &co, 2);
+    // The authors' preset: count growth order, pure leaves forbidden, a seeded candidate cap and
+    // random tie-breaking (every random choice seeded per node from the summed histograms).
+    let mut authors = BoostParams::with_preset(boostlab::boost::preset::Preset::Authors);
+    authors.algorithm = Algorithm::TAdaBoost;
+    authors.n_estimators = 8;
+    authors.tree.max_leaves = 8;
+    authors.tree.max_split_candidates = Some(40);
+    authors.t_adaboost.t = 0.6;
+    check("t-adaboost t = 0.6, authors' preset, 40 candidates", &authors, 2);
 }
 
 #[test]

@@ -25,9 +25,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use boostlab::data::Target;
-use boostlab::eval::experiment::{run_experiment, Cell, CellResult, ExperimentSpec};
 use boostlab::eval::folds::train_test_indices;
 use boostlab::eval::noise::{flip_binary_labels, flip_multiclass_labels};
+use boostlab::experiment::{run_experiment, Cell, CellResult, ExperimentSpec};
 use boostlab::{fit, BoostParams, Dataset, Ensemble};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};

@@ -45,6 +45,7 @@ mod cancel;
 pub mod data;
 pub mod error;
 pub mod eval;
+pub mod experiment;
 pub mod explain;
 #[doc(hidden)]
 pub mod fuzzing;

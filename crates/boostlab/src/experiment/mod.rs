@@ -1,10 +1,20 @@
 //! The experiment harness core (SPEC §7): a TOML spec expanded into cells, run in parallel through
 //! a caller-supplied closure, recorded durably, resumable, and summarised into report tables.
 //!
-//! The harness does not know how a model is trained: [`run_experiment`] takes a
-//! `run_cell: Fn(&Cell) -> Result<CellResult>` closure (the CLI supplies one that loads the
-//! dataset, splits the fold, adds label noise and boosts). Everything a cell needs to be
-//! reproducible — its parameters, fold, noise rate and seeds — is in the [`Cell`].
+//! The module sits above the boosters, in four parts:
+//!
+//! - `spec`: the TOML spec, its validation, grid expansion into [`Cell`]s and [`derive_seed`];
+//! - `runner`: [`run_experiment`] runs the pending cells on a rayon pool through a
+//!   `run_cell: Fn(&Cell) -> Result<CellResult>` closure; the cell runner itself is
+//!   [`CellRunner`] (`cell`: dataset, fold, label noise, fit, staged evaluation — datasets read
+//!   and folds binned once per run) with the parameter mapping [`boost_params`] (`params`);
+//! - `storage`: [`CellRecord`]s and the results directory ([`ResultsDir`]: atomic writes,
+//!   resume), the one writer for every runner — the local pool and the Dask client of the
+//!   Python package (`boostlab.experiment`, which runs [`run_cell_json`] in its tasks);
+//! - `report`: summaries, paired t-tests and mean curves of recorded cells.
+//!
+//! Everything a cell needs to be reproducible — its parameters, fold, noise rate and seeds — is
+//! in the [`Cell`], so any process that holds the spec can run any cell and get the same record.
 //!
 //! # Spec format
 //!
@@ -75,11 +85,15 @@
 //! spec's canonical JSON; running a different spec on the directory is refused. A results
 //! directory must not be used by two processes at once.
 
+mod cell;
+mod params;
 mod report;
 mod runner;
 mod spec;
 mod storage;
 
+pub use cell::{add_noise, check_settings, load_dataset, CellRunner};
+pub use params::{boost_params, parse_criterion, ALIASES, RUNNER_KEYS};
 pub use report::{
     build_report, compare_to_reference, mean_curves, render_markdown, summarize, ComparisonCounts, MeanCurve, Measure,
     PairedDetail, Report, ReportOptions, SummaryRow,

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use boostlab::experiment::{check_settings, run_experiment, CellRunner, ExperimentSpec};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -29,16 +29,68 @@ pub struct ExperimentArgs {
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Run the cells as tasks on the Dask cluster at this scheduler address (e.g.
+    /// `tcp://10.0.0.5:8786`), through the Python package: runs `python3 -m boostlab.experiment`
+    /// (`$BOOSTLAB_PYTHON` instead of `python3` if set), which needs `pip install 'boostlab[dask]'`.
+    /// Same records, resume and progress as a local run.
+    #[arg(long, value_name = "ADDRESS")]
+    pub dask: Option<String>,
     /// Testing aid: exit abruptly (status 3) once this many cells have been recorded by this run,
     /// as if killed.
     #[arg(long, hide = true)]
     pub stop_after: Option<usize>,
 }
 
+/// `--dask`: hands the run to the Python package's Dask runner (`boostlab.experiment`), which
+/// opens the results directory through the same library code and runs the same cell runner in
+/// its tasks. The Python process inherits the terminal (progress bar) and its exit status is ours.
+fn run_on_dask(a: &ExperimentArgs, address: &str, out: &Path) -> Result<()> {
+    let python = std::env::var_os("BOOSTLAB_PYTHON").unwrap_or_else(|| "python3".into());
+    let shown = Path::new(&python).display().to_string();
+    let check = std::process::Command::new(&python)
+        .args(["-c", "import boostlab.experiment, distributed"])
+        .stdin(std::process::Stdio::null())
+        .output();
+    match check {
+        Err(e) => bail!(
+            "--dask runs the grid through Python, but `{shown}` cannot be started ({e}); install Python ≥ 3.10 \
+             with `pip install 'boostlab[dask]'`, or point $BOOSTLAB_PYTHON at such an interpreter"
+        ),
+        Ok(o) if !o.status.success() => {
+            let err = String::from_utf8_lossy(&o.stderr);
+            let last = err.lines().last().unwrap_or("").trim();
+            bail!(
+                "--dask needs the Python package with its Dask extra: `{shown} -c 'import boostlab.experiment, \
+                 distributed'` failed ({last}); run `pip install 'boostlab[dask]'` for that interpreter, or point \
+                 $BOOSTLAB_PYTHON at one that has it"
+            )
+        }
+        Ok(_) => {}
+    }
+    let mut cmd = std::process::Command::new(&python);
+    cmd.args(["-m", "boostlab.experiment"]).arg(&a.spec).arg("--dask").arg(address).arg("--out").arg(out);
+    if a.quiet {
+        cmd.arg("--quiet");
+    }
+    if let Some(n) = a.stop_after {
+        cmd.arg("--stop-after").arg(n.to_string());
+    }
+    let status = cmd.status().with_context(|| format!("running {shown} -m boostlab.experiment"))?;
+    match status.code() {
+        Some(0) => Ok(()),
+        // The Python runner printed the reason; keep its status (1: cells failed, 3: --stop-after).
+        Some(code) => std::process::exit(code),
+        None => bail!("{shown} -m boostlab.experiment was killed by a signal"),
+    }
+}
+
 /// `boostlab experiment`.
 pub fn run(a: ExperimentArgs) -> Result<()> {
     let spec = ExperimentSpec::from_file(&a.spec)?;
     let out = a.out.clone().unwrap_or_else(|| Path::new("results").join(&spec.name));
+    if let Some(address) = &a.dask {
+        return run_on_dask(&a, address, &out);
+    }
     let total_cells = spec.cells()?.len();
     let threads = if a.threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { a.threads };
     let tty = std::io::stderr().is_terminal() && !a.quiet;

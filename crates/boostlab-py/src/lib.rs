@@ -20,6 +20,8 @@
 //! and nodes and prediction between row blocks; the worker is joined (no thread is left running)
 //! and the exception propagates. A `callbacks` function that raises stops the fit the same way.
 
+mod experiment;
+
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -907,5 +909,8 @@ fn _boostlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Model>()?;
     m.add_function(wrap_pyfunction!(fit, m)?)?;
     m.add_function(wrap_pyfunction!(model_from_json, m)?)?;
+    // Issue 13: experiment grids on Dask (src/experiment.rs).
+    m.add_class::<experiment::ExperimentRun>()?;
+    m.add_function(wrap_pyfunction!(experiment::experiment_run_cells, m)?)?;
     Ok(())
 }

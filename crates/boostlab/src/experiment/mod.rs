@@ -10,7 +10,8 @@
 //!   and folds binned once per run) with the parameter mapping [`boost_params`] (`params`);
 //! - `storage`: [`CellRecord`]s and the results directory ([`ResultsDir`]: atomic writes,
 //!   resume), the one writer for every runner — the local pool and the Dask client of the
-//!   Python package (`boostlab.experiment`, which runs [`run_cell_json`] in its tasks);
+//!   Python package (`boostlab.experiment`, whose tasks run cells by index through
+//!   [`PreparedExperiment`]);
 //! - `report`: summaries, paired t-tests and mean curves of recorded cells.
 //!
 //! Everything a cell needs to be reproducible — its parameters, fold, noise rate and seeds — is
@@ -98,7 +99,7 @@ pub use report::{
     build_report, compare_to_reference, mean_curves, render_markdown, summarize, ComparisonCounts, MeanCurve, Measure,
     PairedDetail, Report, ReportOptions, SummaryRow,
 };
-pub use runner::{run_experiment, CellFailure, RunSummary};
+pub use runner::{run_experiment, CellFailure, PreparedExperiment, RunSummary};
 pub use spec::{
     derive_seed, Cell, DatasetSpec, ExpandedSetting, ExperimentSpec, FoldSource, SettingSpec, DEFAULT_FOLDS,
 };

@@ -8,8 +8,9 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
+use super::cell::{check_settings, CellRunner};
 use super::spec::{Cell, ExperimentSpec};
-use super::storage::{CellResult, ResultsDir};
+use super::storage::{CellRecord, CellResult, ResultsDir};
 use crate::error::{Error, Result};
 
 /// A cell whose runner (or whose record write) failed.
@@ -103,6 +104,47 @@ where
     failures.sort_by_key(|f| index.get(f.key.as_str()).copied().unwrap_or(usize::MAX));
     dir.write_merged()?;
     Ok(RunSummary { total, already_done, completed: completed.into_inner(), failures })
+}
+
+/// An expanded experiment whose cells run one at a time, by index, in any process that holds the
+/// spec: the entry point of the Dask tasks (`boostlab.experiment`), which get the spec's text and
+/// a batch of cell indices and return the records for the client to write through
+/// [`ResultsDir`]. A cell's record depends only on the spec and the cell, so it is the same
+/// whichever process runs it. Holds a [`CellRunner`]: the cells of one (dataset, fold) that run
+/// in the same process share its split and bins.
+pub struct PreparedExperiment {
+    /// The validated spec.
+    pub spec: ExperimentSpec,
+    /// Its cells, in expansion order ([`Cell::index`] = position).
+    pub cells: Vec<Cell>,
+    runner: CellRunner,
+}
+
+impl PreparedExperiment {
+    /// Validates `spec`, checks every setting's parameters ([`check_settings`]) and expands it.
+    pub fn new(spec: ExperimentSpec) -> Result<Self> {
+        spec.validate()?;
+        check_settings(&spec)?;
+        let cells = spec.cells()?;
+        Ok(PreparedExperiment { spec, cells, runner: CellRunner::new() })
+    }
+
+    /// [`PreparedExperiment::new`] on a spec given as TOML text; relative paths in it are
+    /// relative to `base_dir` (the spec file's directory), or to the current directory.
+    pub fn from_toml(text: &str, base_dir: Option<&Path>) -> Result<Self> {
+        let mut spec = ExperimentSpec::from_toml_str(text)?;
+        spec.base_dir = base_dir.map(Path::to_path_buf);
+        Self::new(spec)
+    }
+
+    /// Runs the cell at `index` and returns its record.
+    pub fn run_cell(&self, index: usize) -> Result<CellRecord> {
+        let cell = self
+            .cells
+            .get(index)
+            .ok_or_else(|| Error::param("cell", format!("a cell index below {}", self.cells.len()), index))?;
+        Ok(cell.record(self.runner.run(cell)?))
+    }
 }
 
 #[cfg(test)]

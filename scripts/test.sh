@@ -24,6 +24,8 @@ py=.venv/bin/python
 "$py" -m pip install --quiet --upgrade pip
 # matplotlib, onnx and onnxruntime: the plots and the ONNX export are tested (issue 15).
 "$py" -m pip install --quiet numpy scipy scikit-learn pandas polars pytest matplotlib onnx onnxruntime
+# dask[distributed]: experiment grids as Dask tasks, tested on a LocalCluster (issue 13).
+"$py" -m pip install --quiet "dask[distributed]"
 lap "venv and test dependencies"
 # Builds the release wheel (maturin, from pyproject.toml, in an isolated build environment) and
 # installs it with its dependencies: the path of a user's `pip install .`.

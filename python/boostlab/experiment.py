@@ -119,6 +119,8 @@ def _spec_name(text: str) -> str:
 
 
 def _default_client(client):
+    if isinstance(client, str) and client == "local":
+        return None
     if client is not None:
         return client
     try:
@@ -150,9 +152,10 @@ def run(
         relative to its directory).
     out : str or os.PathLike, optional
         Results directory. By default ``results/<spec name>``.
-    client : distributed.Client, optional
+    client : distributed.Client or "local", optional
         Where the cells run: one Dask task per batch of cells. By default the current default
-        client, or, when there is none (or ``distributed`` is not installed), this process.
+        client, or, when there is none (or ``distributed`` is not installed), this process;
+        ``"local"``: this process, even when there is a default client.
     batch_size : int
         At most this many cells per task; a task holds cells of one (dataset, fold). Default 32.
     threads_per_task : int
@@ -233,6 +236,7 @@ def run(
             finally:
                 # Interrupted, stopped or failed: no task is left running on the cluster.
                 client.cancel([f for f in futures if not f.done()])
+                del futures
     finally:
         progress.close()
         exp.finish()

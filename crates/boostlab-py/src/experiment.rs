@@ -19,7 +19,13 @@ use crate::py_err;
 /// The prepared experiment of the last spec this process ran cells of, keyed by (spec text, base
 /// directory): the cells of one (dataset, fold) that later tasks bring to this worker reuse its
 /// split and bins.
-static PREPARED: Mutex<Option<(String, Option<PathBuf>, Arc<PreparedExperiment>)>> = Mutex::new(None);
+static PREPARED: Mutex<Option<Prepared>> = Mutex::new(None);
+
+/// (spec text, base directory, the experiment prepared from them).
+type Prepared = (String, Option<PathBuf>, Arc<PreparedExperiment>);
+
+/// One cell's outcome: `(index, record_json, None)` or `(index, None, error_message)`.
+type CellOutcome = (usize, Option<String>, Option<String>);
 
 fn prepared(spec_text: &str, base_dir: Option<PathBuf>) -> PyResult<Arc<PreparedExperiment>> {
     let mut slot = PREPARED.lock().map_err(|_| PyValueError::new_err("experiment cache poisoned by a panic"))?;
@@ -45,7 +51,7 @@ pub fn experiment_run_cells(
     base_dir: Option<PathBuf>,
     indices: Vec<usize>,
     n_threads: usize,
-) -> PyResult<Vec<(usize, Option<String>, Option<String>)>> {
+) -> PyResult<Vec<CellOutcome>> {
     let exp = prepared(spec_text, base_dir)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(n_threads.max(1))

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use boostlab::eval::experiment::{build_report, load_results, mean_curves, render_markdown, CellRecord, ReportOptions};
+use boostlab::experiment::{build_report, load_results, mean_curves, render_markdown, CellRecord, ReportOptions};
 use boostlab::model::write_atomic;
 use clap::Args;
 
@@ -170,7 +170,7 @@ pub fn run(a: ReportArgs) -> Result<()> {
         let maxw = mean_curves(&shown, "max_weight");
         let lossc = mean_curves(&shown, &loss);
         for (dataset, &noise) in datasets.iter().flat_map(|d| noises.iter().map(move |n| (d, n))) {
-            let sel = |v: &[boostlab::eval::experiment::MeanCurve], suffix: &str, dashed: bool| -> Vec<Series> {
+            let sel = |v: &[boostlab::experiment::MeanCurve], suffix: &str, dashed: bool| -> Vec<Series> {
                 v.iter()
                     .filter(|c| c.dataset == *dataset && c.noise == noise)
                     .map(|c| Series { name: format!("{}{suffix}", c.setting), values: c.mean.clone(), dashed })

@@ -20,6 +20,8 @@
 //! and nodes and prediction between row blocks; the worker is joined (no thread is left running)
 //! and the exception propagates. A `callbacks` function that raises stops the fit the same way.
 
+mod experiment;
+
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -1118,5 +1120,8 @@ fn _boostlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(shard_summary, m)?)?;
     m.add_function(wrap_pyfunction!(bin_mapper_from_summaries, m)?)?;
     m.add_function(wrap_pyfunction!(fit_shard, m)?)?;
+    // Issue 13: experiment grids on Dask (src/experiment.rs).
+    m.add_class::<experiment::ExperimentRun>()?;
+    m.add_function(wrap_pyfunction!(experiment::experiment_run_cells, m)?)?;
     Ok(())
 }

@@ -49,6 +49,7 @@ pub mod collective;
 pub mod data;
 pub mod error;
 pub mod eval;
+pub mod experiment;
 pub mod explain;
 #[doc(hidden)]
 pub mod fuzzing;

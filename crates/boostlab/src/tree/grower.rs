@@ -180,6 +180,8 @@ struct SearchCtx<'a> {
 
 /// A binary leaf cost `W·L(W+/W)` as the width-2 scan needs it (issue 18).
 trait PairCost {
+    /// Whether [`Self::bounds`] gives bounds (else the scan computes exact gains only).
+    const BOUNDED: bool;
     /// The exact cost, bit for bit [`Criterion::cost`].
     fn cost(&self, wp: f64, wn: f64) -> f64;
     /// Guaranteed `(lo, hi)` around [`Self::cost`], cheaper than it; `None` when the exact cost is
@@ -191,6 +193,7 @@ trait PairCost {
 struct Exact<F>(F);
 
 impl<F: Fn(f64, f64) -> f64> PairCost for Exact<F> {
+    const BOUNDED: bool = false;
     #[inline(always)]
     fn cost(&self, wp: f64, wn: f64) -> f64 {
         (self.0)(wp, wn)
@@ -208,6 +211,7 @@ struct Bounded<'a> {
 }
 
 impl PairCost for Bounded<'_> {
+    const BOUNDED: bool = true;
     #[inline]
     fn cost(&self, wp: f64, wn: f64) -> f64 {
         self.crit.cost(wp, wn)
@@ -223,19 +227,22 @@ impl PairCost for Bounded<'_> {
 struct Lazy {
     bin: usize,
     missing_left: bool,
-    l: (f64, f64),
-    r: (f64, f64),
+    /// The prefix sums of the value bins up to `bin`.
+    a: (f64, f64),
     lo: f64,
     hi: f64,
     exact: bool,
 }
 
 impl Lazy {
-    /// The exact gain (computed once).
+    /// The exact gain (computed once), with the generic scan's arithmetic.
     #[inline]
-    fn exact<C: PairCost>(&mut self, cost: &C, parent: f64) -> f64 {
+    fn exact<C: PairCost>(&mut self, cost: &C, ctx: &SearchCtx<'_>, miss: (f64, f64), total: (f64, f64)) -> f64 {
         if !self.exact {
-            let g = parent - cost.cost(self.l.0, self.l.1) - cost.cost(self.r.0, self.r.1);
+            let (x0, x1) = if self.missing_left { miss } else { (0.0, 0.0) };
+            let l = (self.a.0 + x0, self.a.1 + x1);
+            let r = (residue_free(total.0 - l.0, ctx.tol), residue_free(total.1 - l.1, ctx.tol));
+            let g = ctx.parent_cost - cost.cost(l.0, l.1) - cost.cost(r.0, r.1);
             (self.lo, self.hi, self.exact) = (g, g, true);
         }
         self.lo
@@ -418,18 +425,34 @@ impl SearchCtx<'_> {
         let (t0, t1) = (total[0], total[1]);
         let (tol, parent) = (self.tol, self.parent_cost);
         let margin = 1e-10 * (parent.abs() + t0 + t1);
-        let lowest = self.ties == SplitTies::Lowest;
-        let mut kept: Option<Lazy> = None;
-        let mut pool: Vec<Candidate> = Vec::new();
-        let mut max_lo = f64::NEG_INFINITY;
+        // Pass 1: the thresholds (allowed non-empty value bins but the last) and their prefix
+        // sums. Empty bins add +0.0 in the generic scan: the same sums.
+        let mut bins: Vec<usize> = Vec::with_capacity(last);
+        let mut acc: Vec<(f64, f64)> = Vec::with_capacity(last);
         let (mut a0, mut a1) = (0.0f64, 0.0f64);
         let mut ord = 0u32;
-        for b in 0..last {
+        if allowed.is_none() {
+            // Branch-free (empty bins are data-dependent): every bin is written and only non-empty
+            // ones advance the cursor; an empty bin's (+0, +0) leaves the sums unchanged.
+            bins.resize(last, 0);
+            acc.resize(last, (0.0, 0.0));
+            let mut n = 0;
+            for b in 0..last {
+                let (h0, h1) = (hist_f[2 * b], hist_f[2 * b + 1]);
+                a0 += h0;
+                a1 += h1;
+                bins[n] = b;
+                acc[n] = (a0, a1);
+                n += usize::from(h0 + h1 > 0.0);
+            }
+            bins.truncate(n);
+            acc.truncate(n);
+        }
+        for b in (0..last).filter(|_| allowed.is_some()) {
             let (h0, h1) = (hist_f[2 * b], hist_f[2 * b + 1]);
             if h0 + h1 <= 0.0 {
                 continue;
             }
-            // Empty bins add +0.0 in the generic scan: the same sums.
             a0 += h0;
             a1 += h1;
             let o = ord;
@@ -437,30 +460,58 @@ impl SearchCtx<'_> {
             if allowed.is_some_and(|a| a.binary_search(&o).is_err()) {
                 continue;
             }
-            for missing_left in [false, true] {
-                if missing_left && !has_missing {
-                    break;
-                }
-                let l = (a0 + if missing_left { m0 } else { 0.0 }, a1 + if missing_left { m1 } else { 0.0 });
+            bins.push(b);
+            acc.push((a0, a1));
+        }
+        // Pass 2: every candidate's gain (or its bounds), one branch-light loop per missing side;
+        // NaN marks an inadmissible candidate (a real gain is finite).
+        let sides: &[bool] = if has_missing { &[false, true] } else { &[false] };
+        let mut bounds: Vec<[(f64, f64); 2]> = vec![[(f64::NAN, f64::NAN); 2]; acc.len()];
+        for (si, &missing_left) in sides.iter().enumerate() {
+            let (x0, x1) = if missing_left { (m0, m1) } else { (0.0, 0.0) };
+            for (out, &(a0, a1)) in bounds.iter_mut().zip(&acc) {
+                let l = (a0 + x0, a1 + x1);
                 let r = (residue_free(t0 - l.0, tol), residue_free(t1 - l.1, tol));
                 if !admissible(&[l.0, l.1], &[r.0, r.1], self.min_w, self.pure, tol) {
                     continue;
                 }
-                let mut c = match (cost.bounds(l.0, l.1), cost.bounds(r.0, r.1)) {
-                    (Some((ll, lh)), Some((rl, rh))) => Lazy {
-                        bin: b,
-                        missing_left,
-                        l,
-                        r,
-                        lo: parent - lh - rh - margin,
-                        hi: parent - ll - rl + margin,
-                        exact: false,
-                    },
+                out[si] = match (cost.bounds(l.0, l.1), cost.bounds(r.0, r.1)) {
+                    (Some((ll, lh)), Some((rl, rh))) => (parent - lh - rh - margin, parent - ll - rl + margin),
                     _ => {
                         let g = parent - cost.cost(l.0, l.1) - cost.cost(r.0, r.1);
-                        Lazy { bin: b, missing_left, l, r, lo: g, hi: g, exact: true }
+                        (g, g)
                     }
                 };
+            }
+        }
+        // Pass 3: the generic scan's tie rule, in its order (bins, then the missing side).
+        let lowest = self.ties == SplitTies::Lowest;
+        if lowest && !C::BOUNDED {
+            // Exact gains: the rule is a running maximum with a tolerance, branch-free (NaN, an
+            // inadmissible candidate, never compares greater; the first finite gain beats −∞).
+            let (mut kg, mut kj) = (f64::NEG_INFINITY, usize::MAX);
+            for (j, g) in bounds.iter().flat_map(|s| s[..sides.len()].iter().map(|p| p.0)).enumerate() {
+                let better = g > kg + tol;
+                kg = if better { g } else { kg };
+                kj = if better { j } else { kj };
+            }
+            if kj == usize::MAX {
+                return Vec::new();
+            }
+            let (i, si) = (kj / sides.len(), kj % sides.len());
+            let kind = CandKind::Numeric { bin: bins[i], missing_left: sides[si] };
+            return vec![Candidate { gain: kg, feature: f, kind }];
+        }
+        let mut kept: Option<Lazy> = None;
+        let mut pool: Vec<Candidate> = Vec::new();
+        let mut max_lo = f64::NEG_INFINITY;
+        for (i, (&b, &(a0, a1))) in bins.iter().zip(&acc).enumerate() {
+            for (si, &missing_left) in sides.iter().enumerate() {
+                let (lo, hi) = bounds[i][si];
+                if lo.is_nan() {
+                    continue;
+                }
+                let mut c = Lazy { bin: b, missing_left, a: (a0, a1), lo, hi, exact: !C::BOUNDED };
                 if lowest {
                     let Some(k) = kept.as_mut() else {
                         kept = Some(c);
@@ -473,8 +524,8 @@ impl SearchCtx<'_> {
                     } else if c.lo > k.hi + tol + margin {
                         true
                     } else {
-                        let kg = k.exact(cost, parent);
-                        c.exact(cost, parent) > kg + tol
+                        let kg = k.exact(cost, self, (m0, m1), (t0, t1));
+                        c.exact(cost, self, (m0, m1), (t0, t1)) > kg + tol
                     };
                     if replace {
                         kept = Some(c);
@@ -483,15 +534,15 @@ impl SearchCtx<'_> {
                     if c.hi < max_lo - tol - margin {
                         continue;
                     }
-                    let g = c.exact(cost, parent);
+                    let g = c.exact(cost, self, (m0, m1), (t0, t1));
                     max_lo = max_lo.max(g);
-                    let kind = CandKind::Numeric { bin: c.bin, missing_left: c.missing_left };
+                    let kind = CandKind::Numeric { bin: b, missing_left };
                     offer(&mut pool, self.ties, tol, g, &|| Candidate { gain: g, feature: f, kind: kind.clone() });
                 }
             }
         }
         if let Some(mut k) = kept {
-            let gain = k.exact(cost, parent);
+            let gain = k.exact(cost, self, (m0, m1), (t0, t1));
             pool.push(Candidate {
                 gain,
                 feature: f,

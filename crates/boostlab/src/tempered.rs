@@ -272,6 +272,101 @@ pub fn co_simplex_normalize(q: &mut [f64], t: f64) -> f64 {
     z
 }
 
+/// Intervals of the grid of [`RiskBounds`]: the knots are `x_j = j/(2N)`, `j = 0..=N`, on `[0, ½]`.
+const RISK_GRID: usize = 4096;
+
+/// Relative slack of [`RiskBounds::cost_bounds`]: far above the rounding of the exact cost (see
+/// the type's doc), far below the gaps between split candidates that matter.
+const RISK_SLACK: f64 = 1e-9;
+
+/// Guaranteed, cheap bounds on the tempered leaf cost `W·L^(t)(W+/W)` as
+/// [`crate::tree::Criterion::cost`] computes it (issue 18): the split search computes the exact
+/// cost (four `exp`/`log` calls) only for candidates whose bounds cannot decide.
+///
+/// **Why the bounds hold.** `L = L^(t)` is concave on `[0, 1]`, symmetric about ½ and zero at 0
+/// and 1 (SPEC §2.2: every offered Bayes risk is concave), hence non-decreasing on `[0, ½]`. The
+/// table holds `L` at the knots `x_j = j/(2N)`. For `x = min(u, 1 − u)` in `[x_j, x_{j+1}]`
+/// (`u = W+/W` exactly as the cost computes it; `1 − u` is exact for `u ≥ ½`, Sterbenz):
+/// - lower bound: the chord through `x_j` and `x_{j+1}` lies below a concave function between
+///   its ends;
+/// - upper bound: `L(x_{j+1})` (monotone), and for `j ≥ 1` the chord through `x_{j−1}` and `x_j`
+///   extended to the right, which lies above a concave function beyond its ends.
+///
+/// Those are bounds of the true `L`. The computed cost differs from `W·L(u)` by its rounding:
+/// the power mean's `ln`, `expm1`, `ln_1p`, `exp` (each within an ulp in glibc) amplified by at
+/// most ≈ `2/|1 − t|` (the exponent `ln_1p(h)/(1 − t)` is `O(1/|1 − t|)`; `r^s |ln r| ≤ 1/(e s)`),
+/// plus a few ulps for `1 − u`, the products and the division: below `1e−12` relative for
+/// `|1 − t| ≥ 0.01`, where the bounds are offered. The table entries carry the same error, and
+/// the interpolations a few ulps (each bound is within a factor 3 of the entries it combines, as
+/// `L(x)/x` is non-increasing). The returned interval is widened by [`RISK_SLACK`] = `1e−9`
+/// relative on each side, which covers all of it with a margin of three orders of magnitude.
+/// Zero-weight and pure pairs return the exact cost (0, 0), as the cost does.
+#[derive(Debug)]
+pub(crate) struct RiskBounds {
+    /// `L^(t)(j/(2N))`, `j = 0..=N`, as [`bayes_risk`] computes it.
+    table: Vec<f64>,
+}
+
+impl RiskBounds {
+    /// Whether bounds are offered at temperature `t`: finite `t ∈ [−10, 2]` with `|1 − t| ≥ 0.01`
+    /// (near 1 the criterion is Matusita's cheap closed form, or the rounding amplification grows;
+    /// far below 0 nothing needs them).
+    pub(crate) fn supports(t: f64) -> bool {
+        (-10.0..=2.0).contains(&t) && (1.0 - t).abs() >= 0.01
+    }
+
+    /// The bounds at temperature `t` (built once per `t` and kept: a pure function of `t`), or
+    /// `None` when not [`supported`](Self::supports).
+    pub(crate) fn for_t(t: f64) -> Option<std::sync::Arc<RiskBounds>> {
+        use std::sync::{Arc, Mutex};
+        static CACHE: Mutex<Vec<(u64, Arc<RiskBounds>)>> = Mutex::new(Vec::new());
+        if !Self::supports(t) {
+            return None;
+        }
+        let key = t.to_bits();
+        if let Ok(cache) = CACHE.lock() {
+            if let Some((_, b)) = cache.iter().find(|(k, _)| *k == key) {
+                return Some(Arc::clone(b));
+            }
+        }
+        let step = 1.0 / (2 * RISK_GRID) as f64;
+        let table = (0..=RISK_GRID).map(|j| bayes_risk(j as f64 * step, t)).collect();
+        let b = Arc::new(RiskBounds { table });
+        if let Ok(mut cache) = CACHE.lock() {
+            // A handful of temperatures per process; keep the last few.
+            if cache.len() >= 8 {
+                cache.remove(0);
+            }
+            cache.push((key, Arc::clone(&b)));
+        }
+        Some(b)
+    }
+
+    /// `(lo, hi)` with `lo ≤ Criterion::Tempered { t }.cost(wp, wn) ≤ hi` (see the type's doc).
+    #[inline]
+    pub(crate) fn cost_bounds(&self, wp: f64, wn: f64) -> (f64, f64) {
+        // The same steps as `Criterion::cost` → `weighted_bayes_risk` → `bayes_risk`.
+        let (wp, wn) = (wp.max(0.0), wn.max(0.0));
+        let w = wp + wn;
+        if w.is_nan() || w <= 0.0 {
+            return (0.0, 0.0);
+        }
+        let u = wp / w;
+        if u <= 0.0 || u >= 1.0 {
+            return (0.0, 0.0);
+        }
+        let x = if u > 0.5 { 1.0 - u } else { u };
+        let pos = x * (2 * RISK_GRID) as f64;
+        let j = (pos as usize).min(RISK_GRID - 1);
+        let frac = pos - j as f64;
+        let l = &self.table;
+        let (a, b) = (l[j], l[j + 1]);
+        let lo = a + (b - a) * frac;
+        let hi = if j >= 1 { b.min(a + (a - l[j - 1]) * frac) } else { b };
+        (w * lo * (1.0 - RISK_SLACK), w * hi * (1.0 + RISK_SLACK))
+    }
+}
+
 /// The power mean as computed before issue 8 (`ln o − ln c`, two logarithms): the reference twin of
 /// [`power_mean`] and [`weighted_bayes_risk`] in tests.
 #[cfg(test)]
@@ -350,6 +445,72 @@ pub fn tempered_margin_risk(y: &[f64], scores: &[f64], t: f64, theta: f64) -> Re
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Issue 18: the cheap bounds of the tempered cost contain the exact cost, bit for bit as the
+    /// criterion computes it, on random pairs (skewed, balanced, tiny, huge, zero) and temperatures
+    /// across the supported range; and they are tight enough to decide (≤ 1e−6 of W at t = 0.8
+    /// away from pure leaves).
+    #[test]
+    fn issue_18_risk_bounds_contain_the_exact_cost() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(18);
+        let ts = [-10.0, -3.0, -0.5, 0.0, 0.2, 0.5, 0.8, 0.9, 0.99, 1.01, 1.2, 1.5, 1.9, 2.0];
+        for &t in &ts {
+            assert!(RiskBounds::supports(t));
+            let rb = RiskBounds::for_t(t).expect("supported");
+            let crit = crate::tree::Criterion::Tempered { t };
+            for i in 0..200_000 {
+                let scale = 10f64.powi(rng.gen_range(-12..12));
+                let (wp, wn) = match i % 5 {
+                    0 => (rng.gen::<f64>() * scale, rng.gen::<f64>() * scale),
+                    1 => (rng.gen::<f64>() * scale, rng.gen::<f64>() * scale * 1e-6),
+                    2 => (scale, scale * (1.0 + rng.gen_range(-1e-9..1e-9))),
+                    3 => (f64::from(rng.gen_range(0..50u32)), f64::from(rng.gen_range(0..50u32))),
+                    _ => (rng.gen::<f64>() * scale * 1e-9, rng.gen::<f64>() * scale),
+                };
+                let c = crit.cost(wp, wn);
+                let (lo, hi) = rb.cost_bounds(wp, wn);
+                assert!(lo <= c && c <= hi, "t = {t}: cost({wp:e}, {wn:e}) = {c:e} outside [{lo:e}, {hi:e}]");
+                let (lo, hi) = rb.cost_bounds(wn, wp);
+                let c = crit.cost(wn, wp);
+                assert!(lo <= c && c <= hi, "t = {t}: cost({wn:e}, {wp:e}) = {c:e} outside [{lo:e}, {hi:e}]");
+            }
+        }
+        // The exactness of the interval ends is where a bound could fail: the knots themselves.
+        for &t in &ts {
+            let rb = RiskBounds::for_t(t).expect("supported");
+            let crit = crate::tree::Criterion::Tempered { t };
+            for j in 0..=2 * RISK_GRID {
+                let wp = j as f64;
+                let wn = (2 * RISK_GRID - j) as f64;
+                let (lo, hi) = rb.cost_bounds(wp, wn);
+                let c = crit.cost(wp, wn);
+                assert!(lo <= c && c <= hi, "t = {t}, knot {j}");
+            }
+        }
+        // Tight at t = 0.8: ≤ 1e−5 · W for u ∈ [0.01, 0.99] (≈ 1e−8 · W near u = ½).
+        let rb = RiskBounds::for_t(0.8).expect("supported");
+        for i in 1..99 {
+            let (lo, hi) = rb.cost_bounds(i as f64 + 0.37, 100.0 - i as f64 - 0.37);
+            assert!(hi - lo <= 1e-5 * 100.0, "u = {}: width {}", i, hi - lo);
+        }
+        assert!(!RiskBounds::supports(1.0) && !RiskBounds::supports(0.995) && !RiskBounds::supports(2.5));
+        assert!(RiskBounds::for_t(1.0).is_none());
+    }
+
+    /// Issue 18: the bounds rest on the concavity of L^(t) (SPEC §2.2): its second differences on
+    /// a fine grid are ≤ 0 (up to rounding) for every temperature where bounds are offered.
+    #[test]
+    fn issue_18_tempered_risk_is_concave_where_bounds_are_offered() {
+        for t in [-10.0, -1.0, 0.0, 0.3, 0.8, 0.99, 1.01, 1.3, 1.7, 2.0] {
+            let n = 20_000;
+            let l: Vec<f64> = (0..=n).map(|j| bayes_risk(j as f64 / n as f64, t)).collect();
+            for j in 1..n {
+                let d2 = l[j - 1] - 2.0 * l[j] + l[j + 1];
+                assert!(d2 <= 1e-13, "t = {t}, u = {}: second difference {d2:e}", j as f64 / n as f64);
+            }
+        }
+    }
 
     const TS: [f64; 10] = [-2.0, 0.0, 0.2, 0.5, 0.9, 0.999, 1.0, 1.1, 1.5, 1.9];
 

@@ -19,6 +19,7 @@ use crate::collective::{Collective, Local};
 use crate::data::{BinData, BinMapper, BinnedMatrix, FeatureBins};
 use crate::error::{Error, Result};
 use crate::par::ROW_CHUNK;
+use crate::tempered::RiskBounds;
 
 /// Resolution of the positive fractions that order a categorical feature's categories (their
 /// multiples of 2^−36; see `best_for_feature`).
@@ -177,6 +178,80 @@ struct SearchCtx<'a> {
     tol: f64,
     binned: &'a BinnedMatrix,
     mapper: &'a BinMapper,
+    /// Cheap guaranteed bounds of the tempered cost (issue 18), when the criterion is tempered
+    /// at a supported temperature.
+    bounds: Option<&'a RiskBounds>,
+}
+
+/// A binary leaf cost `W·L(W+/W)` as the width-2 scan needs it (issue 18).
+trait PairCost {
+    /// Whether [`Self::bounds`] gives bounds (else the scan computes exact gains only).
+    const BOUNDED: bool;
+    /// The exact cost, bit for bit [`Criterion::cost`].
+    fn cost(&self, wp: f64, wn: f64) -> f64;
+    /// Guaranteed `(lo, hi)` around [`Self::cost`], cheaper than it; `None` when the exact cost is
+    /// as cheap.
+    fn bounds(&self, wp: f64, wn: f64) -> Option<(f64, f64)>;
+}
+
+/// A criterion whose exact cost is cheap (a closed form, one `sqrt`, `ln`).
+struct Exact<F>(F);
+
+impl<F: Fn(f64, f64) -> f64> PairCost for Exact<F> {
+    const BOUNDED: bool = false;
+    #[inline(always)]
+    fn cost(&self, wp: f64, wn: f64) -> f64 {
+        (self.0)(wp, wn)
+    }
+    #[inline(always)]
+    fn bounds(&self, _: f64, _: f64) -> Option<(f64, f64)> {
+        None
+    }
+}
+
+/// The tempered criterion with its table of bounds.
+struct Bounded<'a> {
+    crit: Criterion,
+    rb: &'a RiskBounds,
+}
+
+impl PairCost for Bounded<'_> {
+    const BOUNDED: bool = true;
+    #[inline]
+    fn cost(&self, wp: f64, wn: f64) -> f64 {
+        self.crit.cost(wp, wn)
+    }
+    #[inline(always)]
+    fn bounds(&self, wp: f64, wn: f64) -> Option<(f64, f64)> {
+        Some(self.rb.cost_bounds(wp, wn))
+    }
+}
+
+/// A candidate of the width-2 scan whose gain is known exactly or only within bounds.
+#[derive(Clone, Copy)]
+struct Lazy {
+    bin: usize,
+    missing_left: bool,
+    /// The prefix sums of the value bins up to `bin`.
+    a: (f64, f64),
+    lo: f64,
+    hi: f64,
+    exact: bool,
+}
+
+impl Lazy {
+    /// The exact gain (computed once), with the generic scan's arithmetic.
+    #[inline]
+    fn exact<C: PairCost>(&mut self, cost: &C, ctx: &SearchCtx<'_>, miss: (f64, f64), total: (f64, f64)) -> f64 {
+        if !self.exact {
+            let (x0, x1) = if self.missing_left { miss } else { (0.0, 0.0) };
+            let l = (self.a.0 + x0, self.a.1 + x1);
+            let r = (residue_free(total.0 - l.0, ctx.tol), residue_free(total.1 - l.1, ctx.tol));
+            let g = ctx.parent_cost - cost.cost(l.0, l.1) - cost.cost(r.0, r.1);
+            (self.lo, self.hi, self.exact) = (g, g, true);
+        }
+        self.lo
+    }
 }
 
 /// Number of (feature, threshold) candidates of a feature at a node.
@@ -192,6 +267,41 @@ impl SearchCtx<'_> {
     /// the best one (`lowest`), or every one within the tolerance of the best (`random`), in scan
     /// order.
     fn best_for_feature(&self, f: usize, hist_f: &[f64], total: &[f64], allowed: Option<&[u32]>) -> Vec<Candidate> {
+        if self.width == 2 && matches!(self.mapper.features[f], FeatureBins::Numeric { .. }) {
+            // Issue 18: the common case (one output, numeric feature) has its own scan.
+            return match (self.criterion, self.bounds) {
+                (Criterion::Tempered { .. }, Some(rb)) => {
+                    self.scan_pair(&Bounded { crit: self.criterion, rb }, f, hist_f, total, allowed)
+                }
+                (Criterion::Empirical, _) => {
+                    self.scan_pair(&Exact(|p, n| Criterion::Empirical.cost(p, n)), f, hist_f, total, allowed)
+                }
+                (Criterion::Gini, _) => {
+                    self.scan_pair(&Exact(|p, n| Criterion::Gini.cost(p, n)), f, hist_f, total, allowed)
+                }
+                (Criterion::Entropy, _) => {
+                    self.scan_pair(&Exact(|p, n| Criterion::Entropy.cost(p, n)), f, hist_f, total, allowed)
+                }
+                (Criterion::Matusita, _) => {
+                    self.scan_pair(&Exact(|p, n| Criterion::Matusita.cost(p, n)), f, hist_f, total, allowed)
+                }
+                (c @ Criterion::Tempered { .. }, None) => {
+                    self.scan_pair(&Exact(|p, n| c.cost(p, n)), f, hist_f, total, allowed)
+                }
+            };
+        }
+        self.best_for_feature_generic(f, hist_f, total, allowed)
+    }
+
+    /// [`Self::best_for_feature`] for any width and feature kind: the reference of the width-2
+    /// numeric scan ([`Self::scan_pair`]), which must return the same candidates bit for bit.
+    fn best_for_feature_generic(
+        &self,
+        f: usize,
+        hist_f: &[f64],
+        total: &[f64],
+        allowed: Option<&[u32]>,
+    ) -> Vec<Candidate> {
         let w = self.width;
         let nb = hist_f.len() / w;
         let miss = &hist_f[(nb - 1) * w..];
@@ -285,6 +395,170 @@ impl SearchCtx<'_> {
             }
         }
         best
+    }
+
+    /// The width-2 numeric scan (issue 18): the same candidates, in the same order, with the same
+    /// arithmetic and the same tie rule as [`Self::best_for_feature_generic`], so the same result
+    /// bit for bit; faster because it works on scalars, and because with a [`Bounded`] cost the
+    /// exact cost runs only where cheap bounds cannot decide.
+    ///
+    /// **Why pruning keeps the result.** Let `g̃` be a candidate's gain as the generic scan
+    /// computes it, `fl(fl(P − C̃_l) − C̃_r)`. From bounds `lo ≤ C̃ ≤ hi` of both children
+    /// ([`RiskBounds`]), `[P − hi_l − hi_r − m, P − lo_l − lo_r + m]` contains `g̃`, where the
+    /// margin `m = 1e−10 (|P| + W)` covers the rounding of both subtractions and of this interval's
+    /// own arithmetic (≤ 4 ulp of `|P| + W_l + W_r ≤ |P| + W(1 + 1e−12)`). The generic scan's
+    /// rule (`lowest`) keeps the first candidate and replaces the kept one `k` by a later `i`
+    /// exactly when `g̃_i > fl(g̃_k + tol)`. Here that test is decided from the intervals when they
+    /// separate by more than `m` (`hi_i < lo_k + tol − m`: no; `lo_i > hi_k + tol + m`: yes —
+    /// `m` also covers the rounding of `g̃_k + tol`), and by computing both exact gains
+    /// otherwise, so every decision, hence the kept candidate, is the generic scan's; its exact
+    /// gain is computed at the end. With `random` ties a candidate is a no-op of the generic scan
+    /// when `g̃_i < max_{j<i} g̃_j − tol`; it is skipped when `hi_i < max_{j<i} lo_j − tol − m`,
+    /// which implies that, and every other candidate is offered with its exact gain.
+    fn scan_pair<C: PairCost>(
+        &self,
+        cost: &C,
+        f: usize,
+        hist_f: &[f64],
+        total: &[f64],
+        allowed: Option<&[u32]>,
+    ) -> Vec<Candidate> {
+        let nb = hist_f.len() / 2;
+        let (m0, m1) = (hist_f[2 * (nb - 1)], hist_f[2 * (nb - 1) + 1]);
+        let has_missing = m0 + m1 > 0.0;
+        let nonempty = |b: usize| hist_f[2 * b] + hist_f[2 * b + 1] > 0.0;
+        // Thresholds are the non-empty value bins but the last one.
+        let Some(last) = (0..nb - 1).rev().find(|&b| nonempty(b)) else {
+            return Vec::new();
+        };
+        let (t0, t1) = (total[0], total[1]);
+        let (tol, parent) = (self.tol, self.parent_cost);
+        let margin = 1e-10 * (parent.abs() + t0 + t1);
+        // Pass 1: the thresholds (allowed non-empty value bins but the last) and their prefix
+        // sums. Empty bins add +0.0 in the generic scan: the same sums.
+        let mut bins: Vec<usize> = Vec::with_capacity(last);
+        let mut acc: Vec<(f64, f64)> = Vec::with_capacity(last);
+        let (mut a0, mut a1) = (0.0f64, 0.0f64);
+        let mut ord = 0u32;
+        if allowed.is_none() {
+            // Branch-free (empty bins are data-dependent): every bin is written and only non-empty
+            // ones advance the cursor; an empty bin's (+0, +0) leaves the sums unchanged.
+            bins.resize(last, 0);
+            acc.resize(last, (0.0, 0.0));
+            let mut n = 0;
+            for b in 0..last {
+                let (h0, h1) = (hist_f[2 * b], hist_f[2 * b + 1]);
+                a0 += h0;
+                a1 += h1;
+                bins[n] = b;
+                acc[n] = (a0, a1);
+                n += usize::from(h0 + h1 > 0.0);
+            }
+            bins.truncate(n);
+            acc.truncate(n);
+        }
+        for b in (0..last).filter(|_| allowed.is_some()) {
+            let (h0, h1) = (hist_f[2 * b], hist_f[2 * b + 1]);
+            if h0 + h1 <= 0.0 {
+                continue;
+            }
+            a0 += h0;
+            a1 += h1;
+            let o = ord;
+            ord += 1;
+            if allowed.is_some_and(|a| a.binary_search(&o).is_err()) {
+                continue;
+            }
+            bins.push(b);
+            acc.push((a0, a1));
+        }
+        // Pass 2: every candidate's gain (or its bounds), one branch-light loop per missing side;
+        // NaN marks an inadmissible candidate (a real gain is finite).
+        let sides: &[bool] = if has_missing { &[false, true] } else { &[false] };
+        let mut bounds: Vec<[(f64, f64); 2]> = vec![[(f64::NAN, f64::NAN); 2]; acc.len()];
+        for (si, &missing_left) in sides.iter().enumerate() {
+            let (x0, x1) = if missing_left { (m0, m1) } else { (0.0, 0.0) };
+            for (out, &(a0, a1)) in bounds.iter_mut().zip(&acc) {
+                let l = (a0 + x0, a1 + x1);
+                let r = (residue_free(t0 - l.0, tol), residue_free(t1 - l.1, tol));
+                if !admissible(&[l.0, l.1], &[r.0, r.1], self.min_w, self.pure, tol) {
+                    continue;
+                }
+                out[si] = match (cost.bounds(l.0, l.1), cost.bounds(r.0, r.1)) {
+                    (Some((ll, lh)), Some((rl, rh))) => (parent - lh - rh - margin, parent - ll - rl + margin),
+                    _ => {
+                        let g = parent - cost.cost(l.0, l.1) - cost.cost(r.0, r.1);
+                        (g, g)
+                    }
+                };
+            }
+        }
+        // Pass 3: the generic scan's tie rule, in its order (bins, then the missing side).
+        let lowest = self.ties == SplitTies::Lowest;
+        if lowest && !C::BOUNDED {
+            // Exact gains: the rule is a running maximum with a tolerance, branch-free (NaN, an
+            // inadmissible candidate, never compares greater; the first finite gain beats −∞).
+            let (mut kg, mut kj) = (f64::NEG_INFINITY, usize::MAX);
+            for (j, g) in bounds.iter().flat_map(|s| s[..sides.len()].iter().map(|p| p.0)).enumerate() {
+                let better = g > kg + tol;
+                kg = if better { g } else { kg };
+                kj = if better { j } else { kj };
+            }
+            if kj == usize::MAX {
+                return Vec::new();
+            }
+            let (i, si) = (kj / sides.len(), kj % sides.len());
+            let kind = CandKind::Numeric { bin: bins[i], missing_left: sides[si] };
+            return vec![Candidate { gain: kg, feature: f, kind }];
+        }
+        let mut kept: Option<Lazy> = None;
+        let mut pool: Vec<Candidate> = Vec::new();
+        let mut max_lo = f64::NEG_INFINITY;
+        for (i, (&b, &(a0, a1))) in bins.iter().zip(&acc).enumerate() {
+            for (si, &missing_left) in sides.iter().enumerate() {
+                let (lo, hi) = bounds[i][si];
+                if lo.is_nan() {
+                    continue;
+                }
+                let mut c = Lazy { bin: b, missing_left, a: (a0, a1), lo, hi, exact: !C::BOUNDED };
+                if lowest {
+                    let Some(k) = kept.as_mut() else {
+                        kept = Some(c);
+                        continue;
+                    };
+                    let replace = if c.exact && k.exact {
+                        c.lo > k.lo + tol
+                    } else if c.hi < k.lo + tol - margin {
+                        false
+                    } else if c.lo > k.hi + tol + margin {
+                        true
+                    } else {
+                        let kg = k.exact(cost, self, (m0, m1), (t0, t1));
+                        c.exact(cost, self, (m0, m1), (t0, t1)) > kg + tol
+                    };
+                    if replace {
+                        kept = Some(c);
+                    }
+                } else {
+                    if c.hi < max_lo - tol - margin {
+                        continue;
+                    }
+                    let g = c.exact(cost, self, (m0, m1), (t0, t1));
+                    max_lo = max_lo.max(g);
+                    let kind = CandKind::Numeric { bin: b, missing_left };
+                    offer(&mut pool, self.ties, tol, g, &|| Candidate { gain: g, feature: f, kind: kind.clone() });
+                }
+            }
+        }
+        if let Some(mut k) = kept {
+            let gain = k.exact(cost, self, (m0, m1), (t0, t1));
+            pool.push(Candidate {
+                gain,
+                feature: f,
+                kind: CandKind::Numeric { bin: k.bin, missing_left: k.missing_left },
+            });
+        }
+        pool
     }
 
     /// Best split over all features of a node with histogram `hist` and sums `total`.
@@ -799,6 +1073,11 @@ pub fn grow_distributed(
         }
         s
     };
+    // Issue 18: bounds of the tempered cost, to skip the exact cost where they decide.
+    let risk_bounds = match spec.criterion {
+        Criterion::Tempered { t } if k == 1 => RiskBounds::for_t(t),
+        _ => None,
+    };
     let search = |hist: &[f64], sum: &[f64], rows: usize, depth: usize, serial: usize| -> Option<Candidate> {
         if p.max_depth.is_some_and(|d| depth >= d) || rows < 2 {
             return None;
@@ -814,6 +1093,7 @@ pub fn grow_distributed(
             tol: 1e-12 * sum.iter().sum::<f64>(),
             binned: bm,
             mapper,
+            bounds: risk_bounds.as_deref(),
         };
         ctx.best_split(hist, sum, rows, cap, (spec.seed, serial))
     };
@@ -1517,6 +1797,109 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Issue 18: the width-2 numeric scan (with the bounded tempered cost, pruning the exact cost)
+    /// returns exactly the candidates of the generic, unpruned scan — same gain bits, feature, bin
+    /// and missing side — on random histograms with empty bins, missing values, exact ties
+    /// (quantised statistics), near-ties, pure bins, minimum weights, candidate caps and both tie
+    /// rules, for every criterion and temperatures across the supported range.
+    #[test]
+    fn issue_18_pruned_pair_scan_equals_the_unpruned_scan() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1818);
+        let n = 400;
+        let feats = Features {
+            names: vec!["a".into(), "b".into()],
+            columns: vec![
+                Column::Numeric((0..n).map(|i| f64::from(i as u32 % 60)).collect()),
+                Column::Numeric((0..n).map(|i| if i % 7 == 0 { f64::NAN } else { f64::from(i as u32 % 9) }).collect()),
+            ],
+        };
+        let mapper = BinMapper::fit(&feats, 255, None).unwrap();
+        let bm = mapper.transform(&feats).unwrap();
+        let crits = [
+            Criterion::Tempered { t: 0.8 },
+            Criterion::Tempered { t: 0.0 },
+            Criterion::Tempered { t: 0.5 },
+            Criterion::Tempered { t: 0.95 },
+            Criterion::Tempered { t: 1.3 },
+            Criterion::Tempered { t: -2.0 },
+            Criterion::Tempered { t: 1.0 },
+            Criterion::Matusita,
+            Criterion::Gini,
+            Criterion::Entropy,
+            Criterion::Empirical,
+        ];
+        let (mut cases, mut pruned_cases) = (0, 0);
+        for case in 0..6000 {
+            let f = case % 2;
+            let nb = bm.n_bins(f);
+            let style = rng.gen_range(0..5);
+            let mut hist = vec![0.0; 2 * nb];
+            for b in 0..nb {
+                if rng.gen_bool(0.2) {
+                    continue; // empty bin
+                }
+                for side in 0..2 {
+                    hist[2 * b + side] = match style {
+                        // Quantised: many exact ties between candidates.
+                        0 => f64::from(rng.gen_range(0..4u32)) * 0.25,
+                        // Near-ties: equal up to tiny perturbations.
+                        1 => 1.0 + f64::from(rng.gen_range(0..3u32)) * 1e-13,
+                        // Pure bins.
+                        2 => {
+                            if rng.gen_bool(0.5) == (side == 0) {
+                                rng.gen::<f64>()
+                            } else {
+                                0.0
+                            }
+                        }
+                        // Wide dynamic range.
+                        3 => rng.gen::<f64>() * 10f64.powi(rng.gen_range(-8..3)),
+                        _ => rng.gen::<f64>(),
+                    };
+                }
+            }
+            let mut total = [0.0; 2];
+            for b in 0..nb {
+                total[0] += hist[2 * b];
+                total[1] += hist[2 * b + 1];
+            }
+            let crit = crits[case % crits.len()];
+            let ties = if case % 3 == 0 { SplitTies::Random } else { SplitTies::Lowest };
+            let pure = if case % 5 == 0 { PureLeaves::Forbid } else { PureLeaves::Allow };
+            let min_w = if case % 4 == 0 { 0.1 * (total[0] + total[1]) } else { 0.0 };
+            let cap: Option<Vec<u32>> = (case % 7 == 0).then(|| (0..80u32).filter(|_| rng.gen_bool(0.5)).collect());
+            let rb = match crit {
+                Criterion::Tempered { t } => RiskBounds::for_t(t),
+                _ => None,
+            };
+            let ctx = SearchCtx {
+                criterion: crit,
+                ties,
+                width: 2,
+                min_w,
+                pure,
+                parent_cost: block_cost(&crit, &total),
+                tol: 1e-12 * (total[0] + total[1]),
+                binned: &bm,
+                mapper: &mapper,
+                bounds: rb.as_deref(),
+            };
+            let fast = ctx.best_for_feature(f, &hist, &total, cap.as_deref());
+            let slow = ctx.best_for_feature_generic(f, &hist, &total, cap.as_deref());
+            assert_eq!(fast.len(), slow.len(), "case {case}: {crit:?} {ties:?}");
+            for (a, b) in fast.iter().zip(&slow) {
+                assert_eq!(
+                    (a.gain.to_bits(), a.feature, &a.kind),
+                    (b.gain.to_bits(), b.feature, &b.kind),
+                    "case {case}"
+                );
+            }
+            cases += 1;
+            pruned_cases += usize::from(rb.is_some());
+        }
+        assert!(pruned_cases > 2500 && cases == 6000);
     }
 
     #[test]

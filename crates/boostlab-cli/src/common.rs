@@ -382,6 +382,10 @@ pub struct BoostArgs {
     /// t-AdaBoost, --t auto: the number of inner folds [default: 3].
     #[arg(long)]
     pub t_folds: Option<usize>,
+    /// t-AdaBoost: a schedule of t over the rounds, linear:T0:T1 (from T0 at round 1 to T1 at the
+    /// last round) or linear:T0:T1:N (T1 from round N on); replaces --t. The clipped model uses T1.
+    #[arg(long)]
+    pub t_schedule: Option<String>,
     /// t-AdaBoost: tempered leaf values, optimal (default) or canonical.
     #[arg(long)]
     pub leaf_values: Option<String>,
@@ -581,6 +585,10 @@ impl BoostArgs {
         if !auto_t && (self.t_grid.is_some() || self.t_folds.is_some()) {
             bail!("--t-grid and --t-folds go with --t auto");
         }
+        only(self.t_schedule.is_some(), "--t-schedule", &t_ada)?;
+        if self.t_schedule.is_some() && self.t.is_some() {
+            bail!("--t-schedule replaces --t: give one of them");
+        }
         only(self.leaf_values.is_some(), "--leaf-values", &t_ada)?;
         only(self.learner_weights.is_some(), "--learner-weights", &t_ada)?;
         only(self.overflow.is_some(), "--overflow", &t_ada)?;
@@ -705,6 +713,11 @@ impl BoostArgs {
                 put("t_adaboost", "auto_t", serde_json::to_value(a)?);
             }
             None => {}
+        }
+        if let Some(v) = &self.t_schedule {
+            // Issue 16: checked here so that a bad schedule is reported as the flag's error.
+            let sch = boostlab::boost::tadaboost::TSchedule::parse(v).context("--t-schedule")?;
+            put("t_adaboost", "t_schedule", serde_json::to_value(sch)?);
         }
         if let Some(v) = &self.leaf_values {
             put("t_adaboost", "leaf_values", parse_enum::<TemperedLink>("leaf-values", v)?);

@@ -77,6 +77,7 @@ pub const ALIASES: &[(&str, &str, &str)] = &[
     ("t", "t_adaboost", "t"),
     ("t_grid", "t_adaboost", "auto_t"),
     ("t_folds", "t_adaboost", "auto_t"),
+    ("t_schedule", "t_adaboost", "t_schedule"),
     ("leaf_values", "t_adaboost", "leaf_values"),
     ("learner_weights", "t_adaboost", "learner_weights"),
     ("overflow", "t_adaboost", "overflow"),
@@ -209,6 +210,7 @@ pub fn boost_params(table: &toml::Table, seed: u64) -> Result<BoostParams> {
         ta.insert("authors_mode".into(), Value::Bool(false));
         // Issue 16: `t = "auto"` (omitted from the default's serialisation).
         ta.insert("auto_t".into(), Value::Null);
+        ta.insert("t_schedule".into(), Value::Null);
     }
     check_known(&top, &known, "")?;
     // Presets first, then the cell's own values over them (issue 17).

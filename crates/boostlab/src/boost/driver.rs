@@ -305,7 +305,8 @@ fn make_booster(params: &BoostParams, labels: Labels<'_>, loss: Option<Loss>) ->
         Algorithm::RealAdaBoost => Box::new(AdaBoost::real(labels, &params.adaboost)?),
         Algorithm::AbstainingAdaBoost => Box::new(AdaBoost::abstaining(labels, params.adaboost.alpha)?),
         Algorithm::TAdaBoost => {
-            let b = TAdaBoost::new(&params.t_adaboost, labels)?;
+            let mut b = TAdaBoost::new(&params.t_adaboost, labels)?;
+            b.set_schedule_rounds(params.n_estimators); // issue 16: the schedule's default length
             extras.clip = b.clip_delta();
             Box::new(b)
         }

@@ -432,6 +432,10 @@ pub struct BoostArgs {
     /// AdaBoost.MH on single-label data: start from D_1(i, y_i) = 1/(2m).
     #[arg(long)]
     pub single_label_start: bool,
+    /// Multi-label label sets {f > θ}: auto (default: θ learned on the training data for
+    /// adaboost-mr / adaboost-m2, θ = 0 otherwise), zero, or learned.
+    #[arg(long)]
+    pub label_threshold: Option<String>,
     /// Shrinkage ν in (0, 1]: each round adds ν·α·h [default: 1].
     #[arg(long, allow_negative_numbers = true)]
     pub learning_rate: Option<f64>,
@@ -763,6 +767,16 @@ impl BoostArgs {
         }
         if self.single_label_start {
             put("multiclass", "single_label_start", true.into());
+        }
+        if let Some(v) = &self.label_threshold {
+            if algorithm.multi_variant().is_none() {
+                bail!(
+                    "--label-threshold applies to the multi-class / multi-label algorithms, not {}",
+                    algorithm.name()
+                );
+            }
+            let lt = parse_enum::<boostlab::boost::multiclass::LabelThreshold>("label-threshold", v)?;
+            put("multiclass", "label_threshold", lt);
         }
         if let Some(v) = algorithm.multi_variant() {
             put("multiclass", "variant", serde_json::to_value(v)?);

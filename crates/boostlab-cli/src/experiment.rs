@@ -99,6 +99,7 @@ pub const ALIASES: &[(&str, &str, &str)] = &[
     ("code", "multiclass", "code"),
     ("decode", "multiclass", "decode"),
     ("single_label_start", "multiclass", "single_label_start"),
+    ("label_threshold", "multiclass", "label_threshold"),
 ];
 
 const SUB_TABLES: &[&str] = &["tree", "adaboost", "t_adaboost", "secboost", "multiclass"];
@@ -211,6 +212,10 @@ pub fn boost_params(table: &toml::Table, seed: u64) -> Result<BoostParams> {
         // Issue 16: `t = "auto"` (omitted from the default's serialisation).
         ta.insert("auto_t".into(), Value::Null);
         ta.insert("t_schedule".into(), Value::Null);
+    }
+    if let Some(Value::Object(mc)) = known.get_mut("multiclass") {
+        // Issue 16: MR's label-set threshold (omitted at its default `auto`).
+        mc.insert("label_threshold".into(), Value::Null);
     }
     check_known(&top, &known, "")?;
     // Presets first, then the cell's own values over them (issue 17).

@@ -514,6 +514,15 @@ pub(crate) fn fit_inner(
     if let Some(v) = params.algorithm.multi_variant() {
         // The model records the variant that actually ran.
         params.multiclass.variant = v;
+        if params.multiclass.label_threshold == super::multiclass::LabelThreshold::Learned
+            && matches!(v, MultiVariant::MoDiscrete | MultiVariant::MoReal)
+        {
+            return Err(Error::param(
+                "label_threshold",
+                "zero or auto for AdaBoost.MO (its outputs are code columns, not label scores)",
+                "learned",
+            ));
+        }
     }
     let binary = params.algorithm.is_binary();
     let labels = OwnedLabels::from_target(target, binary)?;
@@ -548,10 +557,42 @@ pub(crate) fn fit_inner(
     model.base_score = extras.base_score;
     model.output = extras.output;
     model.custom_loss = custom_loss;
+    if let Some(v) = params.algorithm.multi_variant().filter(|&v| params.multiclass.label_threshold.learns(v)) {
+        // Issue 16 (SPEC §4.7): the label-set threshold, learned on the training rows.
+        model.label_threshold = Some(learn_label_threshold(data, &model, v)?);
+    }
     // Front ends that know which values the user gave refine this with `BoostParams::sources`.
     model.param_sources = params.sources(&[])?;
     model.validate()?;
     Ok(model)
+}
+
+/// The label-set threshold θ of a multi-class / multi-label model (issue 16, SPEC §4.7): the one
+/// with the lowest Hamming loss of `{ℓ : f(x, ℓ) > θ}` on the training rows (weighted by the
+/// sample weights), scored on the training bins. Every row counts, those without a crucial pair
+/// (no relevant or no irrelevant label; MR gives them weight 0 in training) included: their
+/// label sets are predicted like any other's.
+fn learn_label_threshold(data: &BinnedData, model: &Ensemble, variant: MultiVariant) -> Result<f64> {
+    let k = model.n_outputs;
+    let n = data.n_rows();
+    if matches!(model.output, Some(MultiOutput::Code { .. })) {
+        return Err(Error::param(
+            "label_threshold",
+            "zero or auto for AdaBoost.MO (its outputs are code columns, not label scores)",
+            format!("learned with {variant}"),
+        ));
+    }
+    let mut f = vec![model.base_score; n * k];
+    for (tree, &a) in model.trees.iter().zip(&model.alphas) {
+        for (r, row) in f.chunks_exact_mut(k).enumerate() {
+            let leaf = tree.leaf_of_bins(&data.bins, r);
+            for (v, h) in row.iter_mut().zip(&tree.leaf_values[leaf * k..(leaf + 1) * k]) {
+                *v += a * h;
+            }
+        }
+    }
+    let y = OwnedLabels::from_target(&data.target, false)?;
+    crate::eval::multilabel::best_threshold(&y.y, &f, k, data.sample_weight.as_deref())
 }
 
 /// The pure-leaf policy `auto` stands for (issue 16): `forbid` for t-AdaBoost, whose t = 1 with

@@ -224,11 +224,7 @@ impl TAdaBoostParams {
         if let Some(sch) = &self.t_schedule {
             sch.check()?;
             if self.auto_t.is_some() {
-                return Err(Error::param(
-                    "t_schedule",
-                    "no schedule with t = auto (auto chooses one fixed t)",
-                    sch,
-                ));
+                return Err(Error::param("t_schedule", "no schedule with t = auto (auto chooses one fixed t)", sch));
             }
         }
         Ok(())

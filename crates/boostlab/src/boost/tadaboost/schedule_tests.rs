@@ -68,7 +68,9 @@ fn issue_16_schedule_parses_checks_and_interpolates() {
     assert_eq!([s4.t_at(1, 100), s4.t_at(2, 100), s4.t_at(3, 100), s4.t_at(50, 100)], [1.0, 0.5, 0.0, 0.0]);
     assert_eq!(sched("linear:0.3:0.9").t_at(1, 1), 0.3);
     assert_eq!(sched("linear:0.3:0.9:1").t_at(2, 10), 0.9);
-    for bad in ["", "linear:0.2", "cosine:0:1", "linear:0:2", "linear:-0.1:1", "linear:0:1:0", "linear:a:1", "linear:0:1:2:3"] {
+    for bad in
+        ["", "linear:0.2", "cosine:0:1", "linear:0:2", "linear:-0.1:1", "linear:0:1:0", "linear:a:1", "linear:0:1:2:3"]
+    {
         let e = TSchedule::parse(bad).unwrap_err().to_string();
         assert!(e.contains("t_schedule"), "{bad}: {e}");
     }
@@ -105,7 +107,10 @@ fn issue_16_retemper_keeps_the_co_density_and_the_bound() {
             assert!((co_sum(&b) - 1.0).abs() <= 1e-12, "t {t} → {t_new}: Σ c q^(2−t') = {}", co_sum(&b));
             for (i, (q, p)) in b.q.iter().zip(&p_before).enumerate() {
                 let p_after = q.powf(2.0 - t_eff);
-                assert!((p_after - p).abs() <= 1e-12 * p.max(1e-300), "t {t} → {t_new}, example {i}: p {p} → {p_after}");
+                assert!(
+                    (p_after - p).abs() <= 1e-12 * p.max(1e-300),
+                    "t {t} → {t_new}, example {i}: p {p} → {p_after}"
+                );
                 assert_eq!(*q == 0.0, *p == 0.0);
             }
             assert!((b.bound() - bound).abs() <= 1e-12 * bound, "bound {bound} → {}", b.bound());
@@ -165,7 +170,10 @@ fn issue_16_constant_schedule_is_fixed_t_bit_for_bit() {
         for s in [format!("linear:{t}:{t}"), format!("linear:{t}:{t}:4")] {
             let m = fit(&d, &tparams(15, Some(&s), 0.8)).expect("schedule");
             assert_eq!(m.trees, fixed.trees, "t = {t}, {s}");
-            assert_eq!(m.alphas.iter().map(|a| a.to_bits()).collect::<Vec<_>>(), fixed.alphas.iter().map(|a| a.to_bits()).collect::<Vec<_>>());
+            assert_eq!(
+                m.alphas.iter().map(|a| a.to_bits()).collect::<Vec<_>>(),
+                fixed.alphas.iter().map(|a| a.to_bits()).collect::<Vec<_>>()
+            );
             assert_eq!(m.clip, fixed.clip);
             for (a, b) in m.history.iter().zip(&fixed.history) {
                 let mut va = a.values.clone();
@@ -211,7 +219,11 @@ fn issue_16_clipped_model_uses_the_last_temperature() {
         // The training curve of the clipped model is that of the saved clipped model.
         let last = m.history.last().expect("rounds");
         let err = m.error_rate(&d, true).expect("error");
-        assert!((last.values["train_error_clipped"] - err).abs() < 1e-12, "{s}: {} vs {err}", last.values["train_error_clipped"]);
+        assert!(
+            (last.values["train_error_clipped"] - err).abs() < 1e-12,
+            "{s}: {} vs {err}",
+            last.values["train_error_clipped"]
+        );
         let err_lin = m.error_rate(&d, false).expect("error");
         assert!((last.values["train_error"] - err_lin).abs() < 1e-12, "{s}");
     }

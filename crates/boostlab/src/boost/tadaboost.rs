@@ -138,7 +138,7 @@ impl TSchedule {
     pub fn check(&self) -> Result<()> {
         let TSchedule::Linear { t0, t1, rounds } = *self;
         for t in [t0, t1] {
-            if !(t >= 0.0 && t < 2.0) {
+            if !(0.0..2.0).contains(&t) {
                 return Err(Error::param("t_schedule", "temperatures in [0, 2)", self));
             }
         }

@@ -3,7 +3,7 @@
 per domain and noise rate, chosen in hindsight on the test folds), from the cells of
 experiments/tadaboost-schedule.toml.
 
-  python3 scripts/schedule_eval.py RESULTS [--svg docs/figures/t-schedule.svg]
+  python3 scripts/schedule_eval.py RESULTS [MORE_RESULTS ...] [--svg docs/figures/t-schedule.svg]
 
 For every non-fixed setting (auto, auto-1se, sched-*): per noise rate, a markdown table of mean test
 error (%) per domain, paired two-sided t-tests over the folds at p < 0.1 against t = 1 and against
@@ -21,18 +21,19 @@ TS = [0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 1.0]
 
 
 def main():
-    results = sys.argv[1]
     svg = sys.argv[sys.argv.index("--svg") + 1] if "--svg" in sys.argv else None
+    dirs = [a for a in sys.argv[1:] if a != "--svg" and a != svg]
     err, chosen = {}, {}
-    for f in sorted(glob.glob(os.path.join(results, "cells", "*.json"))):
+    files = [f for d in dirs for f in glob.glob(os.path.join(d, "cells", "*.json"))]
+    for f in sorted(files):
         r = json.load(open(f))
         key = (r["dataset"], r["setting"], r["noise"])
         err.setdefault(key, {})[r["fold"]] = r["result"]["final_test_error"]
         if "chosen_t" in r["result"].get("extra", {}):
             chosen.setdefault(key, {})[r["fold"]] = r["result"]["extra"]["chosen_t"]
-    spec = json.load(open(os.path.join(results, "spec.json")))["spec"]
-    datasets = [d["name"] for d in spec["datasets"]]
-    settings = [s["name"] for s in spec["settings"] if "grid" not in s]
+    specs = [json.load(open(os.path.join(d, "spec.json")))["spec"] for d in dirs]
+    datasets = [d["name"] for d in specs[0]["datasets"]]
+    settings = [s["name"] for spec in specs for s in spec["settings"] if "grid" not in s]
     mean = lambda d: 100 * sum(d.values()) / len(d)
     summary, fig = [], {}
     for setting in settings:

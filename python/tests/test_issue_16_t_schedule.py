@@ -21,8 +21,9 @@ def test_issue_16_t_schedule_records_each_round_and_clips_at_the_last_t():
     est = boostlab.TAdaBoostClassifier(t_schedule="linear:0.2:0.8", n_estimators=7, max_nodes=7, random_state=1)
     est.fit(X, y)
     # t_j = 0.2 + 0.6 (j - 1)/6, j = 1..7, each round's t in the history.
-    np.testing.assert_allclose(est.history_["t"], 0.2 + 0.6 * np.arange(7) / 6, rtol=0, atol=1e-15)
-    assert est.history_["t"][0] == 0.2 and est.history_["t"][-1] == 0.8
+    ts = np.asarray(est.history_["t"], dtype=float)
+    np.testing.assert_allclose(ts, 0.2 + 0.6 * np.arange(7) / 6, rtol=0, atol=1e-15)
+    assert ts[0] == 0.2 and ts[-1] == 0.8
     # The clipped model clips at 1/(1 - T1): the training curve's last clipped error is the saved
     # clipped model's.
     clipped = boostlab.TAdaBoostClassifier(
@@ -30,7 +31,7 @@ def test_issue_16_t_schedule_records_each_round_and_clips_at_the_last_t():
     ).fit(X, y)
     np.testing.assert_array_equal(clipped.decision_function(X), np.clip(clipped.decision_function(X), -1 / (1 - 0.8), 1 / (1 - 0.8)))
     err = np.mean(clipped.predict(X) != y)
-    assert err == pytest.approx(clipped.history_["train_error_clipped"][-1], abs=1e-12)
+    assert err == pytest.approx(np.asarray(clipped.history_["train_error_clipped"])[-1], abs=1e-12)
     # The tuple and the string give the same model; the clone keeps the schedule.
     tup = boostlab.TAdaBoostClassifier(t_schedule=(0.2, 0.8), n_estimators=7, max_nodes=7, random_state=1).fit(X, y)
     np.testing.assert_array_equal(tup.decision_function(X), est.decision_function(X))
@@ -55,3 +56,25 @@ def test_issue_16_t_schedule_bad_values():
             boostlab.TAdaBoostClassifier(t_schedule=bad, n_estimators=3).fit(X, y)
     with pytest.raises(ValueError, match="t_schedule"):
         boostlab.TAdaBoostClassifier(t="auto", t_schedule="linear:0:1", n_estimators=3).fit(X, y)
+
+
+def test_issue_16_mr_label_sets_use_the_learned_threshold():
+    rng = np.random.default_rng(7)
+    X = rng.random((300, 3))
+    Y = np.column_stack([(X[:, j] > 0.6) | (rng.random(300) < 0.05) for j in range(3)]).astype(int)
+    mr = boostlab.AdaBoostMRClassifier(n_estimators=30, max_leaves=4, random_state=0).fit(X, Y)
+    theta = mr.label_threshold_
+    assert theta is not None and np.isfinite(theta)
+    S = mr.decision_function(X)
+    np.testing.assert_array_equal(mr.predict(X), (S > theta).astype(int))
+    # The learned θ has the lowest training Hamming loss among all thresholds (brute force).
+    s = np.unique(S)
+    cands = np.concatenate([[s[0] - 1, s[-1] + 1], (s[1:] + s[:-1]) / 2])
+    best = min(np.mean((S > c) != Y) for c in cands)
+    assert np.mean((S > theta) != Y) == pytest.approx(best, abs=1e-12)
+    zero = boostlab.AdaBoostMRClassifier(n_estimators=30, max_leaves=4, random_state=0, label_threshold="zero")
+    zero.fit(X, Y)
+    assert zero.label_threshold_ is None
+    np.testing.assert_array_equal(zero.predict(X), (S > 0).astype(int))
+    with pytest.raises(ValueError, match="label_threshold"):
+        boostlab.AdaBoostMRClassifier(label_threshold="half").fit(X, Y)

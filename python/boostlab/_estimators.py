@@ -166,8 +166,6 @@ class RealAdaBoostClassifier(_Binary):
         return kw
 
 
-@register("t-adaboost")
-@_common_doc
 def _t_schedule(v):
     """`t_schedule` as the library's string form `linear:T0:T1[:N]` (issue 16); the library checks
     the values."""
@@ -181,6 +179,8 @@ def _t_schedule(v):
     raise ValueError(f"invalid parameter `t_schedule`: expected \"linear:T0:T1[:N]\" or (T0, T1[, N]), got {v!r}")
 
 
+@register("t-adaboost")
+@_common_doc
 class TAdaBoostClassifier(_Binary):
     """t-AdaBoost (Nock, Amid & Warmuth 2023): AdaBoost with tempered exponential measures.
 

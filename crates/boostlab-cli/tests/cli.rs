@@ -831,8 +831,9 @@ fn issue_16_t_schedule_through_the_cli() {
     assert_eq!(m["params"]["t_adaboost"]["t_schedule"], "linear:0:0.8");
     let ts: Vec<f64> = m["history"].as_array().unwrap().iter().map(|r| r["t"].as_f64().unwrap()).collect();
     assert_eq!(ts, [0.0, 0.2, 0.4, 0.6000000000000001, 0.8]);
-    assert_eq!(m["clip"].as_f64().unwrap(), 1.0 / (1.0 - 0.8)); // 1/(1 − T1)
-                                                  // A constant schedule is the fixed t.
+    // The clipped model clips at 1/(1 − T1).
+    assert_eq!(m["clip"].as_f64().unwrap(), 1.0 / (1.0 - 0.8));
+    // A constant schedule is the fixed t.
     let c = with(&["--t-schedule", "linear:0.6:0.6"], "c.json");
     let f = with(&["--t", "0.6"], "f.json");
     assert_eq!(serde_json::json!([c["trees"], c["alphas"]]), serde_json::json!([f["trees"], f["alphas"]]));

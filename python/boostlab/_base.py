@@ -502,7 +502,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     def _predict(self, S):
         m = self.model_
         if m.task == "multilabel":
-            return (S > 0).astype(self._y_dtype)
+            # Issue 16: {f > θ} with AdaBoost.MR's learned threshold (θ = 0 without one).
+            theta = m.label_threshold
+            return (S > (0.0 if theta is None else theta)).astype(self._y_dtype)
         return self.classes_[m.predict_index(S)]
 
     def decision_function(self, X):

@@ -166,6 +166,19 @@ class RealAdaBoostClassifier(_Binary):
         return kw
 
 
+def _t_schedule(v):
+    """`t_schedule` as the library's string form `linear:T0:T1[:N]` (issue 16); the library checks
+    the values."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (tuple, list)) and len(v) in (2, 3):
+        t0, t1 = _float("t_schedule", v[0]), _float("t_schedule", v[1])
+        if len(v) == 3:
+            return f"linear:{t0!r}:{t1!r}:{_int('t_schedule', v[2], minimum=1)}"
+        return f"linear:{t0!r}:{t1!r}"
+    raise ValueError(f"invalid parameter `t_schedule`: expected \"linear:T0:T1[:N]\" or (T0, T1[, N]), got {v!r}")
+
+
 @register("t-adaboost")
 @_common_doc
 class TAdaBoostClassifier(_Binary):
@@ -180,6 +193,11 @@ class TAdaBoostClassifier(_Binary):
     t_grid: the candidate temperatures of ``t="auto"``. By default None:
     ``[0, 0.2, 0.4, 0.6, 0.8, 0.9, 1]``.
     t_folds: the inner folds of ``t="auto"``. By default None: 3.
+    t_schedule: a schedule of t over the rounds (issue 16), ``"linear:T0:T1"`` (from ``T0`` at the
+    first round to ``T1`` at the last), ``"linear:T0:T1:N"`` (``T1`` from round ``N`` on), or the
+    tuple ``(T0, T1)`` / ``(T0, T1, N)``; replaces ``t``. The weights are carried across a change
+    of t with their co-density fixed; the clipped model uses ``T1``; each round's t is in
+    ``history_``. By default None (``t`` in every round).
     clipped: predict with the clipped model (scores clipped to ``[−1/(1−t), 1/(1−t)]`` after every
     tree; only for ``t < 1``). By default False.
     leaf_values: the tempered leaf link, ``"optimal"`` or ``"canonical"`` (the authors' code). By
@@ -226,11 +244,13 @@ class TAdaBoostClassifier(_Binary):
         max_split_candidates=None,
         t_grid=None,
         t_folds=None,
+        t_schedule=None,
     ):
         self.n_estimators = n_estimators
         self.t = t
         self.t_grid = t_grid
         self.t_folds = t_folds
+        self.t_schedule = t_schedule
         self.clipped = clipped
         self.max_leaves = max_leaves
         self.max_nodes = max_nodes
@@ -272,6 +292,10 @@ class TAdaBoostClassifier(_Binary):
     def _t_params(self):
         """`t` as a number, or `t = "auto"` as the library's `auto_t` (issue 16)."""
         auto = isinstance(self.t, str) and self.t == "auto"
+        if self.t_schedule is not None:
+            if auto:
+                raise ValueError("invalid parameter `t_schedule`: not with t=\"auto\"")
+            return {"t": _float("t", self.t), "t_schedule": _t_schedule(self.t_schedule)}
         if not auto:
             if self.t_grid is not None or self.t_folds is not None:
                 raise ValueError("invalid parameter `t_grid`/`t_folds`: they go with t=\"auto\"")
@@ -298,6 +322,8 @@ class TAdaBoostClassifier(_Binary):
         ta = p.get("t_adaboost", {})
         t = p.get("tree", {})
         kw.update(t=ta.get("t", 0.8), leaf_values=_user_value(p, "t_adaboost.leaf_values"))
+        if ta.get("t_schedule") is not None:
+            kw.update(t_schedule=ta["t_schedule"])
         if ta.get("auto_t") is not None:
             # t = "auto": the reloaded estimator chooses again when refit.
             kw.update(t="auto", t_grid=ta["auto_t"].get("grid"), t_folds=ta["auto_t"].get("folds"))
@@ -658,6 +684,10 @@ class AdaBoostMRClassifier(_Multi):
 
     ``y`` is 1-d class labels (trained as AdaBoost.M2) or a 2-d 0/1 indicator matrix (multi-label,
     AdaBoost.MR).
+
+    label_threshold: predicted label sets ``{ℓ : f(x, ℓ) > θ}`` (issue 16): ``"auto"`` or
+    ``"learned"`` — θ with the lowest Hamming loss on the training data (MR learns a ranking, not
+    a threshold), in ``label_threshold_`` — or ``"zero"`` (θ = 0). By default ``"auto"`` (learned).
     """
 
     _multilabel = True
@@ -680,6 +710,7 @@ class AdaBoostMRClassifier(_Multi):
         warm_start=False,
         n_jobs=None,
         split_ties=None,
+        label_threshold="auto",
     ):
         self.n_estimators = n_estimators
         self.max_leaves = max_leaves
@@ -696,8 +727,15 @@ class AdaBoostMRClassifier(_Multi):
         self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.split_ties = split_ties
+        self.label_threshold = label_threshold
 
     def _core_params(self, multilabel):
+        lt = _choice("label_threshold", self.label_threshold, ("auto", "zero", "learned"))
         if multilabel:
-            return {"algorithm": "adaboost-mr", "multiclass": {"variant": "mr"}}
-        return {"algorithm": "adaboost-m2", "multiclass": {"variant": "m2"}}
+            return {"algorithm": "adaboost-mr", "multiclass": {"variant": "mr", "label_threshold": lt}}
+        return {"algorithm": "adaboost-m2", "multiclass": {"variant": "m2", "label_threshold": lt}}
+
+    @property
+    def label_threshold_(self):
+        """The learned label-set threshold θ, or None (θ = 0)."""
+        return self.model_.label_threshold

@@ -382,6 +382,10 @@ pub struct BoostArgs {
     /// t-AdaBoost, --t auto: the number of inner folds [default: 3].
     #[arg(long)]
     pub t_folds: Option<usize>,
+    /// t-AdaBoost: a schedule of t over the rounds, linear:T0:T1 (from T0 at round 1 to T1 at the
+    /// last round) or linear:T0:T1:N (T1 from round N on); replaces --t. The clipped model uses T1.
+    #[arg(long)]
+    pub t_schedule: Option<String>,
     /// t-AdaBoost: tempered leaf values, optimal (default) or canonical.
     #[arg(long)]
     pub leaf_values: Option<String>,
@@ -428,6 +432,10 @@ pub struct BoostArgs {
     /// AdaBoost.MH on single-label data: start from D_1(i, y_i) = 1/(2m).
     #[arg(long)]
     pub single_label_start: bool,
+    /// Multi-label label sets {f > θ}: auto (default: θ learned on the training data for
+    /// adaboost-mr / adaboost-m2, θ = 0 otherwise), zero, or learned.
+    #[arg(long)]
+    pub label_threshold: Option<String>,
     /// Shrinkage ν in (0, 1]: each round adds ν·α·h [default: 1].
     #[arg(long, allow_negative_numbers = true)]
     pub learning_rate: Option<f64>,
@@ -581,6 +589,10 @@ impl BoostArgs {
         if !auto_t && (self.t_grid.is_some() || self.t_folds.is_some()) {
             bail!("--t-grid and --t-folds go with --t auto");
         }
+        only(self.t_schedule.is_some(), "--t-schedule", &t_ada)?;
+        if self.t_schedule.is_some() && self.t.is_some() {
+            bail!("--t-schedule replaces --t: give one of them");
+        }
         only(self.leaf_values.is_some(), "--leaf-values", &t_ada)?;
         only(self.learner_weights.is_some(), "--learner-weights", &t_ada)?;
         only(self.overflow.is_some(), "--overflow", &t_ada)?;
@@ -706,6 +718,11 @@ impl BoostArgs {
             }
             None => {}
         }
+        if let Some(v) = &self.t_schedule {
+            // Issue 16: checked here so that a bad schedule is reported as the flag's error.
+            let sch = boostlab::boost::tadaboost::TSchedule::parse(v).context("--t-schedule")?;
+            put("t_adaboost", "t_schedule", serde_json::to_value(sch)?);
+        }
         if let Some(v) = &self.leaf_values {
             put("t_adaboost", "leaf_values", parse_enum::<TemperedLink>("leaf-values", v)?);
         }
@@ -750,6 +767,16 @@ impl BoostArgs {
         }
         if self.single_label_start {
             put("multiclass", "single_label_start", true.into());
+        }
+        if let Some(v) = &self.label_threshold {
+            if algorithm.multi_variant().is_none() {
+                bail!(
+                    "--label-threshold applies to the multi-class / multi-label algorithms, not {}",
+                    algorithm.name()
+                );
+            }
+            let lt = parse_enum::<boostlab::boost::multiclass::LabelThreshold>("label-threshold", v)?;
+            put("multiclass", "label_threshold", lt);
         }
         if let Some(v) = algorithm.multi_variant() {
             put("multiclass", "variant", serde_json::to_value(v)?);

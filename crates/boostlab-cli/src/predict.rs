@@ -343,6 +343,7 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             "clip": m.clip,
             "final_round": last,
             "t_selection": m.t_selection,
+            "label_threshold": m.label_threshold,
             "eval_metric": m.eval_metric,
             "best_iteration": m.best_iteration,
         });
@@ -380,6 +381,10 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
         // Issue 15: early stopping truncated the model to its best iteration (0-based).
         let metric = m.eval_metric.as_deref().unwrap_or("?");
         println!("early stopping best iteration {b} (validation {metric}); the model keeps {} trees", m.n_trees());
+    }
+    if let Some(theta) = m.label_threshold {
+        // Issue 16 (SPEC §4.7): the label sets of an MR model.
+        println!("label sets     {{ℓ : f(x, ℓ) > θ}}, θ = {theta} (learned on the training data)");
     }
     if let Some(sel) = &m.t_selection {
         // Issue 16: t = auto's choice and the inner cross-validated error of every grid value.

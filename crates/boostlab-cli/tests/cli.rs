@@ -811,3 +811,36 @@ fn issue_16_t_auto_through_the_cli() {
     fails_with(&["train", "--data", d, "--algo", "t-adaboost", "--t", "warm"], "or `auto`");
     fails_with(&["train", "--data", d, "--algo", "t-adaboost", "--t", "auto", "--t-grid", "0,3"], "auto_t.grid");
 }
+
+#[test]
+fn issue_16_t_schedule_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path(), "d.csv", 240, &["0", "1"]);
+    let d = data.to_str().unwrap();
+    let base = ["train", "--data", d, "--algo", "t-adaboost", "--max-nodes", "7", "--rounds", "5", "--seed", "3"];
+    let with = |extra: &[&str], name: &str| -> serde_json::Value {
+        let model = dir.path().join(name);
+        let mut a: Vec<&str> = base.to_vec();
+        a.extend_from_slice(extra);
+        a.extend_from_slice(&["--model", model.to_str().unwrap()]);
+        let (ok, _, se) = run(&a);
+        assert!(ok, "{a:?}: {se}");
+        serde_json::from_str(&std::fs::read_to_string(model).unwrap()).unwrap()
+    };
+    let m = with(&["--t-schedule", "linear:0:0.8"], "s.json");
+    assert_eq!(m["params"]["t_adaboost"]["t_schedule"], "linear:0:0.8");
+    let ts: Vec<f64> = m["history"].as_array().unwrap().iter().map(|r| r["t"].as_f64().unwrap()).collect();
+    assert_eq!(ts, [0.0, 0.2, 0.4, 0.6000000000000001, 0.8]);
+    // The clipped model clips at 1/(1 − T1).
+    assert_eq!(m["clip"].as_f64().unwrap(), 1.0 / (1.0 - 0.8));
+    // A constant schedule is the fixed t.
+    let c = with(&["--t-schedule", "linear:0.6:0.6"], "c.json");
+    let f = with(&["--t", "0.6"], "f.json");
+    assert_eq!(serde_json::json!([c["trees"], c["alphas"]]), serde_json::json!([f["trees"], f["alphas"]]));
+    fails_with(&["train", "--data", d, "--algo", "t-adaboost", "--t-schedule", "linear:0:2"], "t_schedule");
+    fails_with(
+        &["train", "--data", d, "--algo", "t-adaboost", "--t", "0.5", "--t-schedule", "linear:0:1"],
+        "replaces --t",
+    );
+    fails_with(&["train", "--data", d, "--algo", "adaboost", "--t-schedule", "linear:0:1"], "--t-schedule applies");
+}

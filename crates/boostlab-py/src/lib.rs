@@ -902,6 +902,12 @@ impl Model {
         self.inner.n_outputs
     }
 
+    /// The learned label-set threshold θ (`{ℓ : f > θ}`; AdaBoost.MR/M2, issue 16), or None (θ = 0).
+    #[getter]
+    fn label_threshold(&self) -> Option<f64> {
+        self.inner.label_threshold
+    }
+
     /// Number of trees.
     #[getter]
     fn n_trees(&self) -> usize {

@@ -133,6 +133,24 @@ impl Shared {
         Ok(())
     }
 
+    /// Every rank's `local` values concatenated in rank order (a copy of `local` on one rank): two
+    /// calls, the lengths and then the values, each rank's values in its own slot of a zero
+    /// vector, so the sum is exact. For the few end-of-fit quantities that need all the rows
+    /// (the label-set threshold of issue 16): `Σ len` values travel.
+    pub fn gather(&self, local: &[f64]) -> Result<Vec<f64>> {
+        let Some(c) = &self.0 else { return Ok(local.to_vec()) };
+        let (size, rank) = (c.size(), c.rank());
+        let mut lens = vec![0.0; size];
+        lens[rank] = local.len() as f64;
+        c.allreduce_sum(&mut lens)?;
+        let offset: usize = lens[..rank].iter().map(|&l| l as usize).sum();
+        let total: usize = lens.iter().map(|&l| l as usize).sum();
+        let mut all = vec![0.0; total];
+        all[offset..offset + local.len()].copy_from_slice(local);
+        c.allreduce_sum(&mut all)?;
+        Ok(all)
+    }
+
     /// `(n, Σ w)` over the ranks: the rows and the total sample weight (`n` without weights) of
     /// every rank, in one call.
     pub fn totals(&self, n: usize, sample_weight: Option<&[f64]>) -> Result<(usize, f64)> {

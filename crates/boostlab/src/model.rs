@@ -298,6 +298,13 @@ pub struct Ensemble {
     /// the choice (issue 16). None for every other model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub t_selection: Option<crate::boost::auto_t::TSelection>,
+    /// The threshold θ of the predicted label sets `{ℓ : f(x, ℓ) > θ}` of a multi-class or
+    /// multi-label model, learned on the training data (issue 16, SPEC §4.7: AdaBoost.MR/M2 by
+    /// default, see [`crate::boost::multiclass::LabelThreshold`]). None: θ = 0 (every model
+    /// written before it). It moves every label's score alike, so rankings and arg-max
+    /// predictions do not depend on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_threshold: Option<f64>,
 }
 
 impl Ensemble {
@@ -321,6 +328,7 @@ impl Ensemble {
             eval_metric: None,
             best_iteration: None,
             t_selection: None,
+            label_threshold: None,
         }
     }
 
@@ -829,6 +837,8 @@ impl Ensemble {
     /// labels with a positive score joined by `;`.
     pub fn predict_labels_from_scores(&self, scores: &[f64]) -> Vec<String> {
         let names = self.task.names();
+        // Issue 16: MR's learned threshold (0 when none).
+        let theta = self.label_threshold.unwrap_or(0.0);
         match &self.task {
             Task::Multilabel { labels } => scores
                 .chunks_exact(self.n_outputs)
@@ -836,7 +846,7 @@ impl Ensemble {
                     labels
                         .iter()
                         .zip(row)
-                        .filter(|(_, f)| **f > 0.0)
+                        .filter(|(_, f)| **f > theta)
                         .map(|(l, _)| l.as_str())
                         .collect::<Vec<_>>()
                         .join(";")
@@ -920,7 +930,11 @@ impl Ensemble {
                 (y.iter().map(|&v| if v == 1 { 1.0 } else { -1.0 }).collect(), labels.len())
             }
         };
-        let cs = self.class_scores(scores);
+        let mut cs = self.class_scores(scores);
+        if let Some(theta) = self.label_threshold {
+            // Issue 16: label sets {f > θ}; one shift of every label keeps the rankings.
+            cs.iter_mut().for_each(|v| *v -= theta);
+        }
         let r = crate::eval::multilabel::report(&y_pm, &cs, k, None)?;
         for (name, v) in [
             ("hamming_loss", r.hamming_loss),
@@ -1037,6 +1051,14 @@ impl Ensemble {
         }
         if !self.base_score.is_finite() {
             return Err(bad("base_score", format!("{}", self.base_score)));
+        }
+        if let Some(t) = self.label_threshold {
+            if !t.is_finite() || self.output.is_none() {
+                return Err(bad(
+                    "label_threshold",
+                    format!("{t} (a finite threshold of a multi-class or multi-label model)"),
+                ));
+            }
         }
         let names_len = names.len();
         let (outputs_ok, expected) = match (&self.task, &self.output) {

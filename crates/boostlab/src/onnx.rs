@@ -386,6 +386,8 @@ impl Ensemble {
         )];
         // SPEC §3: P(+1|x) = σ(2f) (per label / class; normalised over the classes).
         let mut init = vec![float_const("two", vec![], vec![2.0]), float_const("zero", vec![], vec![0.0])];
+        // Issue 16: the label sets of a multi-label model are {f > θ} (θ = 0 without a learned one).
+        init.push(float_const("theta", vec![], vec![self.label_threshold.unwrap_or(0.0) as f32]));
         nodes.push(node("Mul", "", &["scores", "two"], &["scores2"], vec![]));
         nodes.push(node("Sigmoid", "", &["scores2"], &["sig"], vec![]));
         let label_dims: Vec<Option<i64>> = match &self.task {
@@ -409,7 +411,7 @@ impl Ensemble {
             }
             Task::Multilabel { .. } => {
                 nodes.push(node("Identity", "", &["sig"], &["probabilities"], vec![]));
-                nodes.push(node("Greater", "", &["scores", "zero"], &["positive"], vec![]));
+                nodes.push(node("Greater", "", &["scores", "theta"], &["positive"], vec![]));
                 nodes.push(node("Cast", "", &["positive"], &["label"], vec![int("to", i64::from(INT64))]));
                 vec![None, Some(k as i64)]
             }

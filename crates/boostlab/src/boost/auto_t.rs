@@ -37,6 +37,28 @@ pub struct AutoT {
     /// Number of inner stratified folds. By default 3 (15 full-fit equivalents with the default
     /// grid); valid range `2..=` the number of training rows.
     pub folds: usize,
+    /// How the inner errors choose t. By default `min`.
+    #[serde(default, skip_serializing_if = "is_min")]
+    pub rule: AutoTRule,
+}
+
+/// How `t = auto` turns the inner errors into a choice (issue 16).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AutoTRule {
+    /// The lowest inner error (ties to the first grid value). Default.
+    #[default]
+    Min,
+    /// The one-standard-error rule towards AdaBoost: among the grid values whose inner error is
+    /// within one standard error of the best one's — the standard error of the paired per-fold
+    /// differences to the best, `sd_k(e_gk − e_bk)/√K` — the one closest to `t = 1` (ties to the
+    /// first in the grid). A temperature other than the best is kept only when the folds cannot
+    /// tell it apart from the best.
+    OneSe,
+}
+
+fn is_min(r: &AutoTRule) -> bool {
+    *r == AutoTRule::Min
 }
 
 /// The default grid of `t = auto`.
@@ -44,7 +66,7 @@ pub const DEFAULT_T_GRID: [f64; 7] = [0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 1.0];
 
 impl Default for AutoT {
     fn default() -> Self {
-        AutoT { grid: DEFAULT_T_GRID.to_vec(), folds: 3 }
+        AutoT { grid: DEFAULT_T_GRID.to_vec(), folds: 3, rule: AutoTRule::Min }
     }
 }
 
@@ -212,10 +234,13 @@ pub(crate) fn fit(
         .collect();
     let mut scores = vec![0.0; auto.grid.len()];
     let mut totals = vec![0.0; auto.grid.len()];
-    for (&(g, _), r) in jobs.iter().zip(results) {
+    // Per-fold held-out error rates (grid × fold), for the one-standard-error rule.
+    let mut per_fold = vec![vec![0.0; auto.folds]; auto.grid.len()];
+    for (&(g, k), r) in jobs.iter().zip(results) {
         let (wrong, total) = r?;
         scores[g] += wrong;
         totals[g] += total;
+        per_fold[g][k] = if total > 0.0 { wrong / total } else { 0.0 };
     }
     for (s, t) in scores.iter_mut().zip(&totals) {
         *s = if *t > 0.0 { *s / *t } else { 0.0 };
@@ -226,11 +251,33 @@ pub(crate) fn fit(
             best = g;
         }
     }
+    if auto.rule == AutoTRule::OneSe {
+        best = one_se_choice(&auto.grid, &scores, &per_fold, best);
+    }
     let t = auto.grid[best];
     let mut model = fit_inner(data, &fixed(t), loss, FitOptions { cancel, ..FitOptions::default() }, on_round)?;
     model.params.t_adaboost.auto_t = Some(auto.clone());
     model.t_selection = Some(TSelection { grid: auto.grid, scores, t, folds: auto.folds, fold_seed: seed });
     Ok(model)
+}
+
+/// The one-standard-error rule ([`AutoTRule::OneSe`]): the index of the grid value closest to
+/// `t = 1` among those whose pooled inner error is at most the best's plus the standard error of
+/// their paired per-fold differences to the best.
+fn one_se_choice(grid: &[f64], scores: &[f64], per_fold: &[Vec<f64>], best: usize) -> usize {
+    let k = per_fold[best].len() as f64;
+    let mut choice = best;
+    for g in 0..grid.len() {
+        let d: Vec<f64> = per_fold[g].iter().zip(&per_fold[best]).map(|(a, b)| a - b).collect();
+        let mean = d.iter().sum::<f64>() / k;
+        let var = d.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (k - 1.0);
+        let se = (var / k).sqrt();
+        let closer = (grid[g] - 1.0).abs() < (grid[choice] - 1.0).abs();
+        if scores[g] <= scores[best] + se && closer {
+            choice = g;
+        }
+    }
+    choice
 }
 
 #[cfg(test)]
@@ -268,7 +315,7 @@ mod tests {
     fn params(grid: &[f64], folds: usize) -> BoostParams {
         let mut p = BoostParams { algorithm: Algorithm::TAdaBoost, n_estimators: 8, seed: 5, ..Default::default() };
         p.tree.max_leaves = 4;
-        p.t_adaboost.auto_t = Some(AutoT { grid: grid.to_vec(), folds });
+        p.t_adaboost.auto_t = Some(AutoT { grid: grid.to_vec(), folds, ..Default::default() });
         p
     }
 
@@ -402,5 +449,24 @@ mod tests {
             let e = fit(&d, &params(&grid, folds)).unwrap_err().to_string();
             assert!(e.contains("auto_t") && e.contains(what), "{e}");
         }
+    }
+
+    #[test]
+    fn issue_16_one_se_rule_by_hand() {
+        // Per-fold errors of t = 0, 0.5, 1 on 3 folds; pooled scores (equal fold sizes: the means).
+        let per_fold = vec![vec![0.10, 0.12, 0.11], vec![0.11, 0.13, 0.10], vec![0.13, 0.16, 0.12]];
+        let scores: Vec<f64> = per_fold.iter().map(|f| f.iter().sum::<f64>() / 3.0).collect();
+        let grid = [0.0, 0.5, 1.0];
+        // t = 0.5: differences (0.01, 0.01, −0.01), SE = sqrt(var/3) = 0.00667 ≥ 0.00333: kept.
+        // t = 1: differences (0.03, 0.04, 0.01), SE = 0.00882 < 0.02667: not within one SE.
+        assert_eq!(one_se_choice(&grid, &scores, &per_fold, 0), 1);
+        // A tie of everything: the value closest to 1.
+        let flat = vec![vec![0.1, 0.2, 0.3]; 3];
+        assert_eq!(one_se_choice(&grid, &[0.2, 0.2, 0.2], &flat, 0), 2);
+        // Serde: `rule` is omitted at its default (older models and specs read the same).
+        let a = AutoT::default();
+        assert!(!serde_json::to_string(&a).unwrap().contains("rule"));
+        let b: AutoT = serde_json::from_str(r#"{"grid": [0, 1], "folds": 3, "rule": "one-se"}"#).unwrap();
+        assert_eq!(b.rule, AutoTRule::OneSe);
     }
 }

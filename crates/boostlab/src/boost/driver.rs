@@ -312,7 +312,8 @@ fn make_booster(
         Algorithm::AbstainingAdaBoost => Box::new(AdaBoost::abstaining(labels, params.adaboost.alpha)?),
         Algorithm::TAdaBoost => {
             // Issue 13: built on every rank's totals (a rank may hold no examples).
-            let b = TAdaBoost::new_on(&params.t_adaboost, labels, coll)?;
+            let mut b = TAdaBoost::new_on(&params.t_adaboost, labels, coll)?;
+            b.set_schedule_rounds(params.n_estimators); // issue 16: the schedule's default length
             extras.clip = b.clip_delta();
             Box::new(b)
         }
@@ -507,7 +508,7 @@ fn fit_options(
 /// (the others then fail in their next reduction).
 ///
 /// Not distributed (an error): validation data and early stopping, warm start (`init_model`),
-/// `t = auto`, abstaining AdaBoost. Nothing in training samples rows (the only random choices —
+/// `t = auto`, a t schedule, abstaining AdaBoost. Nothing in training samples rows (the only random choices —
 /// the candidate cap and random tie-breaking — are seeded per node from the summed histograms),
 /// so every rank draws the same. A collective of one rank is exactly [`fit_binned_with_options`].
 pub fn fit_binned_distributed(
@@ -534,6 +535,9 @@ pub fn fit_binned_distributed(
     }
     if params.algorithm == Algorithm::TAdaBoost && params.t_adaboost.auto_t.is_some() {
         return refuse("t = auto");
+    }
+    if params.algorithm == Algorithm::TAdaBoost && params.t_adaboost.t_schedule.is_some() {
+        return refuse("a t schedule (t_schedule)");
     }
     if params.algorithm == Algorithm::AbstainingAdaBoost {
         return refuse("abstaining-adaboost");
@@ -592,6 +596,15 @@ fn fit_inner_on(
     if let Some(v) = params.algorithm.multi_variant() {
         // The model records the variant that actually ran.
         params.multiclass.variant = v;
+        if params.multiclass.label_threshold == super::multiclass::LabelThreshold::Learned
+            && matches!(v, MultiVariant::MoDiscrete | MultiVariant::MoReal)
+        {
+            return Err(Error::param(
+                "label_threshold",
+                "zero or auto for AdaBoost.MO (its outputs are code columns, not label scores)",
+                "learned",
+            ));
+        }
     }
     let binary = params.algorithm.is_binary();
     let labels = OwnedLabels::from_target(target, binary)?;
@@ -629,10 +642,54 @@ fn fit_inner_on(
     model.base_score = extras.base_score;
     model.output = extras.output;
     model.custom_loss = custom_loss;
+    if let Some(v) = params.algorithm.multi_variant().filter(|&v| params.multiclass.label_threshold.learns(v)) {
+        // Issue 16 (SPEC §4.7): the label-set threshold, learned on the training rows.
+        model.label_threshold = Some(learn_label_threshold(data, &model, v, coll)?);
+    }
     // Front ends that know which values the user gave refine this with `BoostParams::sources`.
     model.param_sources = params.sources(&[])?;
     model.validate()?;
     Ok(model)
+}
+
+/// The label-set threshold θ of a multi-class / multi-label model (issue 16, SPEC §4.7): the one
+/// with the lowest Hamming loss of `{ℓ : f(x, ℓ) > θ}` on the training rows (weighted by the
+/// sample weights), scored on the training bins. Every row counts, those without a crucial pair
+/// (no relevant or no irrelevant label; MR gives them weight 0 in training) included: their
+/// label sets are predicted like any other's. Distributed (issue 13), the scores, labels and
+/// weights of every rank are gathered in rank order — the rows of the single machine, in its
+/// order — so every rank learns the single machine's θ.
+fn learn_label_threshold(data: &BinnedData, model: &Ensemble, variant: MultiVariant, coll: &Shared) -> Result<f64> {
+    let k = model.n_outputs;
+    let n = data.n_rows();
+    if matches!(model.output, Some(MultiOutput::Code { .. })) {
+        return Err(Error::param(
+            "label_threshold",
+            "zero or auto for AdaBoost.MO (its outputs are code columns, not label scores)",
+            format!("learned with {variant}"),
+        ));
+    }
+    let mut f = vec![model.base_score; n * k];
+    for (tree, &a) in model.trees.iter().zip(&model.alphas) {
+        for (r, row) in f.chunks_exact_mut(k).enumerate() {
+            let leaf = tree.leaf_of_bins(&data.bins, r);
+            for (v, h) in row.iter_mut().zip(&tree.leaf_values[leaf * k..(leaf + 1) * k]) {
+                *v += a * h;
+            }
+        }
+    }
+    let y = OwnedLabels::from_target(&data.target, false)?;
+    if !coll.is_distributed() {
+        return crate::eval::multilabel::best_threshold(&y.y, &f, k, data.sample_weight.as_deref());
+    }
+    let f = coll.gather(&f)?;
+    let y = coll.gather(&y.y)?;
+    // Weights of 1 where a rank has none: the same calls on every rank, the same θ.
+    let w = match data.sample_weight.as_deref() {
+        Some(w) => coll.gather(w)?,
+        None => coll.gather(&vec![1.0; data.n_rows()])?,
+    };
+    crate::eval::multilabel::best_threshold(&y, &f, k, Some(&w))
 }
 
 /// The pure-leaf policy `auto` stands for (issue 16): `forbid` for t-AdaBoost, whose t = 1 with

@@ -253,6 +253,40 @@ pub struct MultiParams {
     /// Decoding of AdaBoost.MO. Ignored by the other variants. By default `loss`; `hamming` or
     /// `loss`.
     pub decode: Decode,
+    /// Predicted label sets `{ℓ : f(x, ℓ) > θ}` (issue 16, SPEC §4.7). By default `auto`:
+    /// `learned` for AdaBoost.MR/M2 (which learn a ranking, not a threshold), `zero` (θ = 0)
+    /// for the others; `learned` fits θ on the training data (lowest training Hamming loss,
+    /// [`crate::eval::multilabel::best_threshold`]) and stores it in the model.
+    #[serde(default, skip_serializing_if = "LabelThreshold::is_auto")]
+    pub label_threshold: LabelThreshold,
+}
+
+/// How multi-label (and one-hot) label sets are read off the scores (issue 16, SPEC §4.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LabelThreshold {
+    /// `learned` for AdaBoost.MR and M2, `zero` otherwise. Default.
+    #[default]
+    Auto,
+    /// θ = 0: `{ℓ : f(x, ℓ) > 0}` (SPEC §4.5).
+    Zero,
+    /// θ learned on the training data.
+    Learned,
+}
+
+impl LabelThreshold {
+    fn is_auto(&self) -> bool {
+        *self == LabelThreshold::Auto
+    }
+
+    /// Whether `variant` learns a threshold under this setting.
+    pub fn learns(self, variant: MultiVariant) -> bool {
+        match self {
+            LabelThreshold::Auto => matches!(variant, MultiVariant::Mr | MultiVariant::M2),
+            LabelThreshold::Zero => false,
+            LabelThreshold::Learned => true,
+        }
+    }
 }
 
 impl MultiParams {

@@ -87,6 +87,117 @@ pub struct TAdaBoostParams {
     /// [`super::auto_t`]); the model's `t` is then the chosen one. By default none (`t` as given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_t: Option<super::auto_t::AutoT>,
+    /// A schedule of t over the rounds (issue 16), e.g. `linear:0.5:1`: round j runs at the
+    /// schedule's `t_j` (weights, `µ`, `α`, and the default criterion and leaf link), and the
+    /// weights are carried across each change of t by [`TAdaBoost::retemper`]. When set, `t` is
+    /// not used. By default none (`t` in every round); not with `auto_t`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_schedule: Option<TSchedule>,
+}
+
+/// A schedule of t-AdaBoost's temperature over the rounds (issue 16), written `linear:T0:T1` or
+/// `linear:T0:T1:N` (CLI `--t-schedule`, Python `t_schedule=`, experiment specs `t_schedule`).
+///
+/// `linear`: round j (1-based) runs at `t_j = T0 + (T1 − T0)(j − 1)/(N − 1)` for `j ≤ N` and at
+/// `T1` after, where `N` is the given length or, without it, the fit's `n_estimators`. `T0 = T1`
+/// runs every round at `T0` exactly: the same model, bit for bit, as the fixed `t = T0`. The
+/// clipped model uses the schedule's last temperature `T1` (see [`TAdaBoost::clip_delta`]).
+/// Valid: `T0`, `T1` in `[0, 2)`, `N ≥ 1`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TSchedule {
+    /// Linear from `t0` (round 1) to `t1` (round `rounds`, by default the fit's `n_estimators`).
+    Linear {
+        /// Temperature of the first round.
+        t0: f64,
+        /// Temperature of round `rounds` and of every later round.
+        t1: f64,
+        /// Length of the ramp in rounds; `None`: the fit's `n_estimators`.
+        rounds: Option<usize>,
+    },
+}
+
+impl TSchedule {
+    /// Parses `linear:T0:T1` or `linear:T0:T1:N` and checks it.
+    pub fn parse(s: &str) -> Result<TSchedule> {
+        let bad = || Error::param("t_schedule", "linear:T0:T1 or linear:T0:T1:N (T0, T1 in [0, 2), N ≥ 1)", s);
+        let parts: Vec<&str> = s.trim().split(':').map(str::trim).collect();
+        if parts.len() < 3 || parts.len() > 4 || parts[0] != "linear" {
+            return Err(bad());
+        }
+        let t0: f64 = parts[1].parse().map_err(|_| bad())?;
+        let t1: f64 = parts[2].parse().map_err(|_| bad())?;
+        let rounds = match parts.get(3) {
+            Some(n) => Some(n.parse::<usize>().map_err(|_| bad())?),
+            None => None,
+        };
+        let sched = TSchedule::Linear { t0, t1, rounds };
+        sched.check()?;
+        Ok(sched)
+    }
+
+    /// Validates the temperatures and the length.
+    pub fn check(&self) -> Result<()> {
+        let TSchedule::Linear { t0, t1, rounds } = *self;
+        for t in [t0, t1] {
+            if !(0.0..2.0).contains(&t) {
+                return Err(Error::param("t_schedule", "temperatures in [0, 2)", self));
+            }
+        }
+        if rounds == Some(0) {
+            return Err(Error::param("t_schedule", "a length N ≥ 1 (linear:T0:T1:N)", self));
+        }
+        Ok(())
+    }
+
+    /// The temperature of the first round.
+    pub fn start(&self) -> f64 {
+        let TSchedule::Linear { t0, .. } = *self;
+        t0
+    }
+
+    /// The temperature of the last round of the ramp and after (the clipped model's).
+    pub fn end(&self) -> f64 {
+        let TSchedule::Linear { t1, .. } = *self;
+        t1
+    }
+
+    /// The temperature of round `round` (1-based) of a fit of `n_estimators` rounds, before the
+    /// `|1 − t| < 1e−9` snap.
+    pub fn t_at(&self, round: usize, n_estimators: usize) -> f64 {
+        let TSchedule::Linear { t0, t1, rounds } = *self;
+        let n = rounds.unwrap_or(n_estimators);
+        if t0 == t1 || round <= 1 {
+            return t0;
+        }
+        if round >= n {
+            return t1;
+        }
+        // 1 < round < n, so n ≥ 3 and the fraction is in (0, 1).
+        t0 + (t1 - t0) * ((round - 1) as f64 / (n - 1) as f64)
+    }
+}
+
+impl std::fmt::Display for TSchedule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let TSchedule::Linear { t0, t1, rounds } = *self;
+        match rounds {
+            Some(n) => write!(f, "linear:{t0}:{t1}:{n}"),
+            None => write!(f, "linear:{t0}:{t1}"),
+        }
+    }
+}
+
+impl Serialize for TSchedule {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for TSchedule {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        TSchedule::parse(&s).map_err(serde::de::Error::custom)
+    }
 }
 
 impl Default for TAdaBoostParams {
@@ -97,6 +208,7 @@ impl Default for TAdaBoostParams {
             learner_weights: LearnerWeights::Normalized,
             overflow: OverflowPolicy::Fallback,
             auto_t: None,
+            t_schedule: None,
         }
     }
 }
@@ -109,6 +221,12 @@ impl TAdaBoostParams {
         }
         if let Some(a) = &self.auto_t {
             a.check()?;
+        }
+        if let Some(sch) = &self.t_schedule {
+            sch.check()?;
+            if self.auto_t.is_some() {
+                return Err(Error::param("t_schedule", "no schedule with t = auto (auto chooses one fixed t)", sch));
+            }
         }
         Ok(())
     }
@@ -198,6 +316,12 @@ pub struct TAdaBoost {
     /// normaliser `Σ q` (`Σ c q`) over every rank, updated at the end of each round.
     coll: Shared,
     dist_q_sum: Option<f64>,
+    /// The schedule of t (issue 16), its length in rounds, and the number of rounds stepped.
+    schedule: Option<TSchedule>,
+    sched_len: usize,
+    round: usize,
+    /// `ln min cᵢ` over the positive multiplicities (0 without sample weights): `ln_q_cap` at any t.
+    ln_c_min: f64,
 }
 
 /// Per-round quantities computed before the update.
@@ -458,9 +582,12 @@ impl TAdaBoost {
         if dist {
             c_min = -coll.max(-c_min)?;
         }
-        let ln_q_cap = -t_star(params.t.clamp(0.0, 1.99)) * c_min.ln();
+        let ln_c_min = c_min.ln();
+        // Issue 16: a schedule starts at its first temperature.
+        let t_given = params.t_schedule.map_or(params.t, |sch| sch.start());
+        let ln_q_cap = ln_q_cap_at(t_given, ln_c_min);
 
-        let t = if is_one(params.t) { 1.0 } else { params.t };
+        let t = if is_one(t_given) { 1.0 } else { t_given };
         let regime = if t == 1.0 {
             Regime::One
         } else if t < 1.0 {
@@ -485,7 +612,9 @@ impl TAdaBoost {
             return Err(Error::Numerical(format!("initial weights cannot be normalised (Z = {z})")));
         }
         flush_subnormals(&mut q);
-        let delta = (regime == Regime::Below).then(|| 1.0 / (1.0 - t));
+        // Issue 16: with a schedule, the clipped model is that of its last temperature.
+        let t_clip = params.t_schedule.map_or(t, |sch| if is_one(sch.end()) { 1.0 } else { sch.end() });
+        let delta = (t_clip < 1.0).then(|| 1.0 / (1.0 - t_clip));
         let mut b = TAdaBoost {
             params: params.clone(),
             t,
@@ -505,6 +634,10 @@ impl TAdaBoost {
             lr: 1.0,
             coll: coll.clone(),
             dist_q_sum: None,
+            schedule: params.t_schedule,
+            sched_len: 0,
+            round: 0,
+            ln_c_min,
         };
         b.resync_powers();
         b.sync_q_sum(None)?;
@@ -557,8 +690,72 @@ impl TAdaBoost {
     }
 
     /// The clipping bound `δ = 1/(1−t)` of the clipped model for `t < 1`; `None` for `t ≥ 1`.
+    /// With a schedule (issue 16), `t` is the schedule's last temperature `T1`, for every round:
+    /// the finished model is boosted last at `T1`, and `δ_{T1}` is where the `T1`-tempered
+    /// exponential loss `exp_t(−z)` reaches 0, so that clipping at it loses no training signal of
+    /// the last rounds' loss (clipping round j at its own `δ_j` would change the clipped model's
+    /// meaning from round to round, and a model file keeps one clipping level).
     pub fn clip_delta(&self) -> Option<f64> {
         self.delta
+    }
+
+    /// Fixes the length of the schedule's ramp when the schedule does not give one: the fit's
+    /// number of rounds (the driver calls it once, before the first step).
+    pub fn set_schedule_rounds(&mut self, n_estimators: usize) {
+        self.sched_len = n_estimators;
+    }
+
+    /// Moves the booster to temperature `t_new` between two rounds (issue 16, `t_schedule`),
+    /// keeping the co-density fixed.
+    ///
+    /// Rule: `p = q^(2−t)` is kept and `q` is re-expressed on the new co-simplex,
+    /// `q'ᵢ = pᵢ^(1/(2−t'))`, then renormalised by `Z' = (Σ cᵢ q'ᵢ^(2−t'))^(1/(2−t'))` (1 up to
+    /// rounding, since `Σ cᵢ pᵢ = 1`); the log normaliser product becomes
+    /// `ln Π Z ← ln Π Z · (2−t)/(2−t')`.
+    ///
+    /// Derivation. At a fixed t the normalised weights are `q = Q/Λ` with `Λ = m^(t*) Π Z` and
+    /// unnormalised weights `Q = exp_t(−yH)` (each `Q` starts at 1; SPEC §5, Lemma E), and
+    /// `α = Λ^(1−t) µ` (`Λ^(1−t) = m^(1−t*)(Π Z)^(1−t)`, since `t*(1−t) = 1 − t*`) is the step `µ` on
+    /// `q` expressed on `Q`'s scale. Keeping every example's unnormalised co-density `Q^(2−t)`
+    /// fixed gives `Q' = Q^((2−t)/(2−t'))`; its normalised form is `q' = Q'/Λ'` with
+    /// `Λ' = Λ^((2−t)/(2−t'))`, i.e. exactly `q' = p^(1/(2−t'))` (because
+    /// `m^(t'*)·m^(−t*(2−t)/(2−t')) = 1`) and `Π Z' = (Π Z)^((2−t)/(2−t'))`. So the co-density `p`,
+    /// the total unnormalised co-density mass `m (Π Z)^(2−t)` (hence the reported bound
+    /// `Π Z^(2−t)`) and which examples are off (`p = 0`) are all unchanged, and the next rounds are
+    /// those of a fixed-`t'` booster started from the weights `Q'`: its `α` keeps `Q'`'s scale.
+    /// What is lost is SPEC §5's identity `Q = exp_t(−yH)` with the model's own margins (the
+    /// carried `Q'` is `exp_t'` of another margin of the same sign), so the training-error bound
+    /// `Π Z^(2−t)` is proved only for a constant t; it is still reported.
+    pub fn retemper(&mut self, t_new: f64) {
+        let t_new = if is_one(t_new) { 1.0 } else { t_new };
+        if t_new == self.t {
+            return;
+        }
+        let ratio = (2.0 - self.t) / (2.0 - t_new);
+        // q' = p^(1/(2−t')) = q^((2−t)/(2−t')); zero weights stay zero.
+        self.q.par_chunks_mut(CHUNK).for_each(|qc| {
+            for v in qc.iter_mut() {
+                if *v > 0.0 {
+                    *v = v.powf(ratio);
+                }
+            }
+        });
+        let z = co_simplex_normalize_mult(&mut self.q, self.c.as_deref(), t_new);
+        debug_assert!(z > 0.0 && z.is_finite(), "a carried co-density sums to {z}");
+        flush_subnormals(&mut self.q);
+        if self.ln_prod_z.is_finite() {
+            self.ln_prod_z *= ratio;
+        }
+        self.t = t_new;
+        self.regime = if t_new == 1.0 {
+            Regime::One
+        } else if t_new < 1.0 {
+            Regime::Below
+        } else {
+            Regime::Above
+        };
+        self.ln_q_cap = ln_q_cap_at(t_new, self.ln_c_min);
+        self.resync_powers();
     }
 
     /// The effective temperature (exactly 1 when `|1 − t| < 1e−9`).
@@ -743,10 +940,12 @@ impl TAdaBoost {
     /// `S = clip_[−δ, δ](S + α h)` (SPEC §5). Returns the co-density range and the training
     /// errors.
     fn finish_round(&mut self, inv_z: Option<f64>, h: &[f64], alpha: f64) -> FinishSums {
-        match self.regime {
-            Regime::Below => self.finish_impl::<true, true>(inv_z, h, alpha),
-            Regime::One => self.finish_impl::<false, false>(inv_z, h, alpha),
-            Regime::Above => self.finish_impl::<true, false>(inv_z, h, alpha),
+        // The clipped model exists for t < 1, and with a schedule whose last t is below 1 (issue 16).
+        match (self.regime != Regime::One, self.delta.is_some()) {
+            (true, true) => self.finish_impl::<true, true>(inv_z, h, alpha),
+            (false, false) => self.finish_impl::<false, false>(inv_z, h, alpha),
+            (true, false) => self.finish_impl::<true, false>(inv_z, h, alpha),
+            (false, true) => self.finish_impl::<false, true>(inv_z, h, alpha),
         }
     }
 
@@ -839,6 +1038,11 @@ impl TAdaBoost {
             clip_lower: a.clip_lower + p.clip_lower,
         })
     }
+}
+
+/// An upper bound of `ln q` at temperature `t` (every `cᵢ qᵢ^(2−t) ≤ 1`): `−t* ln min c`.
+fn ln_q_cap_at(t: f64, ln_c_min: f64) -> f64 {
+    -t_star(t.clamp(0.0, 1.99)) * ln_c_min
 }
 
 /// [`co_simplex_normalize`] with multiplicities: `q /= Z`, `Z = (Σ cᵢ qᵢ^(2−t))^(1/(2−t))` (SPEC §5,
@@ -988,6 +1192,10 @@ impl Booster for TAdaBoost {
         let t = self.t;
         let s = 1.0 - t;
         let e = 2.0 - t;
+        if self.schedule.is_some() {
+            // Issue 16: the temperature of this round, in the history.
+            diag.insert("t", t);
+        }
 
         let Some(edge) = self.edge(h)? else {
             return Ok(Step::Stop { reason: "the weak hypothesis is 0 on every example with positive weight".into() });
@@ -1158,6 +1366,14 @@ impl Booster for TAdaBoost {
             let u = if self.c.is_some() { unit } else { 1.0 }; // counts in rows, as `n_zero`
             diag.insert("clip_events_upper", fin.clip_upper * u);
             diag.insert("clip_events_lower", fin.clip_lower * u);
+        }
+
+        // Issue 16: the next round's temperature (a no-op without a schedule or a change).
+        self.round += 1;
+        if let Some(sch) = self.schedule {
+            if !(perfect || all_off) {
+                self.retemper(sch.t_at(self.round + 1, self.sched_len));
+            }
         }
 
         Ok(if perfect {
@@ -1684,3 +1900,6 @@ mod tests {
         assert!(TAdaBoost::new(&p, labels(&[], None)).is_err());
     }
 }
+
+#[cfg(test)]
+mod schedule_tests;

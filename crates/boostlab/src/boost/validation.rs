@@ -351,6 +351,22 @@ pub(crate) fn check_init(init: &Ensemble, data: &BinnedData, params: &BoostParam
             params.n_estimators,
         ));
     }
+    if let Some(sch) = params.t_adaboost.t_schedule.filter(|_| params.algorithm == Algorithm::TAdaBoost) {
+        // Issue 16: a schedule whose length is the fit's n_estimators would give the replayed
+        // rounds other temperatures than they were trained with.
+        let super::tadaboost::TSchedule::Linear { rounds, .. } = sch;
+        if rounds.is_none() && init.params.n_estimators != params.n_estimators {
+            return Err(Error::param(
+                "t_schedule",
+                format!(
+                    "a schedule with its length fixed (linear:T0:T1:N) to continue a model with another \
+                     n_estimators (the init model's {} rounds set this schedule's length)",
+                    init.params.n_estimators
+                ),
+                sch,
+            ));
+        }
+    }
     let (s, t) = (&init.schema, &data.schema);
     if s.names != t.names || s.kinds != t.kinds || s.levels != t.levels {
         return Err(Error::InvalidData(format!(

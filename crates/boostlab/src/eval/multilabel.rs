@@ -328,11 +328,69 @@ pub fn report(y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64]>
     })
 }
 
+/// The label-set threshold θ with the lowest weighted Hamming loss of the label sets
+/// `{ℓ : f(x, ℓ) > θ}` on `(y, scores)` (issue 16, SPEC §4.7: AdaBoost.MR learns a ranking, not a
+/// threshold, so its label sets use one learned on the training data).
+///
+/// Candidates: the midpoints between consecutive distinct scores, and one below the lowest and
+/// one above the highest score (`min − 1`, `max + 1`), so that every distinct labelling by a
+/// threshold is tried once; 0 is tried first and kept on ties (a model whose zero threshold is
+/// already optimal keeps `f > 0`), then the lowest loss, ties to the candidate nearest 0. One sort
+/// of the `n·k` scores, then one sweep: O(nk log nk).
+pub fn best_threshold(y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64]>) -> Result<f64> {
+    let n = check(y, scores, k, sample_weight)?;
+    let w = |i: usize| sample_weight.map_or(1.0, |w| w[i]);
+    // Entries (score, weight if relevant, weight if irrelevant), sorted by score.
+    let mut e: Vec<(f64, f64, f64)> = (0..n * k)
+        .map(|j| {
+            let wi = w(j / k);
+            if y[j] > 0.0 {
+                (scores[j], wi, 0.0)
+            } else {
+                (scores[j], 0.0, wi)
+            }
+        })
+        .collect();
+    e.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // Hamming loss (unnormalised) at θ = 0: relevant with f ≤ 0 plus irrelevant with f > 0.
+    let loss_at = |theta: f64| -> f64 { e.iter().map(|&(f, pos, neg)| if f > theta { neg } else { pos }).sum() };
+    let (mut best_t, mut best): (f64, f64) = (0.0, loss_at(0.0));
+    // Sweep: θ below every score predicts everything relevant, loss = Σ irrelevant weights; each
+    // group of equal scores passed moves its entries to "predicted irrelevant".
+    let mut loss: f64 = e.iter().map(|x| x.2).sum();
+    let mut consider = |theta: f64, loss: f64| {
+        if loss < best || (loss == best && theta.abs() < best_t.abs()) {
+            best = loss;
+            best_t = theta;
+        }
+    };
+    let Some(first) = e.first() else { return Ok(0.0) };
+    consider(first.0 - 1.0, loss);
+    let mut i = 0;
+    while i < e.len() {
+        let f = e[i].0;
+        while i < e.len() && e[i].0 == f {
+            loss += e[i].1 - e[i].2;
+            i += 1;
+        }
+        let next = if i < e.len() { f + (e[i].0 - f) / 2.0 } else { f + 1.0 };
+        consider(next, loss);
+    }
+    // The sweep's running sums may round differently from a direct sum: keep 0 unless it is
+    // really worse.
+    if best_t != 0.0 && loss_at(best_t) >= loss_at(0.0) {
+        best_t = 0.0;
+    }
+    Ok(best_t)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
 
     /// The hand-built problem: 6 examples, 3 labels. Relevant sets and scores:
     ///
@@ -524,5 +582,41 @@ mod tests {
                 prop_assert!(oe <= (k as f64 - 1.0) * rl + 1e-12, "one-error {} rloss {}", oe, rl);
             }
         }
+    }
+
+    #[test]
+    fn issue_16_best_threshold_matches_a_brute_force_search() {
+        let mut rng = ChaCha8Rng::seed_from_u64(16);
+        for case in 0..200 {
+            let (n, k) = (rng.gen_range(1..12), rng.gen_range(1..5));
+            let shift = rng.gen_range(-1.5..1.5);
+            // Few distinct values, so that ties are common.
+            let scores: Vec<f64> = (0..n * k).map(|_| f64::from(rng.gen_range(-4i32..5)) / 2.0).collect();
+            let y: Vec<f64> =
+                scores.iter().map(|&f| if f + rng.gen_range(-1.0..1.0) > shift { 1.0 } else { -1.0 }).collect();
+            let w: Option<Vec<f64>> = (case % 2 == 1).then(|| (0..n).map(|_| rng.gen_range(0.0..2.0)).collect());
+            if w.as_ref().is_some_and(|w| w.iter().sum::<f64>() == 0.0) {
+                continue;
+            }
+            let loss = |t: f64| {
+                let shifted: Vec<f64> = scores.iter().map(|f| f - t).collect();
+                hamming_loss(&y, &shifted, k, w.as_deref()).unwrap()
+            };
+            // Every threshold: midpoints of the sorted distinct scores and beyond both ends.
+            let mut d = scores.clone();
+            d.sort_by(f64::total_cmp);
+            d.dedup();
+            let mut cands = vec![d[0] - 1.0, d[d.len() - 1] + 1.0, 0.0];
+            cands.extend(d.windows(2).map(|p| (p[0] + p[1]) / 2.0));
+            let best = cands.iter().map(|&t| loss(t)).fold(f64::INFINITY, f64::min);
+            let t = best_threshold(&y, &scores, k, w.as_deref()).unwrap();
+            assert!((loss(t) - best).abs() <= 1e-12, "case {case}: θ = {t}, loss {} vs best {best}", loss(t));
+            if (loss(0.0) - best).abs() <= 1e-12 {
+                assert_eq!(t, 0.0, "case {case}: 0 is optimal and kept");
+            }
+        }
+        // By hand: relevant labels score 1, 2; irrelevant 0.5, 3 → θ in (0.5, 1) gives loss 1/4.
+        let t = best_threshold(&[1.0, 1.0, -1.0, -1.0], &[1.0, 2.0, 0.5, 3.0], 4, None).unwrap();
+        assert_eq!(t, 0.75);
     }
 }

@@ -42,6 +42,7 @@ pub const ALIASES: &[(&str, &str, &str)] = &[
     ("t", "t_adaboost", "t"),
     ("t_grid", "t_adaboost", "auto_t"),
     ("t_folds", "t_adaboost", "auto_t"),
+    ("t_schedule", "t_adaboost", "t_schedule"),
     ("leaf_values", "t_adaboost", "leaf_values"),
     ("learner_weights", "t_adaboost", "learner_weights"),
     ("overflow", "t_adaboost", "overflow"),
@@ -63,6 +64,7 @@ pub const ALIASES: &[(&str, &str, &str)] = &[
     ("code", "multiclass", "code"),
     ("decode", "multiclass", "decode"),
     ("single_label_start", "multiclass", "single_label_start"),
+    ("label_threshold", "multiclass", "label_threshold"),
 ];
 
 const SUB_TABLES: &[&str] = &["tree", "adaboost", "t_adaboost", "secboost", "multiclass"];
@@ -206,6 +208,11 @@ pub fn boost_params(table: &toml::Table, seed: u64) -> Result<BoostParams> {
         ta.insert("authors_mode".into(), Value::Bool(false));
         // Issue 16: `t = "auto"` (omitted from the default's serialisation).
         ta.insert("auto_t".into(), Value::Null);
+        ta.insert("t_schedule".into(), Value::Null);
+    }
+    if let Some(Value::Object(mc)) = known.get_mut("multiclass") {
+        // Issue 16: MR's label-set threshold (omitted at its default `auto`).
+        mc.insert("label_threshold".into(), Value::Null);
     }
     check_known(&top, &known, "")?;
     // Presets first, then the cell's own values over them (issue 17).

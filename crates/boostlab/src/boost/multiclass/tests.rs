@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 use proptest::prelude::*;
-use rand::Rng as _;
+use rand::{Rng as _, SeedableRng as _};
 
 use super::testutil::{random_problem, round, stump_outputs, Problem};
 use super::*;
@@ -698,6 +698,7 @@ fn parameters_parse_check_and_round_trip() {
         single_label_start: false,
         code: CodeSpec::Random { columns: 9, seed: 3 },
         decode: Decode::Hamming,
+        label_threshold: LabelThreshold::Auto,
     };
     let json = serde_json::to_string(&p).unwrap();
     assert!(json.contains("\"random:9:3\""), "{json}");
@@ -745,4 +746,140 @@ fn issue_16_mr_examples_without_a_crucial_pair_get_weight_0_and_are_counted() {
     assert_eq!(d["no_crucial_pair"], 2.0);
     // Rows 1 and 2 stay at weight 0 and outside rloss.
     assert!((0..3).all(|l| b.v()[3 + l] == 0.0 && b.v()[6 + l] == 0.0));
+}
+
+// ------------------------------------------------------------------------------------------------
+// Issue 16: Hamming-decoding ties (SPEC §4.6) and MR's learned label-set threshold (SPEC §4.7).
+
+/// SPEC §4.6 variant 1 by its definition: Σ_ℓ' (1 − λ(y)[ℓ']·sign f(ℓ'))/2, sign 0 = 0; the lowest
+/// class index among the minima.
+fn naive_hamming_decode(code: &CodeMatrix, f: &[f64]) -> usize {
+    let sign = |v: f64| {
+        if v > 0.0 {
+            1.0
+        } else if v < 0.0 {
+            -1.0
+        } else {
+            0.0
+        }
+    };
+    let d: Vec<f64> = (0..code.n_classes)
+        .map(|y| code.codeword(y).iter().zip(f).map(|(&e, &v)| (1.0 - f64::from(e) * sign(v)) / 2.0).sum())
+        .collect();
+    let min = d.iter().cloned().fold(f64::INFINITY, f64::min);
+    d.iter().position(|&v| v == min).unwrap()
+}
+
+#[test]
+fn issue_16_hamming_decoding_ties_follow_the_spec() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(16);
+    let mut ties = 0;
+    for case in 0..500 {
+        let k = rng.gen_range(3..7);
+        let spec = match case % 3 {
+            0 => CodeSpec::OneVsAll,
+            1 => CodeSpec::Random { columns: rng.gen_range(2..9), seed: case },
+            _ => CodeSpec::Exhaustive,
+        };
+        let Ok(code) = CodeMatrix::build(&spec, k) else { continue };
+        // Scores in {−1, 0, 1}: zeros and ties are frequent.
+        let f: Vec<f64> = (0..code.n_columns).map(|_| f64::from(rng.gen_range(-1i32..2))).collect();
+        let want = naive_hamming_decode(&code, &f);
+        assert_eq!(decode(&code, &f, Decode::Hamming), want, "case {case}: code {spec}, f {f:?}");
+        let mut l = vec![0.0; k];
+        decode_losses_into(&code, &f, Decode::Hamming, &mut l);
+        if l.iter().filter(|&&v| v == l[want]).count() > 1 {
+            ties += 1;
+        }
+    }
+    assert!(ties > 50, "the cases exercise ties ({ties})");
+}
+
+#[test]
+fn issue_16_mr_label_sets_use_a_threshold_learned_on_the_training_data() {
+    use crate::boost::driver::{fit, BoostParams};
+    use crate::data::{Column, Dataset, Features, Target};
+    use crate::model::Ensemble;
+    // Multi-label data where f > 0 is a poor label set for MR: 3 labels, most examples with one.
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let (n, k) = (300, 3);
+    let mut cols = vec![Vec::new(); 3];
+    let mut y = Vec::new();
+    for _ in 0..n {
+        let x: Vec<f64> = (0..3).map(|_| f64::from(rng.gen_range(0..20)) / 20.0).collect();
+        for l in 0..k {
+            y.push(u8::from(x[l] > 0.6 || (l == 0 && x[1] < 0.2) || rng.gen_bool(0.05)));
+        }
+        for (c, v) in cols.iter_mut().zip(x) {
+            c.push(v);
+        }
+    }
+    let features = Features {
+        names: ["a", "b", "c"].iter().map(|s| s.to_string()).collect(),
+        columns: cols.into_iter().map(Column::Numeric).collect(),
+    };
+    let labels: Vec<String> = (0..k).map(|l| format!("l{l}")).collect();
+    let d = Dataset::new(features, Some(Target::Multilabel { y: y.clone(), labels }), None).unwrap();
+    let mut p = BoostParams { algorithm: crate::Algorithm::AdaBoostMR, n_estimators: 30, ..BoostParams::default() };
+    p.tree.max_leaves = 4;
+    let m = fit(&d, &p).unwrap();
+    let theta = m.label_threshold.expect("MR learns a threshold by default");
+    // The naive reference: the threshold of lowest training Hamming loss over every candidate.
+    let s = m.decision_function(&d.features, false).unwrap();
+    let ypm: Vec<f64> = y.iter().map(|&v| if v == 1 { 1.0 } else { -1.0 }).collect();
+    let loss = |t: f64| {
+        let shifted: Vec<f64> = s.iter().map(|f| f - t).collect();
+        multilabel::hamming_loss(&ypm, &shifted, k, None).unwrap()
+    };
+    let mut sorted = s.clone();
+    sorted.sort_by(f64::total_cmp);
+    sorted.dedup();
+    let mut best = loss(sorted[0] - 1.0).min(loss(sorted[sorted.len() - 1] + 1.0));
+    for w in sorted.windows(2) {
+        best = best.min(loss((w[0] + w[1]) / 2.0));
+    }
+    assert!((loss(theta) - best).abs() < 1e-12, "θ = {theta}: {} vs {best}", loss(theta));
+    assert!(loss(theta) < loss(0.0), "the learned θ = {theta} beats f > 0 here ({} vs {})", loss(theta), loss(0.0));
+    // Predictions and metrics use it; rankings do not move.
+    let metrics = m.metrics_from_scores(&d, &s).unwrap();
+    assert!((metrics["hamming_loss"] - loss(theta)).abs() < 1e-12);
+    let sets = m.predict_labels_from_scores(&s);
+    for (i, set) in sets.iter().enumerate() {
+        let want: Vec<String> = (0..k).filter(|&l| s[i * k + l] > theta).map(|l| format!("l{l}")).collect();
+        assert_eq!(*set, want.join(";"), "row {i}");
+    }
+    let zero = BoostParams {
+        multiclass: MultiParams { label_threshold: LabelThreshold::Zero, ..p.multiclass.clone() },
+        ..p.clone()
+    };
+    let m0 = fit(&d, &zero).unwrap();
+    assert_eq!(m0.label_threshold, None);
+    assert_eq!(m0.trees, m.trees);
+    let m0_metrics = m0.metrics_from_scores(&d, &s).unwrap();
+    assert!((m0_metrics["hamming_loss"] - loss(0.0)).abs() < 1e-12);
+    assert_eq!(m0_metrics["ranking_loss"], metrics["ranking_loss"]);
+    // Saved and read back; a model file without the field (older) keeps f > 0.
+    let json = m.to_json().unwrap();
+    assert_eq!(Ensemble::from_json(&json).unwrap().label_threshold, Some(theta));
+    let v: serde_json::Value = serde_json::from_str(&m0.to_json().unwrap()).unwrap();
+    assert!(v.get("label_threshold").is_none());
+    // MH keeps θ = 0 unless asked; MO refuses a learned one.
+    let mh = BoostParams { algorithm: crate::Algorithm::RealAdaBoostMH, n_estimators: 5, ..p.clone() };
+    assert_eq!(fit(&d, &mh).unwrap().label_threshold, None);
+    let mut learned = mh.clone();
+    learned.multiclass.label_threshold = LabelThreshold::Learned;
+    assert!(fit(&d, &learned).unwrap().label_threshold.is_some());
+    let mut mo = learned.clone();
+    mo.algorithm = crate::Algorithm::AdaBoostMO;
+    let single = Dataset::new(
+        d.features.clone(),
+        Some(Target::Classes {
+            y: (0..n as u32).map(|i| i % 3).collect(),
+            classes: vec!["a".into(), "b".into(), "c".into()],
+        }),
+        None,
+    )
+    .unwrap();
+    let e = fit(&single, &mo).unwrap_err().to_string();
+    assert!(e.contains("label_threshold"), "{e}");
 }

@@ -110,6 +110,14 @@ fn rank_stats(rel: impl Fn(usize) -> bool, f: &[f64], order: &mut Vec<usize>) ->
     s
 }
 
+/// One example's term of [`ranking_loss`] (labels `y_row`, scores `f_row`; `order` is scratch):
+/// `None` when it has no crucial pair. For boosters that sum the metric in their own passes
+/// (issue 18: AdaBoost.MR's chunked step).
+pub(crate) fn ranking_loss_row(y_row: &[f64], f_row: &[f64], order: &mut Vec<usize>) -> Option<f64> {
+    let s = rank_stats(|l| y_row[l] > 0.0, f_row, order);
+    (s.n_rel > 0 && s.n_irr > 0).then(|| s.misordered as f64 / (s.n_rel * s.n_irr) as f64)
+}
+
 /// Per-example ranking statistics of every row.
 fn all_rank_stats(y: &[f64], scores: &[f64], k: usize) -> Vec<RankStats> {
     let mut order = Vec::with_capacity(k);

@@ -31,6 +31,12 @@ struct Cli {
 enum Cmd {
     /// Fit (and optionally predict) one model; prints a JSON object.
     Fit(Box<FitArgs>),
+    /// Reads a CSV file into bins (`boostlab::data::read_csv_binned`, as `boostlab train` does) and
+    /// prints the time, the rows and a checksum of the bins (issue 12).
+    Csv {
+        /// The CSV file (header, label in the last column).
+        path: PathBuf,
+    },
     /// Memory-read bandwidth (GB/s) with the current rayon pool.
     Bandwidth {
         /// Buffer size in MiB.
@@ -264,11 +270,35 @@ fn bandwidth(mib: usize) -> serde_json::Value {
     json!({ "threads": rayon::current_num_threads(), "mib": mib, "gb_per_s": (n * 8) as f64 / best / 1e9, "check": check })
 }
 
+fn read_csv(path: &Path) -> Result<serde_json::Value> {
+    let bytes = std::fs::metadata(path)?.len();
+    let t0 = Instant::now();
+    let table = boostlab::data::read_csv_binned(path, &boostlab::data::StreamOptions::default())?;
+    let s = t0.elapsed().as_secs_f64();
+    // FNV-1a of the bins and thresholds: equal checksums, equal tables.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |b: u8| h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+    match &table.bins.data {
+        boostlab::data::BinData::U8(v) => v.iter().for_each(|&b| eat(b)),
+        boostlab::data::BinData::U16(v) => v.iter().flat_map(|b| b.to_le_bytes()).for_each(&mut eat),
+    }
+    for f in &table.mapper.features {
+        if let boostlab::data::FeatureBins::Numeric { thresholds } = f {
+            thresholds.iter().flat_map(|t| t.to_bits().to_le_bytes()).for_each(&mut eat);
+        }
+    }
+    Ok(
+        json!({"read_s": s, "mb_per_s": bytes as f64 / 1e6 / s, "rows": table.bins.n_rows, "checksum": format!("{h:016x}"),
+              "peak_rss_kib": rss_kib().1}),
+    )
+}
+
 fn main() -> Result<()> {
     let cli = Cli::parse();
     let v = match cli.cmd {
         Cmd::Fit(a) => run_fit(&a)?,
         Cmd::Bandwidth { mib } => bandwidth(mib),
+        Cmd::Csv { path } => read_csv(&path)?,
     };
     println!("{v}");
     Ok(())

@@ -28,30 +28,40 @@ pub(crate) fn map_chunks_of<T: Send>(n: usize, chunk: usize, f: impl Fn(Range<us
     (0..chunks).into_par_iter().map(|c| f(c * chunk..((c + 1) * chunk).min(n))).collect()
 }
 
-/// A small memo of `f(x)` keyed by the bits of `x` (direct-mapped, 256 entries).
+/// A small memo of `f(x)` keyed by the bits of `x` (direct-mapped, `N` entries, a power of two:
+/// 256 by default).
 ///
-/// Per-row factors such as `exp(−α y h)` take only a few distinct values in a round (two per leaf),
-/// so most rows find theirs here instead of calling `exp`; a value is the function's own result,
-/// so the memo never changes a bit of the output.
-pub(crate) struct MemoF64<F> {
+/// Per-row factors such as `exp(−α y h)` take only a few distinct values in a round (two per leaf
+/// and output), so most rows find theirs here instead of calling `exp`; a value is the function's
+/// own result, so the memo never changes a bit of the output.
+pub(crate) struct MemoF64<F, const N: usize = 256> {
     f: F,
-    keys: [u64; 256],
-    values: [f64; 256],
+    keys: [u64; N],
+    values: [f64; N],
 }
 
 impl<F: Fn(f64) -> f64> MemoF64<F> {
-    /// An empty memo of `f`.
+    /// An empty memo of `f` with 256 entries.
     pub(crate) fn new(f: F) -> Self {
+        Self::with_slots(f)
+    }
+}
+
+impl<F: Fn(f64) -> f64, const N: usize> MemoF64<F, N> {
+    /// An empty memo of `f` with `N` entries (issue 18: multi-class rounds have 2 × leaves × k
+    /// distinct factors).
+    pub(crate) fn with_slots(f: F) -> Self {
+        const { assert!(N.is_power_of_two() && N >= 2) };
         // Every slot starts as a true entry: the key u64::MAX (a NaN) with its own value.
         let v = f(f64::from_bits(u64::MAX));
-        MemoF64 { f, keys: [u64::MAX; 256], values: [v; 256] }
+        MemoF64 { f, keys: [u64::MAX; N], values: [v; N] }
     }
 
     /// `f(x)`, from the memo when `x` was seen.
     #[inline]
     pub(crate) fn get(&mut self, x: f64) -> f64 {
         let bits = x.to_bits();
-        let slot = (bits.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize;
+        let slot = (bits.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - N.trailing_zeros())) as usize;
         if self.keys[slot] != bits {
             self.keys[slot] = bits;
             self.values[slot] = (self.f)(x);
@@ -83,11 +93,13 @@ mod tests {
     fn memo_returns_the_function_value_bit_for_bit() {
         let f = |u: f64| (-0.37 * u).exp();
         let mut m = MemoF64::new(f);
+        let mut wide = MemoF64::<_, 1024>::with_slots(f);
         // Many distinct keys (collisions overwrite slots), repeated keys, signed zeros, NaN.
         let xs: Vec<f64> = (0..2000).map(|i| ((i * 7919) % 613) as f64 * 0.01 - 3.0).collect();
         for &x in xs.iter().chain(&xs).chain(&[0.0, -0.0, f64::NAN, f64::from_bits(u64::MAX), f64::INFINITY, -1e300]) {
             assert_eq!(m.get(x).to_bits(), f(x).to_bits(), "x = {x}");
             assert_eq!(MemoF64::new(f).get(x).to_bits(), f(x).to_bits(), "fresh memo, x = {x}");
+            assert_eq!(wide.get(x).to_bits(), f(x).to_bits(), "1024 slots, x = {x}");
         }
     }
 }

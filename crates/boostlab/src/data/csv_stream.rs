@@ -31,7 +31,7 @@ use rayon::prelude::*;
 
 use super::binning::{BinData, BinMapper, BinnedMatrix, FeatureBins, BIN_SAMPLE_ROWS};
 use super::csv_reader::{is_missing, LabelSelector};
-use super::fast_csv::{parse_f64, Records};
+use super::fast_csv::{is_plain_finite, parse_f64, Records};
 use super::{Column, FeatureKind, Features, Target};
 use crate::error::{Error, Result};
 
@@ -754,6 +754,15 @@ fn inspect_chunk(
             if is_missing(v) || cs.not_number.is_some() {
                 continue;
             }
+            // One parse per field (issue 12): once the column has too many distinct values to
+            // keep, this pass only needs to know that a field is a finite number — the bin pass
+            // parses it.
+            if cs.distinct.overflow && is_plain_finite(v) {
+                if usable {
+                    cs.n_usable += s.weights.last().copied().filter(|_| l.weight_col.is_some()).unwrap_or(1.0);
+                }
+                continue;
+            }
             match parse_f64(v) {
                 Some(x) => {
                     if x.is_infinite() {
@@ -1177,6 +1186,74 @@ mod tests {
         }
         let p = write(dir.path(), "cat.csv", &t);
         assert!(err(read_csv_binned(&p, &small(100))).contains("has 300 categories, more than max_bins = 255"));
+    }
+
+    #[test]
+    fn issue_12_one_parse_per_field_keeps_errors_kinds_and_bins() {
+        // Continuous columns overflow their distinct values within a few rows (max_bins 4 and
+        // 255); after that the first pass only validates the fields. Every kind of later field
+        // must still be seen: infinite values (as text the validator leaves to the parser),
+        // non-numbers (the column becomes categorical), missing values, exponents, weights.
+        let dir = tempfile::tempdir().unwrap();
+        let mut good = String::from("a,b,w,label\n");
+        for i in 0..400 {
+            let a = match i % 50 {
+                7 => "NA".to_string(),
+                11 => format!("{}e-3", i * 13),
+                13 => format!("+{}.", i),
+                17 => format!("-.{}", i + 1),
+                19 => "1e199".to_string(),
+                23 => "1e250".to_string(), // finite, parsed (not recognised by the validator)
+                _ => format!("{}", (i * 7919 % 1000) as f64 / 7.0),
+            };
+            good.push_str(&format!("{a},{},{},{}\n", (i * 31 % 997) as f64 * 0.01, 1 + i % 3, i % 2));
+        }
+        let with = |line: usize, row: &str| {
+            let mut lines: Vec<&str> = good.lines().collect();
+            lines[line - 1] = row;
+            lines.join("\n") + "\n"
+        };
+        let csv = CsvOptions { weight: Some("w".into()), ..Default::default() };
+        for max_bins in [4, 255] {
+            let p = write(dir.path(), "g.csv", &good);
+            let want = reference(&p, &csv, max_bins).unwrap();
+            for chunk in [64, 1000, 1 << 20] {
+                let o = StreamOptions { weight: Some("w".into()), max_bins, ..small(chunk) };
+                assert_eq!(read_csv_binned(&p, &o).unwrap(), want, "max_bins {max_bins}, chunk {chunk}");
+            }
+        }
+        let cases = [
+            (with(300, "1e400,2,1,0"), Some("g.csv:300: column 'a': infinite value '1e400'")),
+            (with(301, "-infinity,2,1,0"), Some("g.csv:301: column 'a': infinite value '-infinity'")),
+            (with(302, "1,inf,1,0"), Some("g.csv:302: column 'b': infinite value 'inf'")),
+            (with(303, "1,2,1e999,0"), Some("g.csv:303: column 'w': sample weight '1e999' is not a finite number ≥ 0")),
+            // A word late in a continuous column: categorical, as read_csv decides.
+            (with(350, "word,2,1,0"), None),
+            (with(351, "1.5.2,2,1,0"), None),
+        ];
+        for (text, want) in &cases {
+            let p = write(dir.path(), "g.csv", text);
+            for max_bins in [4, 255, 1000] {
+                for chunk in [64, 1000, 1 << 20] {
+                    let o = StreamOptions { weight: Some("w".into()), max_bins, ..small(chunk) };
+                    let got = read_csv_binned(&p, &o);
+                    match want {
+                        Some(w) => {
+                            assert_eq!(&err(read_csv(&p, &csv)), w, "read_csv");
+                            assert_eq!(err(got), *w, "max_bins {max_bins}, chunk {chunk}");
+                        }
+                        None => match (got, reference(&p, &csv, max_bins)) {
+                            (Ok(got), Ok(want)) => {
+                                assert_eq!(got.kinds[0], FeatureKind::Categorical);
+                                assert_eq!(got, want, "max_bins {max_bins}, chunk {chunk}");
+                            }
+                            // Too many categories for max_bins: the same message.
+                            (got, want) => assert_eq!(err(got), err(want), "max_bins {max_bins}, chunk {chunk}"),
+                        },
+                    }
+                }
+            }
+        }
     }
 
     #[test]

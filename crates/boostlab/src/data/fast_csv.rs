@@ -149,6 +149,76 @@ pub(super) fn parse_f64(s: &str) -> Option<f64> {
     fast_f64(s.as_bytes()).or_else(|| s.parse::<f64>().ok())
 }
 
+/// Skips the decimal digits of `s` from `*i` on (eight at a time while it can); returns how many.
+#[inline]
+fn skip_digits(s: &[u8], i: &mut usize) -> usize {
+    let start = *i;
+    while let Some(b) = s.get(*i..*i + 8) {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        let v = u64::from_le_bytes(a);
+        // As `digits_into`: every byte in b'0'..=b'9'.
+        if (v.wrapping_add(0x4646_4646_4646_4646) | v.wrapping_sub(0x3030_3030_3030_3030)) & 0x8080_8080_8080_8080 != 0
+        {
+            break;
+        }
+        *i += 8;
+    }
+    while s.get(*i).is_some_and(u8::is_ascii_digit) {
+        *i += 1;
+    }
+    *i - start
+}
+
+/// Whether [`parse_f64`] surely gives a finite number for `s`, without computing it (issue 12:
+/// the CSV reader's first pass only needs to know that a field is a number, once the column's
+/// distinct values are too many to keep, and the bin pass parses it — one parse per field).
+///
+/// `true` only for plain decimals `[+-]digits[.digits][e[+-]digits]` with at least one mantissa
+/// digit, at most 100 integer digits and an exponent of at most 3 digits (at most 199 when
+/// positive): text that `str::parse::<f64>` reads as a number below 10^299 in magnitude, so
+/// finite. `false` means "not known": call [`parse_f64`].
+#[inline]
+pub(super) fn is_plain_finite(s: &str) -> bool {
+    let s = s.as_bytes();
+    let mut i = usize::from(matches!(s.first(), Some(b'-' | b'+')));
+    let int_digits = skip_digits(s, &mut i);
+    let mut frac_digits = 0;
+    if s.get(i) == Some(&b'.') {
+        i += 1;
+        frac_digits = skip_digits(s, &mut i);
+    }
+    if int_digits + frac_digits == 0 || int_digits > 100 {
+        return false;
+    }
+    if let Some(b'e' | b'E') = s.get(i) {
+        i += 1;
+        let neg = match s.get(i) {
+            Some(b'-') => {
+                i += 1;
+                true
+            }
+            Some(b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        let e0 = i;
+        let n = skip_digits(s, &mut i);
+        if n == 0 || n > 3 {
+            return false;
+        }
+        // |value| < 10^int_digits · 10^e ≤ 10^(100 + 199): finite. A negative exponent only
+        // shrinks it (to 0 at worst, which is finite).
+        let e = s[e0..i].iter().fold(0u32, |a, &c| a * 10 + u32::from(c - b'0'));
+        if !neg && e > 199 {
+            return false;
+        }
+    }
+    i == s.len()
+}
+
 /// The reference [`parse_f64`] must equal (tests only).
 #[cfg(test)]
 fn naive_parse_f64(s: &str) -> Option<f64> {
@@ -418,6 +488,25 @@ mod tests {
         }
 
         #[test]
+        fn issue_12_plain_finite_implies_a_finite_parse(t in "[-+]?[0-9]{0,120}(\\.[0-9]{0,30})?([eE][-+]?[0-9]{0,4})?") {
+            if is_plain_finite(&t) {
+                prop_assert!(naive_parse_f64(&t).is_some_and(f64::is_finite), "{}", t);
+            }
+        }
+
+        #[test]
+        fn issue_12_plain_finite_accepts_printed_floats(bits in any::<u64>(), e in -30i32..30) {
+            // The fields a numeric file holds are recognised (else the first pass would parse them).
+            let x = f64::from_bits(bits);
+            if x.is_finite() && x.abs() < 1e30 {
+                let f = x as f32;
+                for t in [format!("{x}"), format!("{f}"), format!("{x:e}"), format!("{f:e}"), format!("{:.6}", f64::from(f) * 10f64.powi(e))] {
+                    prop_assert!(is_plain_finite(&t), "{}", t);
+                }
+            }
+        }
+
+        #[test]
         fn issue_12_parse_f64_equals_std_on_random_text(t in "[-+]?[0-9]{0,22}(\\.[0-9]{0,22})?([eE][-+]?[0-9]{0,4})?") {
             let got = parse_f64(&t).map(f64::to_bits);
             prop_assert_eq!(got, naive_parse_f64(&t).map(f64::to_bits), "{}", t);
@@ -472,6 +561,15 @@ mod tests {
             "1e0000005",
         ] {
             assert_eq!(parse_f64(t).map(f64::to_bits), naive_parse_f64(t).map(f64::to_bits), "{t:?}");
+        }
+        for t in [
+            "", "+", "-", ".", "-.", "e5", "1e", "1e+", "1e1000", "1e200", "inf", "NaN", "1,5", "0x10", "1_0", " 1",
+            "1 ",
+        ] {
+            assert!(!is_plain_finite(t), "{t:?}");
+        }
+        for t in ["0", "-0", "+.5", "5.", "1e199", "1E-999", "-0.91545165", "1.0E+2", "007"] {
+            assert!(is_plain_finite(t) && naive_parse_f64(t).is_some_and(f64::is_finite), "{t:?}");
         }
         assert_eq!(trim(" a\u{a0}"), "a");
         assert_eq!(trim("1.5"), "1.5");

@@ -78,31 +78,6 @@ pub(crate) fn mean_of_sums([num, den]: [f64; 2]) -> f64 {
     }
 }
 
-/// The `[num, den]` sums of [`hamming_loss`], [`one_error`] and [`ranking_loss`] (`which` = 0, 1,
-/// 2) over rows that may be none (one rank's rows in a distributed fit, issue 13): add them over
-/// the ranks, then [`mean_of_sums`].
-pub(crate) fn metric_sums(which: usize, y: &[f64], scores: &[f64], k: usize, sample_weight: &[f64]) -> [f64; 2] {
-    let n = y.len() / k.max(1);
-    let sw = Some(sample_weight);
-    match which {
-        0 => weighted_sums(n, sw, |i| {
-            let wrong = (0..k).filter(|&l| (scores[i * k + l] > 0.0) != (y[i * k + l] > 0.0)).count();
-            Some(wrong as f64 / k as f64)
-        }),
-        1 => weighted_sums(n, sw, |i| {
-            let top = top_label(&scores[i * k..(i + 1) * k]);
-            Some(if y[i * k + top] > 0.0 { 0.0 } else { 1.0 })
-        }),
-        _ => {
-            let st = all_rank_stats(y, scores, k);
-            weighted_sums(n, sw, |i| {
-                let s = st[i];
-                (s.n_rel > 0 && s.n_irr > 0).then(|| s.misordered as f64 / (s.n_rel * s.n_irr) as f64)
-            })
-        }
-    }
-}
-
 /// Per-example ranking statistics from one sort.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct RankStats {
@@ -145,6 +120,14 @@ fn rank_stats(rel: impl Fn(usize) -> bool, f: &[f64], order: &mut Vec<usize>) ->
         start = end;
     }
     s
+}
+
+/// One example's term of [`ranking_loss`] (labels `y_row`, scores `f_row`; `order` is scratch):
+/// `None` when it has no crucial pair. For boosters that sum the metric in their own passes
+/// (issue 18: AdaBoost.MR's chunked step).
+pub(crate) fn ranking_loss_row(y_row: &[f64], f_row: &[f64], order: &mut Vec<usize>) -> Option<f64> {
+    let s = rank_stats(|l| y_row[l] > 0.0, f_row, order);
+    (s.n_rel > 0 && s.n_irr > 0).then(|| s.misordered as f64 / (s.n_rel * s.n_irr) as f64)
 }
 
 /// Per-example ranking statistics of every row.

@@ -1,11 +1,14 @@
 //! AdaBoost.MH, discrete and real (SPEC §4.5).
 
-use super::{check_labels_on, check_outputs, single_label_classes, step_of, vote};
+use rayon::prelude::*;
+
+use super::{check_labels_on, check_outputs, single_label_classes, step_of, top_label, vote};
 use super::{MultiParams, MultiVariant};
 use crate::boost::{Booster, Diagnostics, Labels, Step};
 use crate::collective::Shared;
 use crate::error::{Error, Result};
 use crate::eval::multilabel;
+use crate::par::{self, ROW_CHUNK};
 use crate::tree::{Criterion, LeafRule};
 
 /// AdaBoost.MH over a distribution `D(i, ℓ)` on (example, label) pairs (SPEC §4.5).
@@ -165,9 +168,12 @@ impl Booster for AdaBoostMh {
     fn statistics(&self, stats: &mut [f64]) {
         debug_assert_eq!(stats.len(), self.n * self.k);
         // SPEC §2.3: W^{ℓ±} sums D(i, ℓ) over the examples with Y_i[ℓ] = ±1.
-        for ((s, &d), &y) in stats.iter_mut().zip(&self.d).zip(&self.y) {
-            *s = crate::boost::signed(y, d);
-        }
+        let c = ROW_CHUNK * self.k;
+        stats.par_chunks_mut(c).zip(self.d.par_chunks(c).zip(self.y.par_chunks(c))).for_each(|(s, (d, y))| {
+            for ((s, &d), &y) in s.iter_mut().zip(d).zip(y) {
+                *s = crate::boost::signed(y, d);
+            }
+        });
     }
 
     fn set_learning_rate(&mut self, lr: f64) {
@@ -175,19 +181,65 @@ impl Booster for AdaBoostMh {
     }
 
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
+        self.advance(h, diag, None)
+    }
+
+    fn step_then_statistics(&mut self, h: &[f64], diag: &mut Diagnostics, stats: &mut [f64]) -> Result<Step> {
+        self.advance(h, diag, Some(stats))
+    }
+}
+
+/// What the update pass of one chunk of rows sums (issue 18).
+#[derive(Default)]
+struct UpdateSums {
+    /// `Σ D_t(i,ℓ) e^(−α Y h)` (the normaliser Z).
+    z: f64,
+    /// Hamming loss numerator `Σ sw_i |{ℓ : [f > 0] ≠ [Y > 0]}| / k`.
+    hamming: f64,
+    /// One-error numerator `Σ sw_i [Y_i[top(f_i)] < 0]`.
+    one_error: f64,
+    /// `Σ sw_i`.
+    den: f64,
+    /// A score became NaN.
+    nan: bool,
+}
+
+impl AdaBoostMh {
+    /// One round (SPEC §4.5): the edge, α, the weight update with the training diagnostics and,
+    /// with `stats`, the next round's statistics written in the normalisation pass.
+    ///
+    /// Issue 18: every pass runs over fixed chunks of [`ROW_CHUNK`] rows (`ROW_CHUNK × k` pairs) in
+    /// parallel, each chunk summing in row order and the chunks' sums combined in chunk order, so the
+    /// result is the same for any thread count, and with at most [`ROW_CHUNK`] rows it is exactly the
+    /// serial loop's. The diagnostics (Hamming loss, one-error) are summed in the update pass, the
+    /// statistics written in the normalisation pass: three passes over `n × k` a round.
+    fn advance(&mut self, h: &[f64], diag: &mut Diagnostics, stats: Option<&mut [f64]>) -> Result<Step> {
         check_outputs(h, self.n * self.k)?;
-        // SPEC §4.5: r_t = Σ_{i,ℓ} D_t(i,ℓ) Y_i[ℓ] h_t(x_i,ℓ).
-        let mut r: f64 = self.d.iter().zip(&self.y).zip(h).map(|((d, y), h)| d * y * h).sum();
-        let mut all_zero = self.real && h.iter().all(|&v| v == 0.0);
+        let k = self.k;
+        let c = ROW_CHUNK * k;
+        let (d, y) = (&self.d, &self.y);
+        // SPEC §4.5: r_t = Σ_{i,ℓ} D_t(i,ℓ) Y_i[ℓ] h_t(x_i,ℓ); and whether h is identically zero.
+        let parts = par::map_chunks(self.n, |rows| {
+            let e = rows.start * k..rows.end * k;
+            let mut r = 0.0;
+            let mut nonzero = false;
+            for ((d, y), &h) in d[e.clone()].iter().zip(&y[e.clone()]).zip(&h[e]) {
+                r += d * y * h;
+                nonzero |= h != 0.0;
+            }
+            (r, nonzero)
+        });
+        let mut r = parts.iter().fold(0.0, |a, p| a + p.0);
+        let mut nonzero = parts.iter().any(|p| p.1);
         if self.coll.is_distributed() {
             // Issue 13: the edge (and whether h is 0 everywhere) over every rank (one call).
-            let mut b = [r, f64::from(u8::from(!all_zero))];
+            let mut b = [r, f64::from(u8::from(nonzero))];
             self.coll.sum(&mut b)?;
-            (r, all_zero) = (b[0], self.real && b[1] == 0.0);
+            (r, nonzero) = (b[0], b[1] != 0.0);
         }
         let (alpha, step) = if self.real {
             // SPEC §4.5: real MH folds α into the leaves (α = 1).
-            if all_zero {
+            if !nonzero {
                 (0.0, Step::Stop { reason: "weak hypothesis is identically zero".into() })
             } else {
                 (1.0, Step::Add { alpha: 1.0 })
@@ -201,50 +253,75 @@ impl Booster for AdaBoostMh {
             diag.insert("r", r);
             return Ok(step);
         }
-        // SPEC §4.5: D_{t+1}(i,ℓ) = D_t(i,ℓ) exp(−α_t Y_i[ℓ] h_t(x_i,ℓ)) / Z_t.
-        let mut z = 0.0;
-        for ((d, y), hv) in self.d.iter_mut().zip(&self.y).zip(h) {
-            *d *= (-alpha * y * hv).exp();
-            z += *d;
+        // SPEC §4.5: D_{t+1}(i,ℓ) = D_t(i,ℓ) exp(−α_t Y_i[ℓ] h_t(x_i,ℓ)) / Z_t; f += α h. One pass
+        // that also sums the diagnostics on the updated scores.
+        let sw = &self.sw;
+        let parts: Vec<UpdateSums> = (self.d.par_chunks_mut(c).zip(self.f.par_chunks_mut(c)))
+            .zip(self.y.par_chunks(c).zip(h.par_chunks(c)).zip(sw.par_chunks(ROW_CHUNK)))
+            .map(|((d, f), ((y, h), sw))| {
+                let mut u = UpdateSums::default();
+                // Real MH: the factors take 2 × leaves × k distinct values a round.
+                let mut factor = par::MemoF64::<_, 1024>::with_slots(|v: f64| (-alpha * v).exp());
+                for ((((d, f), y), h), &w) in d
+                    .chunks_exact_mut(k)
+                    .zip(f.chunks_exact_mut(k))
+                    .zip(y.chunks_exact(k))
+                    .zip(h.chunks_exact(k))
+                    .zip(sw)
+                {
+                    let mut wrong = 0usize;
+                    for (((d, f), &y), &h) in d.iter_mut().zip(f.iter_mut()).zip(y).zip(h) {
+                        *d *= factor.get(y * h);
+                        u.z += *d;
+                        *f += alpha * h;
+                        wrong += usize::from((*f > 0.0) != (y > 0.0));
+                        u.nan |= f.is_nan();
+                    }
+                    // As `multilabel::hamming_loss` and `one_error`, row by row.
+                    u.hamming += w * (wrong as f64 / k as f64);
+                    u.one_error += w * if y[top_label(f)] > 0.0 { 0.0 } else { 1.0 };
+                    u.den += w;
+                }
+                u
+            })
+            .collect();
+        let mut t = UpdateSums::default();
+        for p in &parts {
+            (t.z, t.hamming, t.one_error, t.den, t.nan) =
+                (t.z + p.z, t.hamming + p.hamming, t.one_error + p.one_error, t.den + p.den, t.nan | p.nan);
         }
-        let mut metrics = None;
         if self.coll.is_distributed() {
-            // Issue 13: Z and the training metrics' sums over every rank (one call; the scores
-            // move first, which changes nothing: they do not depend on Z).
-            for (f, hv) in self.f.iter_mut().zip(h) {
-                *f += alpha * hv;
-            }
-            let [a, b] = multilabel::metric_sums(0, &self.y, &self.f, self.k, &self.sw);
-            let [c, d] = multilabel::metric_sums(1, &self.y, &self.f, self.k, &self.sw);
-            let mut buf = [z, a, b, c, d];
+            // Issue 13: Z and the training metrics' sums over every rank (one call).
+            let mut buf = [t.z, t.hamming, t.one_error, t.den, f64::from(u8::from(t.nan))];
             self.coll.sum(&mut buf)?;
-            z = buf[0];
-            metrics = Some([multilabel::mean_of_sums([buf[1], buf[2]]), multilabel::mean_of_sums([buf[3], buf[4]])]);
+            (t.z, t.hamming, t.one_error, t.den, t.nan) = (buf[0], buf[1], buf[2], buf[3], buf[4] != 0.0);
         }
+        let z = t.z;
         if !(z > 0.0 && z.is_finite()) {
             return Err(Error::Numerical(format!("AdaBoost.MH normaliser Z = {z} (weights under- or overflowed)")));
         }
-        for d in &mut self.d {
-            *d /= z;
-        }
-        if metrics.is_none() {
-            for (f, hv) in self.f.iter_mut().zip(h) {
-                *f += alpha * hv;
-            }
+        match stats {
+            Some(stats) => (self.d.par_chunks_mut(c).zip(stats.par_chunks_mut(c)).zip(self.y.par_chunks(c))).for_each(
+                |((d, s), y)| {
+                    for ((d, s), &y) in d.iter_mut().zip(s).zip(y) {
+                        *d /= z;
+                        *s = crate::boost::signed(y, *d);
+                    }
+                },
+            ),
+            None => self.d.par_chunks_mut(c).for_each(|d| d.iter_mut().for_each(|d| *d /= z)),
         }
         self.log_bound += z.ln();
         diag.insert("alpha", alpha);
         diag.insert("z", z);
         diag.insert("r", r);
-        let [ham, one] = match metrics {
-            Some(m) => m,
-            None => [
-                multilabel::hamming_loss(&self.y, &self.f, self.k, Some(&self.sw))?,
-                multilabel::one_error(&self.y, &self.f, self.k, Some(&self.sw))?,
-            ],
-        };
-        diag.insert("hamming_loss", ham);
-        diag.insert("one_error", one);
+        if t.nan {
+            // The metrics' own error ("a score is NaN").
+            diag.insert("hamming_loss", multilabel::hamming_loss(&self.y, &self.f, self.k, Some(&self.sw))?);
+        }
+        let mean = |num: f64| if t.den > 0.0 { num / t.den } else { 0.0 };
+        diag.insert("hamming_loss", mean(t.hamming));
+        diag.insert("one_error", mean(t.one_error));
         diag.insert("bound", self.bound());
         Ok(step)
     }

@@ -5,6 +5,7 @@ use super::{decode_into, MultiVariant};
 use crate::boost::{Booster, Diagnostics, Labels, Step};
 use crate::collective::Shared;
 use crate::error::{Error, Result};
+use crate::par;
 use crate::tree::{Criterion, LeafRule};
 
 /// AdaBoost.MO (SPEC §4.6): single-label data with k classes, a code λ with k' columns, and
@@ -73,18 +74,24 @@ impl AdaBoostMo {
         self.mh.bound()
     }
 
-    /// Weighted training error of the decoded classes.
+    /// Weighted training error of the decoded classes: fixed chunks of [`par::ROW_CHUNK`] rows in
+    /// parallel, summed in row order within a chunk and in chunk order across them (issue 18).
     fn class_error(&self) -> f64 {
         let kp = self.code.n_columns;
-        let mut losses = vec![0.0; self.code.n_classes];
-        let sw = self.mh.sample_weights();
-        let mut err = 0.0;
-        for (i, row) in self.training_scores().chunks_exact(kp).enumerate() {
-            if decode_into(&self.code, row, self.decode, &mut losses) != self.class[i] as usize {
-                err += sw[i];
+        let (sw, scores) = (self.mh.sample_weights(), self.training_scores());
+        let parts = par::map_chunks(self.class.len(), |rows| {
+            let mut losses = vec![0.0; self.code.n_classes];
+            let mut err = 0.0;
+            for i in rows {
+                if decode_into(&self.code, &scores[i * kp..(i + 1) * kp], self.decode, &mut losses)
+                    != self.class[i] as usize
+                {
+                    err += sw[i];
+                }
             }
-        }
-        err
+            err
+        });
+        parts.iter().fold(0.0, |a, p| a + p)
     }
 }
 
@@ -107,6 +114,17 @@ impl Booster for AdaBoostMo {
 
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
         let step = self.mh.step(h, diag)?;
+        if !matches!(step, Step::Stop { .. }) {
+            let mut err = [self.class_error()];
+            // Issue 13: over every rank (the weights are normalised over every rank).
+            self.mh.collective().sum(&mut err)?;
+            diag.insert("one_error", err[0]);
+        }
+        Ok(step)
+    }
+
+    fn step_then_statistics(&mut self, h: &[f64], diag: &mut Diagnostics, stats: &mut [f64]) -> Result<Step> {
+        let step = self.mh.step_then_statistics(h, diag, stats)?;
         if !matches!(step, Step::Stop { .. }) {
             let mut err = [self.class_error()];
             // Issue 13: over every rank (the weights are normalised over every rank).

@@ -1,11 +1,14 @@
 //! AdaBoost.MR (ranking loss) and AdaBoost.M2, in the efficient O(mk) form (SPEC §4.7).
 
-use super::{check_labels_on, check_outputs, single_label_classes, step_of, vote};
+use rayon::prelude::*;
+
+use super::{check_labels_on, check_outputs, single_label_classes, step_of, top_label, vote};
 use super::{MultiParams, MultiVariant};
 use crate::boost::{Booster, Diagnostics, Labels, Step};
 use crate::collective::Shared;
 use crate::error::{Error, Result};
 use crate::eval::multilabel;
+use crate::par::{self, ROW_CHUNK};
 use crate::tree::{Criterion, LeafRule};
 
 /// Discrete AdaBoost.MR (SPEC §4.7), and AdaBoost.M2 = MR on single-label data.
@@ -135,26 +138,6 @@ impl AdaBoostMr {
     pub fn bound(&self) -> f64 {
         self.log_bound.exp()
     }
-
-    /// Calls `each(index, w(i, ℓ), Y_i[ℓ])` for every pair, with
-    /// `w(i, ℓ) = ½ v(i, ℓ) Σ_{ℓ' : Y_i[ℓ'] ≠ Y_i[ℓ]} v(i, ℓ')` (SPEC §4.7).
-    fn for_each_w(&self, mut each: impl FnMut(usize, f64, f64)) {
-        let k = self.k;
-        for (i, (vr, yr)) in self.v.chunks_exact(k).zip(self.y.chunks_exact(k)).enumerate() {
-            let (mut vp, mut vn) = (0.0, 0.0);
-            for (v, y) in vr.iter().zip(yr) {
-                if *y > 0.0 {
-                    vp += v;
-                } else {
-                    vn += v;
-                }
-            }
-            for (l, (v, y)) in vr.iter().zip(yr).enumerate() {
-                let other = if *y > 0.0 { vn } else { vp };
-                each(i * k + l, 0.5 * v * other, *y);
-            }
-        }
-    }
 }
 
 impl Booster for AdaBoostMr {
@@ -174,7 +157,10 @@ impl Booster for AdaBoostMr {
     fn statistics(&self, stats: &mut [f64]) {
         debug_assert_eq!(stats.len(), self.n * self.k);
         // SPEC §4.7: reuse the MH weak learner with weights w(i, ℓ), by the sign of Y_i[ℓ].
-        self.for_each_w(|j, w, y| stats[j] = crate::boost::signed(y, w));
+        let c = ROW_CHUNK * self.k;
+        stats.par_chunks_mut(c).zip(self.v.par_chunks(c).zip(self.y.par_chunks(c))).for_each(|(s, (v, y))| {
+            for_each_w(v, y, self.k, |j, w, y| s[j] = crate::boost::signed(y, w));
+        });
     }
 
     fn set_learning_rate(&mut self, lr: f64) {
@@ -182,10 +168,70 @@ impl Booster for AdaBoostMr {
     }
 
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
+        self.advance(h, diag, None)
+    }
+
+    fn step_then_statistics(&mut self, h: &[f64], diag: &mut Diagnostics, stats: &mut [f64]) -> Result<Step> {
+        self.advance(h, diag, Some(stats))
+    }
+}
+
+/// Calls `each(j, w(i, ℓ), Y_i[ℓ])` for every pair `j = i·k + ℓ` of the rows of `v` and `y` (a
+/// chunk of rows, `j` counted from its start), with
+/// `w(i, ℓ) = ½ v(i, ℓ) Σ_{ℓ' : Y_i[ℓ'] ≠ Y_i[ℓ]} v(i, ℓ')` (SPEC §4.7).
+#[inline]
+fn for_each_w(v: &[f64], y: &[f64], k: usize, mut each: impl FnMut(usize, f64, f64)) {
+    for (i, (vr, yr)) in v.chunks_exact(k).zip(y.chunks_exact(k)).enumerate() {
+        let (mut vp, mut vn) = (0.0, 0.0);
+        for (v, y) in vr.iter().zip(yr) {
+            if *y > 0.0 {
+                vp += v;
+            } else {
+                vn += v;
+            }
+        }
+        for (l, (v, y)) in vr.iter().zip(yr).enumerate() {
+            let other = if *y > 0.0 { vn } else { vp };
+            each(i * k + l, 0.5 * v * other, *y);
+        }
+    }
+}
+
+/// What the update pass of one chunk of rows sums (issue 18).
+#[derive(Default)]
+struct UpdateSums {
+    /// `Σ_i [Σ_{ℓ ∉ Y_i} v'] · [Σ_{ℓ ∈ Y_i} v']` (the normaliser Z).
+    z: f64,
+    /// Ranking-loss numerator and denominator (examples with a crucial pair).
+    rloss: f64,
+    rloss_den: f64,
+    /// One-error numerator and denominator (every example).
+    one_error: f64,
+    den: f64,
+    /// A score became NaN.
+    nan: bool,
+}
+
+impl AdaBoostMr {
+    /// One round (SPEC §4.7): the edge, α, the update of `v` with the training diagnostics and,
+    /// with `stats`, the next round's statistics written in the normalisation pass.
+    ///
+    /// Issue 18: as AdaBoost.MH's step, fixed chunks of [`ROW_CHUNK`] rows in parallel, sums in
+    /// row order within a chunk and in chunk order across chunks (the serial loop's result with at
+    /// most [`ROW_CHUNK`] rows, the same result for any thread count).
+    fn advance(&mut self, h: &[f64], diag: &mut Diagnostics, stats: Option<&mut [f64]>) -> Result<Step> {
         check_outputs(h, self.n * self.k)?;
+        let k = self.k;
+        let c = ROW_CHUNK * k;
+        let (v, y) = (&self.v, &self.y);
         // SPEC §4.7: r = Σ_{i,ℓ} w(i,ℓ) Y_i[ℓ] h(x_i,ℓ) = ½ Σ D(i,ℓ0,ℓ1)(h(x_i,ℓ1) − h(x_i,ℓ0)).
-        let mut r = 0.0;
-        self.for_each_w(|j, w, y| r += w * y * h[j]);
+        let parts = par::map_chunks(self.n, |rows| {
+            let e = rows.start * k..rows.end * k;
+            let (h, mut r) = (&h[e.clone()], 0.0);
+            for_each_w(&v[e.clone()], &y[e], k, |j, w, y| r += w * y * h[j]);
+            r
+        });
+        let mut r = parts.iter().fold(0.0, |a, p| a + p);
         if self.coll.is_distributed() {
             // Issue 13: the edge over every rank.
             let mut b = [r];
@@ -200,61 +246,88 @@ impl Booster for AdaBoostMr {
             return Ok(step);
         }
         // SPEC §4.7: v'(i,ℓ) = v(i,ℓ) exp(−½ α Y_i[ℓ] h(x_i,ℓ)) (= e^{½αh} for ℓ ∉ Y_i and
-        // e^{−½αh} for ℓ ∈ Y_i); Z = Σ_i [Σ_{ℓ ∉ Y_i} v'] · [Σ_{ℓ ∈ Y_i} v'].
-        let k = self.k;
-        let mut z = 0.0;
-        for ((vr, yr), hr) in self.v.chunks_exact_mut(k).zip(self.y.chunks_exact(k)).zip(h.chunks_exact(k)) {
-            let (mut vp, mut vn) = (0.0, 0.0);
-            for ((v, y), hv) in vr.iter_mut().zip(yr).zip(hr) {
-                *v *= (-0.5 * alpha * y * hv).exp();
-                if *y > 0.0 {
-                    vp += *v;
-                } else {
-                    vn += *v;
+        // e^{−½αh} for ℓ ∈ Y_i); Z = Σ_i [Σ_{ℓ ∉ Y_i} v'] · [Σ_{ℓ ∈ Y_i} v']; f += α h. One pass
+        // that also sums the diagnostics on the updated scores.
+        let sw = &self.sw;
+        let parts: Vec<UpdateSums> = (self.v.par_chunks_mut(c).zip(self.f.par_chunks_mut(c)))
+            .zip(self.y.par_chunks(c).zip(h.par_chunks(c)).zip(sw.par_chunks(ROW_CHUNK)))
+            .map(|((v, f), ((y, h), sw))| {
+                let mut u = UpdateSums::default();
+                // y = ±1, so −½α·(y h) is −½α·y·h bit for bit.
+                let mut factor = par::MemoF64::new(|x: f64| (-0.5 * alpha * x).exp());
+                let mut order = Vec::with_capacity(k);
+                for ((((vr, fr), yr), hr), &w) in v
+                    .chunks_exact_mut(k)
+                    .zip(f.chunks_exact_mut(k))
+                    .zip(y.chunks_exact(k))
+                    .zip(h.chunks_exact(k))
+                    .zip(sw)
+                {
+                    let (mut vp, mut vn) = (0.0, 0.0);
+                    for (((v, f), &y), &hv) in vr.iter_mut().zip(fr.iter_mut()).zip(yr).zip(hr) {
+                        *v *= factor.get(y * hv);
+                        if y > 0.0 {
+                            vp += *v;
+                        } else {
+                            vn += *v;
+                        }
+                        *f += alpha * hv;
+                        u.nan |= f.is_nan();
+                    }
+                    u.z += vp * vn;
+                    // As `multilabel::ranking_loss` and `one_error`, row by row.
+                    if let Some(l) = multilabel::ranking_loss_row(yr, fr, &mut order) {
+                        u.rloss += w * l;
+                        u.rloss_den += w;
+                    }
+                    u.one_error += w * if yr[top_label(fr)] > 0.0 { 0.0 } else { 1.0 };
+                    u.den += w;
                 }
-            }
-            z += vp * vn;
+                u
+            })
+            .collect();
+        let mut t = UpdateSums::default();
+        for p in &parts {
+            t.z += p.z;
+            t.rloss += p.rloss;
+            t.rloss_den += p.rloss_den;
+            t.one_error += p.one_error;
+            t.den += p.den;
+            t.nan |= p.nan;
         }
-        let mut metrics = None;
         if self.coll.is_distributed() {
-            // Issue 13: Z and the training metrics' sums over every rank (one call; the scores
-            // move first, which changes nothing: they do not depend on Z).
-            for (f, hv) in self.f.iter_mut().zip(h) {
-                *f += alpha * hv;
-            }
-            let [a, b] = multilabel::metric_sums(2, &self.y, &self.f, self.k, &self.sw);
-            let [c, d] = multilabel::metric_sums(1, &self.y, &self.f, self.k, &self.sw);
-            let mut buf = [z, a, b, c, d];
+            // Issue 13: Z and the training metrics' sums over every rank (one call).
+            let mut buf = [t.z, t.rloss, t.rloss_den, t.one_error, t.den, f64::from(u8::from(t.nan))];
             self.coll.sum(&mut buf)?;
-            z = buf[0];
-            metrics = Some([multilabel::mean_of_sums([buf[1], buf[2]]), multilabel::mean_of_sums([buf[3], buf[4]])]);
+            (t.z, t.rloss, t.rloss_den, t.one_error, t.den, t.nan) =
+                (buf[0], buf[1], buf[2], buf[3], buf[4], buf[5] != 0.0);
         }
+        let z = t.z;
         if !(z > 0.0 && z.is_finite()) {
             return Err(Error::Numerical(format!("AdaBoost.MR normaliser Z = {z} (weights under- or overflowed)")));
         }
-        // SPEC §4.7: v_{t+1} = v'/√Z_t.
+        // SPEC §4.7: v_{t+1} = v'/√Z_t; the next round's w from the normalised v.
         let sz = z.sqrt();
-        for v in &mut self.v {
-            *v /= sz;
-        }
-        if metrics.is_none() {
-            for (f, hv) in self.f.iter_mut().zip(h) {
-                *f += alpha * hv;
-            }
+        match stats {
+            Some(stats) => (self.v.par_chunks_mut(c).zip(stats.par_chunks_mut(c)).zip(self.y.par_chunks(c))).for_each(
+                |((v, s), y)| {
+                    v.iter_mut().for_each(|v| *v /= sz);
+                    for_each_w(v, y, k, |j, w, y| s[j] = crate::boost::signed(y, w));
+                },
+            ),
+            None => self.v.par_chunks_mut(c).for_each(|v| v.iter_mut().for_each(|v| *v /= sz)),
         }
         self.log_bound += z.ln();
         diag.insert("alpha", alpha);
         diag.insert("z", z);
         diag.insert("no_crucial_pair", self.no_pair);
-        let [rank_loss, one] = match metrics {
-            Some(m) => m,
-            None => [
-                multilabel::ranking_loss(&self.y, &self.f, self.k, Some(&self.sw))?,
-                multilabel::one_error(&self.y, &self.f, self.k, Some(&self.sw))?,
-            ],
-        };
-        diag.insert("ranking_loss", rank_loss);
-        diag.insert("one_error", one);
+        if t.nan {
+            // The metrics' own error ("a score is NaN").
+            diag.insert("ranking_loss", multilabel::ranking_loss(&self.y, &self.f, self.k, Some(&self.sw))?);
+        }
+        let mean = |num: f64, den: f64| if den > 0.0 { num / den } else { 0.0 };
+        diag.insert("ranking_loss", mean(t.rloss, t.rloss_den));
+        diag.insert("one_error", mean(t.one_error, t.den));
         diag.insert("bound", self.bound());
         Ok(step)
     }

@@ -883,3 +883,239 @@ fn issue_16_mr_label_sets_use_a_threshold_learned_on_the_training_data() {
     let e = fit(&single, &mo).unwrap_err().to_string();
     assert!(e.contains("label_threshold"), "{e}");
 }
+
+// ------------------------------------------------------------------------------------------------
+// Issue 18: the chunked parallel steps against the serial loops they replaced.
+
+/// Random tree-like outputs for labels `y` (`n × k`) with an edge: each row in one of 8 leaves,
+/// one value per (leaf, label) plus a pull towards the label — real values, or signs (with zeros)
+/// agreeing with the label 70 % of the time for the discrete variants.
+fn leafy_outputs(seed: u64, y: &[f64], k: usize, discrete: bool) -> Vec<f64> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let values: Vec<f64> = (0..8 * k).map(|_| rng.gen_range(-0.6..0.6)).collect();
+    let mut h = vec![0.0; y.len()];
+    for (row, yr) in h.chunks_exact_mut(k).zip(y.chunks_exact(k)) {
+        let leaf = rng.gen_range(0..8usize);
+        for ((o, &v), &y) in row.iter_mut().zip(&values[leaf * k..(leaf + 1) * k]).zip(yr) {
+            *o = if discrete {
+                if v.abs() < 0.05 {
+                    0.0
+                } else if rng.gen_bool(0.7) {
+                    y
+                } else {
+                    -y
+                }
+            } else {
+                v + 0.25 * y
+            };
+        }
+    }
+    h
+}
+
+/// The serial AdaBoost.MH step before issue 18 (SPEC §4.5), on (D, f): returns (r, z, Hamming
+/// loss, one-error), or `None` when it stops.
+fn naive_mh_step(
+    d: &mut [f64],
+    f: &mut [f64],
+    y: &[f64],
+    sw: &[f64],
+    k: usize,
+    real: bool,
+    h: &[f64],
+) -> Option<[f64; 4]> {
+    let r: f64 = d.iter().zip(y).zip(h).map(|((d, y), h)| d * y * h).sum();
+    let alpha = if real {
+        if h.iter().all(|&v| v == 0.0) {
+            return None;
+        }
+        1.0
+    } else {
+        match vote(r) {
+            Vote::Alpha(a) => a,
+            _ => return None,
+        }
+    };
+    let mut z = 0.0;
+    for ((d, y), hv) in d.iter_mut().zip(y).zip(h) {
+        *d *= (-alpha * y * hv).exp();
+        z += *d;
+    }
+    for d in d.iter_mut() {
+        *d /= z;
+    }
+    for (f, hv) in f.iter_mut().zip(h) {
+        *f += alpha * hv;
+    }
+    let hl = multilabel::hamming_loss(y, f, k, Some(sw)).unwrap();
+    let oe = multilabel::one_error(y, f, k, Some(sw)).unwrap();
+    Some([r, z, hl, oe])
+}
+
+/// The serial AdaBoost.MR step before issue 18 (SPEC §4.7), on (v, f): (r, z, ranking loss,
+/// one-error), or `None` when it stops.
+fn naive_mr_step(v: &mut [f64], f: &mut [f64], y: &[f64], sw: &[f64], k: usize, h: &[f64]) -> Option<[f64; 4]> {
+    let mut r = 0.0;
+    for ((vr, yr), hr) in v.chunks_exact(k).zip(y.chunks_exact(k)).zip(h.chunks_exact(k)) {
+        let vp: f64 = vr.iter().zip(yr).filter(|(_, y)| **y > 0.0).fold(0.0, |a, (v, _)| a + v);
+        let vn: f64 = vr.iter().zip(yr).filter(|(_, y)| **y < 0.0).fold(0.0, |a, (v, _)| a + v);
+        for ((v, y), hv) in vr.iter().zip(yr).zip(hr) {
+            let w = 0.5 * v * if *y > 0.0 { vn } else { vp };
+            r += w * y * hv;
+        }
+    }
+    let Vote::Alpha(alpha) = vote(r) else { return None };
+    let mut z = 0.0;
+    for ((vr, yr), hr) in v.chunks_exact_mut(k).zip(y.chunks_exact(k)).zip(h.chunks_exact(k)) {
+        let (mut vp, mut vn) = (0.0, 0.0);
+        for ((v, y), hv) in vr.iter_mut().zip(yr).zip(hr) {
+            *v *= (-0.5 * alpha * y * hv).exp();
+            if *y > 0.0 {
+                vp += *v;
+            } else {
+                vn += *v;
+            }
+        }
+        z += vp * vn;
+    }
+    let sz = z.sqrt();
+    for v in v.iter_mut() {
+        *v /= sz;
+    }
+    for (f, hv) in f.iter_mut().zip(h) {
+        *f += alpha * hv;
+    }
+    let rl = multilabel::ranking_loss(y, f, k, Some(sw)).unwrap();
+    let oe = multilabel::one_error(y, f, k, Some(sw)).unwrap();
+    Some([r, z, rl, oe])
+}
+
+/// The ±1 labels the booster's outputs are scored against: the coded labels for MO.
+fn coded(b: &MultiBooster, p: &Problem) -> Vec<f64> {
+    match b {
+        MultiBooster::Mo(m) => m.code().encode(p.class.as_ref().unwrap()),
+        _ => p.y.clone(),
+    }
+}
+
+/// Runs `rounds` fused steps of `variant` on random outputs in a pool of `threads` threads:
+/// per round the diagnostics, then the final weights, scores and statistics.
+fn chunked_run(
+    p: &Problem,
+    variant: MultiVariant,
+    rounds: u64,
+    threads: usize,
+) -> (Vec<Diagnostics>, Vec<f64>, Vec<f64>, Vec<f64>) {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    pool.install(|| {
+        let mut b = MultiBooster::new(&labels_of(p), &params(variant)).unwrap();
+        let kk = b.n_outputs();
+        let mut stats = vec![0.0; p.n * kk];
+        let mut diags = Vec::new();
+        for t in 0..rounds {
+            let h = leafy_outputs(100 + t, &coded(&b, p), kk, !variant.is_real());
+            let mut diag = Diagnostics::new();
+            b.step_then_statistics(&h, &mut diag, &mut stats).unwrap();
+            diags.push(diag);
+        }
+        let weights = match &b {
+            MultiBooster::Mh(m) => m.distribution().to_vec(),
+            MultiBooster::Mo(m) => m.mh().distribution().to_vec(),
+            MultiBooster::Mr(m) => m.v().to_vec(),
+        };
+        (diags, weights, b.training_scores().to_vec(), stats)
+    })
+}
+
+#[test]
+fn issue_18_chunked_steps_equal_the_serial_loops() {
+    // One chunk: the serial loop bit for bit. Three chunks: the same values up to the order of
+    // the sums — a serial sum of n·k terms is within n·k·ε (relative) of the exact one, so the two
+    // orders agree within 2·n·k·ε per round (4 rounds).
+    for (n, exact) in [(3000, true), (2 * crate::par::ROW_CHUNK + 777, false)] {
+        for (variant, multi) in [
+            (MultiVariant::MhReal, false),
+            (MultiVariant::MhDiscrete, true),
+            (MultiVariant::Mr, true),
+            (MultiVariant::M2, false),
+        ] {
+            let p = random_problem(7, n, 4, 2, multi);
+            let sw = vec![1.0 / n as f64; n];
+            let tol = 8.0 * (n * p.k) as f64 * f64::EPSILON;
+            let (diags, weights, scores, stats) = chunked_run(&p, variant, 4, 2);
+            let mut w = match variant {
+                MultiVariant::Mr | MultiVariant::M2 => {
+                    AdaBoostMr::new(&labels_of(&p), &params(variant)).unwrap().v().to_vec()
+                }
+                _ => AdaBoostMh::new(&labels_of(&p), &params(variant)).unwrap().distribution().to_vec(),
+            };
+            let mut f = vec![0.0; n * p.k];
+            for (t, diag) in diags.iter().enumerate() {
+                let h = leafy_outputs(100 + t as u64, &p.y, p.k, !variant.is_real());
+                let want = match variant {
+                    MultiVariant::Mr | MultiVariant::M2 => naive_mr_step(&mut w, &mut f, &p.y, &sw, p.k, &h),
+                    _ => naive_mh_step(&mut w, &mut f, &p.y, &sw, p.k, variant.is_real(), &h),
+                }
+                .unwrap();
+                let loss = if matches!(variant, MultiVariant::Mr | MultiVariant::M2) {
+                    "ranking_loss"
+                } else {
+                    "hamming_loss"
+                };
+                let got = [diag["r"], diag["z"], diag[loss], diag["one_error"]];
+                for (g, want) in got.iter().zip(want) {
+                    if exact {
+                        assert_eq!(g.to_bits(), want.to_bits(), "{variant} n = {n} round {t}: {got:?} vs {want}");
+                    } else {
+                        assert!(close(*g, want, tol), "{variant} n = {n} round {t}: {got:?} vs {want}");
+                    }
+                }
+            }
+            for (a, b) in weights.iter().zip(&w).chain(scores.iter().zip(&f)) {
+                if exact {
+                    assert_eq!(a.to_bits(), b.to_bits(), "{variant}");
+                } else {
+                    assert!(close(*a, *b, tol), "{variant}: {a} vs {b}");
+                }
+            }
+            // The fused statistics are the unfused ones.
+            let mut again = vec![0.0; stats.len()];
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+            let b = pool.install(|| {
+                let mut b = MultiBooster::new(&labels_of(&p), &params(variant)).unwrap();
+                for t in 0..4 {
+                    let h = leafy_outputs(100 + t, &coded(&b, &p), b.n_outputs(), !variant.is_real());
+                    b.step(&h, &mut Diagnostics::new()).unwrap();
+                }
+                b
+            });
+            b.statistics(&mut again);
+            assert!(stats.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()), "{variant}: fused statistics");
+        }
+    }
+}
+
+#[test]
+fn issue_18_chunked_steps_are_bit_identical_for_1_2_and_3_threads() {
+    // Three chunks of rows (and a partial one), every variant, the fused step.
+    let n = 2 * crate::par::ROW_CHUNK + 777;
+    for (variant, multi) in [
+        (MultiVariant::MhReal, false),
+        (MultiVariant::MhDiscrete, true),
+        (MultiVariant::MoReal, false),
+        (MultiVariant::MoDiscrete, false),
+        (MultiVariant::Mr, true),
+        (MultiVariant::M2, false),
+    ] {
+        let p = random_problem(11, n, 4, 2, multi);
+        let one = chunked_run(&p, variant, 3, 1);
+        for threads in [2, 3] {
+            let other = chunked_run(&p, variant, 3, threads);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(one.0, other.0, "{variant}: diagnostics, {threads} threads");
+            assert_eq!(bits(&one.1), bits(&other.1), "{variant}: weights, {threads} threads");
+            assert_eq!(bits(&one.2), bits(&other.2), "{variant}: scores, {threads} threads");
+            assert_eq!(bits(&one.3), bits(&other.3), "{variant}: statistics, {threads} threads");
+        }
+    }
+}

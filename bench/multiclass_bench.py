@@ -1,0 +1,178 @@
+"""Multi-class through the Python path (issue 18): boostlab's `AdaBoostMHClassifier` (real
+AdaBoost.MH, 8 leaves) against LightGBM's `LGBMClassifier(objective="multiclass", num_leaves=8)`,
+both `fit(X_float32, y)` on the same array, each fit in a fresh process; test accuracy on held-out
+rows.
+
+    python bench/multiclass_bench.py                       # 7-class 500k × 54 and 26-class 20k × 16, 2 threads, 3 repeats
+    python bench/multiclass_bench.py --sets letter --repeats 1 --no-write
+
+The data are bench/run.py's generators (make_classification, random_state=0; generated into
+bench/out/ if absent): `covertype_like(500000)` (7 classes, 54 features) and `letter_like(20000)`
+(26 classes, 16 features, the size of UCI letter). The interpreter needs boostlab (`maturin
+develop --release`), numpy, scikit-learn and LightGBM. Writes bench/out/multiclass.json and the
+section of docs/benchmarks.md between the MULTICLASS markers.
+
+One job: `python bench/multiclass_bench.py --job JSON` (used internally).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import cpu_s, fresh, reset_peak, rss_kib  # noqa: E402  bench/timing.py
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "bench" / "out"
+DOC = ROOT / "docs" / "benchmarks.md"
+BEGIN, END = "<!-- BEGIN MULTICLASS (bench/multiclass_bench.py) -->", "<!-- END MULTICLASS -->"
+LIBS = [("boostlab Real AdaBoost.MH", "boostlab"), ("LightGBM multiclass", "lightgbm")]
+
+
+def make(lib, rounds, leaves, threads):
+    if lib == "boostlab":
+        import boostlab
+
+        return boostlab.AdaBoostMHClassifier(n_estimators=rounds, variant="real", max_leaves=leaves)
+    import lightgbm as lgb
+
+    return lgb.LGBMClassifier(objective="multiclass", n_estimators=rounds, num_leaves=leaves, max_bin=255,
+                              n_jobs=threads, verbose=-1)
+
+
+def job(spec):
+    """One fit in this process: prints time, CPU, memory and test accuracy as JSON."""
+    d = spec["d"]
+    X = np.fromfile(spec["train_x"], dtype=np.float32).reshape(-1, d)
+    y = np.fromfile(spec["train_y"], dtype=np.uint8).astype(np.int64)
+    model = make(spec["lib"], spec["rounds"], spec["leaves"], spec["threads"])
+    loaded, _ = rss_kib()
+    reset_peak()
+    t0, c0 = time.perf_counter(), cpu_s()
+    model.fit(X, y)
+    fit_s, fit_cpu_s = time.perf_counter() - t0, cpu_s() - c0
+    _, peak = rss_kib()
+    Xt = np.fromfile(spec["test_x"], dtype=np.float32).reshape(-1, d)
+    yt = np.fromfile(spec["test_y"], dtype=np.uint8).astype(np.int64)
+    acc = float(np.mean(model.predict(Xt) == yt))
+    print(json.dumps({"fit_s": fit_s, "fit_cpu_s": fit_cpu_s, "over_loaded_mib": (peak - loaded) / 1024,
+                      "accuracy": acc}))
+
+
+def datasets(names):
+    sys.path.insert(0, str(ROOT / "bench"))
+    OUT.mkdir(parents=True, exist_ok=True)
+    import run  # bench/run.py: the shared data generators
+
+    out = []
+    for name in names:
+        if name == "cov":
+            out.append(run.covertype_like(500_000))
+        elif name == "letter":
+            out.append(run.letter_like(20_000))
+        else:
+            raise SystemExit(f"unknown data set {name} (cov, letter)")
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--job", help=argparse.SUPPRESS)
+    ap.add_argument("--sets", default="cov,letter", help="comma-separated: cov (7-class 500k), letter (26-class 20k)")
+    ap.add_argument("--rounds", type=int, default=200)
+    ap.add_argument("--leaves", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--no-write", action="store_true", help="do not rewrite docs/benchmarks.md")
+    a = ap.parse_args()
+    if a.job:
+        return job(json.loads(a.job))
+    env = dict(os.environ, RAYON_NUM_THREADS=str(a.threads), OMP_NUM_THREADS=str(a.threads))
+    loads = [os.getloadavg()[0]]
+    results = []
+    for ds in datasets(a.sets.split(",")):
+        for label, lib in LIBS:
+            runs = []
+            for _ in range(a.repeats):
+                spec = {"lib": lib, "rounds": a.rounds, "leaves": a.leaves, "threads": a.threads, "d": ds["d"],
+                        "train_x": ds["train"]["x"], "train_y": ds["train"]["y"],
+                        "test_x": ds["test"]["x"], "test_y": ds["test"]["y"]}
+                out = fresh([sys.executable, __file__, "--job", json.dumps(spec)], env)
+                runs.append(json.loads(out["stdout"].strip().splitlines()[-1]))
+                loads.append(os.getloadavg()[0])
+            r = {"data": ds["name"], "n": ds["N"], "d": ds["d"], "classes": ds["classes"], "config": label,
+                 "library": lib, "fit_s_all": [x["fit_s"] for x in runs],
+                 "fit_cpu_s_all": [x["fit_cpu_s"] for x in runs]}
+            for key in ("fit_s", "fit_cpu_s", "over_loaded_mib", "accuracy"):
+                r[key] = statistics.median(x[key] for x in runs)
+            results.append(r)
+            print(f"{ds['name']:14s} {label:26s} fit {r['fit_s']:7.2f} s (CPU {r['fit_cpu_s']:7.2f} s) "
+                  f"acc {100 * r['accuracy']:.2f} %  {[round(v, 2) for v in r['fit_s_all']]}", flush=True)
+    meta = {"rounds": a.rounds, "leaves": a.leaves, "threads": a.threads, "repeats": a.repeats,
+            "load_average_1min": [round(v, 1) for v in loads], "machine": platform.machine(),
+            "cpus": os.cpu_count(), "versions": versions(), "date": time.strftime("%Y-%m-%d %H:%M")}
+    (OUT / "multiclass.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1))
+    text = report(results, meta)
+    print(text)
+    if not a.no_write:
+        write_doc(text)
+
+
+def versions():
+    out = {}
+    for m in ("boostlab", "lightgbm", "numpy"):
+        try:
+            out[m] = __import__(m).__version__
+        except Exception:  # noqa: BLE001 - a missing library is reported as absent
+            out[m] = "absent"
+    return out
+
+
+def report(results, meta):
+    loaded = max(meta["load_average_1min"]) > 1.5
+    lines = [
+        f"Generated by `python bench/multiclass_bench.py` on {meta['date']}: {meta['rounds']} rounds, "
+        f"{meta['leaves']} leaves, {meta['threads']} threads, each `fit(X_float32, y)` in a fresh process, "
+        f"medians of {meta['repeats']}; accuracy on the held-out rows. Machine load (1-min average) during the "
+        f"run: {min(meta['load_average_1min'])}–{max(meta['load_average_1min'])} on {meta['cpus']} CPUs"
+        + (" — **measured under load**: wall times (and LightGBM's CPU time: OpenMP threads spin while they "
+           "wait) are inflated; the CPU-time ratio is the steadier figure" if loaded else " (an idle machine)")
+        + ". Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".",
+        "",
+        "| data | library | wall | CPU (user+sys) | RSS over data | test acc. | vs LightGBM (wall) "
+        "| vs LightGBM (CPU) | target |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        peer = next((p for p in results if p["data"] == r["data"] and p["library"] == "lightgbm"), None)
+        mine = r["library"] == "boostlab" and peer
+        ratio = (lambda k: f"{r[k] / peer[k]:.2f}×") if mine else (lambda k: "")
+        lines.append(
+            f"| {r['data']} ({r['n']:,} × {r['d']}, {r['classes']} classes) | {r['config']} | {r['fit_s']:.2f} s | "
+            f"{r['fit_cpu_s']:.2f} s | +{r['over_loaded_mib']:.0f} MiB | {100 * r['accuracy']:.2f} % | "
+            f"{ratio('fit_s')} | {ratio('fit_cpu_s')} | {'≤ 0.8× LightGBM at ≥ its accuracy' if mine else ''} |"
+        )
+    return "\n".join(lines)
+
+
+def write_doc(text):
+    doc = DOC.read_text()
+    block = f"{BEGIN}\n{text}\n{END}"
+    if BEGIN in doc and END in doc:
+        doc = doc[: doc.index(BEGIN)] + block + doc[doc.index(END) + len(END):]
+    else:
+        doc = doc.rstrip() + "\n\n## Multi-class, the Python path (issue 18)\n\n" + block + "\n"
+    DOC.write_text(doc)
+
+
+if __name__ == "__main__":
+    main()

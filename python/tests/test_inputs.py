@@ -156,7 +156,11 @@ def test_multilabel_targets():
         np.testing.assert_array_equal(est.classes_, np.arange(4))
         pred = est.predict(X)
         assert pred.shape == Y.shape and pred.dtype == Y.dtype
-        np.testing.assert_array_equal(pred, (est.decision_function(X) > 0).astype(Y.dtype))
+        # MH predicts {ℓ : f > 0}; MR {ℓ : f > θ} with θ learned on the training data (issue 16).
+        theta = getattr(est, "label_threshold_", None) or 0.0
+        if cls is boostlab.AdaBoostMRClassifier:
+            assert est.label_threshold_ is not None
+        np.testing.assert_array_equal(pred, (est.decision_function(X) > theta).astype(Y.dtype))
         assert est.predict_proba(X).shape == Y.shape
         assert est.score(X, Y) > 0.3  # subset accuracy
         # The same from a sparse indicator matrix and from lists.

@@ -407,7 +407,7 @@ pub struct BoostArgs {
     /// SecBoost: the initial step δ of Solve_α.
     #[arg(long, allow_negative_numbers = true)]
     pub delta_init: Option<f64>,
-    /// SecBoost: α rule, auto (closed form when the loss declares β) or solve (always Solve_α).
+    /// SecBoost: α rule, solve (always Solve_α; the default) or auto (closed form when the loss declares β).
     #[arg(long)]
     pub secboost_alpha: Option<String>,
     /// SecBoost: offset oracle, auto (dichotomic for convex losses) or grid.

@@ -109,6 +109,24 @@ fn record_dict<'py>(py: Python<'py>, r: &RoundRecord) -> PyResult<Bound<'py, PyD
     Ok(d)
 }
 
+/// The fit's per-round hook: calls each Python callback with the round's record (a dict), with the
+/// GIL re-acquired; the first exception goes to `slot` (which stops the fit) and no callback runs
+/// after it.
+fn round_callbacks(callbacks: Vec<Py<PyAny>>, slot: ErrorSlot) -> impl FnMut(&RoundRecord) {
+    move |r: &RoundRecord| {
+        if callbacks.is_empty() || slot.is_set() {
+            return;
+        }
+        Python::attach(|py| {
+            let res =
+                record_dict(py, r).and_then(|d| callbacks.iter().try_for_each(|f| f.bind(py).call1((&d,)).map(drop)));
+            if let Err(e) = res {
+                slot.set(e);
+            }
+        });
+    }
+}
+
 /// Keeps the first Python exception of a fit's callbacks (or loss) and stops the fit.
 #[derive(Clone)]
 struct ErrorSlot {
@@ -526,20 +544,7 @@ fn fit(
     let cancel = Cancel::new();
     let error = ErrorSlot { error: Arc::new(Mutex::new(None)), cancel: cancel.clone() };
     let loss = loss.map(|(f, name, convex, beta)| python_loss(f, name, convex, beta, error.clone())).transpose()?;
-    let callbacks = callbacks.unwrap_or_default();
-    let slot = error.clone();
-    let mut on_round = move |r: &RoundRecord| {
-        if callbacks.is_empty() || slot.is_set() {
-            return;
-        }
-        Python::attach(|py| {
-            let res =
-                record_dict(py, r).and_then(|d| callbacks.iter().try_for_each(|f| f.bind(py).call1((&d,)).map(drop)));
-            if let Err(e) = res {
-                slot.set(e);
-            }
-        });
-    };
+    let mut on_round = round_callbacks(callbacks.unwrap_or_default(), error.clone());
     // Binning reads the caller's buffers with the GIL released; only the bins are kept.
     let res = interruptible(py, &cancel, || {
         pool.install(|| {
@@ -733,20 +738,7 @@ fn fit_shard(
     let loss = loss.map(|(f, name, convex, beta)| python_loss(f, name, convex, beta, error.clone())).transpose()?;
     let coll: Arc<dyn boostlab::collective::Collective> =
         Arc::new(PyCollective { func: allreduce, rank, size, error: error.clone() });
-    let callbacks = callbacks.unwrap_or_default();
-    let slot = error.clone();
-    let mut on_round = move |r: &RoundRecord| {
-        if callbacks.is_empty() || slot.is_set() {
-            return;
-        }
-        Python::attach(|py| {
-            let res =
-                record_dict(py, r).and_then(|d| callbacks.iter().try_for_each(|f| f.bind(py).call1((&d,)).map(drop)));
-            if let Err(e) = res {
-                slot.set(e);
-            }
-        });
-    };
+    let mut on_round = round_callbacks(callbacks.unwrap_or_default(), error.clone());
     let res = interruptible(py, &cancel, || {
         pool.install(|| {
             params.check()?;

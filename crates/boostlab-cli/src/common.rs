@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use boostlab::boost::preset::Preset;
 use boostlab::boost::tadaboost::{LearnerWeights, OverflowPolicy};
-use boostlab::tree::{Criterion, GrowOrder, PureLeaves, SplitTies, TemperedLink};
+use boostlab::tree::{GrowOrder, PureLeaves, SplitTies, TemperedLink};
 use boostlab::{Algorithm, BoostParams, Dataset};
 use clap::{Args, ValueEnum};
 use serde_json::{Map, Value};
@@ -522,25 +522,6 @@ pub enum SplitTiesArg {
     Random,
 }
 
-/// Parses `empirical|gini|entropy|matusita|tempered:t=T`.
-pub fn parse_criterion(s: &str) -> Result<Criterion> {
-    Ok(match s {
-        "empirical" => Criterion::Empirical,
-        "gini" => Criterion::Gini,
-        "entropy" => Criterion::Entropy,
-        "matusita" => Criterion::Matusita,
-        other => {
-            let t = other.strip_prefix("tempered:t=").and_then(|t| t.parse::<f64>().ok()).with_context(|| {
-                format!("unknown criterion '{other}': expected empirical, gini, entropy, matusita or tempered:t=T")
-            })?;
-            // Checked here: a non-finite t would reach the parameters as JSON `null`.
-            let c = Criterion::Tempered { t };
-            c.check()?;
-            c
-        }
-    })
-}
-
 fn parse_enum<T: serde::de::DeserializeOwned + serde::Serialize>(name: &str, s: &str) -> Result<Value> {
     let v: T =
         serde_json::from_value(Value::String(s.to_string())).with_context(|| format!("invalid --{name} '{s}'"))?;
@@ -669,7 +650,7 @@ impl BoostArgs {
             put("tree", "min_leaf_weight", finite("min_leaf_weight", w)?);
         }
         if let Some(c) = &self.criterion {
-            put("tree", "criterion", serde_json::to_value(parse_criterion(c)?)?);
+            put("tree", "criterion", serde_json::to_value(boostlab::experiment::parse_criterion(c)?)?);
         }
         if let Some(o) = self.grow_order {
             let o = match o {

@@ -109,24 +109,24 @@ pub fn run(a: CvArgs) -> Result<()> {
             ),
         );
         obj.extend(summary);
-        println!("{}", serde_json::to_string_pretty(&obj)?);
+        outln!("{}", serde_json::to_string_pretty(&obj)?);
         return Ok(());
     }
     let shown: Vec<&String> = keys.iter().filter(|k| k.as_str() != "accuracy").collect();
-    print!("{:>5}", "fold");
+    out!("{:>5}", "fold");
     for k in &shown {
-        print!(" {k:>18}");
+        out!(" {k:>18}");
     }
-    println!();
+    outln!();
     for (i, f) in folds.iter().enumerate() {
-        print!("{i:>5}");
+        out!("{i:>5}");
         for k in &shown {
-            print!(" {:>18.4}", f[*k]);
+            out!(" {:>18.4}", f[*k]);
         }
-        println!();
+        outln!();
     }
     for k in &shown {
-        println!(
+        outln!(
             "{k:<20} {:.4} ± {:.4}",
             summary[&format!("mean_{k}")].as_f64().unwrap_or(f64::NAN),
             summary[&format!("std_{k}")].as_f64().unwrap_or(f64::NAN)

@@ -45,7 +45,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
         (train, test)
     };
     let (train, test) = (data.subset(&train_rows), data.subset(&test_rows));
-    println!(
+    outln!(
         "boostlab demo — red wine quality ≥ 6 (embedded, {} rows × {} features): {} train / {} test rows, {} rounds",
         data.n_rows(),
         data.n_features(),
@@ -59,14 +59,14 @@ pub fn run(a: DemoArgs) -> Result<()> {
     p.algorithm = Algorithm::RealAdaBoost;
     p.tree.max_leaves = 8;
     runs.push(("Real AdaBoost (8-leaf trees)", p.clone()));
-    println!("{:<34} {:>10} {:>10} {:>9}", "model", "train acc", "test acc", "seconds");
+    outln!("{:<34} {:>10} {:>10} {:>9}", "model", "train acc", "test acc", "seconds");
     for (name, params) in runs {
         let start = Instant::now();
         let m = fit(&train, &params)?;
         let secs = start.elapsed().as_secs_f64();
         let tr = 1.0 - m.error_rate(&train, false)?;
         let te = 1.0 - m.error_rate(&test, false)?;
-        println!("{name:<34} {tr:>10.4} {te:>10.4} {secs:>9.3}");
+        outln!("{name:<34} {tr:>10.4} {te:>10.4} {secs:>9.3}");
     }
     Ok(())
 }

@@ -148,7 +148,7 @@ pub fn run(a: PlotArgs) -> Result<()> {
             )?;
         }
     }
-    println!("{} written", a.out.display());
+    outln!("{} written", a.out.display());
     Ok(())
 }
 
@@ -194,7 +194,7 @@ pub fn export(a: ExportArgs) -> Result<()> {
     {
         let bytes = m.to_onnx(a.clipped)?;
         boostlab::model::write_atomic(&a.onnx, &bytes)?;
-        println!("{} written ({} bytes)", a.onnx.display(), bytes.len());
+        outln!("{} written ({} bytes)", a.onnx.display(), bytes.len());
         Ok(())
     }
     #[cfg(not(feature = "onnx"))]

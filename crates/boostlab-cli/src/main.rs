@@ -2,6 +2,17 @@
 //!
 //! Conversion and presentation only: every algorithm lives in the `boostlab` library.
 
+/// `print!` / `println!` for a command's results on standard output. When the reader has gone
+/// (`boostlab inspect m.json | head -1`, `boostlab cv ... | head`) the process ends quietly with
+/// status 0, as `predict` does, instead of panicking; any other write error ends it with a message.
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::common::write_stdout(format_args!($($arg)*), false) };
+}
+macro_rules! outln {
+    () => { $crate::common::write_stdout(format_args!(""), true) };
+    ($($arg:tt)*) => { $crate::common::write_stdout(format_args!($($arg)*), true) };
+}
+
 mod common;
 mod cv;
 mod demo;

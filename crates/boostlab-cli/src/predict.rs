@@ -223,12 +223,12 @@ fn predict(a: &PredictArgs) -> Result<()> {
         sink.finish()?;
     }
     if let Some(p) = &a.output {
-        println!("{n} predictions written to {}", p.display());
+        outln!("{n} predictions written to {}", p.display());
     }
     // Accuracy when labels are present.
     let report = |msg: String| {
         if a.output.is_some() {
-            println!("{msg}");
+            outln!("{msg}");
         } else {
             eprintln!("{msg}");
         }
@@ -297,7 +297,7 @@ fn contributions(a: &PredictArgs, model: &Ensemble) -> Result<()> {
         sink.finish()?;
     }
     if let Some(p) = &a.output {
-        println!("{n} rows of contributions written to {}", p.display());
+        outln!("{n} rows of contributions written to {}", p.display());
     }
     Ok(())
 }
@@ -358,47 +358,47 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
                 "gain_total": m.feature_importance_raw(ImportanceKind::Gain),
             });
         }
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
-    println!("algorithm      {}", m.params.algorithm.name());
-    println!("task           {}", serde_json::to_string(&m.task)?);
-    println!("features       {} ({})", m.schema.names.len(), m.schema.names.join(", "));
-    println!(
+    outln!("algorithm      {}", m.params.algorithm.name());
+    outln!("task           {}", serde_json::to_string(&m.task)?);
+    outln!("features       {} ({})", m.schema.names.len(), m.schema.names.join(", "));
+    outln!(
         "trees          {} (leaves: min {}, max {})",
         m.n_trees(),
         leaves.iter().min().unwrap_or(&0),
         leaves.iter().max().unwrap_or(&0)
     );
-    println!("alpha sum      {:.6}", m.alphas.iter().sum::<f64>());
+    outln!("alpha sum      {:.6}", m.alphas.iter().sum::<f64>());
     if let Some(d) = m.clip {
-        println!("clipped model  δ = {d}");
+        outln!("clipped model  δ = {d}");
     }
     if let Some(r) = last {
-        println!("last round     {}", serde_json::to_string(r)?);
+        outln!("last round     {}", serde_json::to_string(r)?);
     }
     if let Some(b) = m.best_iteration {
         // Issue 15: early stopping truncated the model to its best iteration (0-based).
         let metric = m.eval_metric.as_deref().unwrap_or("?");
-        println!("early stopping best iteration {b} (validation {metric}); the model keeps {} trees", m.n_trees());
+        outln!("early stopping best iteration {b} (validation {metric}); the model keeps {} trees", m.n_trees());
     }
     if let Some(theta) = m.label_threshold {
         // Issue 16 (SPEC §4.7): the label sets of an MR model.
-        println!("label sets     {{ℓ : f(x, ℓ) > θ}}, θ = {theta} (learned on the training data)");
+        outln!("label sets     {{ℓ : f(x, ℓ) > θ}}, θ = {theta} (learned on the training data)");
     }
     if let Some(sel) = &m.t_selection {
         // Issue 16: t = auto's choice and the inner cross-validated error of every grid value.
-        println!("t = auto       chose t = {} by {}-fold inner cross-validation; inner error per t:", sel.t, sel.folds);
+        outln!("t = auto       chose t = {} by {}-fold inner cross-validation; inner error per t:", sel.t, sel.folds);
         for (t, s) in sel.grid.iter().zip(&sel.scores) {
-            println!("  t = {t:<5} {s:.6}{}", if *t == sel.t { "  ← chosen" } else { "" });
+            outln!("  t = {t:<5} {s:.6}{}", if *t == sel.t { "  ← chosen" } else { "" });
         }
     }
     if m.param_sources.is_empty() {
-        println!("parameters     {}", serde_json::to_string(&m.params)?);
+        outln!("parameters     {}", serde_json::to_string(&m.params)?);
     } else {
         // Issue 17: every parameter's effective value and where it came from, for the tables that
         // apply to the model's algorithm.
-        println!("parameters (value, source: default | preset | user)");
+        outln!("parameters (value, source: default | preset | user)");
         let own = match m.params.algorithm {
             Algorithm::AdaBoost | Algorithm::RealAdaBoost | Algorithm::AbstainingAdaBoost => "adaboost.",
             Algorithm::TAdaBoost => "t_adaboost.",
@@ -411,19 +411,19 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
                 continue;
             }
             let source = serde_json::to_value(e.source)?;
-            println!("  {path:<width$}  {:<24} {}", e.value.to_string(), source.as_str().unwrap_or("?"));
+            outln!("  {path:<width$}  {:<24} {}", e.value.to_string(), source.as_str().unwrap_or("?"));
         }
     }
     if a.importance {
         let rows = importance_rows(&m);
         let width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(7).max(7);
-        println!("feature importance (shares sum to 1; gain = total criterion decrease)");
-        println!("  {:<width$}  {:>8}  {:>8}  {:>6}", "feature", "gain", "split", "splits");
+        outln!("feature importance (shares sum to 1; gain = total criterion decrease)");
+        outln!("  {:<width$}  {:>8}  {:>8}  {:>6}", "feature", "gain", "split", "splits");
         for (name, split, gain, count) in rows {
-            println!("  {name:<width$}  {gain:>8.4}  {split:>8.4}  {count:>6}");
+            outln!("  {name:<width$}  {gain:>8.4}  {split:>8.4}  {count:>6}");
         }
         if m.trees.iter().all(|t| t.gains.is_empty()) {
-            println!("  (a model written before issue 15 has no recorded gains: gain shares are 0)");
+            outln!("  (a model written before issue 15 has no recorded gains: gain shares are 0)");
         }
     }
     Ok(())

@@ -200,7 +200,7 @@ pub fn run(a: ReportArgs) -> Result<()> {
             }
         }
     }
-    println!("{md}");
+    outln!("{md}");
     eprintln!("wrote {} and {} SVG files to {}", out.join("report.md").display(), written.len(), out.display());
     Ok(())
 }

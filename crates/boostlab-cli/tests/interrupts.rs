@@ -174,3 +174,36 @@ fn issue_14_predict_into_a_closed_pipe_exits_quietly() {
     assert_eq!(status.code(), Some(0), "{err}");
     assert_eq!(err, "", "nothing on stderr");
 }
+
+/// `inspect` and `cv` into a pipe whose reader has gone (`| head -0`): status 0, no panic, nothing
+/// on stderr (they printed with `println!`, which panics on a closed pipe).
+#[test]
+fn issue_14_inspect_and_cv_into_a_closed_pipe_exit_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    write_data(&dir.path().join("d.csv"), 2_000);
+    let ok = Command::new(BIN)
+        .current_dir(dir.path())
+        .args(["train", "--data", "d.csv", "--rounds", "3", "--model", "m.json", "-q"])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    for args in [&["inspect", "--model", "m.json"][..], &["cv", "--data", "d.csv", "--folds", "3", "--rounds", "3"][..]]
+    {
+        let mut child = Command::new(BIN)
+            .current_dir(dir.path())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes away before the command has written anything.
+        drop(child.stdout.take());
+        let status = child.wait().unwrap();
+        let mut err = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(status.code(), Some(0), "{args:?}: {err}");
+        assert_eq!(err, "", "{args:?}: nothing on stderr");
+    }
+}

@@ -993,14 +993,14 @@ impl Model {
         let held = Held::new(columns, Some(&self.inner.schema))?;
         let views = held.views(py)?;
         let (n, k, t) = (n_rows(&views), self.inner.n_outputs, self.inner.n_trees());
-        let all = py
-            .detach(|| {
-                pool.install(|| {
-                    let mut all = vec![0.0; t * n * k];
-                    self.inner.staged_views_into(&views, clipped, &mut all).map(|_| all)
-                })
+        let cancel = Cancel::new();
+        let all = interruptible(py, &cancel, || {
+            pool.install(|| {
+                let mut all = vec![0.0; t * n * k];
+                self.inner.staged_views_cancellable(&views, clipped, &mut all, &cancel).map(|_| all)
             })
-            .map_err(py_err)?;
+        })?
+        .map_err(py_err)?;
         Array3::from_shape_vec((t, n, k), all)
             .map(|a| a.into_pyarray(py))
             .map_err(|e| PyValueError::new_err(e.to_string()))

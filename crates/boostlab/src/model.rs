@@ -520,6 +520,28 @@ impl Ensemble {
     /// scores of the first `t + 1` trees), with the conventions of
     /// [`Ensemble::decision_function_views_into`].
     pub fn staged_views_into(&self, columns: &[ColumnView<'_>], clipped: bool, out: &mut [f64]) -> Result<()> {
+        self.staged_into(columns, clipped, out, None)
+    }
+
+    /// [`Ensemble::staged_views_into`] that stops with [`Error::Cancelled`] once `cancel` is set
+    /// (checked before each block of rows).
+    pub fn staged_views_cancellable(
+        &self,
+        columns: &[ColumnView<'_>],
+        clipped: bool,
+        out: &mut [f64],
+        cancel: &Cancel,
+    ) -> Result<()> {
+        self.staged_into(columns, clipped, out, Some(cancel))
+    }
+
+    fn staged_into(
+        &self,
+        columns: &[ColumnView<'_>],
+        clipped: bool,
+        out: &mut [f64],
+        cancel: Option<&Cancel>,
+    ) -> Result<()> {
         let n = self.check_views(columns)?;
         let (k, t_max) = (self.n_outputs, self.trees.len());
         if out.len() != t_max * n * k {
@@ -533,6 +555,7 @@ impl Ensemble {
         let blocks: Vec<Result<Vec<f64>>> = (0..n.div_ceil(PREDICT_BLOCK))
             .into_par_iter()
             .map_init(Vec::new, |scratch, b| {
+                crate::cancel::check(cancel)?;
                 let r0 = b * PREDICT_BLOCK;
                 let m = PREDICT_BLOCK.min(n - r0);
                 self.gather_block(columns, r0, m, scratch)?;

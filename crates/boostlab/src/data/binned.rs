@@ -156,6 +156,27 @@ mod tests {
         (0..d).map(|f| ColumnView::Numeric(NumericView::strided_f32(&x[f..], d, n).unwrap())).collect()
     }
 
+    /// Staged prediction stops with `Cancelled` once the token is set (Ctrl-C in Python), and
+    /// equals the plain staged prediction otherwise.
+    #[test]
+    fn issue_14_staged_prediction_is_cancellable() {
+        let (n, d) = (1500, 4);
+        let (x, y) = matrix(n, d, 3);
+        let data = dataset(&x, &y, n, d, None);
+        let params = BoostParams { algorithm: Algorithm::RealAdaBoost, n_estimators: 5, ..Default::default() };
+        let model = fit_with(&data, &params, &mut |_| {}).unwrap();
+        let views = c_order_views(&x, n, d);
+        let mut plain = vec![0.0; 5 * n];
+        model.staged_views_into(&views, false, &mut plain).unwrap();
+        let cancel = crate::cancel::Cancel::new();
+        let mut out = vec![0.0; 5 * n];
+        model.staged_views_cancellable(&views, false, &mut out, &cancel).unwrap();
+        assert_eq!(out, plain);
+        cancel.cancel();
+        let err = model.staged_views_cancellable(&views, false, &mut out, &cancel).unwrap_err();
+        assert!(matches!(err, crate::Error::Cancelled), "{err}");
+    }
+
     #[test]
     fn issue_12_fit_binned_on_f32_views_equals_fit_on_f64_columns() {
         let (n, d) = (3000, 6);

@@ -20,20 +20,24 @@ const POW10: [f64; 23] = [
     1e21, 1e22,
 ];
 
+/// The eight bytes of `s` at `i` as a little-endian word, when all eight are decimal digits.
+#[inline]
+fn eight_digits(s: &[u8], i: usize) -> Option<u64> {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(s.get(i..i + 8)?);
+    let v = u64::from_le_bytes(a);
+    // Every byte in b'0'..=b'9': no byte of v + 0x46.. or of v − 0x30.. has its high bit set.
+    let any_other =
+        (v.wrapping_add(0x4646_4646_4646_4646) | v.wrapping_sub(0x3030_3030_3030_3030)) & 0x8080_8080_8080_8080;
+    (any_other == 0).then_some(v)
+}
+
 /// Reads the decimal digits of `s` from `*i` on into `w` (wrapping: the caller gives up above 19
 /// digits), eight and four at a time while it can (SWAR, as fast_float's `parse_eight_digits`),
 /// then one at a time.
 #[inline]
 fn digits_into(s: &[u8], i: &mut usize, w: &mut u64, digits: &mut usize) {
-    while let Some(b) = s.get(*i..*i + 8) {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        let v = u64::from_le_bytes(a);
-        // Every byte in b'0'..=b'9': no byte of v + 0x46.. or of v − 0x30.. has its high bit set.
-        if (v.wrapping_add(0x4646_4646_4646_4646) | v.wrapping_sub(0x3030_3030_3030_3030)) & 0x8080_8080_8080_8080 != 0
-        {
-            break;
-        }
+    while let Some(v) = eight_digits(s, *i) {
         let d = v.wrapping_sub(0x3030_3030_3030_3030);
         let d = d.wrapping_mul(10).wrapping_add(d >> 8); // byte 2j: the two-digit number of digits 2j, 2j+1
         let lo = (d & 0x0000_00ff_0000_00ff).wrapping_mul(100 + (1_000_000 << 32));
@@ -67,21 +71,27 @@ fn digits_into(s: &[u8], i: &mut usize, w: &mut u64, digits: &mut usize) {
     }
 }
 
+/// An optional sign at `*i` (skipped): whether it is `-`.
+#[inline]
+fn sign(s: &[u8], i: &mut usize) -> bool {
+    match s.get(*i) {
+        Some(b'-') => {
+            *i += 1;
+            true
+        }
+        Some(b'+') => {
+            *i += 1;
+            false
+        }
+        _ => false,
+    }
+}
+
 /// Clinger's fast path, or `None` when the text is not a plain decimal it can read exactly.
 #[inline]
 fn fast_f64(s: &[u8]) -> Option<f64> {
     let mut i = 0;
-    let neg = match s.first() {
-        Some(b'-') => {
-            i = 1;
-            true
-        }
-        Some(b'+') => {
-            i = 1;
-            false
-        }
-        _ => false,
-    };
+    let neg = sign(s, &mut i);
     let mut w: u64 = 0;
     let mut digits = 0usize; // digits read into w (leading zeros included)
     let mut exp: i64 = 0;
@@ -101,17 +111,7 @@ fn fast_f64(s: &[u8]) -> Option<f64> {
     }
     if let Some(b'e' | b'E') = s.get(i) {
         i += 1;
-        let eneg = match s.get(i) {
-            Some(b'-') => {
-                i += 1;
-                true
-            }
-            Some(b'+') => {
-                i += 1;
-                false
-            }
-            _ => false,
-        };
+        let eneg = sign(s, &mut i);
         let e0 = i;
         let mut e: i64 = 0;
         while let Some(&c) = s.get(i) {
@@ -153,15 +153,7 @@ pub(super) fn parse_f64(s: &str) -> Option<f64> {
 #[inline]
 fn skip_digits(s: &[u8], i: &mut usize) -> usize {
     let start = *i;
-    while let Some(b) = s.get(*i..*i + 8) {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        let v = u64::from_le_bytes(a);
-        // As `digits_into`: every byte in b'0'..=b'9'.
-        if (v.wrapping_add(0x4646_4646_4646_4646) | v.wrapping_sub(0x3030_3030_3030_3030)) & 0x8080_8080_8080_8080 != 0
-        {
-            break;
-        }
+    while eight_digits(s, *i).is_some() {
         *i += 8;
     }
     while s.get(*i).is_some_and(u8::is_ascii_digit) {
@@ -181,7 +173,8 @@ fn skip_digits(s: &[u8], i: &mut usize) -> usize {
 #[inline]
 pub(super) fn is_plain_finite(s: &str) -> bool {
     let s = s.as_bytes();
-    let mut i = usize::from(matches!(s.first(), Some(b'-' | b'+')));
+    let mut i = 0;
+    sign(s, &mut i);
     let int_digits = skip_digits(s, &mut i);
     let mut frac_digits = 0;
     if s.get(i) == Some(&b'.') {
@@ -193,17 +186,7 @@ pub(super) fn is_plain_finite(s: &str) -> bool {
     }
     if let Some(b'e' | b'E') = s.get(i) {
         i += 1;
-        let neg = match s.get(i) {
-            Some(b'-') => {
-                i += 1;
-                true
-            }
-            Some(b'+') => {
-                i += 1;
-                false
-            }
-            _ => false,
-        };
+        let neg = sign(s, &mut i);
         let e0 = i;
         let n = skip_digits(s, &mut i);
         if n == 0 || n > 3 {

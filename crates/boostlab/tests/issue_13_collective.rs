@@ -201,6 +201,12 @@ fn issue_13_t_adaboost_distributed_equal_single_machine() {
     let mut co = p.clone();
     co.t_adaboost.learner_weights = boostlab::boost::tadaboost::LearnerWeights::CoDensity;
     check("t-adaboost t = 0.8, co-density", &co, 2);
+    // A t schedule (issue 16): every rank retempers alike (the renormaliser summed over the ranks).
+    let mut sch = p.clone();
+    sch.t_adaboost.t_schedule = Some(boostlab::boost::tadaboost::TSchedule::parse("linear:0.4:1.2:6").unwrap());
+    check("t-adaboost linear:0.4:1.2:6", &sch, 2);
+    sch.t_adaboost.t_schedule = Some(boostlab::boost::tadaboost::TSchedule::parse("linear:1.5:0.6").unwrap());
+    check("t-adaboost linear:1.5:0.6", &sch, 2);
     // The authors' preset: count growth order, pure leaves forbidden, a seeded candidate cap and
     // random tie-breaking (every random choice seeded per node from the summed histograms).
     let mut authors = BoostParams::with_preset(boostlab::boost::preset::Preset::Authors);

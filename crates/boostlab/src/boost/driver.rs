@@ -513,7 +513,9 @@ fn fit_options(
 /// (`opts.init_model`): every rank replays the model's trees on its rows; each replayed α must
 /// match the stored one within 1e−9 relative (the sums round in another order) and is kept.
 ///
-/// Not distributed (an error): `t = auto`, a t schedule, abstaining AdaBoost. Nothing in training samples rows (the only random choices —
+/// A t schedule (issue 16) retempers every rank's weights alike (the renormaliser summed over the
+/// ranks). Not distributed (an error): `t = auto` (its inner cross-validation would refit every
+/// fold and candidate t over the ranks; not built), abstaining AdaBoost. Nothing in training samples rows (the only random choices —
 /// the candidate cap and random tie-breaking — are seeded per node from the summed histograms),
 /// so every rank draws the same. A collective of one rank is exactly [`fit_binned_with_options`].
 pub fn fit_binned_distributed(
@@ -534,9 +536,6 @@ pub fn fit_binned_distributed(
     let refuse = |what: &str| Err(Error::Distributed(format!("{what} is not supported in distributed training")));
     if params.algorithm == Algorithm::TAdaBoost && params.t_adaboost.auto_t.is_some() {
         return refuse("t = auto");
-    }
-    if params.algorithm == Algorithm::TAdaBoost && params.t_adaboost.t_schedule.is_some() {
-        return refuse("a t schedule (t_schedule)");
     }
     if params.algorithm == Algorithm::AbstainingAdaBoost {
         return refuse("abstaining-adaboost");

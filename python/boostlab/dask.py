@@ -45,7 +45,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
     ) from e
 
 from . import _boostlab
-from ._base import _float, _int
+from ._base import _callbacks, _float, _int
 from ._data import column_form, core_feature_names
 from ._collective import Collective, DaskFitError
 from ._estimators import (
@@ -230,12 +230,25 @@ def _fit_shard_spmd(shard, meta, rank, size, allreduce, cancelled):
         allreduce,
         shard["w"],
         meta["loss"],
-        [_round_check(rank, cancelled)],
+        [_round_check(rank, cancelled)] + ([_publisher(meta["publish"])] if rank == 0 and meta.get("publish") else []),
         meta["n_jobs"],
         valid=shard.get("valid"),
         init_model=meta.get("init"),
     )
     return model.to_json()
+
+
+def _publisher(queue_name):
+    """Rank 0's round callback with user callbacks: each round's record goes to the client through
+    a `distributed.Queue` (one scheduler message per round), where the callbacks run."""
+    from distributed import Queue
+
+    queue = Queue(queue_name)
+
+    def publish(record):
+        queue.put(dict(record))
+
+    return publish
 
 
 def _round_check(rank, cancelled):
@@ -513,7 +526,7 @@ class _DaskMixin:
 
     def _refuse_local_only(self):
         if getattr(self, "callbacks", None) is not None:
-            raise ValueError(f"{type(self).__name__}: callbacks are not supported on Dask")
+            _callbacks(self.callbacks)  # the local check: a list of callables
         if isinstance(getattr(self, "t", None), str) and self.t == "auto":
             raise ValueError(f"{type(self).__name__}: t='auto' is not supported on Dask; give a number")
 
@@ -650,7 +663,8 @@ class _DaskMixin:
             clock.append(("shards", time.perf_counter()))
             meta["bin_mapper_json"] = self._bin_mapper(client, shards, ranks, meta, timeout, pin, later)
             clock.append(("bins", time.perf_counter()))
-            model_json, results = self._train(client, shards, ranks, meta, timeout, later)
+            callbacks = _callbacks(getattr(self, "callbacks", None)) or []
+            model_json, results = self._train(client, shards, ranks, meta, timeout, later, callbacks)
         finally:
             client.cancel(shards + later, force=True)
         clock.append(("training", time.perf_counter()))
@@ -704,9 +718,16 @@ class _DaskMixin:
         return _supervise(client, [merged], ranks, timeout)[0]
 
     @staticmethod
-    def _train(client, shards, ranks, meta, timeout, later):
-        """Round 4: rank 0's listener, then one long-running task per rank."""
+    def _train(client, shards, ranks, meta, timeout, later, callbacks=()):
+        """Round 4: rank 0's listener, then one long-running task per rank. With `callbacks`, rank
+        0 publishes each round's record to a queue the client drains, calling the callbacks in
+        round order; one that raises cancels the ranks and its exception is raised (as locally:
+        no model)."""
         fit_id = uuid.uuid4().hex
+        queue = None
+        if callbacks:
+            queue = distributed.Queue(f"boostlab-rounds-{fit_id}", client=client)
+            meta = dict(meta, publish=queue.name)
         hub = client.submit(
             _open_hub, fit_id, ranks, timeout, workers=[ranks[0]], allow_other_workers=False, pure=False,
             key=f"boostlab-hub-{fit_id}",
@@ -722,7 +743,14 @@ class _DaskMixin:
             for r, (a, sh) in enumerate(zip(ranks, shards))
         ]
         later.extend(futs)
-        results = _supervise(client, futs, ranks, timeout)
+        on_poll = _CallbackRunner(queue, callbacks) if queue is not None else None
+        try:
+            results = _supervise(client, futs, ranks, timeout, on_poll=on_poll)
+            if on_poll is not None:
+                on_poll(final=True)  # the last rounds' records
+        finally:
+            if queue is not None:
+                queue.close()
         return results[0][0], results
 
     def _dask_eval_set(self, eval_set, X):
@@ -1011,7 +1039,31 @@ def _wait(futs, timeout, what):
             raise DaskFitError(f"boostlab.dask: {what}: a task was cancelled (worker lost?)")
 
 
-def _supervise(client, futs, ranks, timeout, results=True):
+class _CallbackRunner:
+    """Calls the user's callbacks, on the client, with the records rank 0 published (in round
+    order). Called while the ranks train; `final=True` after they finished: every record is then
+    in the queue (rank 0 published it before its task ended)."""
+
+    def __init__(self, queue, callbacks):
+        self.queue, self.callbacks, self.seen = queue, callbacks, 0
+
+    def __call__(self, final=False):
+        while True:
+            try:
+                n = self.queue.qsize()
+            except Exception:  # the scheduler is unreachable: the supervision reports it
+                return
+            if n == 0:
+                return
+            for record in self.queue.get(batch=n):
+                self.seen += 1
+                for f in self.callbacks:
+                    f(record)
+            if not final:
+                return
+
+
+def _supervise(client, futs, ranks, timeout, results=True, on_poll=None):
     """Waits for the ranks' tasks: returns their results, or raises the most telling error as
     soon as a task fails or is cancelled, or a rank's worker leaves the cluster (a lost worker's
     restricted task would otherwise wait forever), after giving the other ranks a moment to stop."""
@@ -1020,9 +1072,17 @@ def _supervise(client, futs, ranks, timeout, results=True):
         pending = [f for f in futs if not f.done()]
         if pending:
             try:
-                wait(pending, timeout=1.0, return_when="FIRST_COMPLETED")
+                wait(pending, timeout=1.0 if on_poll is None else 0.2, return_when="FIRST_COMPLETED")
             except Exception:  # a timeout, or a future cancelled because its worker left
                 pass
+        if on_poll is not None:
+            try:
+                on_poll()
+            except BaseException:
+                # A user callback raised: the fit stops (the ranks are cancelled by the caller's
+                # cleanup) and the exception is the fit's, as locally.
+                client.cancel(futs, force=True)
+                raise
         failed = [f for f in futs if f.status in ("error", "cancelled", "lost")]
         if not failed and all(f.status == "finished" for f in futs):
             return client.gather(futs) if results else None

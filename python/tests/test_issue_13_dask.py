@@ -282,6 +282,12 @@ def test_issue_13_parameters_are_the_local_ones(client):
     unknown = dX.assign(c=dX["c"].cat.as_unknown())
     with pytest.raises(ValueError, match="unknown categories"):
         bdask.DaskAdaBoostClassifier(client=client).fit(unknown, dy)
+    # Refused on Dask (docs/distributed.md says why), and a validation set's unseen labels.
+    with pytest.raises(ValueError, match="t='auto' is not supported on Dask"):
+        bdask.DaskTAdaBoostClassifier(t="auto", client=client).fit(dX, dy)
+    other = dd.from_pandas(y.replace("pos", "other"), npartitions=2)
+    with pytest.raises(ValueError, match="labels not seen in training"):
+        bdask.DaskAdaBoostClassifier(n_iter_no_change=2, client=client).fit(dX, dy, eval_set=[(dX, other)])
 
 
 @pytest.mark.parametrize(
@@ -303,7 +309,8 @@ def test_issue_13_early_stopping_on_a_dask_eval_set(client, cls, kw, metric):
     sizes = [90, 260, 40, 310]
     dX, dy, dw = _place(client, [X, y, w], sizes, [0, 1, 0, 1])
     kw = dict(kw, n_estimators=300, n_iter_no_change=4, eval_metric=metric, random_state=5)
-    for v_sizes, v_owners in [([120, 180], [1, 0]), ([100, 200], [0, 0])]:
+    placements = [([120, 180], [1, 0]), ([100, 200], [0, 0])]
+    for v_sizes, v_owners in placements if metric is None else placements[:1]:
         dXv, dyv = _place(client, [Xv, yv], v_sizes, v_owners)
         est = _fit_checked(cls(client=client, timeout=60, **kw), dX, dy, sample_weight=dw, eval_set=[(dXv, dyv)])
         Xo, yo, wo = _in_training_order(est, [X, y, w], sizes)
@@ -368,6 +375,43 @@ def test_issue_13_warm_start_on_dask(client):
         cls._from_local(local5).set_params(client=client, timeout=60, warm_start=True, n_estimators=12).fit(
             dO, dy, sample_weight=dw
         )
+
+
+def test_issue_13_t_schedule_and_callbacks_on_dask(client):
+    """A t schedule retempers every rank alike (the local model); the callbacks run on the client
+    with every round's record (rank 0 publishes them), and one that raises stops the fit with its
+    exception, as locally, leaving no model and no task."""
+    X, y, w = _data(n=500, seed=12)
+    sizes = [200, 300]
+    dX, dy, dw = _place(client, [X, y, w], sizes, [1, 0])
+    kw = dict(n_estimators=10, max_leaves=4, t_schedule="linear:0.5:1.2:6", random_state=2)
+    seen, local_seen = [], []
+    est = bdask.DaskTAdaBoostClassifier(client=client, timeout=60, callbacks=[seen.append], **kw)
+    _fit_checked(est, dX, dy, sample_weight=dw)
+    Xo, yo, wo = _in_training_order(est, [X, y, w], sizes)
+    local = boostlab.TAdaBoostClassifier(callbacks=[local_seen.append], **kw).fit(Xo, yo, sample_weight=wo)
+    _assert_same_model(est, local)
+    assert [r["round"] for r in seen] == [r["round"] for r in local_seen] == list(range(1, 11))
+    assert [r["t"] for r in seen] == [r["t"] for r in local_seen]  # the schedule's temperatures
+    assert len({r["t"] for r in seen}) == 6
+
+    class Enough(Exception):
+        pass
+
+    def stop_at_3(record):
+        if record["round"] == 3:
+            raise Enough("stopped by a callback")
+
+    est2 = bdask.DaskTAdaBoostClassifier(n_estimators=1_000_000, max_leaves=4, client=client, timeout=60, callbacks=[stop_at_3])
+    t0 = time.monotonic()
+    with pytest.raises(Enough):
+        est2.fit(dX, dy)
+    assert time.monotonic() - t0 < 30
+    assert not hasattr(est2, "model_")
+    deadline = time.monotonic() + 15
+    while sum(len(v) for v in client.processing().values()):
+        assert time.monotonic() < deadline, client.processing()
+        time.sleep(0.2)
 
 
 def test_issue_13_a_worker_killed_mid_fit():

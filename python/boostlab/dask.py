@@ -330,13 +330,7 @@ def _assemble_shard(parts, meta, valid_parts=None):
         valid_x = [p[0] for p in valid_parts]
         valid_y = [p[1] for p in valid_parts]
     n, cols = _shard_columns([p[1] for p in parts], meta["kinds"], meta["levels"])
-    ys = [np.asarray(p[2]) for p in parts]
-    if meta["kind"] == "multilabel":
-        y = np.concatenate(ys, axis=0) if ys else np.empty((0, meta["y_width"]))
-        y = np.ascontiguousarray(y.reshape(n, -1) != 0, dtype=np.uint8)
-    else:
-        y = np.concatenate([v.reshape(-1) for v in ys]) if ys else np.empty(0)
-        y = np.searchsorted(meta["classes"], y).astype(np.int64)
+    y = _core_target([p[2] for p in parts], n, meta)
     w = None
     if meta["weighted"]:
         w = np.concatenate([np.asarray(p[3], dtype=np.float64).reshape(-1) for p in parts])
@@ -379,14 +373,18 @@ def _valid_form(xparts, yparts, meta):
             else:
                 codes, uniques = pd.factorize(s, use_na_sentinel=True)
                 cols.append((np.asarray(codes, dtype=np.int64), [str(u) for u in uniques]))
+    return cols, meta["kind"], _core_target(yparts, n, meta), list(meta["class_names"])
+
+
+def _core_target(yparts, n, meta):
+    """The core's target of `n` rows from label partitions: class indices into the global
+    classes, or a 0/1 uint8 matrix (multi-label)."""
     ys = [np.asarray(v) for v in yparts]
     if meta["kind"] == "multilabel":
         y = np.concatenate(ys, axis=0) if ys else np.empty((0, meta["y_width"]))
-        y = np.ascontiguousarray(y.reshape(n, -1) != 0, dtype=np.uint8)
-    else:
-        y = np.concatenate([v.reshape(-1) for v in ys]) if ys else np.empty(0)
-        y = np.searchsorted(meta["classes"], y).astype(np.int64)
-    return cols, meta["kind"], y, list(meta["class_names"])
+        return np.ascontiguousarray(y.reshape(n, -1) != 0, dtype=np.uint8)
+    y = np.concatenate([v.reshape(-1) for v in ys]) if ys else np.empty(0)
+    return np.searchsorted(meta["classes"], y).astype(np.int64)
 
 
 def _weight_prefix(start, shard):
@@ -557,15 +555,7 @@ class _DaskMixin:
         timeout = self._timeout()
         client = self._client()
         n_iter_no_change = _int("n_iter_no_change", getattr(self, "n_iter_no_change", None), minimum=1, optional=True)
-        init = None
-        if getattr(self, "warm_start", False) and hasattr(self, "model_"):
-            n_est = _int("n_estimators", self.n_estimators)
-            if n_est < self.model_.n_trees:
-                raise ValueError(
-                    f"n_estimators={n_est} must be larger or equal to the fitted model's "
-                    f"{self.model_.n_trees} trees when warm_start==True"
-                )
-            init = self.model_
+        init = self._warm_start_model()
         split = None
         if eval_set is None and n_iter_no_change is not None:
             split = _float("validation_fraction", getattr(self, "validation_fraction", 0.1))

@@ -151,6 +151,12 @@ def main():
               f"{st['values_reduced'] * 8 / est.model_.n_trees / 1e3:.1f} kB reduced per round per rank, "
               f"{per_round_bytes / 1e3:.1f} kB per round through rank 0 (2 ranks: 2(P−1) messages per reduction)")
         print(f"  stages (s): {st['seconds']}")
+        # Where the workers' CPU goes: each rank's training (its process's CPU during fit_shard)
+        # and its wall seconds inside the allreduce; the rest of `cpu` is the stages before.
+        res["boostlab_dask"]["per_rank"] = st["per_rank"]
+        for r, s in enumerate(st["per_rank"]):
+            print(f"  rank {r}: training cpu {s['cpu']:.2f} s, wall {s['wall']:.2f} s, "
+                  f"in allreduce {s['seconds']:.2f} s wall")
         # The same model as the single process on the rows in the training order.
         if est.training_order_ == [0, 1]:
             sub = X[:: max(1, n // 100_000)]

@@ -364,15 +364,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         Returns self. Training releases the GIL.
         """
         n_iter_no_change = _int("n_iter_no_change", getattr(self, "n_iter_no_change", None), minimum=1, optional=True)
-        init = None
-        if getattr(self, "warm_start", False) and hasattr(self, "model_"):
-            n_est = _int("n_estimators", self.n_estimators)
-            if n_est < self.model_.n_trees:
-                raise ValueError(
-                    f"n_estimators={n_est} must be larger or equal to the fitted model's "
-                    f"{self.model_.n_trees} trees when warm_start==True"
-                )
-            init = self.model_
+        init = self._warm_start_model()
         if eval_set is None and n_iter_no_change is not None:
             X, y, sample_weight, eval_set = self._split_validation(X, y, sample_weight)
         n_rows, columns = prepare_X(self, X, reset=init is None)
@@ -413,6 +405,18 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             self._y_dtype = y_dtype
         self._set_model(model)
         return self
+
+    def _warm_start_model(self):
+        """The fitted model to continue (`warm_start=True` and fitted), or None."""
+        if not (getattr(self, "warm_start", False) and hasattr(self, "model_")):
+            return None
+        n_est = _int("n_estimators", self.n_estimators)
+        if n_est < self.model_.n_trees:
+            raise ValueError(
+                f"n_estimators={n_est} must be larger or equal to the fitted model's "
+                f"{self.model_.n_trees} trees when warm_start==True"
+            )
+        return self.model_
 
     def _split_validation(self, X, y, sample_weight):
         """Holds out `validation_fraction` of the rows (stratified by class for 1-d labels, seeded

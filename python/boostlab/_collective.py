@@ -169,7 +169,9 @@ class Collective:
         self.stats["seconds"] += time.perf_counter() - t0
         self.stats["reductions"] += 1
         self.stats["values"] += x.size
-        return out
+        # A received vector may be a view into the message's frame, at any byte offset: the core
+        # reads an aligned array (numpy's `require` copies only an unaligned one).
+        return np.require(out, dtype=np.float64, requirements=["C", "A"])
 
     async def _recv(self, r):
         comm = self._comms[r]

@@ -45,7 +45,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
     ) from e
 
 from . import _boostlab
-from ._base import _float
+from ._base import _callbacks, _float, _int
 from ._data import column_form, core_feature_names
 from ._collective import Collective, DaskFitError
 from ._estimators import (
@@ -136,9 +136,10 @@ def _column_kind(dtype) -> str:
 # ---------------------------------------------------------------------------------- worker side
 
 
-def _part_info(X, y, w, kinds, multilabel):
+def _part_info(X, y, w, kinds, multilabel, want_y=False):
     """What the client needs of one partition before training: its row count, its labels (those
-    with a positive weight too), its categorical levels and its weights' range."""
+    with a positive weight too), its categorical levels and its weights' range; with `want_y`
+    the labels themselves (to draw `validation_fraction`'s split over all the rows)."""
     import pandas as pd
 
     n = X.shape[0]
@@ -146,6 +147,8 @@ def _part_info(X, y, w, kinds, multilabel):
     if y.shape[0] != n:
         raise ValueError(f"a partition of y has {y.shape[0]} rows, the matching partition of X {n}")
     info = {"n": n}
+    if want_y:
+        info["y"] = y
     if multilabel:
         info["labels"] = np.unique(y, axis=0) if n else y.reshape(0, *y.shape[1:])
     else:
@@ -227,10 +230,25 @@ def _fit_shard_spmd(shard, meta, rank, size, allreduce, cancelled):
         allreduce,
         shard["w"],
         meta["loss"],
-        [_round_check(rank, cancelled)],
+        [_round_check(rank, cancelled)] + ([_publisher(meta["publish"])] if rank == 0 and meta.get("publish") else []),
         meta["n_jobs"],
+        valid=shard.get("valid"),
+        init_model=meta.get("init"),
     )
     return model.to_json()
+
+
+def _publisher(queue_name):
+    """Rank 0's round callback with user callbacks: each round's record goes to the client through
+    a `distributed.Queue` (one scheduler message per round), where the callbacks run."""
+    from distributed import Queue
+
+    queue = Queue(queue_name)
+
+    def publish(record):
+        queue.put(dict(record))
+
+    return publish
 
 
 def _round_check(rank, cancelled):
@@ -292,21 +310,81 @@ def _hub_count():
         return len(_HUBS)
 
 
-def _assemble_shard(parts, meta):
+def _assemble_shard(parts, meta, valid_parts=None):
     """Round 2 (pinned to the worker, its result stays there): the worker's partitions, in order,
-    as the core's columns, targets and weights (global categorical levels and classes)."""
+    as the core's columns, targets and weights (global categorical levels and classes), and its
+    validation rows (`meta["validation"]`): the rows of `valid_parts` (an `eval_set`'s partitions
+    given to this rank), or those of its own partitions that `validation_fraction` held out (each
+    partition's boolean mask, the fifth element of its entry)."""
+    valid_x, valid_y = [], []
+    if meta.get("split"):
+        train = []
+        for i, x, y, w, mask in parts:
+            keep = ~mask
+            valid_x.append(x[mask] if _array_rows(meta) else x.iloc[mask])
+            valid_y.append(np.asarray(y)[mask])
+            w = None if w is None else np.asarray(w, dtype=np.float64).reshape(-1)[keep]
+            train.append((i, x[keep] if _array_rows(meta) else x.iloc[keep], np.asarray(y)[keep], w))
+        parts = train
+    elif valid_parts is not None:
+        valid_x = [p[0] for p in valid_parts]
+        valid_y = [p[1] for p in valid_parts]
     n, cols = _shard_columns([p[1] for p in parts], meta["kinds"], meta["levels"])
-    ys = [np.asarray(p[2]) for p in parts]
-    if meta["kind"] == "multilabel":
-        y = np.concatenate(ys, axis=0) if ys else np.empty((0, meta["y_width"]))
-        y = np.ascontiguousarray(y.reshape(n, -1) != 0, dtype=np.uint8)
-    else:
-        y = np.concatenate([v.reshape(-1) for v in ys]) if ys else np.empty(0)
-        y = np.searchsorted(meta["classes"], y).astype(np.int64)
+    y = _core_target([p[2] for p in parts], n, meta)
     w = None
     if meta["weighted"]:
         w = np.concatenate([np.asarray(p[3], dtype=np.float64).reshape(-1) for p in parts])
-    return {"columns": cols, "y": y, "w": w, "n": n}
+    shard = {"columns": cols, "y": y, "w": w, "n": n}
+    if meta.get("validation"):
+        shard["valid"] = _valid_form(valid_x, valid_y, meta)
+    return shard
+
+
+def _array_rows(meta) -> bool:
+    """True when the features are a dask array's blocks (numpy), not DataFrame partitions."""
+    return meta["kinds"] is None
+
+
+def _valid_form(xparts, yparts, meta):
+    """This rank's validation rows as the extension's `valid` tuple `(columns, kind, y, names)`
+    (possibly of no rows): numeric columns as float64, categorical ones as codes with their own
+    levels (the core re-codes them onto the training levels by name, as for prediction)."""
+    import pandas as pd
+
+    kinds = meta["kinds"]
+    d = len(meta["feature_names"])
+    if kinds is None:
+        mats = [np.asarray(p) for p in xparts]
+        X = np.concatenate(mats, axis=0) if mats else np.empty((0, d))
+        X = X.astype(np.float64) if X.dtype not in (np.float32, np.float64) else X
+        cols = [column_form(X[:, j]) for j in range(d)]
+        n = X.shape[0]
+    else:
+        frame = pd.concat(xparts, axis=0) if xparts else None
+        n = 0 if frame is None else frame.shape[0]
+        cols = []
+        for j, kind in enumerate(kinds):
+            if frame is None:
+                cols.append(column_form(np.empty(0)) if kind == "numeric" else (np.empty(0, dtype=np.int64), []))
+                continue
+            s = frame.iloc[:, j]
+            if kind == "numeric":
+                cols.append(column_form(s.to_numpy(dtype=np.float64, na_value=np.nan)))
+            else:
+                codes, uniques = pd.factorize(s, use_na_sentinel=True)
+                cols.append((np.asarray(codes, dtype=np.int64), [str(u) for u in uniques]))
+    return cols, meta["kind"], _core_target(yparts, n, meta), list(meta["class_names"])
+
+
+def _core_target(yparts, n, meta):
+    """The core's target of `n` rows from label partitions: class indices into the global
+    classes, or a 0/1 uint8 matrix (multi-label)."""
+    ys = [np.asarray(v) for v in yparts]
+    if meta["kind"] == "multilabel":
+        y = np.concatenate(ys, axis=0) if ys else np.empty((0, meta["y_width"]))
+        return np.ascontiguousarray(y.reshape(n, -1) != 0, dtype=np.uint8)
+    y = np.concatenate([v.reshape(-1) for v in ys]) if ys else np.empty(0)
+    return np.searchsorted(meta["classes"], y).astype(np.int64)
 
 
 def _weight_prefix(start, shard):
@@ -445,12 +523,8 @@ class _DaskMixin:
         return t
 
     def _refuse_local_only(self):
-        if getattr(self, "warm_start", False):
-            raise ValueError(f"{type(self).__name__}: warm_start is not supported on Dask")
-        if getattr(self, "n_iter_no_change", None) is not None:
-            raise ValueError(f"{type(self).__name__}: early stopping (n_iter_no_change) is not supported on Dask")
         if getattr(self, "callbacks", None) is not None:
-            raise ValueError(f"{type(self).__name__}: callbacks are not supported on Dask")
+            _callbacks(self.callbacks)  # the local check: a list of callables
         if isinstance(getattr(self, "t", None), str) and self.t == "auto":
             raise ValueError(f"{type(self).__name__}: t='auto' is not supported on Dask; give a number")
 
@@ -462,27 +536,51 @@ class _DaskMixin:
 
     # ------------------------------------------------------------------ fit
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None):
         """Trains on the dask cluster (see the module's doc). X: a dask array or dask DataFrame;
         y: a dask array (1-d labels, or for AdaBoost.MH / MR a 2-d 0/1 indicator matrix) or dask
-        Series, partitioned like X; sample_weight: likewise, non-negative, or None. Raises
-        `DaskFitError` naming the worker when a worker is lost or does not answer within
+        Series, partitioned like X; sample_weight: likewise, non-negative, or None.
+
+        eval_set: a list of one pair ``(X_val, y_val)`` of dask collections of the kind of X and
+        y (any partitioning): each round's metric goes into ``history_["valid_metric"]`` and, with
+        ``n_iter_no_change``, early stopping uses it, as the local estimator's. Without it and with
+        ``n_iter_no_change``, ``validation_fraction`` of the rows is held out: the local
+        estimator's split (the same rows, drawn from every row's label in partition order).
+        With ``warm_start=True`` and a fitted model, the missing rounds are added to it (on the
+        training data, as the local estimator).
+
+        Raises `DaskFitError` naming the worker when a worker is lost or does not answer within
         `timeout`. Returns self."""
         self._refuse_local_only()
         timeout = self._timeout()
         client = self._client()
+        n_iter_no_change = _int("n_iter_no_change", getattr(self, "n_iter_no_change", None), minimum=1, optional=True)
+        init = self._warm_start_model()
+        split = None
+        if eval_set is None and n_iter_no_change is not None:
+            split = _float("validation_fraction", getattr(self, "validation_fraction", 0.1))
+            if not 0.0 < split < 1.0:
+                raise ValueError(
+                    f"invalid parameter `validation_fraction`: expected a number in (0, 1), got {split!r}"
+                )
         self._reset_fitted()
         X, y, sample_weight, kinds = self._dask_inputs(X, y, sample_weight)
+        valid_in = self._dask_eval_set(eval_set, X)
         multilabel = self._multilabel and y.ndim == 2 and y.shape[1] not in (1,)
         if _is_dask_array(y) and y.ndim == 2 and not self._multilabel:
             raise ValueError(f"{type(self).__name__}: y must be 1-d")
         n_jobs = self._n_jobs()
 
-        colls = [X, y] + ([sample_weight] if sample_weight is not None else [])
+        colls = [X, y] + ([sample_weight] if sample_weight is not None else []) + list(valid_in or [])
         clock = [("start", time.perf_counter())]
         persisted = client.persist(colls)
         Xp, yp = persisted[0], persisted[1]
         wp = persisted[2] if sample_weight is not None else None
+        vxf, vyf, v_owner = [], [], []
+        if valid_in is not None:
+            Xvp, yvp = persisted[-2], persisted[-1]
+            vxf = _partition_futures(Xvp, _n_parts(Xvp))
+            vyf = _partition_futures(yvp, _n_parts(Xvp))
         n_parts = _n_parts(Xp)
         for name, c in (("y", yp), ("sample_weight", wp)):
             if c is not None and _n_parts(c) != n_parts:
@@ -490,27 +588,43 @@ class _DaskMixin:
         xf = _partition_futures(Xp, n_parts)
         yf = _partition_futures(yp, n_parts)
         wf = _partition_futures(wp, n_parts) if wp is not None else [None] * n_parts
-        every = [f for f in xf + yf + wf if f is not None]
+        every = [f for f in xf + yf + wf + vxf + vyf if f is not None]
         _wait(every, timeout, "persisting the data")
-        who = client.who_has(xf)
+        who = client.who_has(xf + vxf)
         owner = []
-        for f in xf:
+        for f in xf + vxf:
             holders = sorted(who.get(f.key) or [])
             if not holders:
                 raise DaskFitError(f"boostlab.dask: partition {f.key} has no worker (lost?)")
             owner.append(holders[0])
+        owner, v_owner = owner[: len(xf)], owner[len(xf) :]
 
         # Round 1: per-partition facts, computed where each partition lives.
         infos = [
             client.submit(
-                _part_info, x, yy, ww, kinds, multilabel,
+                _part_info, x, yy, ww, kinds, multilabel, split is not None,
                 workers=[o], allow_other_workers=True, pure=False,
             )
             for x, yy, ww, o in zip(xf, yf, wf, owner)
         ]
-        _wait(infos, timeout, "reading the partitions' labels and levels")
-        infos = client.gather(infos)
+        v_infos = [
+            client.submit(_part_info, x, yy, None, kinds, multilabel, workers=[o], allow_other_workers=True, pure=False)
+            for x, yy, o in zip(vxf, vyf, v_owner)
+        ]
+        _wait(infos + v_infos, timeout, "reading the partitions' labels and levels")
+        infos, v_infos = client.gather(infos), client.gather(v_infos)
+        masks = self._validation_masks(infos, split, multilabel) if split is not None else [None] * n_parts
         meta = self._global_meta(infos, kinds, multilabel, sample_weight is not None, n_jobs)
+        if valid_in is not None or split is not None:
+            self._check_validation(v_infos, masks, meta)
+            meta["validation"], meta["split"] = True, split is not None
+            if self._clipped:
+                # t-AdaBoost predicting with its clipped model is scored as clipped (as locally).
+                meta["params_json"] = json.dumps(dict(json.loads(meta["params_json"]), eval_clipped=True))
+        if split is not None:
+            for info, m in zip(infos, masks):
+                info["n"] -= int(m.sum())  # the training rows
+        meta["init"] = init
         clock.append(("inputs", time.perf_counter()))
 
         # Ranks: the workers holding partitions, in the order of their addresses. The rows are
@@ -519,7 +633,11 @@ class _DaskMixin:
         ranks = sorted(set(owner))
         parts_of = {a: [] for a in ranks}
         for i, (a, x, yy, ww) in enumerate(zip(owner, xf, yf, wf)):
-            parts_of[a].append((i, x, yy, ww))
+            parts_of[a].append((i, x, yy, ww) + ((masks[i],) if split is not None else ()))
+        # An eval_set's partitions: each to the rank holding it, else round robin.
+        valid_of = {a: [] for a in ranks}
+        for i, (a, x, yy) in enumerate(zip(v_owner, vxf, vyf)):
+            valid_of[a if a in valid_of else ranks[i % len(ranks)]].append((x, yy))
         rows = [sum(infos[p[0]]["n"] for p in parts_of[a]) for a in ranks]
         meta["rank_offsets"] = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64).tolist()
         meta["n_rows"] = int(meta["rank_offsets"][-1])
@@ -527,12 +645,16 @@ class _DaskMixin:
         shards, later = [], []
         try:
             # Round 2: each worker's shard, kept on the worker for the next rounds.
-            shards = [client.submit(_assemble_shard, parts_of[a], meta, workers=[a], **pin) for a in ranks]
+            shards = [
+                client.submit(_assemble_shard, parts_of[a], meta, valid_of[a] if valid_in else None, workers=[a], **pin)
+                for a in ranks
+            ]
             _supervise(client, shards, ranks, timeout, results=False)
             clock.append(("shards", time.perf_counter()))
             meta["bin_mapper_json"] = self._bin_mapper(client, shards, ranks, meta, timeout, pin, later)
             clock.append(("bins", time.perf_counter()))
-            model_json, results = self._train(client, shards, ranks, meta, timeout, later)
+            callbacks = _callbacks(getattr(self, "callbacks", None)) or []
+            model_json, results = self._train(client, shards, ranks, meta, timeout, later, callbacks)
         finally:
             client.cancel(shards + later, force=True)
         clock.append(("training", time.perf_counter()))
@@ -586,9 +708,16 @@ class _DaskMixin:
         return _supervise(client, [merged], ranks, timeout)[0]
 
     @staticmethod
-    def _train(client, shards, ranks, meta, timeout, later):
-        """Round 4: rank 0's listener, then one long-running task per rank."""
+    def _train(client, shards, ranks, meta, timeout, later, callbacks=()):
+        """Round 4: rank 0's listener, then one long-running task per rank. With `callbacks`, rank
+        0 publishes each round's record to a queue the client drains, calling the callbacks in
+        round order; one that raises cancels the ranks and its exception is raised (as locally:
+        no model)."""
         fit_id = uuid.uuid4().hex
+        queue = None
+        if callbacks:
+            queue = distributed.Queue(f"boostlab-rounds-{fit_id}", client=client)
+            meta = dict(meta, publish=queue.name)
         hub = client.submit(
             _open_hub, fit_id, ranks, timeout, workers=[ranks[0]], allow_other_workers=False, pure=False,
             key=f"boostlab-hub-{fit_id}",
@@ -604,8 +733,75 @@ class _DaskMixin:
             for r, (a, sh) in enumerate(zip(ranks, shards))
         ]
         later.extend(futs)
-        results = _supervise(client, futs, ranks, timeout)
+        on_poll = _CallbackRunner(queue, callbacks) if queue is not None else None
+        try:
+            results = _supervise(client, futs, ranks, timeout, on_poll=on_poll)
+            if on_poll is not None:
+                on_poll(final=True)  # the last rounds' records
+        finally:
+            if queue is not None:
+                queue.close()
         return results[0][0], results
+
+    def _dask_eval_set(self, eval_set, X):
+        """`eval_set`'s `(X_val, y_val)` as dask collections of X's kind, or None."""
+        if eval_set is None:
+            return None
+        if not isinstance(eval_set, (list, tuple)) or len(eval_set) != 1 or len(eval_set[0]) != 2:
+            raise ValueError("eval_set: expected a list of one (X_val, y_val) pair")
+        Xv, yv = eval_set[0]
+        if _is_dask_frame(X) != _is_dask_frame(Xv) or not (_is_dask_frame(Xv) or _is_dask_array(Xv)):
+            raise TypeError(f"eval_set: X_val must be a dask {'DataFrame' if _is_dask_frame(X) else 'array'} like X")
+        if _is_dask_frame(Xv):
+            if list(Xv.columns) != list(X.columns):
+                raise ValueError(f"eval_set: X_val has columns {list(Xv.columns)}, X has {list(X.columns)}")
+        else:
+            if Xv.ndim != 2 or Xv.shape[1] != X.shape[1]:
+                raise ValueError(f"eval_set: X_val has shape {Xv.shape}; expected (n, {X.shape[1]})")
+            if any(np.isnan(c) for c in Xv.chunks[0]):
+                raise ValueError("eval_set: X_val has unknown chunk sizes: call compute_chunk_sizes() first")
+            if len(Xv.chunks[1]) > 1:
+                Xv = Xv.rechunk({1: -1})
+        yv = self._align(Xv, yv, "eval_set's y_val")
+        if yv is None:
+            raise ValueError("eval_set: y_val is None")
+        return Xv, yv
+
+    def _validation_masks(self, infos, frac, multilabel):
+        """`validation_fraction`'s held-out rows, one boolean mask per partition: the local
+        estimator's split (scikit-learn's `train_test_split`, stratified by class for 1-d labels,
+        seeded by `random_state`), which depends only on every row's label, in partition order.
+        The client holds one label and one index per row while drawing it."""
+        from sklearn.model_selection import train_test_split
+
+        from ._base import _seed
+
+        y_all = np.concatenate([i.pop("y") for i in infos], axis=0)
+        n = y_all.shape[0]
+        stratify = None if multilabel else y_all
+        _, held = train_test_split(np.arange(n), test_size=frac, stratify=stratify, random_state=_seed(self.random_state))
+        mask = np.zeros(n, dtype=bool)
+        mask[held] = True
+        bounds = np.concatenate([[0], np.cumsum([i["n"] for i in infos])])
+        return [mask[bounds[p] : bounds[p + 1]] for p in range(len(infos))]
+
+    @staticmethod
+    def _check_validation(v_infos, masks, meta):
+        """The validation rows' labels must be training classes (an eval_set's; a held-out
+        part's are); there must be some."""
+        n_valid = sum(i["n"] for i in v_infos) + sum(int(m.sum()) for m in masks if m is not None)
+        if n_valid == 0:
+            raise ValueError("eval_set: the validation data have no rows")
+        if meta["kind"] == "multilabel":
+            for i in v_infos:
+                lab = np.asarray(i["labels"])
+                if lab.size and lab.reshape(lab.shape[0], -1).shape[1] != meta["y_width"]:
+                    raise ValueError(f"eval_set: y_val has {lab.shape[1]} label columns, expected {meta['y_width']}")
+            return
+        seen = set(np.asarray(meta["classes"]).tolist())
+        unknown = sorted({c for i in v_infos for c in np.asarray(i["labels"]).tolist() if c not in seen}, key=str)
+        if unknown:
+            raise ValueError(f"eval_set: y_val has labels not seen in training: {unknown[:10]!r}")
 
     def _dask_inputs(self, X, y, sample_weight):
         """Checks the kinds of the inputs; returns (X, y, sample_weight, column kinds or None)."""
@@ -833,7 +1029,31 @@ def _wait(futs, timeout, what):
             raise DaskFitError(f"boostlab.dask: {what}: a task was cancelled (worker lost?)")
 
 
-def _supervise(client, futs, ranks, timeout, results=True):
+class _CallbackRunner:
+    """Calls the user's callbacks, on the client, with the records rank 0 published (in round
+    order). Called while the ranks train; `final=True` after they finished: every record is then
+    in the queue (rank 0 published it before its task ended)."""
+
+    def __init__(self, queue, callbacks):
+        self.queue, self.callbacks, self.seen = queue, callbacks, 0
+
+    def __call__(self, final=False):
+        while True:
+            try:
+                n = self.queue.qsize()
+            except Exception:  # the scheduler is unreachable: the supervision reports it
+                return
+            if n == 0:
+                return
+            for record in self.queue.get(batch=n):
+                self.seen += 1
+                for f in self.callbacks:
+                    f(record)
+            if not final:
+                return
+
+
+def _supervise(client, futs, ranks, timeout, results=True, on_poll=None):
     """Waits for the ranks' tasks: returns their results, or raises the most telling error as
     soon as a task fails or is cancelled, or a rank's worker leaves the cluster (a lost worker's
     restricted task would otherwise wait forever), after giving the other ranks a moment to stop."""
@@ -842,9 +1062,17 @@ def _supervise(client, futs, ranks, timeout, results=True):
         pending = [f for f in futs if not f.done()]
         if pending:
             try:
-                wait(pending, timeout=1.0, return_when="FIRST_COMPLETED")
+                wait(pending, timeout=1.0 if on_poll is None else 0.2, return_when="FIRST_COMPLETED")
             except Exception:  # a timeout, or a future cancelled because its worker left
                 pass
+        if on_poll is not None:
+            try:
+                on_poll()
+            except BaseException:
+                # A user callback raised: the fit stops (the ranks are cancelled by the caller's
+                # cleanup) and the exception is the fit's, as locally.
+                client.cancel(futs, force=True)
+                raise
         failed = [f for f in futs if f.status in ("error", "cancelled", "lost")]
         if not failed and all(f.status == "finished" for f in futs):
             return client.gather(futs) if results else None

@@ -282,6 +282,136 @@ def test_issue_13_parameters_are_the_local_ones(client):
     unknown = dX.assign(c=dX["c"].cat.as_unknown())
     with pytest.raises(ValueError, match="unknown categories"):
         bdask.DaskAdaBoostClassifier(client=client).fit(unknown, dy)
+    # Refused on Dask (docs/distributed.md says why), and a validation set's unseen labels.
+    with pytest.raises(ValueError, match="t='auto' is not supported on Dask"):
+        bdask.DaskTAdaBoostClassifier(t="auto", client=client).fit(dX, dy)
+    other = dd.from_pandas(y.replace("pos", "other"), npartitions=2)
+    with pytest.raises(ValueError, match="labels not seen in training"):
+        bdask.DaskAdaBoostClassifier(n_iter_no_change=2, client=client).fit(dX, dy, eval_set=[(dX, other)])
+
+
+@pytest.mark.parametrize(
+    "cls, kw, metric",
+    [
+        (bdask.DaskRealAdaBoostClassifier, {"max_leaves": 8}, None),
+        (bdask.DaskSecBoostClassifier, {"max_leaves": 4}, "loss"),
+        (bdask.DaskAdaBoostMHClassifier, {"max_leaves": 4}, "hamming"),
+    ],
+    ids=["real-error", "secboost-loss", "mh-hamming"],
+)
+def test_issue_13_early_stopping_on_a_dask_eval_set(client, cls, kw, metric):
+    """Validation rows spread over the ranks (one worker holds none of them in the second
+    case): the metric's sums are added over the ranks each round, every rank stops at the same
+    round, and the model is the local fit's with the same validation data."""
+    classes = 3 if cls is bdask.DaskAdaBoostMHClassifier else 2
+    X, y, w = _data(n=700, seed=3, classes=classes)
+    Xv, yv, _ = _data(n=300, seed=8, classes=classes)
+    sizes = [90, 260, 40, 310]
+    dX, dy, dw = _place(client, [X, y, w], sizes, [0, 1, 0, 1])
+    kw = dict(kw, n_estimators=300, n_iter_no_change=4, eval_metric=metric, random_state=5)
+    placements = [([120, 180], [1, 0]), ([100, 200], [0, 0])]
+    for v_sizes, v_owners in placements if metric is None else placements[:1]:
+        dXv, dyv = _place(client, [Xv, yv], v_sizes, v_owners)
+        est = _fit_checked(cls(client=client, timeout=60, **kw), dX, dy, sample_weight=dw, eval_set=[(dXv, dyv)])
+        Xo, yo, wo = _in_training_order(est, [X, y, w], sizes)
+        local = cls._local_cls(**kw).fit(Xo, yo, sample_weight=wo, eval_set=[(Xv, yv)])
+        # Early stopping did stop, at the same round, with the same best iteration.
+        assert local.model_.n_trees < 300 and local.best_iteration_ is not None
+        assert "early stopping" in str(local.history_["stop_reason"].iloc[-1])
+        assert len(est.history_) == len(local.history_)
+        assert est.best_iteration_ == local.best_iteration_
+        _assert_same_model(est, local)
+        np.testing.assert_allclose(
+            est.history_["valid_metric"].to_numpy(), local.history_["valid_metric"].to_numpy(), rtol=REL, atol=0
+        )
+        np.testing.assert_array_equal(est.predict(dX).compute().to_numpy(), local.predict(X))
+
+
+def test_issue_13_early_stopping_with_validation_fraction(client):
+    """`validation_fraction` holds out the local estimator's rows (the same stratified, seeded
+    split of all the rows): the model equals the local estimator's, whose training rows come in
+    another order (sums round differently: within REL)."""
+    X, y, w = _data(n=800, seed=4)
+    sizes = [300, 100, 250, 150]
+    dX, dy, dw = _place(client, [X, y, w], sizes, [1, 0, 0, 1])
+    kw = dict(n_estimators=300, max_leaves=8, n_iter_no_change=3, validation_fraction=0.25, random_state=9)
+    est = _fit_checked(bdask.DaskRealAdaBoostClassifier(client=client, timeout=60, **kw), dX, dy, sample_weight=dw)
+    local = boostlab.RealAdaBoostClassifier(**kw).fit(X, y, sample_weight=w)
+    assert local.model_.n_trees < 300 and "early stopping" in str(local.history_["stop_reason"].iloc[-1])
+    assert est.best_iteration_ == local.best_iteration_ and len(est.history_) == len(local.history_)
+    _assert_same_model(est, local)
+    np.testing.assert_array_equal(est.history_["valid_metric"].to_numpy(), local.history_["valid_metric"].to_numpy())
+
+
+def test_issue_13_warm_start_on_dask(client):
+    """warm_start: every rank replays the fitted trees on its rows, then boosting goes on; the
+    model is the one trained in one go (bit for bit on Dask, within REL of the local one), also
+    when the model to continue was trained locally."""
+    X, y, w = _data(n=600, seed=6)
+    sizes = [250, 100, 250]
+    dX, dy, dw = _place(client, [X, y, w], sizes, [0, 1, 1])
+    kw = dict(max_leaves=4, random_state=3)
+    cls = bdask.DaskTAdaBoostClassifier
+    est = cls(n_estimators=5, warm_start=True, t=0.7, client=client, timeout=60, **kw)
+    _fit_checked(est, dX, dy, sample_weight=dw)
+    est.set_params(n_estimators=12)
+    _fit_checked(est, dX, dy, sample_weight=dw)
+    assert est.model_.n_trees == 12
+    one_go = _fit_checked(cls(n_estimators=12, t=0.7, client=client, timeout=60, **kw), dX, dy, sample_weight=dw)
+    assert est.model_.to_json() == one_go.model_.to_json()
+    Xo, yo, wo = _in_training_order(est, [X, y, w], sizes)
+    local12 = cls._local_cls(n_estimators=12, t=0.7, **kw).fit(Xo, yo, sample_weight=wo)
+    _assert_same_model(est, local12)
+    # A model trained locally, continued on Dask: its 5 α kept, the same 12-tree model.
+    local5 = cls._local_cls(n_estimators=5, t=0.7, **kw).fit(Xo, yo, sample_weight=wo)
+    cont = cls._from_local(local5).set_params(client=client, timeout=60, warm_start=True, n_estimators=12)
+    _fit_checked(cont, dX, dy, sample_weight=dw)
+    np.testing.assert_array_equal(cont.estimator_weights_[:5], local5.estimator_weights_)
+    _assert_same_model(cont, local12)
+    # Other data than the model's: the replay refuses (every rank, a clear error).
+    other, _, _ = _data(n=600, seed=7)
+    dO, = _place(client, [other], sizes, [0, 1, 1])
+    with pytest.raises(ValueError, match="warm start"):
+        cls._from_local(local5).set_params(client=client, timeout=60, warm_start=True, n_estimators=12).fit(
+            dO, dy, sample_weight=dw
+        )
+
+
+def test_issue_13_t_schedule_and_callbacks_on_dask(client):
+    """A t schedule retempers every rank alike (the local model); the callbacks run on the client
+    with every round's record (rank 0 publishes them), and one that raises stops the fit with its
+    exception, as locally, leaving no model and no task."""
+    X, y, w = _data(n=500, seed=12)
+    sizes = [200, 300]
+    dX, dy, dw = _place(client, [X, y, w], sizes, [1, 0])
+    kw = dict(n_estimators=10, max_leaves=4, t_schedule="linear:0.5:1.2:6", random_state=2)
+    seen, local_seen = [], []
+    est = bdask.DaskTAdaBoostClassifier(client=client, timeout=60, callbacks=[seen.append], **kw)
+    _fit_checked(est, dX, dy, sample_weight=dw)
+    Xo, yo, wo = _in_training_order(est, [X, y, w], sizes)
+    local = boostlab.TAdaBoostClassifier(callbacks=[local_seen.append], **kw).fit(Xo, yo, sample_weight=wo)
+    _assert_same_model(est, local)
+    assert [r["round"] for r in seen] == [r["round"] for r in local_seen] == list(range(1, 11))
+    assert [r["t"] for r in seen] == [r["t"] for r in local_seen]  # the schedule's temperatures
+    assert len({r["t"] for r in seen}) == 6
+
+    class Enough(Exception):
+        pass
+
+    def stop_at_3(record):
+        if record["round"] == 3:
+            raise Enough("stopped by a callback")
+
+    est2 = bdask.DaskTAdaBoostClassifier(n_estimators=1_000_000, max_leaves=4, client=client, timeout=60, callbacks=[stop_at_3])
+    t0 = time.monotonic()
+    with pytest.raises(Enough):
+        est2.fit(dX, dy)
+    assert time.monotonic() - t0 < 30
+    assert not hasattr(est2, "model_")
+    deadline = time.monotonic() + 15
+    while sum(len(v) for v in client.processing().values()):
+        assert time.monotonic() < deadline, client.processing()
+        time.sleep(0.2)
 
 
 def test_issue_13_a_worker_killed_mid_fit():

@@ -180,3 +180,105 @@ def test_issue_13_a_different_spec_is_refused(grid, client, tmp_path):
         (tmp_path / name).write_bytes((spec.parent / name).read_bytes())
     with pytest.raises(ValueError, match="different spec"):
         bx.run(other, local, client=client)
+
+
+# ------------------------------------------------------------------ a worker killed mid-grid
+
+
+def _kill_once(arm: Path, cells: Path, after: int):
+    """A worker plugin that ends its worker's process (`os._exit`, as a crash or the OOM killer
+    would) at the start of a grid task, once: when the file `arm` exists and the results
+    directory already holds `after` records. The first worker to remove `arm` dies; the nanny
+    then starts a fresh worker process in its place. `arm + ".killed"` tells the test what died.
+    (Defined in a function: Dask ships it to the workers by value.)"""
+    from distributed import WorkerPlugin
+
+    class KillOnce(WorkerPlugin):
+        name = "boostlab-test-kill-once"
+
+        def __init__(self):
+            self.arm, self.cells, self.after = str(arm), str(cells), after
+
+        def transition(self, key, start, finish, **kwargs):
+            if finish != "executing" or "_run_batch" not in str(key) or not os.path.exists(self.arm):
+                return
+            done = len([p for p in os.listdir(self.cells) if p.endswith(".json")]) if os.path.isdir(self.cells) else 0
+            if done < self.after:
+                return
+            try:
+                os.remove(self.arm)  # only one worker wins, and only once
+            except FileNotFoundError:
+                return
+            Path(self.arm + ".killed").write_text(f"{key} {done}")
+            os._exit(1)
+
+    return KillOnce()
+
+
+@pytest.fixture(scope="module")
+def grid_here(tmp_path_factory):
+    """The spec and its reference records from an in-process run (equal to `boostlab
+    experiment`'s: test_issue_13_in_process_run_equals_local_run)."""
+    d = tmp_path_factory.mktemp("grid-here")
+    spec = write_grid(d)
+    out = d / "local"
+    assert bx.run(spec, out, client="local").is_complete
+    return spec, out
+
+
+def _wait_for_workers(client, n, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while len(client.scheduler_info()["workers"]) < n:
+        assert time.monotonic() < deadline, "the nanny did not restart the killed worker"
+        time.sleep(0.1)
+
+
+def test_issue_13_dask_grid_with_a_worker_killed_mid_task(grid_here, tmp_path):
+    """A worker process killed while it runs a batch of cells (after some records are written):
+    by default Dask reruns the lost batch on another worker (a cell is pure and its record is
+    written atomically by the client) and the run completes by itself; when Dask gives up on the
+    batch (`allowed-failures` 0: `KilledWorker`), its cells are reported as failed, nothing is
+    half-written, and rerunning the same call completes the grid. Either way the records are the
+    local run's, byte for byte."""
+    from distributed import Client, LocalCluster
+
+    spec, local = grid_here
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, worker_dashboard_address=None
+    ) as cluster, Client(cluster) as client:
+        # 1. Dask reschedules the lost batch: the run completes, every record the local one.
+        out = tmp_path / "rescheduled"
+        arm = tmp_path / "arm1"
+        arm.write_text("")
+        client.register_plugin(_kill_once(arm, out / "cells", after=3))
+        s = bx.run(spec, out, client=client, batch_size=2)
+        killed = Path(str(arm) + ".killed")
+        assert killed.exists() and not arm.exists(), "no worker was killed: the grid ran too fast"
+        assert int(killed.read_text().split()[-1]) >= 3
+        assert (s.completed, s.failures) == (N_CELLS, []) and s.is_complete
+        assert cells_of(out) == cells_of(local)
+        assert (out / "results.jsonl").read_bytes() == (local / "results.jsonl").read_bytes()
+
+        # 2. Dask gives up on the lost batch: its cells fail, the rest are recorded; resumed
+        # (the same call, on the same cluster with the nanny's new worker), the grid completes.
+        _wait_for_workers(client, 2)
+        client.run_on_scheduler(lambda dask_scheduler: setattr(dask_scheduler, "allowed_failures", 0))
+        out = tmp_path / "killed"
+        arm = tmp_path / "arm2"
+        arm.write_text("")
+        client.register_plugin(_kill_once(arm, out / "cells", after=3))
+        s = bx.run(spec, out, client=client, batch_size=2)
+        assert Path(str(arm) + ".killed").exists(), "no worker was killed: the grid ran too fast"
+        assert s.failures and not s.is_complete
+        # The batch that ran on the killed worker (2 cells; at most one more it held queued).
+        assert len(s.failures) in (2, 4), s.failures
+        assert all("KilledWorker" in msg for _, msg in s.failures), s.failures
+        assert s.completed == N_CELLS - len(s.failures) == len(cells_of(out))
+        assert not [p for p in (out / "cells").iterdir() if p.name.startswith(".")]
+        n_failed = len(s.failures)
+        _wait_for_workers(client, 2)
+        s = bx.run(spec, out, client=client, batch_size=2)
+        assert (s.already_done, s.completed, s.failures) == (N_CELLS - n_failed, n_failed, [])
+        assert s.is_complete
+        assert cells_of(out) == cells_of(local)
+        assert (out / "results.jsonl").read_bytes() == (local / "results.jsonl").read_bytes()

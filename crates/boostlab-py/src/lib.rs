@@ -506,13 +506,43 @@ fn fit(
     init_model: Option<PyRef<'_, Model>>,
     n_jobs: Option<i64>,
 ) -> PyResult<Model> {
-    let pool = thread_pool(n_jobs)?;
+    let args =
+        FitArgs { names, target_kind, classes, params_json, sample_weight, loss, callbacks, valid, init_model, n_jobs };
+    train(py, columns, y, args, None)
+}
+
+/// The arguments `fit` and `fit_shard` share (see [`fit`]).
+struct FitArgs<'a, 'py> {
+    names: Vec<String>,
+    target_kind: &'a str,
+    classes: Vec<String>,
+    params_json: &'a str,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    loss: Option<(Py<PyAny>, String, bool, Option<f64>)>,
+    callbacks: Option<Vec<Py<PyAny>>>,
+    valid: Option<ValidTuple<'py>>,
+    init_model: Option<PyRef<'py, Model>>,
+    n_jobs: Option<i64>,
+}
+
+/// A rank's part of a distributed fit (issue 13): the bin mapper every rank bins with, and the
+/// transport `(allreduce, rank, size)`.
+struct ShardArgs {
+    mapper: boostlab::data::BinMapper,
+    allreduce: Py<PyAny>,
+    rank: usize,
+    size: usize,
+}
+
+/// The parameters of `params_json` (the preset first, the estimator's given parameters over it,
+/// issue 17) and their sources: the estimators send every constructor argument, so one equal to
+/// what the preset (or the default) gives is not a choice of the user's.
+fn params_and_sources(
+    params_json: &str,
+) -> PyResult<(BoostParams, std::collections::BTreeMap<String, boostlab::boost::preset::ParamEntry>)> {
     let given: serde_json::Value =
         serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!("invalid parameters: {e}")))?;
-    // Issue 17: the preset first, the estimator's given parameters over it.
     let (params, mut explicit) = BoostParams::from_json(&given).map_err(py_err)?;
-    // The estimators send every constructor argument: one equal to what the preset (or the
-    // default) gives is not a choice of the user's.
     let mut base = serde_json::Map::new();
     if let Some(p) = given.get("preset") {
         base.insert("preset".into(), p.clone());
@@ -522,15 +552,31 @@ fn fit(
     let effective = params.sources(&[]).map_err(py_err)?;
     explicit.retain(|path| base.get(path).map(|e| &e.value) != effective.get(path).map(|e| &e.value));
     let sources = params.sources(&explicit).map_err(py_err)?;
+    Ok((params, sources))
+}
+
+/// `fit` (`shard` None: bins learned from the rows) or a rank's `fit_shard` (the rows binned with
+/// the shared mapper, the sums over the ranks through `allreduce`): the conversions, then the fit
+/// with the GIL released.
+fn train(
+    py: Python<'_>,
+    columns: &Bound<'_, PyAny>,
+    y: &Bound<'_, PyAny>,
+    args: FitArgs<'_, '_>,
+    shard: Option<ShardArgs>,
+) -> PyResult<Model> {
+    let pool = thread_pool(args.n_jobs)?;
+    let (params, sources) = params_and_sources(args.params_json)?;
     let held = Held::new(columns, None)?;
     let views = held.views(py)?;
-    if names.len() != views.len() {
-        return Err(PyValueError::new_err(format!("{} feature names for {} columns", names.len(), views.len())));
+    if args.names.len() != views.len() {
+        return Err(PyValueError::new_err(format!("{} feature names for {} columns", args.names.len(), views.len())));
     }
-    let schema = held.schema(names);
+    let schema = held.schema(args.names);
     // Issue 15: validation data, copied into columns of the training schema (categories re-coded
     // onto the training levels).
-    let valid = valid
+    let valid = args
+        .valid
         .map(|(vcols, kind, vy, vclasses)| -> PyResult<Validation> {
             let vheld = Held::new(&vcols, Some(&schema))?;
             let columns = owned_columns(&vheld.views(py)?, &schema)?;
@@ -538,20 +584,36 @@ fn fit(
             Ok(Validation { features, target: target(&kind, &vy, vclasses)? })
         })
         .transpose()?;
-    let init = init_model.as_ref().map(|m| m.inner.clone());
-    let target = target(target_kind, y, classes)?;
-    let sample_weight = sample_weight.map(|w| w.as_array().to_vec());
+    let init = args.init_model.as_ref().map(|m| m.inner.clone());
+    let target = target(args.target_kind, y, args.classes)?;
+    let sample_weight = args.sample_weight.map(|w| w.as_array().to_vec());
     let cancel = Cancel::new();
     let error = ErrorSlot { error: Arc::new(Mutex::new(None)), cancel: cancel.clone() };
-    let loss = loss.map(|(f, name, convex, beta)| python_loss(f, name, convex, beta, error.clone())).transpose()?;
-    let mut on_round = round_callbacks(callbacks.unwrap_or_default(), error.clone());
+    let loss =
+        args.loss.map(|(f, name, convex, beta)| python_loss(f, name, convex, beta, error.clone())).transpose()?;
+    let mut on_round = round_callbacks(args.callbacks.unwrap_or_default(), error.clone());
+    let shard = shard.map(|s| {
+        let coll: Arc<dyn boostlab::collective::Collective> =
+            Arc::new(PyCollective { func: s.allreduce, rank: s.rank, size: s.size, error: error.clone() });
+        (s.mapper, coll)
+    });
     // Binning reads the caller's buffers with the GIL released; only the bins are kept.
     let res = interruptible(py, &cancel, || {
         pool.install(|| {
             params.check()?;
-            let data = BinnedData::from_views(schema, &views, target, sample_weight, params.max_bins)?;
             let opts = FitOptions { valid: valid.as_ref(), init_model: init.as_ref(), cancel: Some(&cancel) };
-            fit_binned_with_options(&data, &params, loss, opts, &mut on_round)
+            match shard {
+                None => {
+                    let data = BinnedData::from_views(schema, &views, target, sample_weight, params.max_bins)?;
+                    fit_binned_with_options(&data, &params, loss, opts, &mut on_round)
+                }
+                Some((mapper, coll)) => {
+                    let mut bins = mapper.new_matrix(n_rows(&views));
+                    mapper.bin_into(&schema.names, &views, 0, &mut bins)?;
+                    let data = BinnedData::new(schema, mapper, bins, target, sample_weight)?;
+                    boostlab::fit_binned_distributed(&data, &params, loss, opts, coll, &mut on_round)
+                }
+            }
         })
     })?;
     if let Some(e) = error.take() {
@@ -687,19 +749,22 @@ impl boostlab::collective::Collective for PyCollective {
 }
 
 /// `fit_shard(names, columns, target_kind, y, classes, params_json, bin_mapper_json, rank, size,
-/// allreduce, sample_weight=None, loss=None, callbacks=None, n_jobs=None) -> Model`: this rank's
-/// part of a distributed fit (issue 13); every rank returns the same model.
+/// allreduce, sample_weight=None, loss=None, callbacks=None, n_jobs=None, valid=None,
+/// init_model=None) -> Model`: this rank's part of a distributed fit (issue 13); every rank
+/// returns the same model.
 ///
 /// `names`, `columns`, `target_kind`, `y`, `classes`, `sample_weight`, `loss`, `callbacks`,
 /// `n_jobs`: as `fit`, for this rank's rows (the same names, categorical levels and `classes` on
-/// every rank; a rank may have no rows). `bin_mapper_json`: from [`bin_mapper_from_summaries`].
+/// every rank; a rank may have no rows). `valid`: this rank's validation rows, as `fit`'s (every
+/// rank passes one, possibly of no rows, or none does). `init_model`: the model to continue
+/// (warm start), the same on every rank. `bin_mapper_json`: from [`bin_mapper_from_summaries`].
 /// `allreduce(buf: numpy float64 1-d) -> numpy float64 1-d`: the sum over the `size` ranks of
 /// every rank's `buf`, in rank order, the same on every rank; every rank makes the same sequence
 /// of calls. The fit runs with the GIL released; `allreduce` is called with it re-acquired, and
-/// an exception it raises aborts the fit and is re-raised. Validation data, warm start,
-/// `t = 'auto'` and abstaining AdaBoost are refused.
+/// an exception it raises aborts the fit and is re-raised. `t = 'auto'`, a t schedule and
+/// abstaining AdaBoost are refused.
 #[pyfunction]
-#[pyo3(signature = (names, columns, target_kind, y, classes, params_json, bin_mapper_json, rank, size, allreduce, sample_weight=None, loss=None, callbacks=None, n_jobs=None))]
+#[pyo3(signature = (names, columns, target_kind, y, classes, params_json, bin_mapper_json, rank, size, allreduce, sample_weight=None, loss=None, callbacks=None, n_jobs=None, valid=None, init_model=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit_shard(
     py: Python<'_>,
@@ -717,43 +782,17 @@ fn fit_shard(
     loss: Option<(Py<PyAny>, String, bool, Option<f64>)>,
     callbacks: Option<Vec<Py<PyAny>>>,
     n_jobs: Option<i64>,
+    valid: Option<ValidTuple<'_>>,
+    init_model: Option<PyRef<'_, Model>>,
 ) -> PyResult<Model> {
     if size == 0 || rank >= size {
         return Err(PyValueError::new_err(format!("rank {rank} of {size} ranks")));
     }
-    let pool = thread_pool(n_jobs)?;
-    let params = params_of(params_json)?;
     let mapper: boostlab::data::BinMapper =
         serde_json::from_str(bin_mapper_json).map_err(|e| PyValueError::new_err(format!("invalid bin mapper: {e}")))?;
-    let held = Held::new(columns, None)?;
-    let views = held.views(py)?;
-    if names.len() != views.len() {
-        return Err(PyValueError::new_err(format!("{} feature names for {} columns", names.len(), views.len())));
-    }
-    let schema = held.schema(names);
-    let target = target(target_kind, y, classes)?;
-    let sample_weight = sample_weight.map(|w| w.as_array().to_vec());
-    let cancel = Cancel::new();
-    let error = ErrorSlot { error: Arc::new(Mutex::new(None)), cancel: cancel.clone() };
-    let loss = loss.map(|(f, name, convex, beta)| python_loss(f, name, convex, beta, error.clone())).transpose()?;
-    let coll: Arc<dyn boostlab::collective::Collective> =
-        Arc::new(PyCollective { func: allreduce, rank, size, error: error.clone() });
-    let mut on_round = round_callbacks(callbacks.unwrap_or_default(), error.clone());
-    let res = interruptible(py, &cancel, || {
-        pool.install(|| {
-            params.check()?;
-            let n = n_rows(&views);
-            let mut bins = mapper.new_matrix(n);
-            mapper.bin_into(&schema.names, &views, 0, &mut bins)?;
-            let data = BinnedData::new(schema, mapper, bins, target, sample_weight)?;
-            let opts = FitOptions { cancel: Some(&cancel), ..FitOptions::default() };
-            boostlab::fit_binned_distributed(&data, &params, loss, opts, coll, &mut on_round)
-        })
-    })?;
-    if let Some(e) = error.take() {
-        return Err(e);
-    }
-    Ok(Model { inner: res.map_err(py_err)? })
+    let args =
+        FitArgs { names, target_kind, classes, params_json, sample_weight, loss, callbacks, valid, init_model, n_jobs };
+    train(py, columns, y, args, Some(ShardArgs { mapper, allreduce, rank, size }))
 }
 
 /// Rebuilds a model from its JSON (the unpickling function of [`Model`]).

@@ -201,6 +201,12 @@ fn issue_13_t_adaboost_distributed_equal_single_machine() {
     let mut co = p.clone();
     co.t_adaboost.learner_weights = boostlab::boost::tadaboost::LearnerWeights::CoDensity;
     check("t-adaboost t = 0.8, co-density", &co, 2);
+    // A t schedule (issue 16): every rank retempers alike (the renormaliser summed over the ranks).
+    let mut sch = p.clone();
+    sch.t_adaboost.t_schedule = Some(boostlab::boost::tadaboost::TSchedule::parse("linear:0.4:1.2:6").unwrap());
+    check("t-adaboost linear:0.4:1.2:6", &sch, 2);
+    sch.t_adaboost.t_schedule = Some(boostlab::boost::tadaboost::TSchedule::parse("linear:1.5:0.6").unwrap());
+    check("t-adaboost linear:1.5:0.6", &sch, 2);
     // The authors' preset: count growth order, pure leaves forbidden, a seeded candidate cap and
     // random tie-breaking (every random choice seeded per node from the summed histograms).
     let mut authors = BoostParams::with_preset(boostlab::boost::preset::Preset::Authors);
@@ -389,6 +395,109 @@ fn issue_13_distributed_binning_equals_single_machine() {
             assert_eq!(got, want, "{rows} rows, weighted {weighted}");
             let json = serde_json::to_string(&got).unwrap();
             assert_eq!(serde_json::from_str::<BinMapper>(&json).unwrap(), want);
+        }
+    }
+}
+
+/// Validation rows `rows` of `v` (a rank's share of the validation data; possibly none).
+fn validation_rows(v: &Dataset, rows: std::ops::Range<usize>) -> boostlab::Validation {
+    let part = v.subset(&rows.collect::<Vec<_>>());
+    boostlab::Validation { features: part.features, target: part.target.unwrap() }
+}
+
+/// One fit per rank with options: rank `r` trains on rows `cuts[r]..cuts[r + 1]` of `d`, with
+/// validation rows `valid.1[r]..valid.1[r + 1]` of `valid.0`, continuing `init`.
+fn distributed_with(
+    d: &Dataset,
+    params: &BoostParams,
+    cuts: &[usize],
+    valid: Option<(&Dataset, &[usize])>,
+    init: Option<&Ensemble>,
+) -> Vec<Result<Ensemble>> {
+    let full = BinnedData::from_dataset(d, params.max_bins).unwrap();
+    let shards: Vec<BinnedData> = cuts.windows(2).map(|c| shard(&full, d, c[0]..c[1])).collect();
+    let valids: Vec<Option<boostlab::Validation>> =
+        (0..shards.len()).map(|r| valid.map(|(v, vc)| validation_rows(v, vc[r]..vc[r + 1]))).collect();
+    let ranks = ThreadCollective::ranks(shards.len(), Duration::from_secs(60));
+    std::thread::scope(|s| {
+        let handles: Vec<_> = ranks
+            .into_iter()
+            .zip(shards.iter().zip(&valids))
+            .map(|(rank, (data, v))| {
+                let opts = FitOptions { valid: v.as_ref(), init_model: init, cancel: None };
+                s.spawn(move || fit_binned_distributed(data, params, None, opts, Arc::new(rank), &mut |_| {}))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+#[test]
+fn issue_13_early_stopping_over_ranks_equals_single_machine() {
+    let d = data(21, 400, 2);
+    let v = data(22, 200, 2);
+    let full = BinnedData::from_dataset(&d, 255).unwrap();
+    let all = validation_rows(&v, 0..200);
+    for (algo, metric) in [
+        (Algorithm::RealAdaBoost, None),
+        (Algorithm::SecBoost, Some(boostlab::EvalMetric::Loss)),
+        (Algorithm::AdaBoost, Some(boostlab::EvalMetric::Hamming)),
+    ] {
+        let mut p = params(algo);
+        p.n_estimators = 200;
+        p.tree.max_leaves = 4;
+        p.early_stopping_rounds = Some(3);
+        p.eval_metric = metric;
+        let opts = FitOptions { valid: Some(&all), ..FitOptions::default() };
+        let want = boostlab::fit_binned_with_options(&full, &p, None, opts, &mut |_| {}).unwrap();
+        assert!(want.history.len() < 200, "{algo:?}: early stopping must stop");
+        assert!(want.best_iteration.is_some());
+        // The validation rows over three ranks, the last one holding none.
+        let run = distributed_with(&d, &p, &[0, 150, 260, 400], Some((&v, &[0, 80, 200, 200])), None);
+        let models: Vec<Ensemble> = run.into_iter().map(Result::unwrap).collect();
+        for m in &models[1..] {
+            assert_eq!(bits(m), bits(&models[0]), "{algo:?}: every rank holds the same model");
+        }
+        let got = &models[0];
+        assert_eq!(got.history.len(), want.history.len(), "{algo:?}: stopped at the same round");
+        assert_eq!(got.best_iteration, want.best_iteration, "{algo:?}");
+        assert_eq!(got.eval_metric, want.eval_metric);
+        for (a, b) in got.history.iter().zip(&want.history) {
+            let (x, y) = (a.values["valid_metric"], b.values["valid_metric"]);
+            assert!(close(x, y, 1e-12), "{algo:?} round {}: valid metric {x} vs {y}", a.round);
+            assert_eq!(a.stop_reason.is_some(), b.stop_reason.is_some());
+        }
+        assert_same_model(&format!("{algo:?} early stopping"), got, &want, &d);
+    }
+    // No validation rows on any rank: a clear error on every rank.
+    let mut p = params(Algorithm::RealAdaBoost);
+    p.early_stopping_rounds = Some(3);
+    let run = distributed_with(&d, &p, &[0, 200, 400], Some((&v, &[0, 0, 0])), None);
+    for r in run {
+        assert!(r.unwrap_err().to_string().contains("validation data: no rows"));
+    }
+}
+
+#[test]
+fn issue_13_warm_start_over_ranks_equals_single_machine() {
+    let d = data(31, 300, 2);
+    let full = BinnedData::from_dataset(&d, 255).unwrap();
+    for algo in [Algorithm::RealAdaBoost, Algorithm::TAdaBoost, Algorithm::SecBoost] {
+        let mut p5 = params(algo);
+        p5.n_estimators = 5;
+        let init = fit_binned(&full, &p5, &mut |_| {}).unwrap();
+        let p12 = BoostParams { n_estimators: 12, ..p5.clone() };
+        let want = fit_binned(&full, &p12, &mut |_| {}).unwrap();
+        let run = distributed_with(&d, &p12, &[0, 100, 300], None, Some(&init));
+        let models: Vec<Ensemble> = run.into_iter().map(Result::unwrap).collect();
+        assert_eq!(bits(&models[0]), bits(&models[1]), "{algo:?}: every rank holds the same model");
+        // The init model's α are kept bit for bit; the continuation is the one-go fit's.
+        assert_eq!(models[0].alphas[..5], init.alphas[..], "{algo:?}");
+        assert_same_model(&format!("{algo:?} warm start"), &models[0], &want, &d);
+        // Other rows than the model's: the replay refuses on every rank.
+        let other = data(32, 300, 2);
+        for r in distributed_with(&other, &p12, &[0, 100, 300], None, Some(&init)) {
+            assert!(r.unwrap_err().to_string().contains("warm start"), "{algo:?}");
         }
     }
 }

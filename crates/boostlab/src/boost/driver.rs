@@ -507,8 +507,15 @@ fn fit_options(
 /// round. `loss`: a user loss for SecBoost, as [`fit_with_loss`]. `opts.cancel` stops this rank
 /// (the others then fail in their next reduction).
 ///
-/// Not distributed (an error): validation data and early stopping, warm start (`init_model`),
-/// `t = auto`, a t schedule, abstaining AdaBoost. Nothing in training samples rows (the only random choices —
+/// Validation data (`opts.valid`): each rank passes its own validation rows (possibly none); the
+/// metric's sums are added over the ranks each round, so every rank stops at the same round
+/// (early stopping) with the model of one machine given all the validation rows. Warm start
+/// (`opts.init_model`): every rank replays the model's trees on its rows; each replayed α must
+/// match the stored one within 1e−9 relative (the sums round in another order) and is kept.
+///
+/// A t schedule (issue 16) retempers every rank's weights alike (the renormaliser summed over the
+/// ranks). Not distributed (an error): `t = auto` (its inner cross-validation would refit every
+/// fold and candidate t over the ranks; not built), abstaining AdaBoost. Nothing in training samples rows (the only random choices —
 /// the candidate cap and random tie-breaking — are seeded per node from the summed histograms),
 /// so every rank draws the same. A collective of one rank is exactly [`fit_binned_with_options`].
 pub fn fit_binned_distributed(
@@ -527,17 +534,8 @@ pub fn fit_binned_distributed(
         custom_loss_needs_secboost(params)?;
     }
     let refuse = |what: &str| Err(Error::Distributed(format!("{what} is not supported in distributed training")));
-    if opts.valid.is_some() || params.early_stopping_rounds.is_some() {
-        return refuse("validation data (early stopping)");
-    }
-    if opts.init_model.is_some() {
-        return refuse("warm start (init_model)");
-    }
     if params.algorithm == Algorithm::TAdaBoost && params.t_adaboost.auto_t.is_some() {
         return refuse("t = auto");
-    }
-    if params.algorithm == Algorithm::TAdaBoost && params.t_adaboost.t_schedule.is_some() {
-        return refuse("a t schedule (t_schedule)");
     }
     if params.algorithm == Algorithm::AbstainingAdaBoost {
         return refuse("abstaining-adaboost");
@@ -636,7 +634,7 @@ fn fit_inner_on(
     model.clip = extras.clip;
     model.base_score = extras.base_score;
     model.output = extras.output.clone();
-    let tracker = opts.valid.map(|v| validation::Tracker::new(&model, v, &params, eval_loss)).transpose()?;
+    let tracker = opts.valid.map(|v| validation::Tracker::new(&model, v, &params, eval_loss, coll)).transpose()?;
     let mut model = run_with(data, &params, booster, model, tracker, opts.init_model, cancel, on_round, coll)?;
     model.clip = extras.clip;
     model.base_score = extras.base_score;
@@ -792,14 +790,21 @@ fn run_with(
         let mut diag = Diagnostics::new();
         // The step also writes the next round's statistics (one pass over the examples).
         let step = booster.step_then_statistics(&h, &mut diag, &mut stats)?;
-        let (alpha, mut stop_reason) = match step {
+        let (mut alpha, mut stop_reason) = match step {
             Step::Add { alpha } => (Some(alpha), None),
             Step::AddAndStop { alpha, reason } => (Some(alpha), Some(reason)),
             Step::Stop { reason } => (None, Some(reason)),
         };
         if let Some(init) = init.filter(|_| round <= n_init) {
             let want = init.alphas[round - 1];
-            if alpha.map(f64::to_bits) != Some(want.to_bits()) {
+            if coll.is_distributed() {
+                // Issue 13: the ranks' sums round in another order than the machine that trained
+                // `init`, so its α is matched within rounding, and kept as it is.
+                if !alpha.is_some_and(|a| validation::replay_close(a, want)) {
+                    return Err(validation::replay_mismatch(round, alpha, want));
+                }
+                alpha = Some(want);
+            } else if alpha.map(f64::to_bits) != Some(want.to_bits()) {
                 return Err(validation::replay_mismatch(round, alpha, want));
             }
         }
@@ -813,7 +818,7 @@ fn run_with(
                 // Issue 15: the validation curve, and early stopping.
                 tr.add(&tree, a);
                 model.push(tree, a);
-                let v = tr.value(&model)?;
+                let v = tr.value(&model, coll)?;
                 values.insert("valid_metric".into(), v + 0.0);
                 if let Some(reason) = tr.observe(model.n_trees(), v) {
                     stop_reason.get_or_insert(reason);

@@ -727,9 +727,28 @@ impl TAdaBoost {
     /// carried `Q'` is `exp_t'` of another margin of the same sign), so the training-error bound
     /// `Π Z^(2−t)` is proved only for a constant t; it is still reported.
     pub fn retemper(&mut self, t_new: f64) {
+        // One machine: the renormalisation takes no reduction and cannot fail.
+        let normalize = |q: &mut [f64], c: Option<&[f64]>, t: f64| Ok(co_simplex_normalize_mult(q, c, t));
+        let _infallible = self.retemper_with(t_new, normalize);
+    }
+
+    /// [`TAdaBoost::retemper`] on this rank's examples (issue 13): the renormaliser `Z'` sums
+    /// over every rank's examples (two reductions), so every rank carries the same weights.
+    fn retemper_on_ranks(&mut self, t_new: f64) -> Result<()> {
+        let coll = self.coll.clone();
+        self.retemper_with(t_new, |q, c, t| co_simplex_normalize_on(q, c, t, &coll))?;
+        // The learner's normaliser Σq of the carried weights (one more reduction).
+        self.sync_q_sum(None)
+    }
+
+    fn retemper_with(
+        &mut self,
+        t_new: f64,
+        normalize: impl FnOnce(&mut [f64], Option<&[f64]>, f64) -> Result<f64>,
+    ) -> Result<()> {
         let t_new = if is_one(t_new) { 1.0 } else { t_new };
         if t_new == self.t {
-            return;
+            return Ok(());
         }
         let ratio = (2.0 - self.t) / (2.0 - t_new);
         // q' = p^(1/(2−t')) = q^((2−t)/(2−t')); zero weights stay zero.
@@ -740,7 +759,7 @@ impl TAdaBoost {
                 }
             }
         });
-        let z = co_simplex_normalize_mult(&mut self.q, self.c.as_deref(), t_new);
+        let z = normalize(&mut self.q, self.c.as_deref(), t_new)?;
         debug_assert!(z > 0.0 && z.is_finite(), "a carried co-density sums to {z}");
         flush_subnormals(&mut self.q);
         if self.ln_prod_z.is_finite() {
@@ -756,6 +775,7 @@ impl TAdaBoost {
         };
         self.ln_q_cap = ln_q_cap_at(t_new, self.ln_c_min);
         self.resync_powers();
+        Ok(())
     }
 
     /// The effective temperature (exactly 1 when `|1 − t| < 1e−9`).
@@ -1372,7 +1392,12 @@ impl Booster for TAdaBoost {
         self.round += 1;
         if let Some(sch) = self.schedule {
             if !(perfect || all_off) {
-                self.retemper(sch.t_at(self.round + 1, self.sched_len));
+                let t_next = sch.t_at(self.round + 1, self.sched_len);
+                if self.coll.is_distributed() {
+                    self.retemper_on_ranks(t_next)?;
+                } else {
+                    self.retemper(t_next);
+                }
             }
         }
 

@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::driver::{Algorithm, BoostParams};
 use crate::cancel::Cancel;
+use crate::collective::Shared;
 use crate::data::{BinnedData, BinnedMatrix, Column, Features, Target};
 use crate::error::{Error, Result};
 use crate::eval::multilabel;
@@ -146,12 +147,22 @@ pub(crate) struct Tracker {
 impl Tracker {
     /// `model`: the empty model being trained, its schema, task, clip level, base score and
     /// output decoding already set.
-    pub(crate) fn new(model: &Ensemble, v: &Validation, params: &BoostParams, loss: Option<Loss>) -> Result<Tracker> {
+    /// Distributed (issue 13), `v` holds this rank's validation rows (possibly none; there must be
+    /// some on one rank at least) and every rank builds its tracker (one reduction: the row count).
+    pub(crate) fn new(
+        model: &Ensemble,
+        v: &Validation,
+        params: &BoostParams,
+        loss: Option<Loss>,
+        coll: &Shared,
+    ) -> Result<Tracker> {
         let columns = model
             .align(&v.features)
             .map_err(|e| Error::InvalidData(format!("validation data: {}", strip_invalid(&e))))?;
         let n = columns.first().map_or(0, Column::len);
-        if n == 0 {
+        let mut total = [n as f64];
+        coll.sum(&mut total)?;
+        if total[0] == 0.0 {
             return Err(Error::InvalidData("validation data: no rows".into()));
         }
         let names = model.task.names();
@@ -238,13 +249,24 @@ impl Tracker {
         });
     }
 
-    /// The metric of the current scores.
-    pub(crate) fn value(&self, model: &Ensemble) -> Result<f64> {
+    /// The metric of the current scores: of every rank's validation rows when distributed (issue
+    /// 13: each rank's `[numerator, denominator]` summed over the ranks, one reduction, so every
+    /// rank gets the same value; the error counts are exact, SecBoost's loss sums round in another
+    /// order than one machine's).
+    pub(crate) fn value(&self, model: &Ensemble, coll: &Shared) -> Result<f64> {
+        let mut sums = self.value_sums(model)?;
+        coll.sum(&mut sums)?;
+        Ok(multilabel::mean_of_sums(sums))
+    }
+
+    /// The `[numerator, denominator]` of the metric on this tracker's rows.
+    fn value_sums(&self, model: &Ensemble) -> Result<[f64; 2]> {
         let binary = matches!(model.task, Task::Binary { .. });
-        let error = || -> f64 {
+        let n = self.n as f64;
+        let errors = || -> f64 {
             let pred = model.classes_from_scores(&self.scores);
             let class = self.class.as_deref().unwrap_or(&[]);
-            pred.iter().zip(class).filter(|(p, c)| p != c).count() as f64 / self.n as f64
+            pred.iter().zip(class).filter(|(p, c)| p != c).count() as f64
         };
         let nc = model.task.names().len();
         Ok(match self.metric {
@@ -253,14 +275,14 @@ impl Tracker {
                 let class = self.class.as_deref().unwrap_or(&[]);
                 let edges: Vec<f64> =
                     self.scores.iter().zip(class).map(|(f, &c)| if c == 1 { *f } else { -*f }).collect();
-                loss.values(&edges).iter().sum::<f64>() / self.n as f64
+                [loss.values(&edges).iter().sum::<f64>(), n]
             }
-            _ if binary => error(),
-            EvalMetric::Error if self.class.is_some() => error(),
+            _ if binary => [errors(), n],
+            EvalMetric::Error if self.class.is_some() => [errors(), n],
             EvalMetric::Error | EvalMetric::Hamming => {
-                multilabel::hamming_loss(&self.y_pm, &model.class_scores(&self.scores), nc, None)?
+                multilabel::metric_sums(false, &self.y_pm, &model.class_scores(&self.scores), nc)?
             }
-            EvalMetric::OneError => multilabel::one_error(&self.y_pm, &model.class_scores(&self.scores), nc, None)?,
+            EvalMetric::OneError => multilabel::metric_sums(true, &self.y_pm, &model.class_scores(&self.scores), nc)?,
         })
     }
 
@@ -407,6 +429,12 @@ pub(crate) fn check_init(init: &Ensemble, data: &BinnedData, params: &BoostParam
         }
     }
     Ok(())
+}
+
+/// Distributed warm start (issue 13): a replayed α equals the init model's up to the rounding of
+/// sums taken over the ranks (1e−9 relative, the tolerance the distributed fit is held to).
+pub(crate) fn replay_close(got: f64, want: f64) -> bool {
+    got.to_bits() == want.to_bits() || (got - want).abs() <= 1e-9 * got.abs().max(want.abs())
 }
 
 /// The error of a replayed round whose α differs from the init model's.

@@ -140,10 +140,15 @@ fn all_rank_stats(y: &[f64], scores: &[f64], k: usize) -> Vec<RankStats> {
 /// In [0, 1]; 0 is perfect.
 pub fn hamming_loss(y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64]>) -> Result<f64> {
     let n = check(y, scores, k, sample_weight)?;
-    Ok(weighted_mean(n, sample_weight, |i| {
+    Ok(mean_of_sums(hamming_sums(n, y, scores, k, sample_weight)))
+}
+
+/// The `[numerator, denominator]` of [`hamming_loss`] over `n` checked examples.
+fn hamming_sums(n: usize, y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64]>) -> [f64; 2] {
+    weighted_sums(n, sample_weight, |i| {
         let wrong = (0..k).filter(|&l| (scores[i * k + l] > 0.0) != (y[i * k + l] > 0.0)).count();
         Some(wrong as f64 / k as f64)
-    }))
+    })
 }
 
 /// One-error: the weighted fraction of examples whose top-scored label (ties to the lowest index)
@@ -151,10 +156,27 @@ pub fn hamming_loss(y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&
 /// data this is the classification error of the argmax. In [0, 1].
 pub fn one_error(y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64]>) -> Result<f64> {
     let n = check(y, scores, k, sample_weight)?;
-    Ok(weighted_mean(n, sample_weight, |i| {
+    Ok(mean_of_sums(one_error_sums(n, y, scores, k, sample_weight)))
+}
+
+/// The `[numerator, denominator]` of [`one_error`] over `n` checked examples.
+fn one_error_sums(n: usize, y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64]>) -> [f64; 2] {
+    weighted_sums(n, sample_weight, |i| {
         let top = top_label(&scores[i * k..(i + 1) * k]);
         Some(if y[i * k + top] > 0.0 { 0.0 } else { 1.0 })
-    }))
+    })
+}
+
+/// The unweighted `[numerator, denominator]` of the Hamming loss (`one = false`) or the one-error
+/// (`one = true`) of this rank's rows, for a metric summed over the ranks of a distributed fit
+/// (issue 13): `[0, 0]` for no rows. [`mean_of_sums`] of the sums over the ranks is the metric
+/// of all the rows.
+pub(crate) fn metric_sums(one: bool, y: &[f64], scores: &[f64], k: usize) -> Result<[f64; 2]> {
+    if y.is_empty() && scores.is_empty() {
+        return Ok([0.0, 0.0]);
+    }
+    let n = check(y, scores, k, None)?;
+    Ok(if one { one_error_sums(n, y, scores, k, None) } else { hamming_sums(n, y, scores, k, None) })
 }
 
 /// Ranking loss (SPEC §4.7): the weighted mean over examples with at least one relevant and one

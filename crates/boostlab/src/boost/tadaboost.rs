@@ -1444,7 +1444,7 @@ impl TAdaBoost {
             && self.schedule.is_none()
             && self.params.learner_weights == LearnerWeights::Normalized;
         let fused = match (fuse, q_sum_next) {
-            (true, Some(qs)) => stats.take().map(|st| (st, 1.0 / qs)),
+            (true, Some(total)) => stats.take().map(|st| (st, 1.0 / total)),
             _ => None,
         };
         // Weights q/Z, and the models: H += α h; S = clip_[−δ, δ](S + α h) (SPEC §5).

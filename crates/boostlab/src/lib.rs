@@ -51,6 +51,7 @@ pub mod error;
 pub mod eval;
 pub mod experiment;
 pub mod explain;
+mod fastmath;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod loss;

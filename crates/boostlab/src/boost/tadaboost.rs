@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use super::{Booster, Diagnostics, Labels, Step};
 use crate::collective::Shared;
 use crate::error::{Error, Result};
+use crate::fastmath::{powi_seq, snapped_int_exponent};
 use crate::tempered::{co_simplex_normalize, is_one, t_star, update_factor};
 use crate::tree::{Criterion, LeafRule, TemperedLink};
 
@@ -316,6 +317,10 @@ pub struct TAdaBoost {
     /// normaliser `Σ q` (`Σ c q`) over every rank, updated at the end of each round.
     coll: Shared,
     dist_q_sum: Option<f64>,
+    /// On one machine, the learner's normaliser `Σ c q` of the current weights (issue 18): summed
+    /// in fixed chunks, or after a normal round `Z⁻¹ Σ c q̃` from the update's pass (equal up to
+    /// rounding), so that the last pass of a round can write the next statistics.
+    q_sum: f64,
     /// The schedule of t (issue 16), its length in rounds, and the number of rounds stepped.
     schedule: Option<TSchedule>,
     sched_len: usize,
@@ -340,19 +345,38 @@ struct Edge {
     rho_tol: f64,
 }
 
-/// Partial sums of the edge over one chunk (`ratio = u/(umax q^(1−t))`).
-#[derive(Default)]
+/// Partial sums of the edge over one chunk, unscaled (`raw = u/q^(1−t)`, [`raw_ratio`]): one pass
+/// finds `umax` and these (issue 18); the edge scales them by `1/umax` afterwards.
 struct EdgeSums {
-    /// `max |ratio|` over the positive weights.
+    /// `max |h|` over the positive weights.
+    umax: f64,
+    /// First row whose tree output is not finite (`usize::MAX`: none).
+    bad_row: usize,
+    /// `max |raw|` over the positive weights.
     ratio_max: f64,
-    /// `Σ ratio · q^(2−t)` over the positive weights.
+    /// `Σ raw · q^(2−t)` over the positive weights.
     num: f64,
     /// Number (total multiplicity) of the terms of `num` and of the switched-off weights.
     n_terms: f64,
     m_dag: f64,
-    /// `max |u|/umax` and `Σ u/umax` over the switched-off weights.
+    /// `max |u|` and `Σ u` over the switched-off weights.
     off_max: f64,
     off_sum: f64,
+}
+
+impl Default for EdgeSums {
+    fn default() -> Self {
+        EdgeSums {
+            umax: 0.0,
+            bad_row: usize::MAX,
+            ratio_max: 0.0,
+            num: 0.0,
+            n_terms: 0.0,
+            m_dag: 0.0,
+            off_max: 0.0,
+            off_sum: 0.0,
+        }
+    }
 }
 
 /// Partial sums of the update over one chunk.
@@ -360,6 +384,8 @@ struct EdgeSums {
 struct UpdateSums {
     /// `Σ q̃^(2−t)` over the finite `q̃`.
     sum: f64,
+    /// `Σ c q̃` over the finite `q̃` (the next learner normaliser, times `Z`).
+    qsum: f64,
     qmax: f64,
     n_inf: usize,
     /// Total multiplicity of the infinite `q̃` (`n_inf` without sample weights).
@@ -408,10 +434,19 @@ fn active(w: Option<&[f64]>, i: usize) -> bool {
 }
 
 /// `u/(umax q^(1−t))` (with `qs = q^(1−t)`; 1 at `t = 1`): the one expression shared by the edge
-/// and the update, so that `|ratio| ≤ max |ratio|` holds exactly.
+/// and the update, so that `|ratio| ≤ max |ratio|` holds exactly. It is [`raw_ratio`] times
+/// `1/umax`, so that the edge can take the maximum of the raw ratios in the pass that finds `umax`
+/// (issue 18) and scale it afterwards: multiplying by the same positive number is monotone, so
+/// `max |ratio| = max |raw ratio| · (1/umax)` exactly.
 #[inline]
 fn ratio<const TEMPERED: bool>(yi: f64, hi: f64, inv_umax: f64, qs: f64) -> f64 {
-    let v = yi * hi * inv_umax;
+    raw_ratio::<TEMPERED>(yi, hi, qs) * inv_umax
+}
+
+/// `u/q^(1−t)` (`u` at `t = 1`).
+#[inline]
+fn raw_ratio<const TEMPERED: bool>(yi: f64, hi: f64, qs: f64) -> f64 {
+    let v = yi * hi;
     if TEMPERED {
         v / qs
     } else {
@@ -443,6 +478,9 @@ struct UpdateCtx<'a> {
     /// `−(1−t)µ = −(1−t)ν/R` and `1/(1−t)` (power kernel).
     k: f64,
     inv_s: f64,
+    /// `1/(1−t)` snapped to an integer (issue 18, [`snapped_int_exponent`]) for `KERNEL_POWER_INT`;
+    /// 0 otherwise.
+    n_int: u32,
     /// `t < 1` and some active weights are 0: they may come back.
     comeback: bool,
 }
@@ -451,13 +489,18 @@ struct UpdateCtx<'a> {
 const KERNEL_ONE: u8 = 0;
 const KERNEL_RELATIVE: u8 = 1;
 const KERNEL_POWER: u8 = 2;
+const KERNEL_POWER_INT: u8 = 3;
 
 /// Overwrites one chunk (starting at example `base`) of `q` and `q^(1−t)` with the un-normalised
 /// update (SPEC §5), with kernel `K`:
 /// - `KERNEL_ONE` (t = 1): `q̃ = q exp(−ν a)`;
 /// - `KERNEL_RELATIVE`: `q̃ = q (1 + x)^(1/(1−t))` as `q exp(ln_1p(x)/(1−t))`, accurate as `t → 1`;
 /// - `KERNEL_POWER`: SPEC §5's `q̃^(1−t) = q^(1−t) − (1−t)µu` and `q̃ = (q̃^(1−t))^(1/(1−t))`, one
-///   `pow` and no division per example, used when `|1−t| ≥ 0.05` (relative error `≲ ε/|1−t|`).
+///   `pow` and no division per example, used when `|1−t| ≥ 0.05` (relative error `≲ ε/|1−t|`);
+/// - `KERNEL_POWER_INT` (issue 18): `KERNEL_POWER` when `1/(1−t)` is an integer `n ≤ 16` up to the
+///   rounding of `t` (t = 0, ½, ¾, 0.8, …): the power is [`powi_seq`]'s `n − 1` multiplications or
+///   fewer instead of a `pow` (relative error `≤ (n−1)·2^−53`; a deliberate change of the weights'
+///   last bits against `powf(x, 1/(1−t))`, see `crate::fastmath`).
 fn update_chunk<const K: u8>(ctx: &UpdateCtx, base: usize, q: &mut [f64], qs: &mut [f64]) -> UpdateSums {
     let (s, nu) = (ctx.s, ctx.nu);
     let mut p = UpdateSums::default();
@@ -475,18 +518,23 @@ fn update_chunk<const K: u8>(ctx: &UpdateCtx, base: usize, q: &mut [f64], qs: &m
                 p.inf_weight += mult(ctx.c, g);
             } else {
                 p.sum += *qv * mult(ctx.c, g);
+                p.qsum += *qv * mult(ctx.c, g);
                 p.qmax = p.qmax.max(*qv);
             }
             continue;
         }
         let qsv = &mut qs[i];
-        let (qn, qsn) = if K == KERNEL_POWER {
+        let (qn, qsn) = if K == KERNEL_POWER || K == KERNEL_POWER_INT {
             if *qv > 0.0 || (ctx.comeback && active(ctx.w, g)) {
                 // SPEC §5: q̃ = [q^(1−t) − (1−t)µu]_+^(1/(1−t)) (q^(1−t) = 0 for a switched-off
                 // weight), with −(1−t)µ = k.
                 let qsn = *qsv + ctx.k * (yi * hi);
                 if qsn > 0.0 {
-                    (qsn.powf(ctx.inv_s), qsn)
+                    if K == KERNEL_POWER_INT {
+                        (powi_seq(qsn, ctx.n_int), qsn)
+                    } else {
+                        (qsn.powf(ctx.inv_s), qsn)
+                    }
                 } else if s > 0.0 || *qv == 0.0 {
                     (0.0, 0.0)
                 } else {
@@ -521,6 +569,7 @@ fn update_chunk<const K: u8>(ctx: &UpdateCtx, base: usize, q: &mut [f64], qs: &m
         } else {
             // SPEC §5: Z^(2−t) = Σ q̃^(2−t), each example counted with its multiplicity.
             p.sum += qn * *qsv * mult(ctx.c, g);
+            p.qsum += qn * mult(ctx.c, g);
             p.qmax = p.qmax.max(qn);
         }
     }
@@ -634,12 +683,14 @@ impl TAdaBoost {
             lr: 1.0,
             coll: coll.clone(),
             dist_q_sum: None,
+            q_sum: 0.0,
             schedule: params.t_schedule,
             sched_len: 0,
             round: 0,
             ln_c_min,
         };
         b.resync_powers();
+        b.q_sum = b.local_q_sum();
         b.sync_q_sum(None)?;
         Ok(b)
     }
@@ -665,6 +716,13 @@ impl TAdaBoost {
             x.copy_from_slice(&buf);
         }
         Ok(())
+    }
+
+    /// `Σ c q` over this rank's examples in fixed chunks combined in order (the same bits at any
+    /// thread count).
+    fn local_q_sum(&self) -> f64 {
+        let (q, c) = (&self.q[..], self.c.as_deref());
+        crate::par::map_chunks_of(q.len(), CHUNK, |rows| rows.map(|i| q[i] * mult(c, i)).sum::<f64>()).into_iter().sum()
     }
 
     /// Recomputes `q^(1−t)` from `q` (at construction, and where the update's recurrence does
@@ -775,6 +833,7 @@ impl TAdaBoost {
         };
         self.ln_q_cap = ln_q_cap_at(t_new, self.ln_c_min);
         self.resync_powers();
+        self.q_sum = self.local_q_sum();
         Ok(())
     }
 
@@ -815,25 +874,19 @@ impl TAdaBoost {
     fn edge_impl<const TEMPERED: bool>(&self, h: &[f64]) -> Result<Option<Edge>> {
         let n = self.q.len();
         let (q, qs, y, w, c) = (&self.q[..], &self.qs[..], &self.y[..], self.w.as_deref(), self.c.as_deref());
-        // SPEC §5: off_j = {i : q_ji = 0}; a positive q implies a positive sample weight.
-        let umax = crate::par::map_chunks_of(n, CHUNK, |rows| {
-            rows.filter(|&i| q[i] > 0.0).fold(0.0f64, |m, i| m.max(h[i].abs()))
-        })
-        .into_iter()
-        .fold(0.0f64, f64::max);
-        // Issue 13: over every rank.
-        let umax = self.coll.max(umax)?;
-        if umax == 0.0 {
-            return Ok(None);
-        }
-        let inv_umax = 1.0 / umax;
         let below = self.regime == Regime::Below;
+        // One pass (issue 18): the tree outputs' finiteness, `umax` and the unscaled sums.
         let parts = crate::par::map_chunks_of(n, CHUNK, |rows| {
             let mut p = EdgeSums::default();
             for i in rows {
+                if !h[i].is_finite() {
+                    p.bad_row = p.bad_row.min(i);
+                }
+                // SPEC §5: off_j = {i : q_ji = 0}; a positive q implies a positive sample weight.
                 if q[i] > 0.0 {
+                    p.umax = p.umax.max(h[i].abs());
                     let (qsi, co) = if TEMPERED { (qs[i], q[i] * qs[i]) } else { (1.0, q[i]) };
-                    let r = ratio::<TEMPERED>(y[i], h[i], inv_umax, qsi);
+                    let r = raw_ratio::<TEMPERED>(y[i], h[i], qsi);
                     p.ratio_max = p.ratio_max.max(r.abs());
                     if r != 0.0 {
                         // q_i u_i / R = (ratio_i / r_rel) q_i^(2−t), with q^(2−t) = q · q^(1−t).
@@ -843,7 +896,7 @@ impl TAdaBoost {
                     }
                 } else if below && active(w, i) {
                     p.m_dag += mult(c, i);
-                    let v = y[i] * h[i] * inv_umax;
+                    let v = y[i] * h[i];
                     p.off_max = p.off_max.max(v.abs());
                     p.off_sum += v * mult(c, i);
                 }
@@ -851,6 +904,8 @@ impl TAdaBoost {
             p
         });
         let mut sums = parts.into_iter().fold(EdgeSums::default(), |acc, p| EdgeSums {
+            umax: acc.umax.max(p.umax),
+            bad_row: acc.bad_row.min(p.bad_row),
             ratio_max: acc.ratio_max.max(p.ratio_max),
             num: acc.num + p.num,
             n_terms: acc.n_terms + p.n_terms,
@@ -858,14 +913,29 @@ impl TAdaBoost {
             off_max: acc.off_max.max(p.off_max),
             off_sum: acc.off_sum + p.off_sum,
         });
+        if sums.bad_row != usize::MAX {
+            let i = sums.bad_row;
+            return Err(Error::Numerical(format!("tree output {} at row {i}", h[i])));
+        }
         if self.coll.is_distributed() {
-            // Issue 13: the edge's sums over every rank (one call).
+            // Issue 13: the edge's sums over every rank (one call). The unscaled sums of each rank
+            // are scaled below by the global `umax`.
             let mut sum = [sums.num, sums.n_terms, sums.m_dag, sums.off_sum];
-            let mut max = [sums.ratio_max, sums.off_max];
+            let mut max = [sums.umax, sums.ratio_max, sums.off_max];
             self.coll.sum_max(&mut sum, &mut max)?;
             [sums.num, sums.n_terms, sums.m_dag, sums.off_sum] = sum;
-            [sums.ratio_max, sums.off_max] = max;
+            [sums.umax, sums.ratio_max, sums.off_max] = max;
         }
+        let umax = sums.umax;
+        if umax == 0.0 {
+            return Ok(None);
+        }
+        let inv_umax = 1.0 / umax;
+        // The ratios of the update are the raw ones times 1/umax (see `ratio`).
+        sums.ratio_max *= inv_umax;
+        sums.num *= inv_umax;
+        sums.off_max *= inv_umax;
+        sums.off_sum *= inv_umax;
         // SPEC §5: R_j = max_{i ∉ off} |u_i|/q_i^(1−t) = umax · r_rel; |u|/umax ≤ 1 and
         // q ≥ f64::MIN_POSITIVE keep every ratio finite for t ∈ [0, 2).
         let r_rel = sums.ratio_max;
@@ -918,6 +988,7 @@ impl TAdaBoost {
             r_rel: edge.r_rel,
             k: -s * nu / (edge.umax * edge.r_rel),
             inv_s: 1.0 / s,
+            n_int: if s > 0.0 { snapped_int_exponent(1.0 / s).unwrap_or(0) } else { 0 },
             comeback: self.regime == Regime::Below && edge.m_dag > 0.0,
         };
         // The power kernel away from t = 1, unless a weight may (nearly) switch off or overflow
@@ -925,7 +996,11 @@ impl TAdaBoost {
         let kernel = if self.regime == Regime::One {
             KERNEL_ONE
         } else if s.abs() >= POWER_KERNEL_MIN_S && (s * nu).abs() <= 1.0 - 1e-6 {
-            KERNEL_POWER
+            if ctx.n_int > 0 {
+                KERNEL_POWER_INT
+            } else {
+                KERNEL_POWER
+            }
         } else {
             KERNEL_RELATIVE
         };
@@ -936,11 +1011,13 @@ impl TAdaBoost {
             .map(|(c, (qc, qsc))| match kernel {
                 KERNEL_ONE => update_chunk::<KERNEL_ONE>(&ctx, c * CHUNK, qc, qsc),
                 KERNEL_POWER => update_chunk::<KERNEL_POWER>(&ctx, c * CHUNK, qc, qsc),
+                KERNEL_POWER_INT => update_chunk::<KERNEL_POWER_INT>(&ctx, c * CHUNK, qc, qsc),
                 _ => update_chunk::<KERNEL_RELATIVE>(&ctx, c * CHUNK, qc, qsc),
             })
             .collect();
         let mut sums = parts.into_iter().fold(UpdateSums::default(), |acc, p| UpdateSums {
             sum: acc.sum + p.sum,
+            qsum: acc.qsum + p.qsum,
             qmax: acc.qmax.max(p.qmax),
             n_inf: acc.n_inf + p.n_inf,
             inf_weight: acc.inf_weight + p.inf_weight,
@@ -959,21 +1036,36 @@ impl TAdaBoost {
     /// `inv_z` is given, flushes subnormal weights, and moves the models `H += α h`,
     /// `S = clip_[−δ, δ](S + α h)` (SPEC §5). Returns the co-density range and the training
     /// errors.
-    fn finish_round(&mut self, inv_z: Option<f64>, h: &[f64], alpha: f64) -> FinishSums {
-        // The clipped model exists for t < 1, and with a schedule whose last t is below 1 (issue 16).
-        match (self.regime != Regime::One, self.delta.is_some()) {
-            (true, true) => self.finish_impl::<true, true>(inv_z, h, alpha),
-            (false, false) => self.finish_impl::<false, false>(inv_z, h, alpha),
-            (true, false) => self.finish_impl::<true, false>(inv_z, h, alpha),
-            (false, true) => self.finish_impl::<false, true>(inv_z, h, alpha),
-        }
-    }
-
-    fn finish_impl<const TEMPERED: bool, const CLIP: bool>(
+    ///
+    /// With `stats = (stats, 1/Σ c q)` (issue 18), it also writes the next round's statistics
+    /// ([`Booster::statistics`]'s values, from the final weights).
+    fn finish_round(
         &mut self,
         inv_z: Option<f64>,
         h: &[f64],
         alpha: f64,
+        stats: Option<(&mut [f64], f64)>,
+    ) -> FinishSums {
+        // The clipped model exists for t < 1, and with a schedule whose last t is below 1 (issue 16).
+        let tempered = self.regime != Regime::One;
+        match (tempered, self.delta.is_some(), stats) {
+            (true, true, Some(st)) => self.finish_impl::<true, true, true>(inv_z, h, alpha, st),
+            (true, false, Some(st)) => self.finish_impl::<true, false, true>(inv_z, h, alpha, st),
+            (false, true, Some(st)) => self.finish_impl::<false, true, true>(inv_z, h, alpha, st),
+            (false, false, Some(st)) => self.finish_impl::<false, false, true>(inv_z, h, alpha, st),
+            (true, true, None) => self.finish_impl::<true, true, false>(inv_z, h, alpha, (&mut [], 0.0)),
+            (true, false, None) => self.finish_impl::<true, false, false>(inv_z, h, alpha, (&mut [], 0.0)),
+            (false, true, None) => self.finish_impl::<false, true, false>(inv_z, h, alpha, (&mut [], 0.0)),
+            (false, false, None) => self.finish_impl::<false, false, false>(inv_z, h, alpha, (&mut [], 0.0)),
+        }
+    }
+
+    fn finish_impl<const TEMPERED: bool, const CLIP: bool, const STATS: bool>(
+        &mut self,
+        inv_z: Option<f64>,
+        h: &[f64],
+        alpha: f64,
+        (stats, norm): (&mut [f64], f64),
     ) -> FinishSums {
         let s = 1.0 - self.t;
         let (scale, scale_s) = match inv_z {
@@ -991,11 +1083,12 @@ impl TAdaBoost {
             .chunks_mut(CHUNK)
             .zip(chunks_of(&mut self.qs, n_chunks))
             .zip(self.scores.chunks_mut(CHUNK).zip(chunks_of(&mut self.clipped, n_chunks)))
+            .zip(chunks_of(stats, n_chunks))
             .enumerate()
             .collect();
         let parts: Vec<FinishSums> = jobs
             .into_par_iter()
-            .map(|(c, ((qc, qsc), (sc, cc)))| {
+            .map(|(c, (((qc, qsc), (sc, cc)), stc))| {
                 let mut p = FinishSums::default();
                 for (i, (q, score)) in qc.iter_mut().zip(sc.iter_mut()).enumerate() {
                     let g = c * CHUNK + i;
@@ -1018,6 +1111,10 @@ impl TAdaBoost {
                         }
                         *q
                     };
+                    if STATS {
+                        // Issue 18: the next round's statistics (`Booster::statistics`).
+                        stc[i] = stat_value(y[g], mult(mults, g), *q, norm);
+                    }
                     let wi = w.map_or(uniform, |w| w[g]);
                     if wi > 0.0 {
                         p.pmin = p.pmin.min(co);
@@ -1122,6 +1219,21 @@ fn codensity(q: f64, e: f64, regime: Regime) -> f64 {
     }
 }
 
+/// `stats[i] = f(i)` in parallel over fixed chunks.
+fn fill_chunks(stats: &mut [f64], f: impl Fn(usize) -> f64 + Sync + Send) {
+    stats.par_chunks_mut(CHUNK).enumerate().for_each(|(k, st)| {
+        for (j, s) in st.iter_mut().enumerate() {
+            *s = f(k * CHUNK + j);
+        }
+    });
+}
+
+/// The learner's statistic of one example: `±c q/Σ c q` (SPEC §5's `d`, signed by the label).
+#[inline]
+fn stat_value(yi: f64, ci: f64, q: f64, norm: f64) -> f64 {
+    super::signed(yi, ci * q * norm)
+}
+
 /// Sets weights below `f64::MIN_POSITIVE` to 0: a subnormal weight carries no information and
 /// would make `R = max |u|/q^(1−t)` overflow.
 fn flush_subnormals(q: &mut [f64]) {
@@ -1157,32 +1269,22 @@ impl Booster for TAdaBoost {
     /// `(d_i, 0)` for positives, `(0, d_i)` for negatives, `d = q/Σq` or `q^(2−t)`.
     fn statistics(&self, stats: &mut [f64]) {
         debug_assert_eq!(stats.len(), self.q.len());
-        let e = 2.0 - self.t;
-        // Issue 13: with several ranks, Σq over every rank (kept by `sync_q_sum`).
-        let norm = match (self.params.learner_weights, self.dist_q_sum) {
-            (LearnerWeights::CoDensity, _) => 1.0,
-            (LearnerWeights::Normalized, Some(sum)) => 1.0 / sum,
-            (LearnerWeights::Normalized, None) => 1.0 / self.q.iter().sum::<f64>(),
-        };
-        let co = self.params.learner_weights == LearnerWeights::CoDensity;
-        if let Some(c) = &self.c {
-            // Frequency weights: the copies of example i together weigh c_i q_i (or c_i q_i^(2−t)).
-            let norm = match self.dist_q_sum {
-                _ if co => 1.0,
-                Some(sum) => 1.0 / sum,
-                None => 1.0 / self.q.iter().zip(c).map(|(q, c)| q * c).sum::<f64>(),
-            };
-            for (((st, &q), &yi), &ci) in stats.iter_mut().zip(&self.q).zip(&self.y).zip(c) {
-                let d = if co { ci * codensity(q, e, self.regime) } else { ci * q * norm };
-                *st = super::signed(yi, d);
-            }
-            return;
+        let (e, regime, c) = (2.0 - self.t, self.regime, self.c.as_deref());
+        let (q, y) = (&self.q[..], &self.y[..]);
+        // SPEC §5: d_j = q_j/Σq (option: co-density q^(2−t)). Frequency weights: the copies of
+        // example i together weigh c_i q_i (or c_i q_i^(2−t)).
+        if self.params.learner_weights == LearnerWeights::CoDensity {
+            fill_chunks(stats, |i| super::signed(y[i], mult(c, i) * codensity(q[i], e, regime)));
+        } else {
+            // Issue 13: with several ranks, Σq over every rank (kept by `sync_q_sum`); issue 18: on
+            // one machine, the kept `q_sum` (what the fused last pass of a round uses).
+            let norm = 1.0 / self.dist_q_sum.unwrap_or(self.q_sum);
+            fill_chunks(stats, |i| stat_value(y[i], mult(c, i), q[i], norm));
         }
-        for ((st, &q), &yi) in stats.iter_mut().zip(&self.q).zip(&self.y) {
-            // SPEC §5: d_j = q_j/Σq (option: co-density q^(2−t)).
-            let d = if co { codensity(q, e, self.regime) } else { q * norm };
-            *st = super::signed(yi, d);
-        }
+    }
+
+    fn step_then_statistics(&mut self, h: &[f64], diag: &mut Diagnostics, stats: &mut [f64]) -> Result<Step> {
+        self.advance(h, diag, Some(stats))
     }
 
     fn set_learning_rate(&mut self, lr: f64) {
@@ -1202,13 +1304,20 @@ impl Booster for TAdaBoost {
     }
 
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
+        self.advance(h, diag, None)
+    }
+}
+
+impl TAdaBoost {
+    /// One round (SPEC §5); with `stats`, the next round's statistics too, written by the round's
+    /// last pass when the round is a normal one (issue 18), else by [`Booster::statistics`]
+    /// afterwards: the same values either way.
+    fn advance(&mut self, h: &[f64], diag: &mut Diagnostics, mut stats: Option<&mut [f64]>) -> Result<Step> {
         let n = self.y.len();
         if h.len() != n {
             return Err(Error::InvalidData(format!("{n} examples but {} tree outputs", h.len())));
         }
-        if let Some(i) = h.iter().position(|v| !v.is_finite()) {
-            return Err(Error::Numerical(format!("tree output {} at row {i}", h[i])));
-        }
+        // A non-finite tree output is an error of the edge's pass (issue 18: no pass of its own).
         let t = self.t;
         let s = 1.0 - t;
         let e = 2.0 - t;
@@ -1346,8 +1455,24 @@ impl Booster for TAdaBoost {
             self.ln_prod_z += z.ln();
         }
 
+        // Issue 18: the next learner normaliser Σ c q = Z⁻¹ Σ c q̃ after a normal round; then, on one
+        // machine without a schedule (which moves the weights again), the last pass writes the
+        // next statistics too.
+        let q_sum_next = inv_z.map(|iz| sums.qsum * iz).filter(|v| *v > 0.0 && v.is_finite());
+        let fuse = q_sum_next.is_some()
+            && !self.coll.is_distributed()
+            && self.schedule.is_none()
+            && self.params.learner_weights == LearnerWeights::Normalized;
+        let fused = match (fuse, q_sum_next) {
+            (true, Some(total)) => stats.take().map(|st| (st, 1.0 / total)),
+            _ => None,
+        };
         // Weights q/Z, and the models: H += α h; S = clip_[−δ, δ](S + α h) (SPEC §5).
-        let mut fin = self.finish_round(inv_z, h, alpha);
+        let mut fin = self.finish_round(inv_z, h, alpha, fused);
+        self.q_sum = match q_sum_next {
+            Some(v) => v,
+            None => self.local_q_sum(),
+        };
         if self.coll.is_distributed() {
             // Issue 13: the round's last sums and the next learner normaliser (one call).
             let mut sum = [fin.n_zero, fin.err, fin.err_clipped, fin.clip_upper, fin.clip_lower, 0.0, 0.0];
@@ -1401,6 +1526,9 @@ impl Booster for TAdaBoost {
             }
         }
 
+        if let Some(st) = stats {
+            self.statistics(st);
+        }
         Ok(if perfect {
             Step::AddAndStop {
                 alpha,
@@ -1878,6 +2006,148 @@ mod tests {
                 assert!((got - want).abs() < 1e-15, "{lw:?}: {stats:?}");
             }
         }
+    }
+
+    /// Rounds of a booster on `n` random examples (several chunks), with hypotheses whose few
+    /// distinct values mimic a tree's leaves; returns the statistics written after each round.
+    fn issue_18_run(t: f64, sw: Option<&[f64]>, y: &[f64], seed: u64, fused: bool) -> (Vec<Vec<f64>>, TAdaBoost) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut b = match TAdaBoost::new(&params(t), labels(y, sw)) {
+            Ok(b) => b,
+            Err(e) => panic!("t = {t}: {e}"),
+        };
+        let mut stats = vec![0.0; y.len()];
+        b.statistics(&mut stats);
+        let mut out = vec![stats.clone()];
+        for _ in 0..6 {
+            let leaves: Vec<f64> = (0..8).map(|_| rng.gen_range(-1.5..1.5)).collect();
+            let h: Vec<f64> = y.iter().map(|&yi| leaves[rng.gen_range(0..8)] + 0.3 * yi).collect();
+            let mut diag = Diagnostics::new();
+            let step = if fused {
+                b.step_then_statistics(&h, &mut diag, &mut stats)
+            } else {
+                b.step(&h, &mut diag).inspect(|_| b.statistics(&mut stats))
+            };
+            match step {
+                Ok(Step::Add { .. }) => out.push(stats.clone()),
+                Ok(_) => break,
+                Err(e) => panic!("t = {t}: {e}"),
+            }
+        }
+        (out, b)
+    }
+
+    #[test]
+    fn issue_18_fused_last_pass_writes_the_statistics_of_the_two_calls() {
+        // 20,000 examples: three of the booster's 8,192-row chunks.
+        let n = 20_000;
+        let mut rng = ChaCha8Rng::seed_from_u64(1818);
+        let y = random_labels(&mut rng, n);
+        let sw: Vec<f64> = (0..n).map(|i| if i % 97 == 0 { 0.0 } else { rng.gen_range(0.2..3.0) }).collect();
+        for t in [0.0, 0.5, 0.6, 0.8, 1.0, 1.3] {
+            for w in [None, Some(&sw[..])] {
+                let (fused, b) = issue_18_run(t, w, &y, 7, true);
+                let (two_calls, b2) = issue_18_run(t, w, &y, 7, false);
+                let ctx = format!("t = {t}, weights: {}", w.is_some());
+                assert!(fused.len() > 3, "{ctx}: only {} rounds", fused.len());
+                // Bit for bit: statistics of every round, final weights and scores.
+                assert_eq!(fused.len(), two_calls.len(), "{ctx}");
+                for (a, c) in fused.iter().zip(&two_calls) {
+                    assert!(a.iter().zip(c).all(|(a, c)| a.to_bits() == c.to_bits()), "{ctx}");
+                }
+                assert!(b.q.iter().zip(&b2.q).all(|(a, c)| a.to_bits() == c.to_bits()), "{ctx}");
+                assert!(b.scores.iter().zip(&b2.scores).all(|(a, c)| a.to_bits() == c.to_bits()), "{ctx}");
+                // And they are SPEC §5's d = c q/Σ c q (naive serial sum), signed by the label.
+                let last = &fused[fused.len() - 1];
+                let c = |i: usize| b.c.as_ref().map_or(1.0, |c| c[i]);
+                let total: f64 = (0..n).map(|i| c(i) * b.q[i]).sum();
+                for i in 0..n {
+                    let want = y[i] * c(i) * b.q[i] / total;
+                    assert!(rel_close(last[i], want, 1e-13) || (last[i] == 0.0 && want == 0.0), "{ctx} i = {i}");
+                }
+                // The co-simplex holds to 1e−12 (SPEC §5), each copy counted.
+                let tt = b.t();
+                let co: f64 = (0..n).map(|i| c(i) * b.q[i].powf(2.0 - tt)).sum();
+                assert!((co - 1.0).abs() < 1e-12, "{ctx}: Σ c q^(2−t) = {co}");
+            }
+        }
+    }
+
+    #[test]
+    fn issue_18_integer_power_kernel_matches_the_scalar_update() {
+        // t = 0.8 (1/(1−t) snapped to 5) and t = 0.5 (2), 0.75 (4): the update by powi_seq agrees with
+        // SPEC §5's scalar update `tempered_update` (exp/log, no snap) to 1e−12 relative, on three
+        // chunks of weights that move over several orders of magnitude.
+        let n = 20_000;
+        let mut rng = ChaCha8Rng::seed_from_u64(18);
+        let y = random_labels(&mut rng, n);
+        for t in [0.5, 0.75, 0.8] {
+            assert!(snapped_int_exponent(1.0 / (1.0 - t)).is_some(), "t = {t}");
+            let mut b = match TAdaBoost::new(&params(t), labels(&y, None)) {
+                Ok(b) => b,
+                Err(e) => panic!("{e}"),
+            };
+            let mut checked = 0;
+            for round in 0..10 {
+                let h = random_h(&mut rng, &y, 1);
+                let q_old = b.weights().to_vec();
+                let mut diag = Diagnostics::new();
+                match b.step(&h, &mut diag) {
+                    Ok(Step::Add { .. }) => {}
+                    other => panic!("t = {t} round {round}: {other:?}"),
+                }
+                let (mu, z) = (diag["mu"], diag["z"]);
+                for i in 0..n {
+                    let want = tempered_update(q_old[i], mu, y[i] * h[i], t) / z;
+                    assert!(rel_close(b.weights()[i], want, 1e-12), "t = {t} round {round} i = {i}");
+                    checked += 1;
+                }
+                let co: f64 = b.weights().iter().map(|q| q.powf(2.0 - t)).sum();
+                assert!((co - 1.0).abs() < 1e-12, "t = {t} round {round}: {co}");
+                // q^(1−t) is kept in step with q.
+                assert!(b.q.iter().zip(&b.qs).all(|(q, qs)| rel_close(q.powf(1.0 - t), *qs, 1e-13)));
+            }
+            assert_eq!(checked, 10 * n);
+        }
+    }
+
+    #[test]
+    fn issue_18_fused_passes_are_the_same_at_any_thread_count() {
+        let n = 40_000;
+        let mut rng = ChaCha8Rng::seed_from_u64(99);
+        let y = random_labels(&mut rng, n);
+        let sw: Vec<f64> = (0..n).map(|_| rng.gen_range(0.5..2.0)).collect();
+        for (t, w) in [(0.8, None), (0.6, Some(&sw[..])), (1.0, None)] {
+            let run = |threads: usize| {
+                let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+                    Ok(p) => p,
+                    Err(e) => panic!("{e}"),
+                };
+                pool.install(|| {
+                    let (stats, b) = issue_18_run(t, w, &y, 3, true);
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    (stats.iter().map(|s| bits(s)).collect::<Vec<_>>(), bits(&b.q), bits(&b.scores))
+                })
+            };
+            let one = run(1);
+            assert!(one.0.len() > 3);
+            for threads in [2, 3] {
+                assert!(one == run(threads), "t = {t}: 1 and {threads} threads differ");
+            }
+        }
+    }
+
+    #[test]
+    fn issue_18_non_finite_tree_output_names_its_row() {
+        let y = vec![1.0, -1.0, 1.0, -1.0];
+        let mut b = match TAdaBoost::new(&params(0.8), labels(&y, None)) {
+            Ok(b) => b,
+            Err(e) => panic!("{e}"),
+        };
+        let q = b.weights().to_vec();
+        let err = b.step(&[0.5, f64::NAN, 0.5, f64::INFINITY], &mut Diagnostics::new());
+        assert!(matches!(&err, Err(Error::Numerical(m)) if m == "tree output NaN at row 1"), "{err:?}");
+        assert_eq!(b.weights(), &q[..], "a failed round leaves the weights as they were");
     }
 
     #[test]

@@ -101,7 +101,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=200)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--only", default="", help="comma-separated substrings of the configurations to run")
+    ap.add_argument("--only", default="", help="substrings of the configurations to run, separated by ';' (by ',' when there is "
+                    "no ';' and the text is not a whole label); e.g. 'Real AdaBoost, 8 leaves;LightGBM, 8 leaves'")
     ap.add_argument("--no-write", action="store_true", help="do not rewrite docs/benchmarks.md")
     a = ap.parse_args()
     if a.job:
@@ -110,7 +111,11 @@ def main():
     env = dict(os.environ, RAYON_NUM_THREADS=str(a.threads), OMP_NUM_THREADS=str(a.threads))
     loads = [os.getloadavg()[0]]
     results = []
-    configs = [c for c in CONFIGS if not a.only or any(s in c[0] for s in a.only.split(","))]
+    # Labels contain commas ("Real AdaBoost, 8 leaves"): `;` separates substrings when present, and
+    # an exact label selects itself; otherwise the substrings are comma-separated.
+    labels = {c[0] for c in CONFIGS}
+    parts = a.only.split(";") if ";" in a.only else [a.only] if a.only in labels else a.only.split(",")
+    configs = [c for c in CONFIGS if not a.only or any(s.strip() and s.strip() in c[0] for s in parts)]
     for label, lib, kw in configs:
         runs = []
         for _ in range(a.repeats):

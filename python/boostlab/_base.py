@@ -457,7 +457,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         return v_columns, "classes", v_idx.reshape(-1).astype(np.int64), [str(c) for c in v_classes]
 
     def _reset_fitted(self):
-        for a in ("model_", "estimator_weights_", "history_", "classes_", "best_iteration_"):
+        for a in ("model_", "estimator_weights_", "_history", "classes_", "best_iteration_"):
             self.__dict__.pop(a, None)
 
     def __sklearn_is_fitted__(self):
@@ -466,10 +466,22 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     def _set_model(self, model):
         self.model_ = model
         self.estimator_weights_ = model.alphas
-        self.history_ = _history_table(model.history())
+        # `history_` is built from the model on first access (a property): a DataFrame of every
+        # round is a fixed cost of each fit that most fits never read (session 6).
+        self.__dict__.pop("_history", None)
         # Issue 15: early stopping's best iteration (0-based; the model keeps best_iteration_ + 1
         # trees), None without early stopping.
         self.best_iteration_ = model.best_iteration
+
+    @property
+    def history_(self):
+        """Per-round diagnostics of the fit (a pandas DataFrame, or a dict of lists without
+        pandas): one row per round with ``round``, the booster's quantities and ``stop_reason``."""
+        check_is_fitted(self)
+        h = self.__dict__.get("_history")
+        if h is None:
+            h = self.__dict__["_history"] = _history_table(self.model_.history())
+        return h
 
     # ------------------------------------------------------------------ prediction
 

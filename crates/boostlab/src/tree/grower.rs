@@ -28,6 +28,33 @@ const CAT_FRACTION_GRID: f64 = (1u64 << 36) as f64;
 /// Work below this many (row × feature) cells runs on one thread.
 const PARALLEL_CELLS: usize = 1 << 15;
 
+/// Gains per block of the `lowest` rule's blocked running maximum ([`SearchCtx::lowest_exact`]).
+const GAIN_BLOCK: usize = 16;
+
+thread_local! {
+    /// The split scan's per-feature arrays, reused across features, nodes and rounds by each
+    /// thread (session 6: no allocations in the scan's inner calls).
+    static SCAN_BINS: std::cell::Cell<Vec<usize>> = const { std::cell::Cell::new(Vec::new()) };
+    static SCAN_ACC: std::cell::Cell<Vec<(f64, f64)>> = const { std::cell::Cell::new(Vec::new()) };
+    static SCAN_GAINS: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// The largest of `b` ignoring NaN (`−∞` when empty or all NaN), by four independent chains.
+#[inline]
+fn block_max(b: &[f64]) -> f64 {
+    let mut m = [f64::NEG_INFINITY; 4];
+    let mut it = b.chunks_exact(4);
+    for c in &mut it {
+        for (m, &g) in m.iter_mut().zip(c) {
+            *m = m.max(g);
+        }
+    }
+    for &g in it.remainder() {
+        m[0] = m[0].max(g);
+    }
+    m[0].max(m[1]).max(m[2].max(m[3]))
+}
+
 /// Everything the grower needs besides the statistics.
 #[derive(Debug, Clone, Copy)]
 pub struct GrowSpec<'a> {
@@ -436,8 +463,11 @@ impl SearchCtx<'_> {
         let margin = 1e-10 * (parent.abs() + t0 + t1);
         // Pass 1: the thresholds (allowed non-empty value bins but the last) and their prefix
         // sums. Empty bins add +0.0 in the generic scan: the same sums.
-        let mut bins: Vec<usize> = Vec::with_capacity(last);
-        let mut acc: Vec<(f64, f64)> = Vec::with_capacity(last);
+        // Session 6: the pass arrays are reused from this thread's last scan (no allocation per
+        // feature and node); every element read is written first.
+        let (mut bins, mut acc) = (SCAN_BINS.take(), SCAN_ACC.take());
+        bins.clear();
+        acc.clear();
         let (mut a0, mut a1) = (0.0f64, 0.0f64);
         let mut ord = 0u32;
         if allowed.is_none() {
@@ -472,6 +502,15 @@ impl SearchCtx<'_> {
             bins.push(b);
             acc.push((a0, a1));
         }
+        let lowest = self.ties == SplitTies::Lowest;
+        if lowest && !C::BOUNDED {
+            // Exact gains and the `lowest` rule (Real and discrete AdaBoost's common case): passes
+            // 2 and 3 on flat arrays, without the bounds' pairs (session 6).
+            let out = self.lowest_exact(cost, f, &bins, &acc, has_missing.then_some((m0, m1)), (t0, t1));
+            SCAN_BINS.set(bins);
+            SCAN_ACC.set(acc);
+            return out;
+        }
         // Pass 2: every candidate's gain (or its bounds), one branch-light loop per missing side;
         // NaN marks an inadmissible candidate (a real gain is finite).
         let sides: &[bool] = if has_missing { &[false, true] } else { &[false] };
@@ -494,23 +533,6 @@ impl SearchCtx<'_> {
             }
         }
         // Pass 3: the generic scan's tie rule, in its order (bins, then the missing side).
-        let lowest = self.ties == SplitTies::Lowest;
-        if lowest && !C::BOUNDED {
-            // Exact gains: the rule is a running maximum with a tolerance, branch-free (NaN, an
-            // inadmissible candidate, never compares greater; the first finite gain beats −∞).
-            let (mut kg, mut kj) = (f64::NEG_INFINITY, usize::MAX);
-            for (j, g) in bounds.iter().flat_map(|s| s[..sides.len()].iter().map(|p| p.0)).enumerate() {
-                let better = g > kg + tol;
-                kg = if better { g } else { kg };
-                kj = if better { j } else { kj };
-            }
-            if kj == usize::MAX {
-                return Vec::new();
-            }
-            let (i, si) = (kj / sides.len(), kj % sides.len());
-            let kind = CandKind::Numeric { bin: bins[i], missing_left: sides[si] };
-            return vec![Candidate { gain: kg, feature: f, kind }];
-        }
         let mut kept: Option<Lazy> = None;
         let mut pool: Vec<Candidate> = Vec::new();
         let mut max_lo = f64::NEG_INFINITY;
@@ -558,7 +580,73 @@ impl SearchCtx<'_> {
                 kind: CandKind::Numeric { bin: k.bin, missing_left: k.missing_left },
             });
         }
+        SCAN_BINS.set(bins);
+        SCAN_ACC.set(acc);
         pool
+    }
+
+    /// [`Self::scan_pair`]'s passes 2 and 3 for an exact cost and the `lowest` tie rule (session 6,
+    /// Real and discrete AdaBoost's common case). Pass 2 writes every candidate's gain into one
+    /// flat array in the generic scan's order (bins, then the missing side: `miss` holds the
+    /// missing bin's sums when it is not empty), branch-free — an inadmissible candidate is NaN,
+    /// the admissibility test is [`admissible`]'s comparisons without short-circuits. Pass 3 is the
+    /// rule "a later gain replaces the kept one when `g > kept + tol`", over blocks of
+    /// [`GAIN_BLOCK`] gains: the kept gain changes only by a replacement, so a block whose largest
+    /// gain (NaN ignored) is not above `kept + tol` replaces nothing and is skipped after a
+    /// reduction with independent chains; any other block runs the rule gain by gain. Same kept
+    /// candidate and gain bits as the serial rule, hence as the generic scan.
+    fn lowest_exact<C: PairCost>(
+        &self,
+        cost: &C,
+        f: usize,
+        bins: &[usize],
+        acc: &[(f64, f64)],
+        miss: Option<(f64, f64)>,
+        (t0, t1): (f64, f64),
+    ) -> Vec<Candidate> {
+        let (tol, parent, min_w) = (self.tol, self.parent_cost, self.min_w);
+        let forbid = self.pure == PureLeaves::Forbid;
+        let gain = |l0: f64, l1: f64| -> f64 {
+            let (r0, r1) = (residue_free(t0 - l0, tol), residue_free(t1 - l1, tol));
+            let (wl, wr) = (l0 + l1, r0 + r1);
+            let sides_ok = (l0 > tol) & (l1 > tol) & (r0 > tol) & (r1 > tol);
+            let ok = (wl > tol) & (wr > tol) & (wl >= min_w) & (wr >= min_w) & (!forbid | sides_ok);
+            let g = parent - cost.cost(l0, l1) - cost.cost(r0, r1);
+            if ok {
+                g
+            } else {
+                f64::NAN
+            }
+        };
+        let mut gains = SCAN_GAINS.take();
+        gains.clear();
+        // `+ 0.0`: the generic scan adds the (empty) missing side's zeros too (a −0 becomes +0).
+        match miss {
+            None => gains.extend(acc.iter().map(|&(a0, a1)| gain(a0 + 0.0, a1 + 0.0))),
+            Some((m0, m1)) => {
+                gains.extend(acc.iter().flat_map(|&(a0, a1)| [gain(a0 + 0.0, a1 + 0.0), gain(a0 + m0, a1 + m1)]));
+            }
+        }
+        let (mut kg, mut kj) = (f64::NEG_INFINITY, usize::MAX);
+        for (bi, block) in gains.chunks(GAIN_BLOCK).enumerate() {
+            // NaN (inadmissible) never compares greater; the first finite gain beats −∞. Neither
+            // side is NaN here (`block_max` skips NaN, `kg` is −∞ or a kept gain).
+            if block_max(block) <= kg + tol {
+                continue;
+            }
+            for (o, &g) in block.iter().enumerate() {
+                let better = g > kg + tol;
+                kg = if better { g } else { kg };
+                kj = if better { bi * GAIN_BLOCK + o } else { kj };
+            }
+        }
+        SCAN_GAINS.set(gains);
+        if kj == usize::MAX {
+            return Vec::new();
+        }
+        let ns = if miss.is_some() { 2 } else { 1 };
+        let kind = CandKind::Numeric { bin: bins[kj / ns], missing_left: kj % ns == 1 };
+        vec![Candidate { gain: kg, feature: f, kind }]
     }
 
     /// Best split over all features of a node with histogram `hist` and sums `total`.
@@ -1056,8 +1144,15 @@ pub fn grow_distributed(
     if k == 0 || stats.len() != n * k {
         return Err(Error::InvalidData(format!("statistics of length {} for {n} rows of {k} outputs", stats.len())));
     }
-    if let Some(i) = stats.iter().position(|s| !s.is_finite()) {
-        return Err(Error::Numerical(format!("statistic {} of row {} is {}", i % k, i / k, stats[i])));
+    // Session 6: a branch-free test per fixed chunk, in parallel (it was a serial early-exit scan
+    // of every statistic each round); the first bad one is found only for the message.
+    if !crate::par::map_chunks(stats.len(), |r| stats[r].iter().fold(true, |ok, s| ok & s.is_finite()))
+        .iter()
+        .all(|&ok| ok)
+    {
+        if let Some(i) = stats.iter().position(|s| !s.is_finite()) {
+            return Err(Error::Numerical(format!("statistic {} of row {} is {}", i % k, i / k, stats[i])));
+        }
     }
     let width = 2 * k;
     let p = spec.params;
@@ -1900,6 +1995,102 @@ mod tests {
             pruned_cases += usize::from(rb.is_some());
         }
         assert!(pruned_cases > 2500 && cases == 6000);
+    }
+
+    /// Issue 18 (session 6): the blocked running maximum of the exact `lowest` scan
+    /// ([`SearchCtx::lowest_exact`]) keeps the generic scan's candidate bit for bit on long
+    /// (255-bin) histograms whose gain curves climb, plateau (exact and near ties within the
+    /// tolerance, across block boundaries) and fall, with empty bins, missing values, minimum
+    /// weights and forbidden pure leaves, for every exact criterion.
+    #[test]
+    fn issue_18_blocked_lowest_scan_equals_the_generic_scan() {
+        let mut rng = ChaCha8Rng::seed_from_u64(618);
+        let n = 3000;
+        let feats = Features {
+            names: vec!["a".into(), "b".into()],
+            columns: vec![
+                Column::Numeric((0..n).map(|i| f64::from(i as u32 % 300)).collect()),
+                Column::Numeric(
+                    (0..n).map(|i| if i % 11 == 0 { f64::NAN } else { f64::from(i as u32 % 257) }).collect(),
+                ),
+            ],
+        };
+        let mapper = BinMapper::fit(&feats, 255, None).unwrap();
+        let bm = mapper.transform(&feats).unwrap();
+        assert!(bm.n_bins(0) > 200 && bm.n_bins(1) > 200);
+        let crits = [Criterion::Matusita, Criterion::Gini, Criterion::Entropy, Criterion::Empirical];
+        let mut replaced_late = 0;
+        for case in 0..2000 {
+            let f = case % 2;
+            let nb = bm.n_bins(f);
+            let style = rng.gen_range(0..4);
+            let peak = rng.gen_range(0..nb);
+            let mut hist = vec![0.0; 2 * nb];
+            for b in 0..nb {
+                if rng.gen_bool(0.1) {
+                    continue; // empty bin
+                }
+                let (p, q) = match style {
+                    // Positives before the peak, negatives after: a gain curve climbing to it.
+                    0 => {
+                        if b < peak {
+                            (1.0, 0.0)
+                        } else {
+                            (0.0, 1.0)
+                        }
+                    }
+                    // The same with noise: many small climbs and falls.
+                    1 => {
+                        if b < peak {
+                            (1.0, rng.gen::<f64>() * 0.3)
+                        } else {
+                            (rng.gen::<f64>() * 0.3, 1.0)
+                        }
+                    }
+                    // Quantised: exact ties and plateaus.
+                    2 => (f64::from(rng.gen_range(0..3u32)) * 0.5, f64::from(rng.gen_range(0..3u32)) * 0.5),
+                    // Near-ties within the tolerance.
+                    _ => (1.0 + f64::from(rng.gen_range(0..3u32)) * 1e-13, 1.0),
+                };
+                hist[2 * b] = p;
+                hist[2 * b + 1] = q;
+            }
+            let mut total = [0.0; 2];
+            for b in 0..nb {
+                total[0] += hist[2 * b];
+                total[1] += hist[2 * b + 1];
+            }
+            let crit = crits[case % crits.len()];
+            let pure = if case % 5 == 0 { PureLeaves::Forbid } else { PureLeaves::Allow };
+            let min_w = if case % 4 == 0 { 0.2 * (total[0] + total[1]) } else { 0.0 };
+            let ctx = SearchCtx {
+                criterion: crit,
+                ties: SplitTies::Lowest,
+                width: 2,
+                min_w,
+                pure,
+                parent_cost: block_cost(&crit, &total),
+                tol: 1e-12 * (total[0] + total[1]),
+                binned: &bm,
+                mapper: &mapper,
+                bounds: None,
+            };
+            let fast = ctx.best_for_feature(f, &hist, &total, None);
+            let slow = ctx.best_for_feature_generic(f, &hist, &total, None);
+            assert_eq!(fast.len(), slow.len(), "case {case}: {crit:?}");
+            for (a, b) in fast.iter().zip(&slow) {
+                assert_eq!(
+                    (a.gain.to_bits(), a.feature, &a.kind),
+                    (b.gain.to_bits(), b.feature, &b.kind),
+                    "case {case}: {crit:?}"
+                );
+                if let CandKind::Numeric { bin, .. } = a.kind {
+                    replaced_late += usize::from(bin > GAIN_BLOCK);
+                }
+            }
+        }
+        // Kept candidates beyond the first block: the blocks' skips were exercised.
+        assert!(replaced_late > 500, "{replaced_late}");
     }
 
     #[test]

@@ -87,7 +87,31 @@ impl Tree {
     pub fn record_covers(&mut self, leaf_of_row: &[u32], row_weight: Option<&[f64]>) {
         let mut per_leaf = vec![0.0; self.n_leaves()];
         match row_weight {
-            None => leaf_of_row.iter().for_each(|&l| per_leaf[l as usize] += 1.0),
+            // Session 6: integer counts, exact in f64 in any order, so counted per fixed chunk in
+            // parallel into four interleaved counters (no store-to-load chain when consecutive
+            // rows share a leaf) and summed: the serial count's values bit for bit.
+            None => {
+                let nl = per_leaf.len();
+                let parts = crate::par::map_chunks(leaf_of_row.len(), |r| {
+                    let mut c = vec![[0u32; 4]; nl];
+                    let rows = &leaf_of_row[r];
+                    let mut quads = rows.chunks_exact(4);
+                    for q in &mut quads {
+                        for (j, &l) in q.iter().enumerate() {
+                            c[l as usize][j] += 1;
+                        }
+                    }
+                    for &l in quads.remainder() {
+                        c[l as usize][0] += 1;
+                    }
+                    c
+                });
+                for part in parts {
+                    for (a, c) in per_leaf.iter_mut().zip(part) {
+                        *a += f64::from(c.iter().sum::<u32>());
+                    }
+                }
+            }
             Some(w) => leaf_of_row.iter().zip(w).for_each(|(&l, &w)| per_leaf[l as usize] += w),
         }
         self.covers = vec![0.0; self.nodes.len()];

@@ -628,18 +628,20 @@ fn zoom_pass(xs: &[f64], fs: &[f64], z: f64, fa: f64, s: f64, lo: f64, hi: f64) 
 
 /// The OBI of a convex loss, `Q_F(z, z + v, z + v)` (SPEC §6, the convex form of `Q*`).
 ///
-/// `line − F` is concave between `z` and `z + v`, so its maximum is found by a unimodal search
-/// (repeated 16-point grids that zoom on the best point, each a single [`Loss::eval_many`] call);
-/// the square loss uses its closed form `v²/4`. Only meaningful for convex `F` (for others it is a
+/// The built-in convex losses (logistic, exponential, square, hinge, tempered) use their closed
+/// form, the exact maximum (issue 18; `LossSpec::obi_closed_form`). For user losses `line − F` is
+/// concave between `z` and `z + v`, so its maximum is found by a unimodal search (repeated
+/// 16-point grids that zoom on the best point, each a single [`Loss::eval_many`] call: 162 loss
+/// evaluations, a lower bound of the maximum). Only meaningful for convex `F` (for others it is a
 /// local search). `v = 0` gives NaN.
 pub fn obi_convex(loss: &Loss, z: f64, v: f64) -> f64 {
     let b = z + v;
     if v == 0.0 || b == z {
         return f64::NAN;
     }
-    if let Some(LossSpec::Square) = loss.spec() {
-        // Closed form: line − F = (x − z)(z + v − x) for F = (1 − x)², maximal at the midpoint.
-        return 0.25 * (b - z) * (b - z);
+    // Issue 18: the built-in convex losses' exact maximum, no loss evaluation at all.
+    if let Some(q) = loss.spec().and_then(|s| s.obi_closed_form(z, b)) {
+        return q;
     }
     let mut ends = [0.0; 2];
     loss.eval_many(&[z, b], &mut ends);
@@ -721,6 +723,155 @@ pub fn obi_star_many(loss: &Loss, zs: &[f64], z_prev: &[f64], vs: &[f64], n: usi
 }
 
 // ------------------------------------------------------------------------------------------------
+// Closed-form OBI of the built-in convex losses (issue 18)
+// ------------------------------------------------------------------------------------------------
+
+/// Below this `|v|` the closed-form OBI of the logistic and exponential losses is its Taylor
+/// expansion at the secant's midpoint (relative truncation error of order `(v/2)⁴ ≤ 7e−14`);
+/// above it, the exact formula (relative rounding error of order `ε/|v| ≤ 1e−12`).
+const OBI_TAYLOR_V: f64 = 1e-3;
+
+/// `σ(x) = 1/(1 + e^(−x))` without overflow (`e^(−x) = ∞` gives 0).
+#[inline]
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// `softplus(−z − u) − softplus(−z) = F(z + u) − F(z)` for the logistic loss `F = softplus(−·)`,
+/// without cancellation: `ln(1 + σ(−z)·(e^(−u) − 1))`.
+#[inline]
+fn logistic_diff(z: f64, u: f64) -> f64 {
+    (sigmoid(-z) * (-u).exp_m1()).ln_1p()
+}
+
+/// `max(0, s·u − ΔF(u))` over the two forms of a line minus a convex function.
+#[inline]
+fn gap(s: f64, u: f64, df: f64) -> f64 {
+    // SPEC §6: line(x) − F(x) = F(z) + s(x − z) − F(x) with x = z + u.
+    (s * u - df).max(0.0)
+}
+
+/// `u* = x* − z` clamped to the interval between 0 and `v`.
+#[inline]
+fn clamp_between(u: f64, v: f64) -> f64 {
+    if v > 0.0 {
+        u.clamp(0.0, v)
+    } else {
+        u.clamp(v, 0.0)
+    }
+}
+
+impl LossSpec {
+    /// The exact OBI `Q_F(z, z + v, z + v)` of a built-in convex loss (SPEC §6: "closed form"),
+    /// from `z` and `b = z + v` (the secant's ends as the search would use them); `None` for the
+    /// other losses, or when the closed form is not finite (the caller then searches).
+    ///
+    /// For a convex differentiable `F`, `line − F` is concave and peaks where `F′(x*) = s`, the
+    /// secant slope, clamped to `[z, b]`:
+    /// - logistic: `F′(x) = −1/(1 + eˣ)`, `x* = ln(−(1 + s)/s)`. `F = −x + softplus(x)`, and a
+    ///   linear term changes no OBI, so the gap is computed from whichever of `F` and
+    ///   `G = softplus` has the smaller slope (no cancellation against a slope near −1);
+    /// - exponential: `F′(x) = −e^(−x)`, `x* = −ln(−s)`, i.e. `u* = x* − z = −ln r` with
+    ///   `r = (1 − e^(−v))/v`;
+    /// - square: `v²/4` (the midpoint);
+    /// - hinge: the kink `x = 1` when it lies strictly inside, where the gap is
+    ///   `(1 − lo)(hi − 1)/(hi − lo)`; 0 otherwise (the loss is linear on the interval);
+    /// - tempered `F = [1 − (1−t)x]_+^((2−t)/(1−t))`, convex for every allowed `t < 2` (power
+    ///   `p ≥ 1` of a linear base for `t < 1`, `p < 0` of a positive increasing base for
+    ///   `1 < t < 2`): `F′(x) = −(2−t)·base^(1/(1−t))` where the base is positive, so
+    ///   `base* = (−s/(2−t))^(1−t)` and `x* = (1 − base*)/(1−t)`; `s = 0` (both ends where `F = 0`)
+    ///   gives 0. `t = 1` is the exponential loss.
+    ///
+    /// Numerically: for the logistic and exponential losses `F(z + u) − F(z)` is evaluated without
+    /// cancellation (`ln_1p`/`exp_m1` forms), and for `|v| < 10⁻³` the gap is the Taylor expansion
+    /// `F″h²/2 + h⁴(F⁗/24 + F‴²/(72F″))` at the midpoint (`h = v/2`), so the result keeps a
+    /// relative error below 10⁻⁹ down to `|v| = 10⁻¹²` (checked against 50-digit references in
+    /// `tests/issue_18_obi_closed_form.rs`). The tempered loss's gap is computed from loss values,
+    /// like the search (absolute error a few ulps of `F`).
+    pub(crate) fn obi_closed_form(&self, z: f64, b: f64) -> Option<f64> {
+        let v = b - z;
+        if v == 0.0 || v.is_nan() {
+            return None;
+        }
+        let q = match *self {
+            LossSpec::Square => 0.25 * v * v,
+            LossSpec::Hinge => {
+                let (lo, hi) = if v > 0.0 { (z, b) } else { (b, z) };
+                if lo < 1.0 && 1.0 < hi {
+                    // SPEC §6: the line at the kink, F(1) = 0.
+                    (1.0 - lo) * (hi - 1.0) / (hi - lo)
+                } else {
+                    0.0
+                }
+            }
+            LossSpec::Logistic => logistic_obi(z, v),
+            LossSpec::Exponential => exponential_obi(z, v),
+            LossSpec::Tempered { t } if (1.0 - t).abs() < 1e-9 => exponential_obi(z, v),
+            LossSpec::Tempered { t } => tempered_obi(z, b, t),
+            _ => return None,
+        };
+        q.is_finite().then_some(q)
+    }
+}
+
+/// The logistic loss's OBI (see [`LossSpec::obi_closed_form`]).
+fn logistic_obi(z: f64, v: f64) -> f64 {
+    if v.abs() < OBI_TAYLOR_V {
+        // Taylor at the midpoint c: p = σ(−c), F″ = p(1−p), F‴ = −F″(1 − 2p), F⁗ = F″(1 − 6p(1−p)).
+        let (h, c) = (0.5 * v, z + 0.5 * v);
+        let (p, q) = (sigmoid(-c), sigmoid(c));
+        let f2 = p * q;
+        let d = q - p;
+        return f2 * (0.5 * h * h + h * h * h * h * ((1.0 - 6.0 * f2) / 24.0 + d * d / 72.0));
+    }
+    // ΔF(u) = F(z+u) − F(z), ΔG(u) = G(z+u) − G(z) for G = softplus = F + x: −s = −ΔF(v)/v ∈ (0, 1),
+    // 1 + s = ΔG(v)/v, both without cancellation.
+    let dfv = logistic_diff(z, v);
+    let dgv = logistic_diff(-z, -v);
+    let (s, s1) = (dfv / v, dgv / v);
+    // SPEC §6 / issue 18: F′(x*) = −1/(1 + e^x*) = s ⇒ x* = ln(−(1 + s)/s).
+    let u = clamp_between((s1 / -s).ln() - z, v);
+    if s > -0.5 {
+        gap(s, u, logistic_diff(z, u))
+    } else {
+        gap(s1, u, logistic_diff(-z, -u))
+    }
+}
+
+/// The exponential loss's OBI (see [`LossSpec::obi_closed_form`]).
+fn exponential_obi(z: f64, v: f64) -> f64 {
+    if v.abs() < OBI_TAYLOR_V {
+        // Taylor at the midpoint: every derivative is ±e^(−c): e^(−c)(h²/2 + h⁴/18).
+        let (h, c) = (0.5 * v, z + 0.5 * v);
+        return (-c).exp() * (0.5 * h * h + h * h * h * h / 18.0);
+    }
+    // F(z+u) − F(z) = e^(−z)(e^(−u) − 1); s = e^(−z)·(−r), r = (1 − e^(−v))/v.
+    let r = -(-v).exp_m1() / v;
+    // SPEC §6 / issue 18: F′(x*) = −e^(−x*) = s ⇒ x* = −ln(−s), u* = −ln r.
+    let u = clamp_between(-r.ln(), v);
+    (-z).exp() * gap(-r, u, (-u).exp_m1())
+}
+
+/// The tempered exponential loss's OBI, `t ≠ 1` (see [`LossSpec::obi_closed_form`]).
+fn tempered_obi(z: f64, b: f64, t: f64) -> f64 {
+    let (fa, fb) = (tempered_exp_loss(z, t), tempered_exp_loss(b, t));
+    if !(fa.is_finite() && fb.is_finite()) {
+        return f64::NAN;
+    }
+    let s = (fb - fa) / (b - z);
+    if s >= 0.0 {
+        // Both ends where F = 0 (t < 1): F is 0 in between.
+        return 0.0;
+    }
+    let one_t = 1.0 - t;
+    // F′(x) = −(2−t)·base^(1/(1−t)) = s ⇒ base* = (−s/(2−t))^(1−t), x* = (1 − base*)/(1−t).
+    let base = (-s / (2.0 - t)).powf(one_t);
+    let (lo, hi) = if z < b { (z, b) } else { (b, z) };
+    let x = ((1.0 - base) / one_t).clamp(lo, hi);
+    (fa + s * (x - z) - tempered_exp_loss(x, t)).max(0.0)
+}
+
+// ------------------------------------------------------------------------------------------------
 // Offset oracles
 // ------------------------------------------------------------------------------------------------
 
@@ -781,9 +932,26 @@ pub fn offset_grid(
     if !f_t.is_finite() {
         return None;
     }
+    offset_grid_from(loss, e_t, e_prev, z, precision, 0, max_doublings, seed, f_t)
+}
+
+/// [`offset_grid`]'s scan from its `k0`-th doubling on (`f_t = F(e_t)`, finite; `e_t ≠ e_prev`).
+#[allow(clippy::too_many_arguments)]
+fn offset_grid_from(
+    loss: &Loss,
+    e_t: f64,
+    e_prev: f64,
+    z: f64,
+    precision: usize,
+    k0: usize,
+    max_doublings: usize,
+    seed: u64,
+    f_t: f64,
+) -> Option<OffsetChoice> {
+    let d = e_prev - e_t;
     let mut x = Vec::new();
     let mut f = Vec::new();
-    for k in 0..=max_doublings {
+    for k in k0..=max_doublings {
         let zk = precision.max(1) << k;
         // Scan grid z_c = e_t + j·d/Z, j = 1..Z (the last point is e_prev itself).
         x.clear();
@@ -803,6 +971,63 @@ pub fn offset_grid(
         }
     }
     None
+}
+
+/// Issue 18: [`offset_grid`]`(loss, e_t, e_prev, z, precision, max_doublings, seed)` and
+/// [`obi_star`]`(loss, e_t, e_prev, v_prev, qbar_points)` — the OBI of the previous offset at the
+/// new edge, a term of SecBoost's `q̄` — for a loss not declared convex from one evaluation of `F`
+/// on the grid they share (a convex loss's OBI is not on a grid: the two calls are made).
+///
+/// With `qbar_points = 4·precision` the `4Z + 1` points of `q̄`'s grid from `e_t` to `e_prev` are
+/// those of the oracle's first check, and every fourth one is a point of its first scan (`j/Z`
+/// and `4j/4Z` round to the same double): `4Z + 3` loss evaluations instead of `9Z + 4`. Both
+/// results are bit-identical to the two calls (otherwise the two calls are made).
+#[allow(clippy::too_many_arguments)]
+pub fn offset_grid_and_obi(
+    loss: &Loss,
+    e_t: f64,
+    e_prev: f64,
+    v_prev: f64,
+    z: f64,
+    precision: usize,
+    max_doublings: usize,
+    seed: u64,
+    qbar_points: usize,
+) -> (Option<OffsetChoice>, f64) {
+    let d = e_prev - e_t;
+    let zk = precision.max(1);
+    let m = OBI_REFINE * zk;
+    if loss.declared_convex() || negligible(d, e_t) || m != qbar_points.max(1) {
+        let q = obi_star(loss, e_t, e_prev, v_prev, qbar_points);
+        return (offset_grid(loss, e_t, e_prev, z, precision, max_doublings, seed), q);
+    }
+    // The grid of `obi`: e_t + d·k/m for k = 0..m, the last point e_prev itself, then the second
+    // points of the two lines (the previous offset's, evaluated now; the new one's, later).
+    let mut x: Vec<f64> = (0..=m).map(|k| e_t + d * (k as f64 / m as f64)).collect();
+    x[m] = e_prev;
+    x.push(e_t + v_prev);
+    let mut f = vec![0.0; x.len()];
+    loss.eval_many(&x, &mut f);
+    let q_prev = obi_from_values(e_t, e_t + v_prev, f[0], f[m + 1], &x[..=m], &f[..=m]);
+    let f_t = loss.value(e_t);
+    if !f_t.is_finite() {
+        return (None, q_prev);
+    }
+    // The first scan: z_c = e_t + d·j/Z, j = 1..Z — the grid's points 4j (the last is e_prev).
+    let xs: Vec<f64> = (1..=zk).map(|j| x[OBI_REFINE * j]).collect();
+    let fs: Vec<f64> = (1..=zk).map(|j| f[OBI_REFINE * j]).collect();
+    let Some(z_star) = best_secant_point(&xs, &fs, e_t, f_t, d) else { return (None, q_prev) };
+    let v = z_star - e_t;
+    if negligible(v, e_t) {
+        return (Some(random_offset(e_t, seed)), q_prev);
+    }
+    // The first check, Q* ≤ z, on the same grid (`obi_star`, non-convex form).
+    let b = e_t + v;
+    let q = obi_from_values(e_t, b, f[0], loss.value(b), &x[..=m], &f[..=m]);
+    if q <= z {
+        return (Some(OffsetChoice { v, obi: q, random: false }), q_prev);
+    }
+    (offset_grid_from(loss, e_t, e_prev, z, precision, 1, max_doublings, seed, f_t), q_prev)
 }
 
 /// The offset oracle for a convex `F` (SPEC §6, dichotomic version).
@@ -840,16 +1065,18 @@ pub fn offset_convex(loss: &Loss, e_t: f64, e_prev: f64, z: f64, precision: usiz
 pub fn obi_convex_many(loss: &Loss, zs: &[f64], vs: &[f64]) -> Vec<f64> {
     let n = zs.len();
     let mut out = vec![f64::NAN; n];
-    let square = matches!(loss.spec(), Some(LossSpec::Square));
     // (index, fa, slope, lo, hi, best)
     let mut live: Vec<(usize, f64, f64, f64, f64, f64)> = Vec::new();
-    let todo: Vec<usize> = (0..n).filter(|&i| !(vs[i] == 0.0 || zs[i] + vs[i] == zs[i])).collect();
-    if square {
-        for i in todo {
-            let b = zs[i] + vs[i];
-            out[i] = 0.25 * (b - zs[i]) * (b - zs[i]);
-        }
-        return out;
+    let mut todo: Vec<usize> = (0..n).filter(|&i| !(vs[i] == 0.0 || zs[i] + vs[i] == zs[i])).collect();
+    if let Some(spec) = loss.spec() {
+        // Issue 18: the closed form where there is one (as `obi_convex`), the search for the rest.
+        todo.retain(|&i| match spec.obi_closed_form(zs[i], zs[i] + vs[i]) {
+            Some(q) => {
+                out[i] = q;
+                false
+            }
+            None => true,
+        });
     }
     let mut x: Vec<f64> = todo.iter().flat_map(|&i| [zs[i], zs[i] + vs[i]]).collect();
     let mut f = vec![0.0; x.len()];
@@ -1574,6 +1801,33 @@ mod batch_tests {
                         };
                         assert!(same, "{spec} z={z} convex={convex} i={i}: {one:?} vs {:?}", many[i]);
                     }
+                }
+            }
+        }
+    }
+
+    /// Issue 18: the shared-grid oracle returns exactly `offset_grid` and `obi_star`, for every
+    /// loss, budgets that accept at the first check or need doublings, and degenerate edges.
+    #[test]
+    fn issue_18_offset_grid_and_obi_equal_the_two_calls() {
+        let mut rng = ChaCha8Rng::seed_from_u64(18);
+        for spec in ["spring:Q=500", "clipped-logistic:q=-2", "spring-main", "zero-one", "logistic", "hinge"] {
+            let loss = Loss::from_spec(&spec.parse().unwrap()).unwrap();
+            for i in 0..300 {
+                let e_t: f64 = rng.gen_range(-3.0..3.0);
+                let e_prev = if i % 17 == 0 { e_t } else { e_t + rng.gen_range(-1.0..1.0) };
+                let v_prev: f64 = rng.gen_range(-0.5..0.5);
+                let z = [1e-6, 1e-3, 0.05, 1.0][i % 4];
+                let (precision, doublings) = ([100, 7, 1][i % 3], i % 4);
+                for points in [4 * precision, 10] {
+                    let (c, q) = offset_grid_and_obi(&loss, e_t, e_prev, v_prev, z, precision, doublings, 9, points);
+                    let c2 = offset_grid(&loss, e_t, e_prev, z, precision, doublings, 9);
+                    let q2 = obi_star(&loss, e_t, e_prev, v_prev, points);
+                    assert_eq!(format!("{c:?}"), format!("{c2:?}"), "{spec} {i}");
+                    if let (Some(a), Some(b)) = (c, c2) {
+                        assert!(a.v.to_bits() == b.v.to_bits() && a.obi.to_bits() == b.obi.to_bits());
+                    }
+                    assert!(q.to_bits() == q2.to_bits() || (q.is_nan() && q2.is_nan()), "{spec} {i}: {q} vs {q2}");
                 }
             }
         }

@@ -43,8 +43,15 @@
 //! `δ_vF(ẽ_ti) = −w_ti + e_i δ_{v,e_i}F(ẽ_(t−1)i)`; averaging gives `−α η_t + α² M_t² W + q̄_t`.
 //! The certified rule accepts α only when `q̄_t ≤ κ B_t`, so every accepted round decreases the
 //! risk by at least `(1 − κ) B_t > 0`. `q̄_t` is evaluated on the grid of `4Z + 1` points from
-//! `ẽ_ti` to `ẽ_(t−1)i` (both included; convex losses: their unimodal search), a lower estimate
-//! of the exact OBI that still contains the point `x = ẽ_(t−1)i` the inequality uses.
+//! `ẽ_ti` to `ẽ_(t−1)i` (both included), a lower estimate of the exact OBI that still contains the
+//! point `x = ẽ_(t−1)i` the inequality uses; convex losses use the convex form `Q_F(ẽ, ẽ + v,
+//! ẽ + v)`: the exact maximum in closed form for the built-in ones (issue 18), the unimodal search
+//! for user losses.
+//!
+//! Speed (issue 18): the partial weights and `W` of every trial α are one parallel pass over fixed
+//! chunks (`secant_pass`); under the paper's rule, a non-convex loss's `q̄` terms come from the
+//! grid oracle's own loss values ([`offset_grid_and_obi`]: `4Z + 3` evaluations a row instead of
+//! `9Z + 4`), bit for bit.
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -52,7 +59,9 @@ use serde::{Deserialize, Serialize};
 use super::{Booster, Diagnostics, Labels, Step};
 use crate::collective::Shared;
 use crate::error::{Error, Result};
-use crate::loss::{obi_star_many, offset_convex, offset_grid, offsets_many, Loss, LossSpec, OffsetChoice};
+use crate::loss::{
+    obi_star_many, offset_convex, offset_grid, offset_grid_and_obi, offsets_many, Loss, LossSpec, OffsetChoice,
+};
 use crate::tree::{Criterion, LeafRule};
 
 /// A leaf value of exactly 0 is replaced by this (SPEC §6: `h_t(x_i) ≠ 0` on the training set).
@@ -314,6 +323,70 @@ fn shifted<'a>(edges: &'a [f64], alpha: f64, y: &'a [f64], h: &'a [f64]) -> impl
     edges.iter().zip(y).zip(h).map(move |((e, y), h)| e + alpha * y * h)
 }
 
+/// Rows per chunk of [`secant_pass`] (fixed, so its sums do not depend on the thread count; with
+/// at most this many rows there is one chunk and the sums are the serial loop's, bit for bit).
+const SECANT_CHUNK: usize = crate::par::ROW_CHUNK;
+
+/// The order-2 term of `W` (SPEC §6) asked of [`secant_pass`]: the weights `w` at α = 0, the
+/// sample weights and `M`.
+#[derive(Clone, Copy)]
+struct Order2<'a> {
+    w: &'a [f64],
+    sw: &'a [f64],
+    m_t: f64,
+}
+
+/// Issue 18: one pass for the (partial) weights and `W`. `out_i = −δ_{v_i} F(ẽ_i + α y_i h_i)`
+/// and `fz_i = F(ẽ_i + α y_i h_i)` (SPEC §6: the weights at α = 0, the partial weights w̃(α)
+/// otherwise), and, with `order2`, the sum `Σ_i s_i (h_i/M)² (w_i − w̃_i)/(α y_i h_i)` of
+/// [`order2_bound`] (rows with `α y_i h_i = 0` left out). Parallel over fixed chunks, partial sums
+/// in chunk order; a batch loss runs as one chunk on this thread (it is never called concurrently).
+/// Per-row values are those of [`Scratch::secant_weights`], bit for bit.
+#[allow(clippy::too_many_arguments)]
+fn secant_pass(
+    loss: &Loss,
+    edges: &[f64],
+    alpha: f64,
+    y: &[f64],
+    h: &[f64],
+    v: &[f64],
+    out: &mut [f64],
+    fz: &mut [f64],
+    order2: Option<Order2<'_>>,
+) -> f64 {
+    let m = edges.len();
+    let chunk = if loss.is_batch() { m.max(1) } else { SECANT_CHUNK };
+    let one = |k: usize, out: &mut [f64], fz: &mut [f64]| -> f64 {
+        let a = k * chunk;
+        let b = a + out.len();
+        let z: Vec<f64> = shifted(&edges[a..b], alpha, &y[a..b], &h[a..b]).collect();
+        let zv: Vec<f64> = z.iter().zip(&v[a..b]).map(|(z, v)| z + v).collect();
+        let mut fzv = vec![0.0; z.len()];
+        loss.eval_many(&z, fz);
+        loss.eval_many(&zv, &mut fzv);
+        for i in 0..z.len() {
+            // SPEC §6: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
+            out[i] = -(fzv[i] - fz[i]) / v[a + i];
+        }
+        let Some(Order2 { w, sw, m_t }) = order2 else { return 0.0 };
+        let mut acc = 0.0;
+        for i in a..b {
+            let e = alpha * y[i] * h[i];
+            if e != 0.0 {
+                let r = h[i] / m_t;
+                acc += sw[i] * r * r * (w[i] - out[i - a]) / e;
+            }
+        }
+        acc
+    };
+    let parts: Vec<f64> = if loss.is_batch() || m <= chunk {
+        vec![one(0, out, fz)]
+    } else {
+        out.par_chunks_mut(chunk).zip(fz.par_chunks_mut(chunk)).enumerate().map(|(k, (o, f))| one(k, o, f)).collect()
+    };
+    parts.iter().sum()
+}
+
 /// `W = |mean_i s_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)|` (SPEC §6), from the weights `w` at α = 0
 /// and the partial weights `wt` at α: `δ_{e,v}F(ẽ) = (δ_vF(ẽ + e) − δ_vF(ẽ))/e = (w − w̃)/e`.
 #[allow(clippy::too_many_arguments)]
@@ -362,14 +435,14 @@ pub fn solve_alpha(input: &AlphaInput<'_>, delta_init: f64, max_halvings: usize)
 fn solve_alpha_on(input: &AlphaInput<'_>, delta_init: f64, max_halvings: usize, red: Red<'_>) -> Result<AlphaSolution> {
     let AlphaInput { loss, y, h, sample_weight: sw, edges, offsets, weights: w } = *input;
     let (m, m_t, eta0) = checked_input(input, red)?;
-    let mut scratch = Scratch::default();
     let mut wt = vec![0.0; m];
+    let mut fz = vec![0.0; m];
     let mut delta = delta_init;
     let mut accepted = None;
     // SPEC §6 Solve_α step 1: α = δ·sign(η₀), accept if |η(w̃(α), h) − η₀| < |η₀|, else halve δ.
     for k in 0..=max_halvings {
         let alpha = delta * eta0.signum();
-        scratch.secant_weights(loss, shifted(edges, alpha, y, h), offsets, &mut wt);
+        secant_pass(loss, edges, alpha, y, h, offsets, &mut wt, &mut fz, None);
         let eta_new = edge_on(sw, &wt, y, h, red)?;
         if (eta_new - eta0).abs() < eta0.abs() {
             accepted = Some((alpha, k));
@@ -406,7 +479,7 @@ fn solve_alpha_on(input: &AlphaInput<'_>, delta_init: f64, max_halvings: usize, 
         // ε ≤ 0: α lies outside η₀·(0, 1/(M² W)); halve it and recompute W and ε.
         alpha *= 0.5;
         halvings += 1;
-        scratch.secant_weights(loss, shifted(edges, alpha, y, h), offsets, &mut wt);
+        secant_pass(loss, edges, alpha, y, h, offsets, &mut wt, &mut fz, None);
     }
     Err(Error::Numerical(format!(
         "Solve_α: no α with ε > 0 after {max_halvings} further halvings (loss `{}`)",
@@ -528,8 +601,8 @@ fn solve_alpha_certified_on(
     if !(kappa > 0.0 && kappa < 1.0) {
         return Err(Error::param("kappa", "a real in (0, 1)", kappa));
     }
-    let mut scratch = Scratch::default();
     let mut wt = vec![0.0; m];
+    let mut fz = vec![0.0; m];
     let mut new_edges = vec![0.0; m];
     let edge_scale =
         red.max(edges.iter().zip(sw).filter(|(_, s)| **s > 0.0).fold(1.0_f64, |a, (e, _)| a.max(e.abs())))?;
@@ -537,9 +610,11 @@ fn solve_alpha_certified_on(
     for k in 0..=max_halvings {
         let alpha = delta * eta0.signum();
         delta *= 0.5;
-        scratch.secant_weights(loss, shifted(edges, alpha, y, h), offsets, &mut wt);
-        // SPEC §6: W = |mean_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)|.
-        let mut big_w = order2_bound(sw, y, h, w, &wt, alpha, m_t, red)?;
+        // SPEC §6: W = |mean_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)| — issue 18: in the pass that
+        // computes the partial weights (parallel chunks).
+        let acc = secant_pass(loss, edges, alpha, y, h, offsets, &mut wt, &mut fz, Some(Order2 { w, sw, m_t }));
+        // Issue 13: over every rank (`n` = the number of examples).
+        let mut big_w = red.mean(acc)?.abs();
         if !big_w.is_finite() {
             continue;
         }
@@ -608,7 +683,6 @@ pub struct SecBoost {
     losses: Vec<f64>,
     leaf_eps: f64,
     round: u64,
-    scratch: Scratch,
     /// Learning rate ν (issue 15).
     lr: f64,
     /// Issue 13: the ranks' collective (local by default), the number of examples of every rank,
@@ -619,6 +693,9 @@ pub struct SecBoost {
     row0: usize,
     dist_total: Option<f64>,
 }
+
+/// The offset oracle's choices, or the first example without an admissible offset.
+type OracleResult = std::result::Result<Vec<OffsetChoice>, usize>;
 
 /// splitmix64 of (seed, round, example): the seed of one example's random offset, so results do
 /// not depend on the order (or thread) in which examples are processed.
@@ -784,7 +861,6 @@ impl SecBoost {
             weights,
             losses,
             round: 0,
-            scratch,
             lr: 1.0,
             coll: coll.clone(),
             n_all: n_all as f64,
@@ -857,8 +933,24 @@ impl SecBoost {
     }
 
     /// New offsets for every example; `Err(i)` for the first example without an admissible one.
-    fn oracle(&self, new_edges: &[f64], z: f64) -> std::result::Result<Vec<OffsetChoice>, usize> {
+    /// With `qbar_points` (a non-convex, non-batch loss under the grid oracle), also every
+    /// example's `Q*_F(ẽ_ti, ẽ_(t−1)i, v_(t−1)i)` on that many grid points — the terms of `q̄` —
+    /// from the loss values the oracle evaluates anyway (issue 18, [`offset_grid_and_obi`]).
+    fn oracle(&self, new_edges: &[f64], z: f64, qbar_points: Option<usize>) -> (OracleResult, Option<Vec<f64>>) {
         let p = &self.params;
+        if let (Some(np), false) = (qbar_points, self.loss.is_batch()) {
+            let (found, q): (Vec<Option<OffsetChoice>>, Vec<f64>) = (0..self.y.len())
+                .into_par_iter()
+                .with_min_len(64)
+                .map(|i| {
+                    let seed = offset_seed(p.seed, self.round, self.row0 + i);
+                    let (e_t, e_prev, v_prev) = (new_edges[i], self.edges[i], self.offsets[i]);
+                    let (lo, hi) = (p.oracle_precision, p.oracle_max_doublings);
+                    offset_grid_and_obi(&self.loss, e_t, e_prev, v_prev, z, lo, hi, seed, np)
+                })
+                .unzip();
+            return (self.admissible(found), Some(q));
+        }
         let convex = p.oracle == OffsetOracle::Auto && self.loss.declared_convex();
         let one = |i: usize| -> Option<OffsetChoice> {
             let seed = offset_seed(p.seed, self.round, self.row0 + i);
@@ -886,6 +978,12 @@ impl SecBoost {
         } else {
             (0..self.y.len()).into_par_iter().with_min_len(64).map(one).collect()
         };
+        (self.admissible(found), None)
+    }
+
+    /// The oracle's choices, rows of sample weight 0 left out; `Err(i)` for the first example
+    /// without an admissible offset.
+    fn admissible(&self, found: Vec<Option<OffsetChoice>>) -> OracleResult {
         // A row of sample weight 0 is left out (issue 14): it needs no admissible offset, keeps
         // its offset and counts in no diagnostic.
         let left_out = OffsetChoice { v: 0.0, obi: 0.0, random: false };
@@ -1032,6 +1130,12 @@ impl Booster for SecBoost {
             let ne: Vec<f64> = shifted(&self.edges, alpha, &self.y, h).collect();
             mean_obi(&self.loss, &self.sw, &ne, &self.edges, &self.offsets, obi_points, red)
         };
+        // Issue 18: under the paper's Solve_α, q̄ is a record only; for a non-convex loss under the
+        // grid oracle its terms come from the oracle's own loss values (the same grid, bit for
+        // bit), when the oracle's new edges are q̄'s (no shrinkage).
+        let grid_oracle = p.oracle == OffsetOracle::Grid || !self.loss.declared_convex();
+        let share_qbar =
+            !certified && grid_oracle && !self.loss.declared_convex() && !self.loss.is_batch() && self.lr == 1.0;
         let mut chosen = None;
         if let (AlphaRule::Auto, Some(beta)) = (p.alpha_rule, self.loss.beta()) {
             // SPEC §6: β-smooth F: W̄ = 2β, α = η/(2(1+ε)M²W̄) (the middle of the interval, π = 0).
@@ -1046,6 +1150,8 @@ impl Booster for SecBoost {
                 chosen = Some((sol, qbar));
             }
         }
+        // (Not when the closed-form α was kept: its q̄ is computed already.)
+        let share_qbar = share_qbar && chosen.is_none();
         let (sol, qbar) = match chosen {
             Some(c) => c,
             None if certified => {
@@ -1066,6 +1172,7 @@ impl Booster for SecBoost {
                     }
                 }
             }
+            None if share_qbar => (solve_alpha_on(&input, p.delta_init, p.max_halvings, red)?, f64::NAN),
             None => {
                 let sol = solve_alpha_on(&input, p.delta_init, p.max_halvings, red)?;
                 (sol, qbar_at(sol.alpha)?)
@@ -1086,9 +1193,7 @@ impl Booster for SecBoost {
         let b = (alpha * eta).abs() - alpha * alpha * m_t * m_t * w2;
         let r = alpha.abs() * m_t * m_t * w2 / eta.abs();
         diag.insert("b", b);
-        diag.insert("qbar", qbar);
         diag.insert("pi", (2.0 * r * (1.0 + epsilon) - 1.0).abs());
-        diag.insert("certified_decrease", b - qbar);
         diag.insert("certified", if certified { 1.0 } else { 0.0 });
         // SPEC §6: ẽ_ti = ẽ_(t−1)i + α_t y_i h_t(x_i).
         let new_edges: Vec<f64> = self.edges.iter().zip(&self.y).zip(h).map(|((e, y), h)| e + alpha * y * h).collect();
@@ -1098,7 +1203,15 @@ impl Booster for SecBoost {
         // SPEC §6: z_t = ε_t α_t² M_t² W̄_t.
         let z = epsilon * alpha * alpha * m_t * m_t * w2;
         diag.insert("z_obi", z);
-        let mut offsets = self.oracle(&new_edges, z);
+        let (mut offsets, q_terms) = self.oracle(&new_edges, z, share_qbar.then_some(obi_points));
+        let qbar = match q_terms {
+            // SPEC §6: q̄ = mean_i Q*_F(ẽ_ti, ẽ_(t−1)i, v_(t−1)i), rows of weight 0 left out (as
+            // `mean_obi`, in row order).
+            Some(q) => red.mean(q.iter().zip(&self.sw).filter(|(_, s)| **s > 0.0).map(|(q, s)| s * q).sum::<f64>())?,
+            None => qbar,
+        };
+        diag.insert("qbar", qbar);
+        diag.insert("certified_decrease", b - qbar);
         let mut first_failed = None;
         if coll.is_distributed() {
             // Issue 13: whether some rank's example has no admissible offset (the first, by
@@ -1143,8 +1256,9 @@ impl Booster for SecBoost {
         self.offsets = choices.iter().map(|c| c.v).collect();
         // SPEC §6: w_(t+1)i = −δ_{v_ti} F(ẽ_ti).
         let mut new_w = vec![0.0; m];
-        self.scratch.secant_weights(&self.loss, self.edges.iter().copied(), &self.offsets, &mut new_w);
-        self.losses.clone_from(&self.scratch.fz);
+        // Issue 18: parallel chunks (α = 0 adds nothing: the edges themselves).
+        self.losses.resize(m, 0.0);
+        secant_pass(&self.loss, &self.edges, 0.0, &self.y, h, &self.offsets, &mut new_w, &mut self.losses, None);
         zero_left_out(&self.sw, &mut new_w, &mut self.losses);
         if let Some((i, w)) = first_non_finite(&new_w).or_else(|| first_non_finite(&self.losses)) {
             return Err(Error::Numerical(format!(
@@ -1617,6 +1731,60 @@ mod tests {
                     diags.len()
                 );
             }
+        }
+    }
+
+    /// Issue 18: the chunked pass gives the serial secant weights and `F` bit for bit, the serial
+    /// `W` bit for bit with one chunk (≤ 32768 rows) and up to the sum's rounding with several, and
+    /// the same bits whatever the thread count.
+    #[test]
+    fn issue_18_secant_pass_equals_the_serial_weights_and_w() {
+        let mut rng = ChaCha8Rng::seed_from_u64(18);
+        for (loss, n) in [("logistic", 1000), ("spring:Q=500", 20_000), ("logistic", 3 * SECANT_CHUNK + 17)] {
+            let loss = Loss::from_spec(&loss.parse().expect("spec")).expect("loss");
+            let y: Vec<f64> = (0..n).map(|_| if rng.gen::<bool>() { 1.0 } else { -1.0 }).collect();
+            let h: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+            let e: Vec<f64> = (0..n).map(|_| rng.gen_range(-3.0..3.0)).collect();
+            let v: Vec<f64> =
+                (0..n).map(|_| rng.gen_range(0.01..0.2) * if rng.gen::<bool>() { 1.0 } else { -1.0 }).collect();
+            let sw: Vec<f64> = (0..n).map(|_| rng.gen_range(0.0..2.0)).collect();
+            let m_t = max_abs_weighted(&h, &sw);
+            let mut scratch = Scratch::default();
+            let mut w = vec![0.0; n];
+            scratch.secant_weights(&loss, e.iter().copied(), &v, &mut w);
+            let alpha = 0.37;
+            let mut wt = vec![0.0; n];
+            scratch.secant_weights(&loss, shifted(&e, alpha, &y, &h), &v, &mut wt);
+            let serial_w = order2_bound(&sw, &y, &h, &w, &wt, alpha, m_t, Red::local(n)).expect("local");
+            let run = |threads: usize| {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+                pool.install(|| {
+                    let (mut out, mut fz) = (vec![0.0; n], vec![0.0; n]);
+                    let acc = secant_pass(
+                        &loss,
+                        &e,
+                        alpha,
+                        &y,
+                        &h,
+                        &v,
+                        &mut out,
+                        &mut fz,
+                        Some(Order2 { w: &w, sw: &sw, m_t }),
+                    );
+                    (out, fz, acc)
+                })
+            };
+            let (out, fz, acc) = run(1);
+            assert!(out.iter().zip(&wt).all(|(a, b)| a.to_bits() == b.to_bits()), "n = {n}: weights");
+            assert!(fz.iter().zip(&scratch.fz).all(|(a, b)| a.to_bits() == b.to_bits()), "n = {n}: F");
+            let big_w = (acc / n as f64).abs();
+            if n <= SECANT_CHUNK {
+                assert_eq!(big_w.to_bits(), serial_w.to_bits(), "n = {n}: one chunk is the serial sum");
+            } else {
+                assert!((big_w - serial_w).abs() <= 1e-12 * serial_w, "n = {n}: {big_w} vs {serial_w}");
+            }
+            let (out2, fz2, acc2) = run(2);
+            assert!(out2 == out && fz2 == fz && acc2.to_bits() == acc.to_bits(), "n = {n}: thread count");
         }
     }
 }

@@ -780,6 +780,9 @@ pub(crate) fn build_histogram(bm: &BinnedMatrix, rows: Option<&[u32]>, ordered: 
 /// (`OUTPUT_BLOCK × k` f64: 224 KiB for 7 outputs), and its gathered bins stay in L2.
 const OUTPUT_BLOCK: usize = 4096;
 
+/// Rows per tile of [`histogram_u8_outputs`]' transposition (`TILE × k` f64 read from L1).
+const TILE: usize = 64;
+
 /// Byte bins and `k > 1` outputs (issue 18): adds the statistics of `rows` (all rows when `None`;
 /// `ordered` holds their `k` signed statistics each, in the same order) into the histogram `h` of
 /// the features `f0..f1` (`2k` sums per bin: `(W+, W−)` for output 0, then output 1, …).
@@ -810,7 +813,8 @@ fn histogram_u8_outputs(
     let mut local = vec![[0.0f64; 512]; k * nf];
     let passes = nf.div_ceil(MULTI).max(1);
     let per_pass = nf.div_ceil(passes).max(1);
-    let mut st = vec![0.0f64; cap * k];
+    let stride = cap + 8;
+    let mut st = vec![0.0f64; stride * k];
     let mut bins = vec![0u8; if rows.is_some() { cap * nf } else { 0 }];
     for start in (0..n_node).step_by(cap) {
         let end = (start + cap).min(n_node);
@@ -825,10 +829,16 @@ fn histogram_u8_outputs(
                 }
             }
         }
-        // Output-major statistics of the block: st[j * cap + i] = statistic j of the block's row i.
-        for (i, s) in ordered[start * k..end * k].chunks_exact(k).enumerate() {
-            for (j, &x) in s.iter().enumerate() {
-                st[j * cap + i] = x;
+        // Output-major statistics of the block: st[j * stride + i] = statistic j of the block's
+        // row i. In tiles of TILE rows (read from L1), each output's run written contiguously; the
+        // runs are `stride` apart, not a multiple of 4 KiB, so that they do not share cache sets.
+        let blk = &ordered[start * k..end * k];
+        for t in (0..len).step_by(TILE) {
+            let tile = &blk[t * k..(t + TILE).min(len) * k];
+            for (j, run) in st.chunks_exact_mut(stride).enumerate() {
+                for (d, s) in run[t..].iter_mut().zip(tile.chunks_exact(k)) {
+                    *d = s[j];
+                }
             }
         }
         let col = |f: usize| -> &[u8] {
@@ -839,7 +849,7 @@ fn histogram_u8_outputs(
         };
         let mut cols: Vec<&[u8]> = Vec::with_capacity(MULTI);
         for (j, hs) in local.chunks_exact_mut(nf.max(1)).enumerate() {
-            let sj = &st[j * cap..j * cap + len];
+            let sj = &st[j * stride..j * stride + len];
             let mut f = f0;
             for group in hs.chunks_mut(per_pass) {
                 cols.clear();

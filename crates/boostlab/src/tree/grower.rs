@@ -848,7 +848,17 @@ fn histogram_u8_outputs(
             }
         };
         let mut cols: Vec<&[u8]> = Vec::with_capacity(MULTI);
-        for (j, hs) in local.chunks_exact_mut(nf.max(1)).enumerate() {
+        if nf <= MULTI / 2 {
+            // Few features in this group: two outputs per pass, so that 2 × nf add chains overlap.
+            cols.extend((f0..f1).map(col));
+            for (p, hs) in local.chunks_exact_mut(2 * nf).enumerate() {
+                let (h0, h1) = hs.split_at_mut(nf);
+                let (j0, j1) = (2 * p * stride, (2 * p + 1) * stride);
+                accumulate_u8_two_outputs(&cols, [&st[j0..j0 + len], &st[j1..j1 + len]], h0, h1);
+            }
+        }
+        let paired = if nf <= MULTI / 2 { k / 2 * 2 } else { 0 };
+        for (j, hs) in local.chunks_exact_mut(nf.max(1)).enumerate().skip(paired) {
             let sj = &st[j * stride..j * stride + len];
             let mut f = f0;
             for group in hs.chunks_mut(per_pass) {
@@ -870,6 +880,46 @@ fn histogram_u8_outputs(
                 cell[2 * j + 1] = pair[1];
             }
         }
+    }
+}
+
+/// Two outputs at once over `N ≤ MULTI / 2` features of a block (consecutive rows of `cols`):
+/// adds the statistics `st[0]` into `h0` and `st[1]` into `h1`, each feature's and output's sums in
+/// row order, exactly as [`accumulate_u8_multi`] one output at a time.
+#[inline]
+fn accumulate_u8_two_outputs_n<const N: usize>(
+    cols: [&[u8]; N],
+    st: [&[f64]; 2],
+    h0: &mut [[f64; 512]; N],
+    h1: &mut [[f64; 512]; N],
+) {
+    let len = cols.iter().fold(st[0].len().min(st[1].len()), |m, c| m.min(c.len()));
+    let (cols, s0, s1) = (cols.map(|c| &c[..len]), &st[0][..len], &st[1][..len]);
+    for i in 0..len {
+        let (side0, v0) = slot(s0[i]);
+        let (side1, v1) = slot(s1[i]);
+        for j in 0..N {
+            let b = usize::from(cols[j][i]) * 2;
+            h0[j][b + side0] += v0;
+            h1[j][b + side1] += v1;
+        }
+    }
+}
+
+/// [`accumulate_u8_two_outputs_n`] over 1 to `MULTI / 2` features: dispatches on the count.
+fn accumulate_u8_two_outputs(cols: &[&[u8]], st: [&[f64]; 2], h0: &mut [[f64; 512]], h1: &mut [[f64; 512]]) {
+    fn go<const N: usize>(cols: &[&[u8]], st: [&[f64]; 2], h0: &mut [[f64; 512]], h1: &mut [[f64; 512]]) {
+        if let (Ok(c), Ok(a), Ok(b)) =
+            (<[&[u8]; N]>::try_from(cols), <&mut [[f64; 512]; N]>::try_from(h0), <&mut [[f64; 512]; N]>::try_from(h1))
+        {
+            accumulate_u8_two_outputs_n(c, st, a, b);
+        }
+    }
+    match cols.len() {
+        1 => go::<1>(cols, st, h0, h1),
+        2 => go::<2>(cols, st, h0, h1),
+        3 => go::<3>(cols, st, h0, h1),
+        _ => go::<4>(cols, st, h0, h1),
     }
 }
 

@@ -823,6 +823,11 @@ pub(crate) fn build_histogram(bm: &BinnedMatrix, rows: Option<&[u32]>, ordered: 
             }
             return;
         }
+        if let BinData::U8(v) = &bm.data {
+            // Byte bins and several outputs: one (W+, W−) histogram per output (issue 18).
+            histogram_u8_outputs(v, n, (f0, f1), &bm.offsets, rows, ordered, k, h);
+            return;
+        }
         h.fill(0.0);
         let mut pairs = Vec::new();
         for start in (0..n_node).step_by(ROW_BLOCK) {
@@ -856,6 +861,153 @@ pub(crate) fn build_histogram(bm: &BinnedMatrix, rows: Option<&[u32]>, ordered: 
         groups.into_par_iter().for_each(one);
     } else {
         groups.into_iter().for_each(one);
+    }
+}
+
+/// Rows per block of [`histogram_u8_outputs`]: a block's statistics, one contiguous run per output
+/// (`OUTPUT_BLOCK × k` f64: 224 KiB for 7 outputs), and its gathered bins stay in L2.
+const OUTPUT_BLOCK: usize = 4096;
+
+/// Rows per tile of [`histogram_u8_outputs`]' transposition (`TILE × k` f64 read from L1).
+const TILE: usize = 64;
+
+/// Byte bins and `k > 1` outputs (issue 18): adds the statistics of `rows` (all rows when `None`;
+/// `ordered` holds their `k` signed statistics each, in the same order) into the histogram `h` of
+/// the features `f0..f1` (`2k` sums per bin: `(W+, W−)` for output 0, then output 1, …).
+///
+/// As LightGBM keeps one histogram per class, each output gets its own 512-slot `(W+, W−)`
+/// histogram per feature, filled by the one-output kernel [`accumulate_u8_group`] (up to
+/// [`MULTI`] features per pass, histograms in L1): per block of rows, the bins of the listed rows
+/// are gathered once, the statistics are transposed to one contiguous run per output, then every
+/// output adds its run. A row adds `k` values per feature, only on the side its signs name — the
+/// former kernel added a `2k`-wide block whose other half was `+0.0`, which changes no sum of
+/// non-negative terms. Every (feature, output, side) sum runs in row order, so the histogram is
+/// bit-identical to it (and to the naive one) whatever the grouping and the thread count.
+#[allow(clippy::too_many_arguments)]
+fn histogram_u8_outputs(
+    v: &[u8],
+    n: usize,
+    (f0, f1): (usize, usize),
+    offsets: &[usize],
+    rows: Option<&[u32]>,
+    ordered: &[f64],
+    k: usize,
+    h: &mut [f64],
+) {
+    let nf = f1 - f0;
+    let n_node = rows.map_or(n, <[u32]>::len);
+    let cap = OUTPUT_BLOCK.min(n_node).max(1);
+    // local[j * nf + g]: output j, feature f0 + g.
+    let mut local = vec![[0.0f64; 512]; k * nf];
+    let passes = nf.div_ceil(MULTI).max(1);
+    let per_pass = nf.div_ceil(passes).max(1);
+    let stride = cap + 8;
+    let mut st = vec![0.0f64; stride * k];
+    let mut bins = vec![0u8; if rows.is_some() { cap * nf } else { 0 }];
+    for start in (0..n_node).step_by(cap) {
+        let end = (start + cap).min(n_node);
+        let len = end - start;
+        if let Some(rows) = rows {
+            // The node's rows are scattered: gather their bins once, then every output reads them
+            // contiguously.
+            for (g, dst) in bins.chunks_exact_mut(cap).enumerate() {
+                let col = &v[(f0 + g) * n..(f0 + g + 1) * n];
+                for (d, &r) in dst[..len].iter_mut().zip(&rows[start..end]) {
+                    *d = col[r as usize];
+                }
+            }
+        }
+        // Output-major statistics of the block: st[j * stride + i] = statistic j of the block's
+        // row i. In tiles of TILE rows (read from L1), each output's run written contiguously; the
+        // runs are `stride` apart, not a multiple of 4 KiB, so that they do not share cache sets.
+        let blk = &ordered[start * k..end * k];
+        for t in (0..len).step_by(TILE) {
+            let tile = &blk[t * k..(t + TILE).min(len) * k];
+            for (j, run) in st.chunks_exact_mut(stride).enumerate() {
+                for (d, s) in run[t..].iter_mut().zip(tile.chunks_exact(k)) {
+                    *d = s[j];
+                }
+            }
+        }
+        let col = |f: usize| -> &[u8] {
+            match rows {
+                Some(_) => &bins[(f - f0) * cap..(f - f0) * cap + len],
+                None => &v[f * n + start..f * n + end],
+            }
+        };
+        let mut cols: Vec<&[u8]> = Vec::with_capacity(MULTI);
+        if nf <= MULTI / 2 {
+            // Few features in this group: two outputs per pass, so that 2 × nf add chains overlap.
+            cols.extend((f0..f1).map(col));
+            for (p, hs) in local.chunks_exact_mut(2 * nf).enumerate() {
+                let (h0, h1) = hs.split_at_mut(nf);
+                let (j0, j1) = (2 * p * stride, (2 * p + 1) * stride);
+                accumulate_u8_two_outputs(&cols, [&st[j0..j0 + len], &st[j1..j1 + len]], h0, h1);
+            }
+        }
+        let paired = if nf <= MULTI / 2 { k / 2 * 2 } else { 0 };
+        for (j, hs) in local.chunks_exact_mut(nf.max(1)).enumerate().skip(paired) {
+            let sj = &st[j * stride..j * stride + len];
+            let mut f = f0;
+            for group in hs.chunks_mut(per_pass) {
+                cols.clear();
+                cols.extend((f..f + group.len()).map(col));
+                accumulate_u8_group(&cols, None, sj, group);
+                f += group.len();
+            }
+        }
+    }
+    // Interleave into the 2k-wide layout the criteria read.
+    let (base, w) = (offsets[f0], 2 * k);
+    for f in f0..f1 {
+        let hf = &mut h[(offsets[f] - base) * w..(offsets[f + 1] - base) * w];
+        for j in 0..k {
+            let acc = &local[j * nf + (f - f0)];
+            for (cell, pair) in hf.chunks_exact_mut(w).zip(acc.chunks_exact(2)) {
+                cell[2 * j] = pair[0];
+                cell[2 * j + 1] = pair[1];
+            }
+        }
+    }
+}
+
+/// Two outputs at once over `N ≤ MULTI / 2` features of a block (consecutive rows of `cols`):
+/// adds the statistics `st[0]` into `h0` and `st[1]` into `h1`, each feature's and output's sums in
+/// row order, exactly as [`accumulate_u8_multi`] one output at a time.
+#[inline]
+fn accumulate_u8_two_outputs_n<const N: usize>(
+    cols: [&[u8]; N],
+    st: [&[f64]; 2],
+    h0: &mut [[f64; 512]; N],
+    h1: &mut [[f64; 512]; N],
+) {
+    let len = cols.iter().fold(st[0].len().min(st[1].len()), |m, c| m.min(c.len()));
+    let (cols, s0, s1) = (cols.map(|c| &c[..len]), &st[0][..len], &st[1][..len]);
+    for i in 0..len {
+        let (side0, v0) = slot(s0[i]);
+        let (side1, v1) = slot(s1[i]);
+        for j in 0..N {
+            let b = usize::from(cols[j][i]) * 2;
+            h0[j][b + side0] += v0;
+            h1[j][b + side1] += v1;
+        }
+    }
+}
+
+/// [`accumulate_u8_two_outputs_n`] over 1 to `MULTI / 2` features: dispatches on the count.
+fn accumulate_u8_two_outputs(cols: &[&[u8]], st: [&[f64]; 2], h0: &mut [[f64; 512]], h1: &mut [[f64; 512]]) {
+    fn go<const N: usize>(cols: &[&[u8]], st: [&[f64]; 2], h0: &mut [[f64; 512]], h1: &mut [[f64; 512]]) {
+        if let (Ok(c), Ok(a), Ok(b)) =
+            (<[&[u8]; N]>::try_from(cols), <&mut [[f64; 512]; N]>::try_from(h0), <&mut [[f64; 512]; N]>::try_from(h1))
+        {
+            accumulate_u8_two_outputs_n(c, st, a, b);
+        }
+    }
+    match cols.len() {
+        1 => go::<1>(cols, st, h0, h1),
+        2 => go::<2>(cols, st, h0, h1),
+        3 => go::<3>(cols, st, h0, h1),
+        _ => go::<4>(cols, st, h0, h1),
     }
 }
 
@@ -1852,6 +2004,49 @@ mod tests {
                     pool.install(|| build_histogram(&bm, given.then_some(rows.as_slice()), &ordered, k, &mut h));
                     let got: Vec<u64> = h.iter().map(|x| x.to_bits()).collect();
                     prop_assert_eq!(&got, &want);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn issue_18_multi_output_kernel_is_bit_identical_to_naive() {
+        // Byte bins, k = 2..26 outputs, 1..=17 features (every pass size and group split), several
+        // row blocks, all rows and a subset, 1 to 3 threads: the per-output kernel gives the naive
+        // histogram's bits (row-order sums of (W+, W−) pairs).
+        let n = 2 * OUTPUT_BLOCK + 333;
+        for (d, k) in [(1usize, 2usize), (3, 7), (9, 3), (16, 26), (17, 7), (54, 7)] {
+            let mut rng = ChaCha8Rng::seed_from_u64((d * 100 + k) as u64);
+            let columns = (0..d)
+                .map(|_| {
+                    Column::Numeric(
+                        (0..n)
+                            .map(|_| if rng.gen_bool(0.05) { f64::NAN } else { f64::from(rng.gen_range(0..300)) })
+                            .collect(),
+                    )
+                })
+                .collect();
+            let feats = Features { names: (0..d).map(|i| format!("f{i}")).collect(), columns };
+            let mapper = BinMapper::fit(&feats, 255, None).unwrap();
+            let bm = mapper.transform(&feats).unwrap();
+            assert!(matches!(bm.data, BinData::U8(_)));
+            let stats = random_stats((d + k) as u64, n, 2 * k);
+            let signed = signed_of_pairs(&stats);
+            let subset: Vec<u32> = (0..n as u32).filter(|_| rng.gen_bool(0.5)).collect();
+            let all: Vec<u32> = (0..n as u32).collect();
+            for (rows, given) in [(&all, false), (&subset, true)] {
+                let want: Vec<u64> = naive_histogram(&bm, rows, &stats, 2 * k).iter().map(|x| x.to_bits()).collect();
+                assert!(want.iter().any(|&b| f64::from_bits(b) > 0.0));
+                let mut ordered = Vec::new();
+                for &r in rows.iter() {
+                    ordered.extend_from_slice(&signed[r as usize * k..(r as usize + 1) * k]);
+                }
+                for threads in 1..=3 {
+                    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                    let mut h = vec![f64::NAN; bm.total_bins() * 2 * k];
+                    pool.install(|| build_histogram(&bm, given.then_some(rows.as_slice()), &ordered, k, &mut h));
+                    let got: Vec<u64> = h.iter().map(|x| x.to_bits()).collect();
+                    assert!(got == want, "{d} features, {k} outputs, {threads} threads, subset {given}");
                 }
             }
         }

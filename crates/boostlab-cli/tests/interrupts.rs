@@ -145,17 +145,22 @@ fn count_records(dir: &Path) -> usize {
     std::fs::read_dir(dir).unwrap().filter(|e| is_record(&e.as_ref().unwrap().path())).count()
 }
 
-#[test]
-fn issue_14_predict_into_a_closed_pipe_exits_quietly() {
-    let dir = tempfile::tempdir().unwrap();
-    write_data(&dir.path().join("d.csv"), 200_000);
+/// `boostlab train` of a 3-round model `m.json` on `d.csv` in `dir`.
+fn train_small_model(dir: &Path) {
     let ok = Command::new(BIN)
-        .current_dir(dir.path())
+        .current_dir(dir)
         .args(["train", "--data", "d.csv", "--rounds", "3", "--model", "m.json", "-q"])
         .status()
         .unwrap()
         .success();
     assert!(ok);
+}
+
+#[test]
+fn issue_14_predict_into_a_closed_pipe_exits_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    write_data(&dir.path().join("d.csv"), 200_000);
+    train_small_model(dir.path());
     let mut child = Command::new(BIN)
         .current_dir(dir.path())
         .args(["predict", "--model", "m.json", "--data", "d.csv"])
@@ -181,13 +186,7 @@ fn issue_14_predict_into_a_closed_pipe_exits_quietly() {
 fn issue_14_inspect_and_cv_into_a_closed_pipe_exit_quietly() {
     let dir = tempfile::tempdir().unwrap();
     write_data(&dir.path().join("d.csv"), 2_000);
-    let ok = Command::new(BIN)
-        .current_dir(dir.path())
-        .args(["train", "--data", "d.csv", "--rounds", "3", "--model", "m.json", "-q"])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
+    train_small_model(dir.path());
     for args in [&["inspect", "--model", "m.json"][..], &["cv", "--data", "d.csv", "--folds", "3", "--rounds", "3"][..]]
     {
         let mut child = Command::new(BIN)

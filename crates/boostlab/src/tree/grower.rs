@@ -2009,6 +2009,23 @@ mod tests {
         }
     }
 
+    /// `d` byte-binned features of `n` rows: integers 0..300 with 5 % missing values.
+    fn byte_binned(d: usize, n: usize, rng: &mut ChaCha8Rng) -> BinnedMatrix {
+        let columns = (0..d)
+            .map(|_| {
+                Column::Numeric(
+                    (0..n)
+                        .map(|_| if rng.gen_bool(0.05) { f64::NAN } else { f64::from(rng.gen_range(0..300)) })
+                        .collect(),
+                )
+            })
+            .collect();
+        let feats = Features { names: (0..d).map(|i| format!("f{i}")).collect(), columns };
+        let bm = BinMapper::fit(&feats, 255, None).unwrap().transform(&feats).unwrap();
+        assert!(matches!(bm.data, BinData::U8(_)));
+        bm
+    }
+
     #[test]
     fn issue_18_multi_output_kernel_is_bit_identical_to_naive() {
         // Byte bins, k = 2..26 outputs, 1..=17 features (every pass size and group split), several
@@ -2017,19 +2034,7 @@ mod tests {
         let n = 2 * OUTPUT_BLOCK + 333;
         for (d, k) in [(1usize, 2usize), (3, 7), (9, 3), (16, 26), (17, 7), (54, 7)] {
             let mut rng = ChaCha8Rng::seed_from_u64((d * 100 + k) as u64);
-            let columns = (0..d)
-                .map(|_| {
-                    Column::Numeric(
-                        (0..n)
-                            .map(|_| if rng.gen_bool(0.05) { f64::NAN } else { f64::from(rng.gen_range(0..300)) })
-                            .collect(),
-                    )
-                })
-                .collect();
-            let feats = Features { names: (0..d).map(|i| format!("f{i}")).collect(), columns };
-            let mapper = BinMapper::fit(&feats, 255, None).unwrap();
-            let bm = mapper.transform(&feats).unwrap();
-            assert!(matches!(bm.data, BinData::U8(_)));
+            let bm = byte_binned(d, n, &mut rng);
             let stats = random_stats((d + k) as u64, n, 2 * k);
             let signed = signed_of_pairs(&stats);
             let subset: Vec<u32> = (0..n as u32).filter(|_| rng.gen_bool(0.5)).collect();
@@ -2058,19 +2063,7 @@ mod tests {
         let n = ROW_BLOCK + 555;
         for d in [1usize, 2, 3, 5, 6, 7, 8, 9, 11, 13, 16, 17] {
             let mut rng = ChaCha8Rng::seed_from_u64(d as u64);
-            let columns = (0..d)
-                .map(|_| {
-                    Column::Numeric(
-                        (0..n)
-                            .map(|_| if rng.gen_bool(0.05) { f64::NAN } else { f64::from(rng.gen_range(0..300)) })
-                            .collect(),
-                    )
-                })
-                .collect();
-            let feats = Features { names: (0..d).map(|i| format!("f{i}")).collect(), columns };
-            let mapper = BinMapper::fit(&feats, 255, None).unwrap();
-            let bm = mapper.transform(&feats).unwrap();
-            assert!(matches!(bm.data, BinData::U8(_)));
+            let bm = byte_binned(d, n, &mut rng);
             let stats = random_stats(d as u64, n, 2);
             let signed = signed_of_pairs(&stats);
             let subset: Vec<u32> = (0..n as u32).filter(|_| rng.gen_bool(0.5)).collect();

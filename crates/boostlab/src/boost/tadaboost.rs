@@ -695,7 +695,8 @@ impl TAdaBoost {
         Ok(b)
     }
 
-    /// With several ranks, the learner's normaliser `Σ q` (`Σ c q`) over every rank (issue 13);
+    /// With several ranks, the learner's normaliser `Σ q` (`Σ c q`) over every rank (issue 13):
+    /// the sum of the ranks' kept `q_sum` (every caller has just refreshed it);
     /// `extra` = sums to reduce in the same call (the round's last sums), returned reduced.
     fn sync_q_sum(&mut self, extra: Option<&mut [f64]>) -> Result<()> {
         if !self.coll.is_distributed() || self.params.learner_weights == LearnerWeights::CoDensity {
@@ -704,12 +705,8 @@ impl TAdaBoost {
             }
             return Ok(());
         }
-        let local = match &self.c {
-            None => self.q.iter().sum::<f64>(),
-            Some(c) => self.q.iter().zip(c).map(|(q, c)| q * c).sum::<f64>(),
-        };
         let mut buf: Vec<f64> = extra.as_deref().map_or(Vec::new(), <[f64]>::to_vec);
-        buf.push(local);
+        buf.push(self.q_sum);
         self.coll.sum(&mut buf)?;
         self.dist_q_sum = buf.pop();
         if let Some(x) = extra {

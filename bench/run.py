@@ -120,20 +120,27 @@ def covertype_like(n):
     return {"name": f"7-class {fmt_n(n)}", "key": f"cov{n}", "d": 54, "classes": 7, "train": tr, "test": te, "N": n}
 
 
-def letter_like(n):
-    """Letter-sized multi-class data (issue 18): make_classification(N + T, 16 features, 26 classes,
-    12 informative, 1 cluster per class, random_state=0), T = N/4 test rows (20k × 16 as UCI letter)."""
+def letter_like_arrays(n, seed):
+    """`letter_like`'s data drawn with generator seed `seed`, in memory: (X_train, y_train, X_test,
+    y_test), float32 features."""
     from sklearn.datasets import make_classification
 
     t = n // 4
+    X, y = make_classification(
+        n_samples=n + t, n_features=16, n_informative=12, n_redundant=2, n_classes=26,
+        n_clusters_per_class=1, random_state=seed,
+    )
+    X = X.astype(np.float32)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+def letter_like(n):
+    """Letter-sized multi-class data (issue 18): make_classification(N + T, 16 features, 26 classes,
+    12 informative, 1 cluster per class, random_state=0), T = N/4 test rows (20k × 16 as UCI letter)."""
     tr, te = cached(f"letter{n}_train"), cached(f"letter{n}_test")
     if not (tr and te):
-        X, y = make_classification(
-            n_samples=n + t, n_features=16, n_informative=12, n_redundant=2, n_classes=26,
-            n_clusters_per_class=1, random_state=0,
-        )
-        X = X.astype(np.float32)
-        tr, te = save(f"letter{n}_train", X[:n], y[:n]), save(f"letter{n}_test", X[n:], y[n:])
+        Xtr, ytr, Xte, yte = letter_like_arrays(n, 0)
+        tr, te = save(f"letter{n}_train", Xtr, ytr), save(f"letter{n}_test", Xte, yte)
     return {"name": f"26-class {fmt_n(n)}", "key": f"letter{n}", "d": 16, "classes": 26, "train": tr, "test": te, "N": n}
 
 

@@ -37,6 +37,52 @@ thread_local! {
     static SCAN_BINS: std::cell::Cell<Vec<usize>> = const { std::cell::Cell::new(Vec::new()) };
     static SCAN_ACC: std::cell::Cell<Vec<(f64, f64)>> = const { std::cell::Cell::new(Vec::new()) };
     static SCAN_GAINS: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
+    /// Session 7 (issue 18): the nodes' histograms of this thread's finished trees, reused by its
+    /// next trees ([`pooled_hist`], [`recycle_hist`]).
+    static HIST_POOL: std::cell::Cell<Vec<Vec<f64>>> = const { std::cell::Cell::new(Vec::new()) };
+    /// Session 7 (issue 18): the byte-bin kernel's per-feature 512-slot accumulators, reused by
+    /// each thread across histograms (see [`build_histogram`]).
+    static U8_ACC: std::cell::Cell<Vec<[f64; 512]>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Bytes of histogram buffers a thread keeps between trees (session 7): every histogram of a
+/// tree of small or mid-size data, a few of very wide data.
+const HIST_POOL_BYTES: usize = 16 << 20;
+
+/// Accumulators of [`U8_ACC`] a thread keeps between histograms (4 MiB: 1024 features).
+const U8_ACC_KEPT: usize = 1024;
+
+/// A zeroed histogram of `len` values: a buffer of this thread's pool when it has one (session 7,
+/// issue 18). A fresh `vec![0.0; len]` of a node's histogram (features × bins × 2 values:
+/// 176 KiB on sonar) was a new mapping of the allocator, page-faulted in, zeroed and unmapped
+/// again at every node of every tree — on a 187-row tree, more CPU than the rows' own work. The
+/// value is the same zeroed vector either way.
+fn pooled_hist(len: usize) -> Vec<f64> {
+    let mut pool = HIST_POOL.take();
+    let buf = pool.pop();
+    HIST_POOL.set(pool);
+    match buf {
+        Some(mut v) => {
+            v.clear();
+            v.resize(len, 0.0);
+            v
+        }
+        None => vec![0.0; len],
+    }
+}
+
+/// Gives a histogram buffer back to this thread's pool (dropped when the pool holds
+/// [`HIST_POOL_BYTES`]).
+fn recycle_hist(v: Vec<f64>) {
+    if v.capacity() == 0 {
+        return;
+    }
+    let mut pool = HIST_POOL.take();
+    let held: usize = pool.iter().map(Vec::capacity).sum();
+    if (held + v.capacity()) * std::mem::size_of::<f64>() <= HIST_POOL_BYTES {
+        pool.push(v);
+    }
+    HIST_POOL.set(pool);
 }
 
 /// The largest of `b` ignoring NaN (`−∞` when empty or all NaN), by four independent chains.
@@ -795,7 +841,11 @@ pub(crate) fn build_histogram(bm: &BinnedMatrix, rows: Option<&[u32]>, ordered: 
             // The common case (byte bins, one output) accumulates into fixed 512-slot arrays, so
             // that a bin index (≤ 255) and a side (≤ 1) need no bounds check; same sums, same order.
             // Up to MULTI features per pass over a block, in passes of equal size.
-            let mut local = vec![[0.0f64; 512]; f1 - f0];
+            // Session 7: the accumulators are this thread's (no allocation per histogram: a
+            // fresh 4 KiB per feature was mapped, page-faulted and zeroed even for a 20-row node).
+            let mut local = U8_ACC.take();
+            local.clear();
+            local.resize(f1 - f0, [0.0f64; 512]);
             let passes = (f1 - f0).div_ceil(MULTI).max(1);
             let per_pass = (f1 - f0).div_ceil(passes);
             for start in (0..n_node).step_by(ROW_BLOCK) {
@@ -820,6 +870,9 @@ pub(crate) fn build_histogram(bm: &BinnedMatrix, rows: Option<&[u32]>, ordered: 
             for (f, acc) in (f0..f1).zip(&local) {
                 let hf = &mut h[(bm.offsets[f] - base) * width..(bm.offsets[f + 1] - base) * width];
                 hf.copy_from_slice(&acc[..hf.len()]);
+            }
+            if local.capacity() <= U8_ACC_KEPT {
+                U8_ACC.set(local);
             }
             return;
         }
@@ -1347,7 +1400,7 @@ pub fn grow_distributed(
 
     let mut index: Vec<u32> = (0..n as u32).collect();
     let mut scratch: Vec<u32> = Vec::with_capacity(n);
-    let mut root_hist = vec![0.0; total_bins * width];
+    let mut root_hist = pooled_hist(total_bins * width);
     build_histogram(bm, None, stats, k, &mut root_hist);
     // Issue 13: the rows of every rank.
     let root_rows = if dist { reduce_hist(coll, &mut root_hist, &[n as f64])?[0] as usize } else { n };
@@ -1394,7 +1447,7 @@ pub fn grow_distributed(
             }
         }
         let Some(pi) = pick else { break };
-        let parent = leaves.swap_remove(pi);
+        let mut parent = leaves.swap_remove(pi);
         let Some(cand) = parent.best.clone() else {
             break;
         };
@@ -1429,6 +1482,7 @@ pub fn grow_distributed(
                     *a += c;
                 }
             }
+            recycle_hist(std::mem::take(&mut parent.hist));
             (Vec::new(), Vec::new())
         } else {
             let small_left = if dist {
@@ -1446,7 +1500,7 @@ pub fn grow_distributed(
             let (ss, se) = if small_left { (ls, le) } else { (rs, re) };
             let rows = &index[ss..se];
             gather_statistics(stats, k, rows, &mut ordered);
-            let mut small = vec![0.0; total_bins * width];
+            let mut small = pooled_hist(total_bins * width);
             build_histogram(bm, Some(rows), &ordered, k, &mut small);
             if dist {
                 let count = |start, end| {
@@ -1538,6 +1592,9 @@ pub fn grow_distributed(
             leaf_values.push(spec.leaf_rule.value(pair[0], pair[1]));
         }
         leaf_stats.extend_from_slice(&l.sum);
+    }
+    for l in &mut leaves {
+        recycle_hist(std::mem::take(&mut l.hist));
     }
     drop((scratch, ordered));
     if let Some(l) = &mut last {
@@ -2279,6 +2336,71 @@ mod tests {
         }
         // Kept candidates beyond the first block: the blocks' skips were exercised.
         assert!(replaced_late > 500, "{replaced_late}");
+    }
+
+    /// Issue 18 (session 7): trees grown with histograms and byte-kernel accumulators reused from
+    /// the thread's pools — left dirty by other trees of other sizes, or poisoned with NaN — are
+    /// bit for bit the trees a fresh thread grows with freshly allocated buffers, for one and
+    /// several outputs, tiny and larger nodes, and the tempered criterion of the sonar target.
+    #[test]
+    fn issue_18_pooled_buffers_grow_the_fresh_tree() {
+        // Many distinct values (up to 255 bins a feature), some missing: a sonar-like layout.
+        let wide = |seed: u64, n: usize, d: usize| {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let columns = (0..d)
+                .map(|_| {
+                    Column::Numeric(
+                        (0..n).map(|_| if rng.gen_bool(0.03) { f64::NAN } else { rng.gen::<f64>() }).collect(),
+                    )
+                })
+                .collect();
+            Features { names: (0..d).map(|i| format!("f{i}")).collect(), columns }
+        };
+        let cases = [
+            (187, 60, 1, 8, Criterion::Tempered { t: 0.6 }),
+            (20, 60, 1, 4, Criterion::Tempered { t: 0.6 }),
+            (3000, 12, 1, 16, Criterion::Gini),
+            (400, 9, 3, 6, Criterion::Matusita),
+        ];
+        let grow_case = |(n, d, k, leaves, criterion): (usize, usize, usize, usize, Criterion)| {
+            let feats = wide(n as u64 + d as u64, n, d);
+            let mapper = BinMapper::fit(&feats, 255, None).unwrap();
+            let bm = mapper.transform(&feats).unwrap();
+            let stats = signed_of_pairs(&random_stats(n as u64, n, 2 * k));
+            let params = TreeParams { max_leaves: leaves, ..Default::default() };
+            let spec = GrowSpec { params: &params, criterion, leaf_rule: LeafRule::Sign, seed: 5, row_weight: None };
+            grow(&bm, &mapper, &stats, k, &spec).unwrap()
+        };
+        let key = |g: &Grown| {
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            (g.tree.clone(), bits(&g.tree.leaf_values), bits(&g.leaf_stats), g.leaf_of_row.clone())
+        };
+        // Each case on a fresh thread: empty pools, every buffer freshly allocated (the old path).
+        let fresh: Vec<_> = std::thread::scope(|sc| {
+            cases.iter().map(|&c| sc.spawn(move || key(&grow_case(c))).join().unwrap()).collect()
+        });
+        let pooled = std::thread::scope(|sc| {
+            sc.spawn(|| {
+                HIST_POOL.set((1..6).map(|i| vec![f64::NAN; 997 * i]).collect());
+                U8_ACC.set(vec![[f64::NAN; 512]; 70]);
+                let mut out = Vec::new();
+                for _ in 0..2 {
+                    for &c in cases.iter().chain(cases.iter().rev()) {
+                        out.push((c, key(&grow_case(c))));
+                    }
+                }
+                let held = HIST_POOL.take();
+                assert!(!held.is_empty(), "the pool was used");
+                assert!(held.iter().map(Vec::capacity).sum::<usize>() * 8 <= HIST_POOL_BYTES);
+                out
+            })
+            .join()
+            .unwrap()
+        });
+        for (c, got) in pooled {
+            let i = cases.iter().position(|x| x.0 == c.0 && x.1 == c.1 && x.2 == c.2).unwrap();
+            assert!(got == fresh[i], "case {c:?}: pooled buffers changed the tree");
+        }
     }
 
     #[test]

@@ -303,8 +303,9 @@ const RISK_SLACK: f64 = 1e-9;
 /// Zero-weight and pure pairs return the exact cost (0, 0), as the cost does.
 #[derive(Debug)]
 pub(crate) struct RiskBounds {
-    /// `L^(t)(j/(2N))`, `j = 0..=N`, as [`bayes_risk`] computes it.
-    table: Vec<f64>,
+    /// `L^(t)(j/(2N))`, `j = 0..=N`, as [`bayes_risk`] computes it (a fixed length: the
+    /// lookups' indices are clamped into it, so they need no checks).
+    table: Box<[f64; RISK_GRID + 1]>,
 }
 
 impl RiskBounds {
@@ -330,7 +331,10 @@ impl RiskBounds {
             }
         }
         let step = 1.0 / (2 * RISK_GRID) as f64;
-        let table = (0..=RISK_GRID).map(|j| bayes_risk(j as f64 * step, t)).collect();
+        let mut table = Box::new([0.0; RISK_GRID + 1]);
+        for (j, l) in table.iter_mut().enumerate() {
+            *l = bayes_risk(j as f64 * step, t);
+        }
         let b = Arc::new(RiskBounds { table });
         if let Ok(mut cache) = CACHE.lock() {
             // A handful of temperatures per process; keep the last few.
@@ -343,27 +347,39 @@ impl RiskBounds {
     }
 
     /// `(lo, hi)` with `lo ≤ Criterion::Tempered { t }.cost(wp, wn) ≤ hi` (see the type's doc).
-    #[inline]
+    ///
+    /// Session 7: branch-light and cheap (the split scan calls it for every candidate). An empty
+    /// pair divides `0/1`, so `u` is never NaN: `u ∈ [0, 1]`, `x = min(u, 1 − u) ∈ [0, ½]`, and
+    /// the table index is a plain truncation of a number in `[0, N]`; any `w > 0` (subnormal
+    /// included) divides as the cost does. Comparisons are written as selects, which compile to
+    /// single `min`/`max`-type instructions (no operand is NaN). `min(u, 1 − u)` is the former
+    /// `u > ½ ? 1 − u : u`: for `u ≤ ½`, `fl(1 − u) ≥ ½ ≥ u`; for `u > ½`, `1 − u` is exact
+    /// (Sterbenz) and below ½.
+    #[inline(always)]
     pub(crate) fn cost_bounds(&self, wp: f64, wn: f64) -> (f64, f64) {
         // The same steps as `Criterion::cost` → `weighted_bayes_risk` → `bayes_risk`.
-        let (wp, wn) = (wp.max(0.0), wn.max(0.0));
+        let wp = if wp > 0.0 { wp } else { 0.0 };
+        let wn = if wn > 0.0 { wn } else { 0.0 };
         let w = wp + wn;
-        if w.is_nan() || w <= 0.0 {
-            return (0.0, 0.0);
-        }
-        let u = wp / w;
-        if u <= 0.0 || u >= 1.0 {
-            return (0.0, 0.0);
-        }
-        let x = if u > 0.5 { 1.0 - u } else { u };
+        let u = wp / if w > 0.0 { w } else { 1.0 };
+        let live = (u > 0.0) & (u < 1.0);
+        let v = 1.0 - u;
+        let x = if v < u { v } else { u };
         let pos = x * (2 * RISK_GRID) as f64;
-        let j = (pos as usize).min(RISK_GRID - 1);
+        let j = pos as i32 as usize;
+        let j = if j < RISK_GRID - 1 { j } else { RISK_GRID - 1 };
         let frac = pos - j as f64;
         let l = &self.table;
-        let (a, b) = (l[j], l[j + 1]);
+        let (a, b, c) = (l[j], l[j + 1], l[j.saturating_sub(1)]);
         let lo = a + (b - a) * frac;
-        let hi = if j >= 1 { b.min(a + (a - l[j - 1]) * frac) } else { b };
-        (w * lo * (1.0 - RISK_SLACK), w * hi * (1.0 + RISK_SLACK))
+        let ext = a + (a - c) * frac;
+        let ext = if ext < b { ext } else { b };
+        let hi = if j >= 1 { ext } else { b };
+        if live {
+            (w * lo * (1.0 - RISK_SLACK), w * hi * (1.0 + RISK_SLACK))
+        } else {
+            (0.0, 0.0)
+        }
     }
 }
 
@@ -496,6 +512,50 @@ mod tests {
         }
         assert!(!RiskBounds::supports(1.0) && !RiskBounds::supports(0.995) && !RiskBounds::supports(2.5));
         assert!(RiskBounds::for_t(1.0).is_none());
+    }
+
+    /// Issue 18 (session 7): the branch-free bounds give the cost's exact zeros for empty and
+    /// pure sides, rounding residues of either sign included, and contain the cost at the edges of
+    /// the grid (the first and last intervals, `u` within an ulp of ½, 0 and 1).
+    #[test]
+    fn issue_18_branch_free_bounds_at_empty_pure_and_edge_pairs() {
+        for t in [-10.0, 0.0, 0.5, 0.8, 1.3, 2.0] {
+            let rb = RiskBounds::for_t(t).expect("supported");
+            let crit = crate::tree::Criterion::Tempered { t };
+            for (wp, wn) in [
+                (0.0, 0.0),
+                (-1e-17, 0.0),
+                (0.0, -1e-17),
+                (-1e-17, -1e-17),
+                (0.0, 3.0),
+                (3.0, 0.0),
+                (-1e-17, 3.0),
+                (3.0, -1e-17),
+            ] {
+                assert_eq!(rb.cost_bounds(wp, wn), (0.0, 0.0), "t = {t}: ({wp}, {wn})");
+                assert_eq!(crit.cost(wp, wn), 0.0);
+            }
+            let half = 0.5f64;
+            let edges = [
+                (half, half),
+                (f64::from_bits(half.to_bits() + 1), half),
+                (f64::from_bits(half.to_bits() - 1), half),
+                (1.0, 1e-300),
+                (1e-300, 1.0),
+                (1.0, f64::EPSILON),
+                (1.0, 1.0 / (2 * RISK_GRID) as f64),
+                (1.0, 1.5 / (2 * RISK_GRID) as f64),
+                (1.0, 1.0 - 1.0 / (2 * RISK_GRID) as f64),
+                (7.0, f64::from_bits(7f64.to_bits() - 1)),
+            ];
+            for (wp, wn) in edges {
+                for (p, n) in [(wp, wn), (wn, wp)] {
+                    let (lo, hi) = rb.cost_bounds(p, n);
+                    let c = crit.cost(p, n);
+                    assert!(lo <= c && c <= hi, "t = {t}: cost({p:e}, {n:e}) = {c:e} outside [{lo:e}, {hi:e}]");
+                }
+            }
+        }
     }
 
     /// Issue 18: the bounds rest on the concavity of L^(t) (SPEC §2.2): its second differences on

@@ -43,6 +43,8 @@ thread_local! {
     /// Session 7 (issue 18): the byte-bin kernel's per-feature 512-slot accumulators, reused by
     /// each thread across histograms (see [`build_histogram`]).
     static U8_ACC: std::cell::Cell<Vec<[f64; 512]>> = const { std::cell::Cell::new(Vec::new()) };
+    /// The tempered scan's upper bounds of the gains (session 7), beside `SCAN_GAINS`' lower ones.
+    static SCAN_HI: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 /// Bytes of histogram buffers a thread keeps between trees (session 7): every histogram of a
@@ -265,6 +267,10 @@ trait PairCost {
     /// Guaranteed `(lo, hi)` around [`Self::cost`], cheaper than it; `None` when the exact cost is
     /// as cheap.
     fn bounds(&self, wp: f64, wn: f64) -> Option<(f64, f64)>;
+    /// The table behind [`Self::bounds`], when there is one (session 7: the flat `lowest` scan).
+    fn risk_bounds(&self) -> Option<&RiskBounds> {
+        None
+    }
 }
 
 /// A criterion whose exact cost is cheap (a closed form, one `sqrt`, `ln`).
@@ -298,6 +304,10 @@ impl PairCost for Bounded<'_> {
     fn bounds(&self, wp: f64, wn: f64) -> Option<(f64, f64)> {
         Some(self.rb.cost_bounds(wp, wn))
     }
+    #[inline(always)]
+    fn risk_bounds(&self) -> Option<&RiskBounds> {
+        Some(self.rb)
+    }
 }
 
 /// A candidate of the width-2 scan whose gain is known exactly or only within bounds.
@@ -324,6 +334,40 @@ impl Lazy {
             (self.lo, self.hi, self.exact) = (g, g, true);
         }
         self.lo
+    }
+}
+
+/// What [`SearchCtx::lowest_bounded`] needs to bound one candidate's gain (session 7).
+struct GainBounds<'a> {
+    rb: &'a RiskBounds,
+    t0: f64,
+    t1: f64,
+    tol: f64,
+    parent: f64,
+    min_w: f64,
+    forbid: bool,
+    margin: f64,
+}
+
+impl GainBounds<'_> {
+    /// `scan_pair`'s interval `[P − hi_l − hi_r − m, P − lo_l − lo_r + m]` of the gain of the
+    /// split whose left child has sums `(l0, l1)`, or NaNs when the split is not admissible
+    /// ([`admissible`]'s comparisons without short-circuits).
+    #[inline(always)]
+    fn interval(&self, l0: f64, l1: f64) -> (f64, f64) {
+        let tol = self.tol;
+        let (r0, r1) = (residue_free(self.t0 - l0, tol), residue_free(self.t1 - l1, tol));
+        let (wl, wr) = (l0 + l1, r0 + r1);
+        let sides_ok = (l0 > tol) & (l1 > tol) & (r0 > tol) & (r1 > tol);
+        let ok = (wl > tol) & (wr > tol) & (wl >= self.min_w) & (wr >= self.min_w) & (!self.forbid | sides_ok);
+        let (ll, lh) = self.rb.cost_bounds(l0, l1);
+        let (rl, rh) = self.rb.cost_bounds(r0, r1);
+        let (lo, hi) = (self.parent - lh - rh - self.margin, self.parent - ll - rl + self.margin);
+        if ok {
+            (lo, hi)
+        } else {
+            (f64::NAN, f64::NAN)
+        }
     }
 }
 
@@ -557,6 +601,16 @@ impl SearchCtx<'_> {
             SCAN_ACC.set(acc);
             return out;
         }
+        if lowest {
+            if let Some(rb) = cost.risk_bounds() {
+                // t-AdaBoost's common case: flat bounds and a blocked lazy rule (session 7).
+                let miss = has_missing.then_some((m0, m1));
+                let out = self.lowest_bounded(cost, rb, f, &bins, &acc, miss, (t0, t1), margin);
+                SCAN_BINS.set(bins);
+                SCAN_ACC.set(acc);
+                return out;
+            }
+        }
         // Pass 2: every candidate's gain (or its bounds), one branch-light loop per missing side;
         // NaN marks an inadmissible candidate (a real gain is finite).
         let sides: &[bool] = if has_missing { &[false, true] } else { &[false] };
@@ -693,6 +747,89 @@ impl SearchCtx<'_> {
         let ns = if miss.is_some() { 2 } else { 1 };
         let kind = CandKind::Numeric { bin: bins[kj / ns], missing_left: kj % ns == 1 };
         vec![Candidate { gain: kg, feature: f, kind }]
+    }
+
+    /// [`Self::scan_pair`]'s passes 2 and 3 for a bounded cost (the tempered criterion) and the
+    /// `lowest` tie rule (session 7, t-AdaBoost's common case), with the same decisions as
+    /// `scan_pair`'s lazy rule, hence the generic scan's candidate and gain bits.
+    ///
+    /// Pass 2 writes every candidate's gain interval `[lo, hi]` (`scan_pair`'s, from
+    /// [`RiskBounds::cost_bounds`] of both children, widened by `margin`) into two flat arrays in
+    /// the generic scan's order (bins, then the missing side), branch-free: an inadmissible
+    /// candidate is NaN, the admissibility test is [`admissible`]'s comparisons without
+    /// short-circuits, as in [`Self::lowest_exact`]. Pass 3 is the lazy rule of `scan_pair` over
+    /// blocks of [`GAIN_BLOCK`] candidates: its first test, "`hi < k.lo + tol − margin`: not a
+    /// replacement", leaves the kept candidate `k` untouched, so a block whose largest `hi`
+    /// (NaN ignored) is below `k.lo + tol − margin` passes that test for each of its candidates
+    /// and is skipped whole; any other block runs the rule candidate by candidate.
+    #[allow(clippy::too_many_arguments)]
+    fn lowest_bounded<C: PairCost>(
+        &self,
+        cost: &C,
+        rb: &RiskBounds,
+        f: usize,
+        bins: &[usize],
+        acc: &[(f64, f64)],
+        miss: Option<(f64, f64)>,
+        (t0, t1): (f64, f64),
+        margin: f64,
+    ) -> Vec<Candidate> {
+        let (tol, parent, min_w) = (self.tol, self.parent_cost, self.min_w);
+        let forbid = self.pure == PureLeaves::Forbid;
+        let bounds = GainBounds { rb, t0, t1, tol, parent, min_w, forbid, margin };
+        let (mut los, mut his) = (SCAN_GAINS.take(), SCAN_HI.take());
+        los.clear();
+        his.clear();
+        // `+ 0.0`: the generic scan adds the (empty) missing side's zeros too (a −0 becomes +0).
+        let (m0, m1) = miss.unwrap_or((0.0, 0.0));
+        let ns = if miss.is_some() { 2 } else { 1 };
+        los.resize(acc.len() * ns, 0.0);
+        his.resize(acc.len() * ns, 0.0);
+        for ((lo, hi), &(a0, a1)) in los.chunks_exact_mut(ns).zip(his.chunks_exact_mut(ns)).zip(acc) {
+            (lo[0], hi[0]) = bounds.interval(a0 + 0.0, a1 + 0.0);
+            if ns == 2 {
+                (lo[1], hi[1]) = bounds.interval(a0 + m0, a1 + m1);
+            }
+        }
+        let mut kept: Option<Lazy> = None;
+        for (bi, (blo, bhi)) in los.chunks(GAIN_BLOCK).zip(his.chunks(GAIN_BLOCK)).enumerate() {
+            // `k.lo` changes only within the rule's other tests, which no candidate of a skipped
+            // block reaches.
+            if kept.as_ref().is_some_and(|k| block_max(bhi) < k.lo + tol - margin) {
+                continue;
+            }
+            for (o, (&lo, &hi)) in blo.iter().zip(bhi).enumerate() {
+                if lo.is_nan() {
+                    continue;
+                }
+                let idx = bi * GAIN_BLOCK + o;
+                let mut c =
+                    Lazy { bin: bins[idx / ns], missing_left: idx % ns == 1, a: acc[idx / ns], lo, hi, exact: false };
+                let Some(k) = kept.as_mut() else {
+                    kept = Some(c);
+                    continue;
+                };
+                // `scan_pair`'s lazy rule (a fresh candidate is never exact).
+                let replace = if c.hi < k.lo + tol - margin {
+                    false
+                } else if c.lo > k.hi + tol + margin {
+                    true
+                } else {
+                    let kg = k.exact(cost, self, (m0, m1), (t0, t1));
+                    c.exact(cost, self, (m0, m1), (t0, t1)) > kg + tol
+                };
+                if replace {
+                    kept = Some(c);
+                }
+            }
+        }
+        SCAN_GAINS.set(los);
+        SCAN_HI.set(his);
+        let Some(mut k) = kept else {
+            return Vec::new();
+        };
+        let gain = k.exact(cost, self, (m0, m1), (t0, t1));
+        vec![Candidate { gain, feature: f, kind: CandKind::Numeric { bin: k.bin, missing_left: k.missing_left } }]
     }
 
     /// Best split over all features of a node with histogram `hist` and sums `total`.
@@ -2246,7 +2383,8 @@ mod tests {
     /// ([`SearchCtx::lowest_exact`]) keeps the generic scan's candidate bit for bit on long
     /// (255-bin) histograms whose gain curves climb, plateau (exact and near ties within the
     /// tolerance, across block boundaries) and fall, with empty bins, missing values, minimum
-    /// weights and forbidden pure leaves, for every exact criterion.
+    /// weights and forbidden pure leaves, for every exact criterion; and (session 7) the blocked
+    /// bounded scan of the tempered criterion ([`SearchCtx::lowest_bounded`]) at five temperatures.
     #[test]
     fn issue_18_blocked_lowest_scan_equals_the_generic_scan() {
         let mut rng = ChaCha8Rng::seed_from_u64(618);
@@ -2263,9 +2401,22 @@ mod tests {
         let mapper = BinMapper::fit(&feats, 255, None).unwrap();
         let bm = mapper.transform(&feats).unwrap();
         assert!(bm.n_bins(0) > 200 && bm.n_bins(1) > 200);
-        let crits = [Criterion::Matusita, Criterion::Gini, Criterion::Entropy, Criterion::Empirical];
+        // Session 7: the tempered criterion with its bounds takes the flat bounded scan
+        // ([`SearchCtx::lowest_bounded`]); without them (t = 1), the exact one.
+        let crits = [
+            Criterion::Matusita,
+            Criterion::Gini,
+            Criterion::Entropy,
+            Criterion::Empirical,
+            Criterion::Tempered { t: 0.8 },
+            Criterion::Tempered { t: 0.0 },
+            Criterion::Tempered { t: 0.5 },
+            Criterion::Tempered { t: 1.3 },
+            Criterion::Tempered { t: -2.0 },
+        ];
         let mut replaced_late = 0;
-        for case in 0..2000 {
+        let mut bounded_late = 0;
+        for case in 0..3000 {
             let f = case % 2;
             let nb = bm.n_bins(f);
             let style = rng.gen_range(0..4);
@@ -2308,6 +2459,10 @@ mod tests {
             let crit = crits[case % crits.len()];
             let pure = if case % 5 == 0 { PureLeaves::Forbid } else { PureLeaves::Allow };
             let min_w = if case % 4 == 0 { 0.2 * (total[0] + total[1]) } else { 0.0 };
+            let rb = match crit {
+                Criterion::Tempered { t } => RiskBounds::for_t(t),
+                _ => None,
+            };
             let ctx = SearchCtx {
                 criterion: crit,
                 ties: SplitTies::Lowest,
@@ -2318,7 +2473,7 @@ mod tests {
                 tol: 1e-12 * (total[0] + total[1]),
                 binned: &bm,
                 mapper: &mapper,
-                bounds: None,
+                bounds: rb.as_deref(),
             };
             let fast = ctx.best_for_feature(f, &hist, &total, None);
             let slow = ctx.best_for_feature_generic(f, &hist, &total, None);
@@ -2331,11 +2486,13 @@ mod tests {
                 );
                 if let CandKind::Numeric { bin, .. } = a.kind {
                     replaced_late += usize::from(bin > GAIN_BLOCK);
+                    bounded_late += usize::from(bin > GAIN_BLOCK && rb.is_some());
                 }
             }
         }
         // Kept candidates beyond the first block: the blocks' skips were exercised.
         assert!(replaced_late > 500, "{replaced_late}");
+        assert!(bounded_late > 250, "{bounded_late}");
     }
 
     /// Issue 18 (session 7): trees grown with histograms and byte-kernel accumulators reused from

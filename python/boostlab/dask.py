@@ -525,8 +525,6 @@ class _DaskMixin:
     def _refuse_local_only(self):
         if getattr(self, "callbacks", None) is not None:
             _callbacks(self.callbacks)  # the local check: a list of callables
-        if isinstance(getattr(self, "t", None), str) and self.t == "auto":
-            raise ValueError(f"{type(self).__name__}: t='auto' is not supported on Dask; give a number")
 
     def _local_params(self):
         p = self.get_params(deep=False)

@@ -501,3 +501,43 @@ fn issue_13_warm_start_over_ranks_equals_single_machine() {
         }
     }
 }
+
+/// Session 7: Real AdaBoost on 8-leaf trees costs 8 reductions a round — the 7 histograms and one
+/// for the booster's step (Z, the training errors and the edge sums in one call) — and the trees'
+/// covers one call at the end of the fit (asserted from the calls of a 12-round fit minus those
+/// of a 4-round one, so the set-up's calls cancel); the covers equal the single machine's.
+#[test]
+fn issue_13_real_adaboost_reduces_eight_times_a_round() {
+    let d = data(7, 3000, 2);
+    let calls = |rounds: usize| {
+        let mut p = params(Algorithm::RealAdaBoost);
+        p.n_estimators = rounds;
+        let counters = std::sync::Mutex::new(Vec::new());
+        let wrap = |_: usize, r: boostlab::collective::ThreadRank| -> Arc<dyn Collective> {
+            let c = Arc::new(CountingCollective::new(r));
+            counters.lock().unwrap().push(Arc::clone(&c));
+            c
+        };
+        let m = distributed(&d, &p, &[0, 1100, 3000], &wrap).into_iter().next().unwrap().unwrap();
+        assert_eq!(m.n_trees(), rounds);
+        assert!(m.trees.iter().all(|t| t.n_leaves() == 8), "every tree has 8 leaves");
+        let want = fit_binned(&BinnedData::from_dataset(&d, p.max_bins).unwrap(), &p, &mut |_| {}).unwrap();
+        for (a, b) in m.trees.iter().zip(&want.trees) {
+            assert_eq!(a.covers.len(), 15);
+            for (x, y) in a.covers.iter().zip(&b.covers) {
+                assert!(close(*x, *y, 1e-12), "cover {x} vs {y}");
+            }
+        }
+        let c = counters.lock().unwrap();
+        assert_eq!(c[0].counts().0, c[1].counts().0, "every rank makes the same calls");
+        c[0].counts()
+    };
+    let (few, few_values) = calls(4);
+    let (many, many_values) = calls(12);
+    assert_eq!(many - few, 8 * 8, "8 reductions a round");
+    // Per round: 7 histograms of 4 features' bins · 2 (+ row counts), the step's 8 sums and the
+    // maximum's 2 one-hot slots; the covers' 15 per tree in the call at the end.
+    let bins = BinnedData::from_dataset(&d, 255).unwrap().bins.total_bins();
+    let per_round = 7 * bins * 2 + 1 + 6 * 4 + 10 + 15;
+    assert_eq!(many_values - few_values, 8 * per_round, "values a round ({bins} bins)");
+}

@@ -541,3 +541,34 @@ fn issue_13_real_adaboost_reduces_eight_times_a_round() {
     let per_round = 7 * bins * 2 + 1 + 6 * 4 + 10 + 15;
     assert_eq!(many_values - few_values, 8 * per_round, "values a round ({bins} bins)");
 }
+
+/// Session 7: t = auto over the ranks (uneven shards, one empty; sample weights) chooses the
+/// single machine's t, with its inner scores within rounding, and the same model.
+#[test]
+fn issue_13_t_auto_over_ranks_chooses_the_single_machine_t() {
+    let n = 600;
+    let d = data(21, n, 2);
+    let mut p = params(Algorithm::TAdaBoost);
+    p.n_estimators = 5;
+    p.tree.max_leaves = 4;
+    p.t_adaboost.auto_t =
+        Some(boostlab::boost::auto_t::AutoT { grid: vec![0.0, 0.5, 0.9, 1.0], folds: 3, ..Default::default() });
+    let want = fit_binned(&BinnedData::from_dataset(&d, p.max_bins).unwrap(), &p, &mut |_| {}).unwrap();
+    let want_sel = want.t_selection.clone().unwrap();
+    assert!(want_sel.scores.iter().any(|s| *s != want_sel.scores[0]), "the grid's errors differ");
+    for cuts in [vec![0, 250, n], vec![0, 0, 170, n]] {
+        let models: Vec<Ensemble> = distributed(&d, &p, &cuts, &plain).into_iter().map(|m| m.unwrap()).collect();
+        for m in &models[1..] {
+            assert_eq!(bits(m), bits(&models[0]), "every rank holds the same model");
+        }
+        let sel = models[0].t_selection.clone().unwrap();
+        assert_eq!(
+            (sel.t, &sel.grid, sel.folds, sel.fold_seed),
+            (want_sel.t, &want_sel.grid, want_sel.folds, want_sel.fold_seed)
+        );
+        for (a, b) in sel.scores.iter().zip(&want_sel.scores) {
+            assert!(close(*a, *b, 1e-12), "{cuts:?}: inner score {a} vs {b}");
+        }
+        assert_same_model(&format!("t = auto, shards {cuts:?}"), &models[0], &want, &d);
+    }
+}

@@ -241,9 +241,12 @@ pub(crate) fn fit(
     Ok(model)
 }
 
+/// One inner fit's `(grid index, fold)` and its held-out `(wrong, total)`.
+type InnerError = ((usize, usize), (f64, f64));
+
 /// The chosen t and the grid's scores from the held-out `(wrong, total)` of each `(grid, fold)`
 /// inner fit, in (grid, fold) order.
-fn choose(auto: &AutoT, errors: &[((usize, usize), (f64, f64))]) -> (f64, Vec<f64>) {
+fn choose(auto: &AutoT, errors: &[InnerError]) -> (f64, Vec<f64>) {
     let mut scores = vec![0.0; auto.grid.len()];
     let mut totals = vec![0.0; auto.grid.len()];
     // Per-fold held-out error rates (grid × fold), for the one-standard-error rule.

@@ -49,6 +49,8 @@ from distributed.comm.addressing import get_address_host, parse_address, parse_h
 _HEADER = struct.Struct("<QQ")
 # The first message of a connection: the fit's id (length, then UTF-8 bytes) and the rank.
 _HELLO = struct.Struct("<QQ")
+# Connections of this process wrapped in TLS (both ends count; the tests read it).
+TLS_WRAPPED = [0]
 
 
 class DaskFitError(RuntimeError):
@@ -174,6 +176,7 @@ class Collective:
             conn.settimeout(self.timeout)
             if self._ssl is not None:
                 conn = self._ssl.wrap_socket(conn, server_side=True)
+                TLS_WRAPPED[0] += 1
             head = bytearray(_HELLO.size)
             _recv_into(conn, memoryview(head))
             n_id, r = _HELLO.unpack(head)
@@ -199,6 +202,7 @@ class Collective:
                 sock.settimeout(self.timeout)
                 if ctx is not None:
                     sock = ctx.wrap_socket(sock, server_hostname=None if not ctx.check_hostname else host)
+                    TLS_WRAPPED[0] += 1
                 ident = self.fit_id.encode()
                 sock.sendall(_HELLO.pack(len(ident), self.rank) + ident)
                 break

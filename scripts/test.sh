@@ -23,9 +23,10 @@ python3 -m venv .venv
 py=.venv/bin/python
 "$py" -m pip install --quiet --upgrade pip
 # matplotlib, onnx and onnxruntime: the plots and the ONNX export are tested (issue 15);
-# dask[distributed,dataframe]: the Dask estimators (issue 13, the `dask` extra).
+# dask[distributed,dataframe]: the Dask estimators (issue 13, the `dask` extra); cryptography:
+# the Dask test on a TLS cluster (`Security.temporary()`).
 "$py" -m pip install --quiet numpy scipy scikit-learn pandas polars pytest matplotlib onnx onnxruntime \
-  'dask[distributed,dataframe]'
+  'dask[distributed,dataframe]' cryptography
 lap "venv and test dependencies"
 # Builds the release wheel (maturin, from pyproject.toml, in an isolated build environment) and
 # installs it with its dependencies: the path of a user's `pip install .`.

@@ -1,15 +1,27 @@
-"""The allreduce of a distributed fit (issue 13), over Dask's own communication layer.
+"""The allreduce of a distributed fit (issue 13): blocking TCP sockets between the ranks, their
+addresses exchanged through Dask.
 
 One fit runs one task per worker ("rank", ranks in the order of the sorted worker addresses).
-Rank 0 listens on a `distributed.comm` listener (the worker's host, the worker's protocol and TLS
-settings); every other rank connects to it once and keeps the connection for the whole fit.
+Dask places the data, starts the ranks' tasks and carries rank 0's address to the others (the
+result of a short task on rank 0's worker); the sums themselves travel over one TCP connection
+per rank r > 0 to rank 0, opened once and kept for the whole fit (as lightgbm.dask does: Dask
+schedules, the training's messages go straight between the workers). With TLS configured for
+the workers (`distributed.comm.tls`), the sockets are wrapped in the workers' own TLS contexts.
+
+Why not `distributed.comm` (session 6's transport): a reduction is on the critical path of every
+rank, about ten times a round. Through `distributed.comm` each one cost the task thread a hop to
+an asyncio loop thread and back, Dask's message framing and (de)serialisation on both sides:
+≈ 1 ms per reduction on an idle machine and 3.3 ms in the fit, where the loop threads compete
+with the training for the GIL and the cores. A blocking socket read releases the GIL and wakes the
+task thread itself: no thread hop, no framing beyond a 16-byte header (docs/distributed.md,
+"Session 7").
 
 One reduction (`Collective.allreduce`) is a star:
 
-- each rank r > 0 writes its vector (n float64) to rank 0: one message of 8n bytes;
+- each rank r > 0 writes its vector (n float64) to rank 0: one message of 16 + 8n bytes;
 - rank 0 reads them in rank order and sums in rank order, ((x₀ + x₁) + x₂) + …, so that the
   result does not depend on which message arrived first;
-- rank 0 writes the sum back to every rank: one message of 8n bytes each.
+- rank 0 writes the sum back to every rank: one message of 16 + 8n bytes each.
 
 So a reduction costs 2(P − 1) messages and 2(P − 1)·8n payload bytes through rank 0, and two
 network latencies. Every rank ends with the same bits. A ring would move fewer bytes through one
@@ -25,14 +37,20 @@ exchange instead of waiting.
 
 from __future__ import annotations
 
-import asyncio
-import threading
+import socket
+import ssl
+import struct
 import time
 
 import numpy as np
-from distributed.comm import connect, listen
-from distributed.comm.addressing import parse_address, unparse_host_port, get_address_host
-from distributed.protocol import to_serialize
+from distributed.comm.addressing import get_address_host, parse_address, parse_host_port, unparse_host_port
+
+# A message: (sequence number of the reduction, number of float64 values), then the values.
+_HEADER = struct.Struct("<QQ")
+# The first message of a connection: the fit's id (length, then UTF-8 bytes) and the rank.
+_HELLO = struct.Struct("<QQ")
+# Connections of this process wrapped in TLS (both ends count; the tests read it).
+TLS_WRAPPED = [0]
 
 
 class DaskFitError(RuntimeError):
@@ -40,34 +58,53 @@ class DaskFitError(RuntimeError):
     was cancelled. The message names the rank and its worker."""
 
 
-class _Loop:
-    """A private asyncio loop on a daemon thread: the connections of one rank live on it, and the
-    rank's task thread (which runs the training) blocks on its coroutines."""
-
-    def __init__(self):
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="boostlab-dask-comm", daemon=True)
-        self.thread.start()
-
-    def run(self, coro):
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
-
-    def stop(self):
-        if self.loop.is_closed():
-            return
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-        if not self.thread.is_alive():
-            self.loop.close()
-
-
 def _who(rank: int, addrs) -> str:
     return f"rank {rank} (worker {addrs[rank]})"
 
 
+class _Closed(Exception):
+    """The peer closed the connection."""
+
+
+def _recv_into(sock, view) -> None:
+    """Fills the writable byte `view` from `sock` (blocking, with the socket's timeout)."""
+    got, n = 0, len(view)
+    while got < n:
+        k = sock.recv_into(view[got:], n - got)
+        if k == 0:
+            raise _Closed("connection closed by the peer")
+        got += k
+
+
+def _write(sock, header: bytes, payload) -> None:
+    """Writes `header` then the bytes of `payload` (one system call where the socket allows)."""
+    body = memoryview(payload).cast("B")
+    if isinstance(sock, ssl.SSLSocket):
+        # TLS sockets have no scatter write.
+        sock.sendall(header)
+        sock.sendall(body)
+        return
+    bufs = [memoryview(header), body]
+    while bufs:
+        k = sock.sendmsg(bufs)
+        while bufs and k >= len(bufs[0]):
+            k -= len(bufs[0])
+            bufs.pop(0)
+        if bufs:
+            bufs[0] = bufs[0][k:]
+
+
+def _tuned(sock):
+    # Small messages on the critical path: no Nagle delay.
+    if sock.family in (socket.AF_INET, socket.AF_INET6):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
 class Collective:
     """The sums of one rank's fit. `allreduce(x)` returns the rank-order sum of `x` over all ranks;
-    `stats` counts the reductions and the payload bytes this rank sent and received."""
+    `stats` counts the reductions and the payload bytes this rank sent and received, and the wall
+    seconds spent inside `allreduce`."""
 
     def __init__(self, fit_id: str, rank: int, addrs, timeout: float, cancelled=None):
         self.fit_id = fit_id
@@ -78,77 +115,105 @@ class Collective:
         self.cancelled = cancelled
         self.stats = {"reductions": 0, "values": 0, "bytes_sent": 0, "bytes_received": 0, "seconds": 0.0}
         self._seq = 0
-        self._io = _Loop()
-        self._comms: list = [None] * self.size
+        self._socks: list = [None] * self.size
+        self._listener = None
+        self._ssl = None
         self._closed = False
+        self._scratch = np.empty(0)
+        self._header = bytearray(_HEADER.size)
         self.address = None
 
     # ------------------------------------------------------------------ set-up
 
     def open_root(self, listen_args=None):
-        """Rank 0: starts listening on the worker's host; returns the address to connect to."""
-        self.address = self._io.run(self._open_root(listen_args or {}))
+        """Rank 0: starts listening on its worker's host (any free port); returns the address
+        ("host:port") the other ranks connect to."""
+        self._ssl = (listen_args or {}).get("ssl_context")
+        scheme, loc = parse_address(self.addrs[0])
+        # Workers in the client's process (LocalCluster(processes=False), "inproc://"): loopback.
+        host = get_address_host(self.addrs[0]) if scheme in ("tcp", "tls") else "127.0.0.1"
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.bind((host, 0))
+        sock.listen(max(self.size, 8))
+        self._listener = sock
+        self.address = unparse_host_port(host, sock.getsockname()[1])
+        if self.size == 1:
+            self._listener_close()
         return self.address
 
-    async def _open_root(self, listen_args):
-        self._all_connected = asyncio.Event()
-        scheme, _ = parse_address(self.addrs[0])
-        if scheme == "inproc":
-            # Workers in the client's process (LocalCluster(processes=False)): an in-process
-            # listener, whose address the listener chooses.
-            where = "inproc://"
-        else:
-            where = f"{scheme}://{unparse_host_port(get_address_host(self.addrs[0]), 0)}"
-        self._listener = listen(where, self._accept, deserialize=True, **listen_args)
-        await self._listener.start()
-        if self.size == 1:
-            self._all_connected.set()
-        return self._listener.contact_address
-
-    async def _accept(self, comm):
-        try:
-            hello = await asyncio.wait_for(comm.read(), self.timeout)
-            r = hello.get("rank") if isinstance(hello, dict) else None
-            if hello.get("fit") != self.fit_id or not isinstance(r, int) or not 0 < r < self.size or self._comms[r]:
-                await comm.close()
-                return
-        except Exception:
-            comm.abort()
-            return
-        self._comms[r] = comm
-        if all(c is not None for c in self._comms[1:]):
-            self._all_connected.set()
+    def _listener_close(self):
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
 
     def wait_connected(self):
-        """Rank 0: waits (at most `timeout`) until every other rank has connected."""
-        self._io.run(self._wait_connected())
-
-    async def _wait_connected(self):
+        """Rank 0: accepts (at most `timeout`) until every other rank has connected; a connection
+        that does not present this fit's id and a valid rank is dropped."""
+        deadline = time.monotonic() + self.timeout
         try:
-            await asyncio.wait_for(self._all_connected.wait(), self.timeout)
-        except asyncio.TimeoutError:
-            missing = [_who(r, self.addrs) for r in range(1, self.size) if self._comms[r] is None]
-            raise DaskFitError(
-                f"boostlab.dask: {', '.join(missing)} did not connect to rank 0 within "
-                f"timeout={self.timeout:g} s (worker lost or busy)"
-            ) from None
+            while self._listener is not None and not all(s is not None for s in self._socks[1:]):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    missing = [_who(r, self.addrs) for r in range(1, self.size) if self._socks[r] is None]
+                    raise DaskFitError(
+                        f"boostlab.dask: {', '.join(missing)} did not connect to rank 0 within "
+                        f"timeout={self.timeout:g} s (worker lost or busy)"
+                    )
+                self._listener.settimeout(min(left, 0.5))
+                try:
+                    conn, _ = self._listener.accept()
+                except (socket.timeout, TimeoutError):
+                    if self.cancelled is not None and self.cancelled():
+                        raise DaskFitError(f"boostlab.dask: the fit was cancelled ({_who(0, self.addrs)})") from None
+                    continue
+                self._admit(conn)
         finally:
-            self._listener.stop()
+            self._listener_close()
+
+    def _admit(self, conn):
+        try:
+            conn.settimeout(self.timeout)
+            if self._ssl is not None:
+                conn = self._ssl.wrap_socket(conn, server_side=True)
+                TLS_WRAPPED[0] += 1
+            head = bytearray(_HELLO.size)
+            _recv_into(conn, memoryview(head))
+            n_id, r = _HELLO.unpack(head)
+            if n_id > 1024:
+                raise ValueError("bad hello")
+            ident = bytearray(n_id)
+            _recv_into(conn, memoryview(ident))
+            if ident.decode() != self.fit_id or not 0 < r < self.size or self._socks[r] is not None:
+                raise ValueError("not this fit's rank")
+        except Exception:
+            conn.close()
+            return
+        self._socks[r] = _tuned(conn)
 
     def connect(self, address, connection_args=None):
         """Rank r > 0: connects to rank 0 at `address` (retrying until `timeout`)."""
-        self._io.run(self._connect(address, connection_args or {}))
-
-    async def _connect(self, address, connection_args):
-        try:
-            comm = await connect(address, timeout=self.timeout, deserialize=True, **connection_args)
-            await asyncio.wait_for(comm.write({"fit": self.fit_id, "rank": self.rank}), self.timeout)
-        except Exception as e:
-            raise DaskFitError(
-                f"boostlab.dask: rank {self.rank} could not connect to {_who(0, self.addrs)} "
-                f"at {address} within timeout={self.timeout:g} s: {e}"
-            ) from e
-        self._comms[0] = comm
+        host, port = parse_host_port(address)
+        ctx = (connection_args or {}).get("ssl_context")
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                sock = socket.create_connection((host, port), timeout=max(0.1, deadline - time.monotonic()))
+                sock.settimeout(self.timeout)
+                if ctx is not None:
+                    sock = ctx.wrap_socket(sock, server_hostname=None if not ctx.check_hostname else host)
+                    TLS_WRAPPED[0] += 1
+                ident = self.fit_id.encode()
+                sock.sendall(_HELLO.pack(len(ident), self.rank) + ident)
+                break
+            except OSError as e:
+                if time.monotonic() >= deadline:
+                    raise DaskFitError(
+                        f"boostlab.dask: rank {self.rank} could not connect to {_who(0, self.addrs)} "
+                        f"at {address} within timeout={self.timeout:g} s: {e}"
+                    ) from e
+                time.sleep(0.05)
+        self._socks[0] = _tuned(sock)
 
     # ------------------------------------------------------------------ the reduction
 
@@ -162,75 +227,67 @@ class Collective:
         self._seq += 1
         t0 = time.perf_counter()
         try:
-            out = self._io.run(self._root_reduce(x) if self.rank == 0 else self._peer_reduce(x))
+            out = self._root_reduce(x) if self.rank == 0 else self._peer_reduce(x)
         except BaseException:
             self.close()
             raise
         self.stats["seconds"] += time.perf_counter() - t0
         self.stats["reductions"] += 1
         self.stats["values"] += x.size
-        # A received vector may be a view into the message's frame, at any byte offset: the core
-        # reads an aligned array (numpy's `require` copies only an unaligned one).
-        return np.require(out, dtype=np.float64, requirements=["C", "A"])
+        return out
 
-    async def _recv(self, r):
-        comm = self._comms[r]
-        try:
-            msg = await asyncio.wait_for(comm.read(), self.timeout)
-        except asyncio.TimeoutError:
-            raise DaskFitError(
-                f"boostlab.dask: {_who(r, self.addrs)} did not answer reduction #{self._seq} within "
+    def _fail(self, r, e, doing):
+        if isinstance(e, (socket.timeout, TimeoutError)):
+            return DaskFitError(
+                f"boostlab.dask: {_who(r, self.addrs)} did not {doing} reduction #{self._seq} within "
                 f"timeout={self.timeout:g} s"
-            ) from None
-        except Exception as e:
-            raise DaskFitError(
-                f"boostlab.dask: lost the connection to {_who(r, self.addrs)} during reduction "
-                f"#{self._seq} (worker died or its task failed): {type(e).__name__}: {e}"
-            ) from e
-        if not isinstance(msg, dict) or msg.get("seq") != self._seq:
-            raise DaskFitError(
-                f"boostlab.dask: {_who(r, self.addrs)} sent an unexpected message during reduction "
-                f"#{self._seq} (the ranks are out of step)"
             )
-        data = np.asarray(msg["data"], dtype=np.float64)
-        self.stats["bytes_received"] += data.nbytes
-        return data
+        return DaskFitError(
+            f"boostlab.dask: lost the connection to {_who(r, self.addrs)} during reduction "
+            f"#{self._seq} (worker died or its task failed): {type(e).__name__}: {e}"
+        )
 
-    async def _send(self, r, data):
+    def _recv(self, r, out):
+        """Reads rank `r`'s message of this reduction into `out` (n float64)."""
+        sock = self._socks[r]
         try:
-            await asyncio.wait_for(self._comms[r].write({"seq": self._seq, "data": to_serialize(data)}), self.timeout)
-        except asyncio.TimeoutError:
-            raise DaskFitError(
-                f"boostlab.dask: {_who(r, self.addrs)} did not take reduction #{self._seq} within "
-                f"timeout={self.timeout:g} s"
-            ) from None
-        except Exception as e:
-            raise DaskFitError(
-                f"boostlab.dask: lost the connection to {_who(r, self.addrs)} during reduction "
-                f"#{self._seq} (worker died or its task failed): {type(e).__name__}: {e}"
-            ) from e
+            _recv_into(sock, memoryview(self._header))
+            seq, n = _HEADER.unpack(self._header)
+            if seq != self._seq or n != out.size:
+                raise DaskFitError(
+                    f"boostlab.dask: {_who(r, self.addrs)} sent {n} values to reduction #{seq} during "
+                    f"reduction #{self._seq} of {out.size} values (the ranks are out of step)"
+                )
+            _recv_into(sock, memoryview(out).cast("B"))
+        except DaskFitError:
+            raise
+        except (OSError, _Closed) as e:
+            raise self._fail(r, e, "answer") from e
+        self.stats["bytes_received"] += out.nbytes
+
+    def _send(self, r, data):
+        try:
+            _write(self._socks[r], _HEADER.pack(self._seq, data.size), data)
+        except OSError as e:
+            raise self._fail(r, e, "take") from e
         self.stats["bytes_sent"] += data.nbytes
 
-    async def _root_reduce(self, x):
+    def _root_reduce(self, x):
         total = x.copy()
+        if self._scratch.size != x.size:
+            self._scratch = np.empty(x.size)
         for r in range(1, self.size):
-            part = await self._recv(r)
-            if part.shape != total.shape:
-                raise DaskFitError(
-                    f"boostlab.dask: {_who(r, self.addrs)} sent {part.size} values to reduction "
-                    f"#{self._seq}, rank 0 has {total.size} (the ranks are out of step)"
-                )
+            self._recv(r, self._scratch)
             # Rank order: ((x0 + x1) + x2) + ..., whatever order the messages arrived in.
-            total += part
+            total += self._scratch
         for r in range(1, self.size):
-            await self._send(r, total)
+            self._send(r, total)
         return total
 
-    async def _peer_reduce(self, x):
-        await self._send(0, x)
-        out = await self._recv(0)
-        if out.shape != x.shape:
-            raise DaskFitError(f"boostlab.dask: rank 0 answered reduction #{self._seq} with {out.size} values, expected {x.size}")
+    def _peer_reduce(self, x):
+        self._send(0, x)
+        out = np.empty(x.size)
+        self._recv(0, out)
         return out
 
     # ------------------------------------------------------------------ tear-down
@@ -240,16 +297,11 @@ class Collective:
         if self._closed:
             return
         self._closed = True
-
-        async def _close():
-            for c in self._comms:
-                if c is not None and not c.closed():
-                    c.abort()
-            listener = getattr(self, "_listener", None)
-            if listener is not None:
-                listener.stop()
-
-        try:
-            self._io.run(_close())
-        finally:
-            self._io.stop()
+        for i, s in enumerate(self._socks):
+            if s is not None:
+                try:
+                    s.close()
+                except OSError:
+                    pass
+                self._socks[i] = None
+        self._listener_close()

@@ -15,8 +15,10 @@ a subclass, whose parameter handling it reuses) plus
 categorical with known categories — the same in every partition — and string columns; NaN and
 nulls are missing values), ``y`` and ``sample_weight`` as dask arrays or Series partitioned like
 ``X``. The partitions are persisted and stay where they are: one long-running task per worker
-holding data trains on that worker's rows (SPMD), the workers' sums travel over Dask's
-communication layer (:mod:`boostlab._collective`), and every worker ends with the same model.
+holding data trains on that worker's rows (SPMD), the workers' sums travel over TCP sockets
+between the workers, whose addresses Dask exchanges (:mod:`boostlab._collective`), and every
+worker ends with the same model. t-AdaBoost's ``t="auto"`` chooses t as the local estimator does
+(the same inner folds over all the rows, every inner fit distributed).
 ``predict``, ``predict_proba`` and ``decision_function`` return dask collections computed where
 the data live; ``to_local()`` returns the fitted local estimator; models save and load as the
 local ones (``save_model``, ``load_model``). The design, the costs and what to do after a
@@ -525,8 +527,6 @@ class _DaskMixin:
     def _refuse_local_only(self):
         if getattr(self, "callbacks", None) is not None:
             _callbacks(self.callbacks)  # the local check: a list of callables
-        if isinstance(getattr(self, "t", None), str) and self.t == "auto":
-            raise ValueError(f"{type(self).__name__}: t='auto' is not supported on Dask; give a number")
 
     def _local_params(self):
         p = self.get_params(deep=False)

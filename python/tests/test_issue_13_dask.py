@@ -10,6 +10,7 @@ leaving no task behind.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import threading
@@ -175,6 +176,53 @@ def test_issue_13_every_booster_equals_the_local_fit(client, cls, kw):
     assert again.model_.to_json() == est.model_.to_json()
 
 
+def test_issue_13_t_auto_chooses_the_local_t(client):
+    """Session 7: t="auto" on Dask — the inner folds drawn over every row as the local fit draws
+    them, each (t, fold) inner fit and the refit distributed: the same t, the same
+    `t_selection_` (the error counts are exact without weights: equal scores) and the same model."""
+    X, y, w = _data(n=600, seed=7)
+    sizes, owners = [130, 250, 220], [0, 1, 0]
+    dX, dy, dw = _place(client, [X, y, w], sizes, owners)
+    kw = dict(t="auto", t_grid=[0.0, 0.4, 0.8, 1.0], t_folds=3, n_estimators=6, max_leaves=4, random_state=5)
+    est = _fit_checked(bdask.DaskTAdaBoostClassifier(client=client, timeout=60, **kw), dX, dy)
+    assert est.training_order_ == [0, 2, 1]
+    local = boostlab.TAdaBoostClassifier(**kw).fit(*_in_training_order(est, [X, y], sizes))
+    assert est.t_selection_ == local.t_selection_
+    assert len(set(local.t_selection_["scores"])) > 1, "the grid's errors differ: the choice is tested"
+    _assert_same_model(est, local)
+    np.testing.assert_array_equal(est.predict(dX).compute().to_numpy(), local.predict(X))
+    # With sample weights: the weighted errors summed over the ranks (rounding only).
+    est_w = _fit_checked(bdask.DaskTAdaBoostClassifier(client=client, timeout=60, **kw), dX, dy, sample_weight=dw)
+    local_w = boostlab.TAdaBoostClassifier(**kw).fit(
+        *_in_training_order(est, [X, y], sizes), sample_weight=_in_training_order(est, [w], sizes)[0]
+    )
+    assert est_w.t_selection_["t"] == local_w.t_selection_["t"]
+    np.testing.assert_allclose(est_w.t_selection_["scores"], local_w.t_selection_["scores"], rtol=1e-12)
+    _assert_same_model(est_w, local_w)
+    again = _fit_checked(bdask.DaskTAdaBoostClassifier(client=client, timeout=60, **kw), dX, dy, sample_weight=dw)
+    assert again.model_.to_json() == est_w.model_.to_json()
+
+
+def test_issue_13_eight_reductions_a_round_for_8_leaf_real_adaboost(client):
+    """Session 7: 7 histograms and one booster sum a round (the edge sums travel with Z, the
+    covers at the end of the fit), counted by `comm_stats_` (a 12-round fit minus a 4-round one:
+    the set-up's and the end's calls cancel); every reduction's payload is what rank 0 moved."""
+    X, y, _ = _data(n=2000, seed=5)
+    dX, dy = _place(client, [X, y], [900, 1100], [0, 1])
+    fits = {}
+    for rounds in (4, 12):
+        est = _fit_checked(
+            bdask.DaskRealAdaBoostClassifier(n_estimators=rounds, max_leaves=8, client=client, timeout=60), dX, dy
+        )
+        assert est.model_.n_trees == rounds
+        assert all(len(t["leaf_values"]) == 8 for t in json.loads(est.model_.to_json())["trees"])
+        fits[rounds] = est.comm_stats_
+    assert fits[12]["reductions"] - fits[4]["reductions"] == 8 * 8
+    st = fits[12]
+    # A star of 2 ranks: rank 0 receives and sends each reduced vector once.
+    assert st["bytes_through_rank0"] == 2 * 8 * st["values_reduced"]
+
+
 def test_issue_13_a_worker_with_only_an_empty_partition(client):
     X, y, w = _data(n=500, seed=11)
     # Worker 1 holds one partition, with no rows: it trains on an empty shard.
@@ -241,6 +289,34 @@ def test_issue_13_workers_in_the_clients_process():
     _assert_same_model(est, local)
 
 
+def test_issue_13_tls_cluster():
+    """Session 7: with TLS configured for the workers (`protocol="tls"`), the ranks' sockets are
+    wrapped in the workers' own TLS contexts; the model is the local one."""
+    if not os.environ.get("CI"):
+        pytest.importorskip("cryptography", reason="Security.temporary() needs cryptography")
+    from distributed.security import Security
+
+    sec = Security.temporary()
+    assert sec.get_listen_args("worker")["ssl_context"] is not None
+    rng = np.random.RandomState(4)
+    X = rng.normal(size=(1200, 4))
+    y = (X[:, 0] - X[:, 2] > 0.1).astype(np.int64)
+    with dask.config.set({"distributed.scheduler.work-stealing": False}), distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", security=sec, protocol="tls"
+    ) as cluster, distributed.Client(cluster, security=sec) as c:
+        assert all(a.startswith("tls://") for a in c.scheduler_info()["workers"])
+        dX, dy = da.from_array(X, chunks=(500, 4)), da.from_array(y, chunks=500)
+        est = _fit_checked(bdask.DaskRealAdaBoostClassifier(n_estimators=6, max_leaves=4, client=c, timeout=30), dX, dy)
+        # Rank 0's end and rank 1's end of the one connection were wrapped.
+        wrapped = c.run(lambda: importlib.import_module("boostlab._collective").TLS_WRAPPED[0])
+        assert sorted(wrapped.values()) == [1, 1], wrapped
+    assert est.n_workers_ == 2
+    local = boostlab.RealAdaBoostClassifier(n_estimators=6, max_leaves=4).fit(
+        *_in_training_order(est, [X, y], [500, 500, 200])
+    )
+    _assert_same_model(est, local)
+
+
 def test_issue_13_unaligned_buffers_are_copied():
     """Columns deserialised from the network can be contiguous but unaligned: they are copied
     (they used to reach the extension as they were and be refused)."""
@@ -282,9 +358,7 @@ def test_issue_13_parameters_are_the_local_ones(client):
     unknown = dX.assign(c=dX["c"].cat.as_unknown())
     with pytest.raises(ValueError, match="unknown categories"):
         bdask.DaskAdaBoostClassifier(client=client).fit(unknown, dy)
-    # Refused on Dask (docs/distributed.md says why), and a validation set's unseen labels.
-    with pytest.raises(ValueError, match="t='auto' is not supported on Dask"):
-        bdask.DaskTAdaBoostClassifier(t="auto", client=client).fit(dX, dy)
+    # A validation set's unseen labels.
     other = dd.from_pandas(y.replace("pos", "other"), npartitions=2)
     with pytest.raises(ValueError, match="labels not seen in training"):
         bdask.DaskAdaBoostClassifier(n_iter_no_change=2, client=client).fit(dX, dy, eval_set=[(dX, other)])

@@ -501,3 +501,74 @@ fn issue_13_warm_start_over_ranks_equals_single_machine() {
         }
     }
 }
+
+/// Session 7: Real AdaBoost on 8-leaf trees costs 8 reductions a round — the 7 histograms and one
+/// for the booster's step (Z, the training errors and the edge sums in one call) — and the trees'
+/// covers one call at the end of the fit (asserted from the calls of a 12-round fit minus those
+/// of a 4-round one, so the set-up's calls cancel); the covers equal the single machine's.
+#[test]
+fn issue_13_real_adaboost_reduces_eight_times_a_round() {
+    let d = data(7, 3000, 2);
+    let calls = |rounds: usize| {
+        let mut p = params(Algorithm::RealAdaBoost);
+        p.n_estimators = rounds;
+        let counters = std::sync::Mutex::new(Vec::new());
+        let wrap = |_: usize, r: boostlab::collective::ThreadRank| -> Arc<dyn Collective> {
+            let c = Arc::new(CountingCollective::new(r));
+            counters.lock().unwrap().push(Arc::clone(&c));
+            c
+        };
+        let m = distributed(&d, &p, &[0, 1100, 3000], &wrap).into_iter().next().unwrap().unwrap();
+        assert_eq!(m.n_trees(), rounds);
+        assert!(m.trees.iter().all(|t| t.n_leaves() == 8), "every tree has 8 leaves");
+        let want = fit_binned(&BinnedData::from_dataset(&d, p.max_bins).unwrap(), &p, &mut |_| {}).unwrap();
+        for (a, b) in m.trees.iter().zip(&want.trees) {
+            assert_eq!(a.covers.len(), 15);
+            for (x, y) in a.covers.iter().zip(&b.covers) {
+                assert!(close(*x, *y, 1e-12), "cover {x} vs {y}");
+            }
+        }
+        let c = counters.lock().unwrap();
+        assert_eq!(c[0].counts().0, c[1].counts().0, "every rank makes the same calls");
+        c[0].counts()
+    };
+    let (few, few_values) = calls(4);
+    let (many, many_values) = calls(12);
+    assert_eq!(many - few, 8 * 8, "8 reductions a round");
+    // Per round: 7 histograms of 4 features' bins · 2 (+ row counts), the step's 8 sums and the
+    // maximum's 2 one-hot slots; the covers' 15 per tree in the call at the end.
+    let bins = BinnedData::from_dataset(&d, 255).unwrap().bins.total_bins();
+    let per_round = 7 * bins * 2 + 1 + 6 * 4 + 10 + 15;
+    assert_eq!(many_values - few_values, 8 * per_round, "values a round ({bins} bins)");
+}
+
+/// Session 7: t = auto over the ranks (uneven shards, one empty; sample weights) chooses the
+/// single machine's t, with its inner scores within rounding, and the same model.
+#[test]
+fn issue_13_t_auto_over_ranks_chooses_the_single_machine_t() {
+    let n = 600;
+    let d = data(21, n, 2);
+    let mut p = params(Algorithm::TAdaBoost);
+    p.n_estimators = 5;
+    p.tree.max_leaves = 4;
+    p.t_adaboost.auto_t =
+        Some(boostlab::boost::auto_t::AutoT { grid: vec![0.0, 0.5, 0.9, 1.0], folds: 3, ..Default::default() });
+    let want = fit_binned(&BinnedData::from_dataset(&d, p.max_bins).unwrap(), &p, &mut |_| {}).unwrap();
+    let want_sel = want.t_selection.clone().unwrap();
+    assert!(want_sel.scores.iter().any(|s| *s != want_sel.scores[0]), "the grid's errors differ");
+    for cuts in [vec![0, 250, n], vec![0, 0, 170, n]] {
+        let models: Vec<Ensemble> = distributed(&d, &p, &cuts, &plain).into_iter().map(|m| m.unwrap()).collect();
+        for m in &models[1..] {
+            assert_eq!(bits(m), bits(&models[0]), "every rank holds the same model");
+        }
+        let sel = models[0].t_selection.clone().unwrap();
+        assert_eq!(
+            (sel.t, &sel.grid, sel.folds, sel.fold_seed),
+            (want_sel.t, &want_sel.grid, want_sel.folds, want_sel.fold_seed)
+        );
+        for (a, b) in sel.scores.iter().zip(&want_sel.scores) {
+            assert!(close(*a, *b, 1e-12), "{cuts:?}: inner score {a} vs {b}");
+        }
+        assert_same_model(&format!("t = auto, shards {cuts:?}"), &models[0], &want, &d);
+    }
+}

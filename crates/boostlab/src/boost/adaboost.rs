@@ -322,17 +322,22 @@ impl AdaBoost {
         for p in parts {
             (e.wp, e.wn, e.w0, e.r, e.rmax) = (e.wp + p.wp, e.wn + p.wn, e.w0 + p.w0, e.r + p.r, e.rmax.max(p.rmax));
         }
-        if self.coll.is_distributed() {
+        // Issue 13 (session 7): with α = 1 the edge sums are only reported, so on several ranks
+        // they travel with Z's reduction below (one call a round instead of two).
+        let defer = self.coll.is_distributed() && self.alpha == AlphaRule::One;
+        if self.coll.is_distributed() && !defer {
             // Issue 13: the edge sums of every rank's rows (one call).
             let (mut sums, mut max) = ([e.wp, e.wn, e.w0, e.r], [e.rmax]);
             self.coll.sum_max(&mut sums, &mut max)?;
             ([e.wp, e.wn, e.w0, e.r], e.rmax) = (sums, max[0]);
         }
         let (eps, r, rmax) = (e.wn, e.r, e.rmax);
-        diag.insert("epsilon", eps);
-        diag.insert("r", r);
-        if rmax == 0.0 {
-            return Ok(Step::Stop { reason: "the weak hypothesis is zero everywhere".into() });
+        if !defer {
+            diag.insert("epsilon", eps);
+            diag.insert("r", r);
+            if rmax == 0.0 {
+                return Ok(Step::Stop { reason: "the weak hypothesis is zero everywhere".into() });
+            }
         }
         let mut stop: Option<String> = None;
         let alpha = match self.alpha {
@@ -427,7 +432,19 @@ impl AdaBoost {
             }
         };
         let mut n = self.y.len() as f64;
-        if self.coll.is_distributed() {
+        if defer {
+            // Z, the training errors and the deferred edge sums of every rank's rows (one call).
+            // The edges decide nothing for α = 1 but the stop on a zero hypothesis, whose update
+            // above changed nothing (e^0 = 1, F += 0), so stopping here leaves the same state.
+            let (mut b, mut max) = ([z, wrong, n, werr, e.wp, e.wn, e.w0, e.r], [e.rmax]);
+            self.coll.sum_max(&mut b, &mut max)?;
+            [z, wrong, n, werr, e.wp, e.wn, e.w0, e.r] = b;
+            diag.insert("epsilon", e.wn);
+            diag.insert("r", e.r);
+            if max[0] == 0.0 {
+                return Ok(Step::Stop { reason: "the weak hypothesis is zero everywhere".into() });
+            }
+        } else if self.coll.is_distributed() {
             // Issue 13: Z and the training errors of every rank's rows (one call).
             let mut b = [z, wrong, n, werr];
             self.coll.sum(&mut b)?;

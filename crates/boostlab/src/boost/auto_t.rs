@@ -17,9 +17,10 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::driver::{fit_inner, BoostParams, RoundRecord};
+use super::driver::{fit_inner, fit_inner_on, BoostParams, RoundRecord};
 use super::validation::FitOptions;
 use crate::cancel::Cancel;
+use crate::collective::Shared;
 use crate::data::{BinData, BinnedData, BinnedMatrix, Target};
 use crate::error::{Error, Result};
 use crate::eval::folds::stratified_fold_ids;
@@ -232,12 +233,25 @@ pub(crate) fn fit(
             held_out_error(&model, data, test)
         })
         .collect();
+    let errors = jobs.iter().copied().zip(results.into_iter().collect::<Result<Vec<_>>>()?).collect::<Vec<_>>();
+    let (t, scores) = choose(&auto, &errors);
+    let mut model = fit_inner(data, &fixed(t), loss, FitOptions { cancel, ..FitOptions::default() }, on_round)?;
+    model.params.t_adaboost.auto_t = Some(auto.clone());
+    model.t_selection = Some(TSelection { grid: auto.grid, scores, t, folds: auto.folds, fold_seed: seed });
+    Ok(model)
+}
+
+/// One inner fit's `(grid index, fold)` and its held-out `(wrong, total)`.
+type InnerError = ((usize, usize), (f64, f64));
+
+/// The chosen t and the grid's scores from the held-out `(wrong, total)` of each `(grid, fold)`
+/// inner fit, in (grid, fold) order.
+fn choose(auto: &AutoT, errors: &[InnerError]) -> (f64, Vec<f64>) {
     let mut scores = vec![0.0; auto.grid.len()];
     let mut totals = vec![0.0; auto.grid.len()];
     // Per-fold held-out error rates (grid × fold), for the one-standard-error rule.
     let mut per_fold = vec![vec![0.0; auto.folds]; auto.grid.len()];
-    for (&(g, k), r) in jobs.iter().zip(results) {
-        let (wrong, total) = r?;
+    for &((g, k), (wrong, total)) in errors {
         scores[g] += wrong;
         totals[g] += total;
         per_fold[g][k] = if total > 0.0 { wrong / total } else { 0.0 };
@@ -254,8 +268,82 @@ pub(crate) fn fit(
     if auto.rule == AutoTRule::OneSe {
         best = one_se_choice(&auto.grid, &scores, &per_fold, best);
     }
-    let t = auto.grid[best];
-    let mut model = fit_inner(data, &fixed(t), loss, FitOptions { cancel, ..FitOptions::default() }, on_round)?;
+    (auto.grid[best], scores)
+}
+
+/// [`fit`] on this rank's rows of a distributed fit (issue 13, session 7): the same choice of t
+/// and the same [`TSelection`] as one machine on all the rows. The inner folds are the single
+/// machine's, drawn over every rank's labels (gathered in rank order: the rows in training
+/// order, one value each); each `(grid, fold)` inner fit is a distributed fit on the ranks' rows
+/// of its training part, run one after the other in (grid, fold) order on every rank; each
+/// rank's held-out misclassifications and weights are summed over the ranks in one call; then
+/// the refit on all the rows, distributed too.
+pub(crate) fn fit_on(
+    data: &BinnedData,
+    params: &BoostParams,
+    loss: Option<Loss>,
+    cancel: Option<&Cancel>,
+    on_round: &mut dyn FnMut(&RoundRecord),
+    coll: &Shared,
+) -> Result<Ensemble> {
+    let auto = params.t_adaboost.auto_t.clone().unwrap_or_default();
+    auto.check()?;
+    let Target::Classes { y, .. } = &data.target else {
+        return Err(Error::InvalidData("t = auto needs binary labels, not multi-label ones".into()));
+    };
+    // Every rank's labels in rank order, and where this rank's rows start among them.
+    let mine: Vec<f64> = y.iter().map(|&v| f64::from(v)).collect();
+    let mut starts = vec![0.0; coll.get().size()];
+    starts[coll.get().rank()] = mine.len() as f64;
+    coll.sum(&mut starts)?;
+    let offset = starts[..coll.get().rank()].iter().sum::<f64>() as usize;
+    // Labels are class indices (exact in f64).
+    let all: Vec<u32> = coll.gather(&mine)?.into_iter().map(|v| v as u32).collect();
+    let n = all.len();
+    if auto.folds > n {
+        return Err(Error::param(
+            "auto_t.folds",
+            format!("an integer in 2..={n} (the number of training rows)"),
+            auto.folds,
+        ));
+    }
+    let seed = fold_seed(params.seed);
+    let all_ids = stratified_fold_ids(&all, auto.folds, seed)?;
+    let ids = &all_ids[offset..offset + y.len()];
+    let fixed = |t: f64| {
+        let mut p = params.clone();
+        p.t_adaboost.t = t;
+        p.t_adaboost.auto_t = None;
+        p
+    };
+    let mut errors = Vec::with_capacity(auto.grid.len() * auto.folds);
+    for k in 0..auto.folds {
+        let train: Vec<usize> = (0..y.len()).filter(|&i| ids[i] != k).collect();
+        let test: Vec<usize> = (0..y.len()).filter(|&i| ids[i] == k).collect();
+        let part = subset_rows(data, &train)?;
+        for (g, &t) in auto.grid.iter().enumerate() {
+            let model = fit_inner_on(
+                &part,
+                &fixed(t),
+                loss.clone(),
+                FitOptions { cancel, ..FitOptions::default() },
+                &mut |_| {},
+                coll,
+            )
+            .map_err(|e| Error::Failed(format!("t = auto, inner fit at t = {t}, fold {k}: {e}")))?;
+            errors.push(((g, k), held_out_error(&model, data, &test)?));
+        }
+    }
+    // (grid, fold) order, as the single machine's; the errors of every rank summed in one call.
+    errors.sort_by_key(|e| e.0);
+    let mut sums: Vec<f64> = errors.iter().flat_map(|e| [e.1 .0, e.1 .1]).collect();
+    coll.sum(&mut sums)?;
+    for (e, s) in errors.iter_mut().zip(sums.chunks_exact(2)) {
+        e.1 = (s[0], s[1]);
+    }
+    let (t, scores) = choose(&auto, &errors);
+    let mut model =
+        fit_inner_on(data, &fixed(t), loss, FitOptions { cancel, ..FitOptions::default() }, on_round, coll)?;
     model.params.t_adaboost.auto_t = Some(auto.clone());
     model.t_selection = Some(TSelection { grid: auto.grid, scores, t, folds: auto.folds, fold_seed: seed });
     Ok(model)

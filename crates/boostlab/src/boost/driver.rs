@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::loss::Loss;
 use crate::model::{Ensemble, Task};
 use crate::par::ROW_CHUNK;
-use crate::tree::{abstaining_stump, grow_distributed, GrowSpec, PureLeaves, TreeParams};
+use crate::tree::{abstaining_stump, grow_ranks, GrowSpec, PureLeaves, TreeParams};
 
 /// The boosting algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -514,8 +514,9 @@ fn fit_options(
 /// match the stored one within 1e−9 relative (the sums round in another order) and is kept.
 ///
 /// A t schedule (issue 16) retempers every rank's weights alike (the renormaliser summed over the
-/// ranks). Not distributed (an error): `t = auto` (its inner cross-validation would refit every
-/// fold and candidate t over the ranks; not built), abstaining AdaBoost. Nothing in training samples rows (the only random choices —
+/// ranks). `t = auto` (session 7): the single machine's inner folds over every rank's rows, each
+/// inner fit and the refit distributed, so every rank chooses the single machine's t. Not
+/// distributed (an error): abstaining AdaBoost. Nothing in training samples rows (the only random choices —
 /// the candidate cap and random tie-breaking — are seeded per node from the summed histograms),
 /// so every rank draws the same. A collective of one rank is exactly [`fit_binned_with_options`].
 pub fn fit_binned_distributed(
@@ -534,11 +535,21 @@ pub fn fit_binned_distributed(
         custom_loss_needs_secboost(params)?;
     }
     let refuse = |what: &str| Err(Error::Distributed(format!("{what} is not supported in distributed training")));
-    if params.algorithm == Algorithm::TAdaBoost && params.t_adaboost.auto_t.is_some() {
-        return refuse("t = auto");
-    }
     if params.algorithm == Algorithm::AbstainingAdaBoost {
         return refuse("abstaining-adaboost");
+    }
+    if params.algorithm == Algorithm::TAdaBoost && params.t_adaboost.auto_t.is_some() {
+        // Session 7: the inner cross-validation over the ranks (issue 16's `t = auto`).
+        if opts.valid.is_some() || opts.init_model.is_some() {
+            return Err(Error::param(
+                "t",
+                "a fixed t with validation data or an init model (t = auto chooses t by its own inner \
+                 cross-validation)",
+                "auto",
+            ));
+        }
+        params.check()?;
+        return super::auto_t::fit_on(data, params, loss, opts.cancel, on_round, &coll);
     }
     fit_inner_on(data, params, loss, opts, on_round, &coll)
 }
@@ -555,7 +566,7 @@ pub(crate) fn fit_inner(
 }
 
 /// [`fit_inner`] on this rank's rows (issue 13; [`Shared::default`] on one machine).
-fn fit_inner_on(
+pub(crate) fn fit_inner_on(
     data: &BinnedData,
     params: &BoostParams,
     loss: Option<Loss>,
@@ -771,11 +782,11 @@ fn run_with(
             let mut grown = if params.algorithm == Algorithm::AbstainingAdaBoost {
                 abstaining_stump(binned, mapper, &stats, data.sample_weight.as_deref())?
             } else {
-                let g = grow_distributed(binned, mapper, &stats, k, &spec, cancel, coll.get())?;
+                let g = grow_ranks(binned, mapper, &stats, k, &spec, cancel, coll.get())?;
                 let useless = g.tree.n_leaves() == 1 || g.tree.leaf_values.iter().all(|v| *v == 0.0);
                 if auto_pure && tree_params.pure_leaves == PureLeaves::Forbid && useless {
                     spec.params = &relaxed;
-                    grow_distributed(binned, mapper, &stats, k, &spec, cancel, coll.get())?
+                    grow_ranks(binned, mapper, &stats, k, &spec, cancel, coll.get())?
                 } else {
                     g
                 }
@@ -849,7 +860,27 @@ fn run_with(
             model.best_iteration = Some(keep - 1);
         }
     }
+    sum_covers(&mut model, n_init, coll)?;
     Ok(model)
+}
+
+/// Issue 13 (session 7): the covers of the trees grown in this fit (not the replayed ones of a
+/// warm start, already summed) summed over the ranks in one call at the end, instead of one call
+/// per round ([`grow_ranks`] leaves them as this rank's). Nothing on one machine.
+fn sum_covers(model: &mut Ensemble, n_init: usize, coll: &Shared) -> Result<()> {
+    if !coll.is_distributed() {
+        return Ok(());
+    }
+    let grown = model.trees.get_mut(n_init..).unwrap_or_default();
+    let mut all: Vec<f64> = grown.iter().flat_map(|t| t.covers.iter().copied()).collect();
+    coll.sum(&mut all)?;
+    let mut at = 0;
+    for t in grown {
+        let len = t.covers.len();
+        t.covers.copy_from_slice(&all[at..at + len]);
+        at += len;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1481,6 +1481,25 @@ pub fn grow_distributed(
     cancel: Option<&Cancel>,
     coll: &dyn Collective,
 ) -> Result<Grown> {
+    let mut g = grow_ranks(bm, mapper, stats, k, spec, cancel, coll)?;
+    if coll.size() > 1 {
+        coll.allreduce_sum(&mut g.tree.covers)?;
+    }
+    Ok(g)
+}
+
+/// [`grow_distributed`] with the tree's covers left as this rank's own (issue 13, session 7): the
+/// training never reads them, so the driver sums every tree's covers over the ranks in one call
+/// at the end of the fit instead of one call per round.
+pub(crate) fn grow_ranks(
+    bm: &BinnedMatrix,
+    mapper: &BinMapper,
+    stats: &[f64],
+    k: usize,
+    spec: &GrowSpec<'_>,
+    cancel: Option<&Cancel>,
+    coll: &dyn Collective,
+) -> Result<Grown> {
     let dist = coll.size() > 1;
     let n = bm.n_rows;
     if k == 0 || stats.len() != n * k {
@@ -1741,9 +1760,6 @@ pub fn grow_distributed(
     let mut tree = Tree::new(nodes, k, leaf_values);
     tree.gains = gains;
     tree.record_covers(&leaf_of_row, spec.row_weight);
-    if dist {
-        coll.allreduce_sum(&mut tree.covers)?;
-    }
     Ok(Grown { tree, leaf_of_row, leaf_stats })
 }
 

@@ -10,6 +10,7 @@ mod grower;
 mod tree;
 
 pub use abstain::abstaining_stump;
+pub(crate) use grower::grow_ranks;
 pub use grower::{grow, grow_cancellable, grow_distributed, GrowSpec, Grown};
 #[cfg(test)]
 pub(crate) use tree::test_support;

@@ -737,13 +737,6 @@ fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
 }
 
-/// `softplus(−z − u) − softplus(−z) = F(z + u) − F(z)` for the logistic loss `F = softplus(−·)`,
-/// without cancellation: `ln(1 + σ(−z)·(e^(−u) − 1))`.
-#[inline]
-fn logistic_diff(z: f64, u: f64) -> f64 {
-    (sigmoid(-z) * (-u).exp_m1()).ln_1p()
-}
-
 /// `max(0, s·u − ΔF(u))` over the two forms of a line minus a convex function.
 #[inline]
 fn gap(s: f64, u: f64, df: f64) -> f64 {
@@ -826,15 +819,18 @@ fn logistic_obi(z: f64, v: f64) -> f64 {
     }
     // ΔF(u) = F(z+u) − F(z), ΔG(u) = G(z+u) − G(z) for G = softplus = F + x: −s = −ΔF(v)/v ∈ (0, 1),
     // 1 + s = ΔG(v)/v, both without cancellation.
-    let dfv = logistic_diff(z, v);
-    let dgv = logistic_diff(-z, -v);
+    // F(z + u) − F(z) = softplus(−z − u) − softplus(−z) = ln(1 + σ(−z)·(e^(−u) − 1)) without
+    // cancellation, and G(z + u) − G(z) = ln(1 + σ(z)·(e^u − 1)); σ(∓z) once each (session 7).
+    let (pm, pp) = (sigmoid(-z), sigmoid(z));
+    let dfv = (pm * (-v).exp_m1()).ln_1p();
+    let dgv = (pp * v.exp_m1()).ln_1p();
     let (s, s1) = (dfv / v, dgv / v);
     // SPEC §6 / issue 18: F′(x*) = −1/(1 + e^x*) = s ⇒ x* = ln(−(1 + s)/s).
     let u = clamp_between((s1 / -s).ln() - z, v);
     if s > -0.5 {
-        gap(s, u, logistic_diff(z, u))
+        gap(s, u, (pm * (-u).exp_m1()).ln_1p())
     } else {
-        gap(s1, u, logistic_diff(-z, -u))
+        gap(s1, u, (pp * u.exp_m1()).ln_1p())
     }
 }
 
@@ -1830,6 +1826,29 @@ mod batch_tests {
                     assert!(q.to_bits() == q2.to_bits() || (q.is_nan() && q2.is_nan()), "{spec} {i}: {q} vs {q2}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn issue_18_logistic_obi_shares_its_sigmoids_bit_for_bit() {
+        // The closed form before session 7 (each difference computing its own σ): the same bits.
+        fn diff(z: f64, u: f64) -> f64 {
+            (sigmoid(-z) * (-u).exp_m1()).ln_1p()
+        }
+        fn before(z: f64, v: f64) -> f64 {
+            let (s, s1) = (diff(z, v) / v, diff(-z, -v) / v);
+            let u = clamp_between((s1 / -s).ln() - z, v);
+            if s > -0.5 {
+                gap(s, u, diff(z, u))
+            } else {
+                gap(s1, u, diff(-z, -u))
+            }
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(18);
+        for _ in 0..20_000 {
+            let z = rng.gen_range(-40.0..40.0);
+            let v = rng.gen_range(1e-3..30.0) * if rng.gen::<bool>() { 1.0 } else { -1.0 };
+            assert_eq!(logistic_obi(z, v).to_bits(), before(z, v).to_bits(), "z = {z}, v = {v}");
         }
     }
 }

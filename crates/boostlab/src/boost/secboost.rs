@@ -387,6 +387,30 @@ fn secant_pass(
     parts.iter().sum()
 }
 
+/// Issue 18, session 7: `out_i = −(F(z_i + v_i) − fz_i) / v_i` with `fz_i = F(z_i)` already known
+/// (the weights of [`secant_pass`] at α = 0, bit for bit, with one loss evaluation a row instead
+/// of two). Parallel over fixed chunks (a batch loss as one chunk on this thread).
+fn secant_from_values(loss: &Loss, z: &[f64], v: &[f64], fz: &[f64], out: &mut [f64]) {
+    let m = z.len();
+    let chunk = if loss.is_batch() { m.max(1) } else { SECANT_CHUNK };
+    let one = |k: usize, out: &mut [f64]| {
+        let a = k * chunk;
+        let b = a + out.len();
+        let zv: Vec<f64> = z[a..b].iter().zip(&v[a..b]).map(|(z, v)| z + v).collect();
+        let mut fzv = vec![0.0; zv.len()];
+        loss.eval_many(&zv, &mut fzv);
+        for i in 0..zv.len() {
+            // SPEC §6: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
+            out[i] = -(fzv[i] - fz[a + i]) / v[a + i];
+        }
+    };
+    if loss.is_batch() || m <= chunk {
+        one(0, out);
+    } else {
+        out.par_chunks_mut(chunk).enumerate().for_each(|(k, o)| one(k, o));
+    }
+}
+
 /// `W = |mean_i s_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)|` (SPEC §6), from the weights `w` at α = 0
 /// and the partial weights `wt` at α: `δ_{e,v}F(ẽ) = (δ_vF(ẽ + e) − δ_vF(ẽ))/e = (w − w̃)/e`.
 #[allow(clippy::too_many_arguments)]
@@ -428,21 +452,29 @@ fn order2_bound(
 /// [`Error::Numerical`] if no α is accepted within the halvings, or W/ε cannot be made finite
 /// and positive.
 pub fn solve_alpha(input: &AlphaInput<'_>, delta_init: f64, max_halvings: usize) -> Result<AlphaSolution> {
-    solve_alpha_on(input, delta_init, max_halvings, Red::local(input.y.len()))
+    solve_alpha_on(input, delta_init, max_halvings, Red::local(input.y.len()), &mut Vec::new())
 }
 
-/// [`solve_alpha`] over the examples of every rank (issue 13): one call per trial α.
-fn solve_alpha_on(input: &AlphaInput<'_>, delta_init: f64, max_halvings: usize, red: Red<'_>) -> Result<AlphaSolution> {
+/// [`solve_alpha`] over the examples of every rank (issue 13): one call per trial α. On success
+/// `fz` holds `F(ẽ_i + α y_i h_i)` at the returned α (issue 18, session 7: the step reuses it).
+fn solve_alpha_on(
+    input: &AlphaInput<'_>,
+    delta_init: f64,
+    max_halvings: usize,
+    red: Red<'_>,
+    fz: &mut Vec<f64>,
+) -> Result<AlphaSolution> {
     let AlphaInput { loss, y, h, sample_weight: sw, edges, offsets, weights: w } = *input;
     let (m, m_t, eta0) = checked_input(input, red)?;
     let mut wt = vec![0.0; m];
-    let mut fz = vec![0.0; m];
+    fz.clear();
+    fz.resize(m, 0.0);
     let mut delta = delta_init;
     let mut accepted = None;
     // SPEC §6 Solve_α step 1: α = δ·sign(η₀), accept if |η(w̃(α), h) − η₀| < |η₀|, else halve δ.
     for k in 0..=max_halvings {
         let alpha = delta * eta0.signum();
-        secant_pass(loss, edges, alpha, y, h, offsets, &mut wt, &mut fz, None);
+        secant_pass(loss, edges, alpha, y, h, offsets, &mut wt, fz, None);
         let eta_new = edge_on(sw, &wt, y, h, red)?;
         if (eta_new - eta0).abs() < eta0.abs() {
             accepted = Some((alpha, k));
@@ -479,7 +511,7 @@ fn solve_alpha_on(input: &AlphaInput<'_>, delta_init: f64, max_halvings: usize, 
         // ε ≤ 0: α lies outside η₀·(0, 1/(M² W)); halve it and recompute W and ε.
         alpha *= 0.5;
         halvings += 1;
-        secant_pass(loss, edges, alpha, y, h, offsets, &mut wt, &mut fz, None);
+        secant_pass(loss, edges, alpha, y, h, offsets, &mut wt, fz, None);
     }
     Err(Error::Numerical(format!(
         "Solve_α: no α with ε > 0 after {max_halvings} further halvings (loss `{}`)",
@@ -584,10 +616,13 @@ pub fn solve_alpha_certified(
     kappa: f64,
     obi_points: usize,
 ) -> Result<Option<CertifiedAlpha>> {
-    solve_alpha_certified_on(input, delta_init, max_halvings, kappa, obi_points, Red::local(input.y.len()))
+    let red = Red::local(input.y.len());
+    solve_alpha_certified_on(input, delta_init, max_halvings, kappa, obi_points, red, &mut Vec::new())
 }
 
 /// [`solve_alpha_certified`] over the examples of every rank (issue 13): two calls per trial α.
+/// When an α is accepted, `fz` holds `F(ẽ_i + α y_i h_i)` at it (issue 18, session 7: the step
+/// reuses it).
 fn solve_alpha_certified_on(
     input: &AlphaInput<'_>,
     delta_init: f64,
@@ -595,6 +630,7 @@ fn solve_alpha_certified_on(
     kappa: f64,
     obi_points: usize,
     red: Red<'_>,
+    fz: &mut Vec<f64>,
 ) -> Result<Option<CertifiedAlpha>> {
     let AlphaInput { loss, y, h, sample_weight: sw, edges, offsets, weights: w } = *input;
     let (m, m_t, eta0) = checked_input(input, red)?;
@@ -602,7 +638,8 @@ fn solve_alpha_certified_on(
         return Err(Error::param("kappa", "a real in (0, 1)", kappa));
     }
     let mut wt = vec![0.0; m];
-    let mut fz = vec![0.0; m];
+    fz.clear();
+    fz.resize(m, 0.0);
     let mut new_edges = vec![0.0; m];
     let edge_scale =
         red.max(edges.iter().zip(sw).filter(|(_, s)| **s > 0.0).fold(1.0_f64, |a, (e, _)| a.max(e.abs())))?;
@@ -612,7 +649,7 @@ fn solve_alpha_certified_on(
         delta *= 0.5;
         // SPEC §6: W = |mean_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)| — issue 18: in the pass that
         // computes the partial weights (parallel chunks).
-        let acc = secant_pass(loss, edges, alpha, y, h, offsets, &mut wt, &mut fz, Some(Order2 { w, sw, m_t }));
+        let acc = secant_pass(loss, edges, alpha, y, h, offsets, &mut wt, fz, Some(Order2 { w, sw, m_t }));
         // Issue 13: over every rank (`n` = the number of examples).
         let mut big_w = red.mean(acc)?.abs();
         if !big_w.is_finite() {
@@ -705,6 +742,39 @@ fn offset_seed(seed: u64, round: u64, i: usize) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     x ^ (x >> 31)
+}
+
+/// Issue 18, session 7: `(0..m).map(f)` with `f` called once per distinct `key` (in parallel), its
+/// result copied to the rows with the same key — bit for bit `(0..m).map(f)` when `f(i)` depends
+/// on `i` only through `key(i)`, except for results where `redo` holds (a seeded random offset,
+/// which depends on the row): `f` is called again for those rows.
+fn per_distinct_row<T: Clone + Send + Sync>(
+    m: usize,
+    key: impl Fn(usize) -> [u64; 3] + Sync,
+    f: impl Fn(usize) -> T + Sync + Send,
+    redo: impl Fn(&T) -> bool + Sync,
+) -> Vec<T> {
+    let mut first: std::collections::HashMap<[u64; 3], usize> = std::collections::HashMap::with_capacity(m);
+    // rep[i]: the first row with row i's key.
+    let rep: Vec<usize> = (0..m).map(|i| *first.entry(key(i)).or_insert(i)).collect();
+    let reps: Vec<usize> = (0..m).filter(|&i| rep[i] == i).collect();
+    let mut slot = vec![usize::MAX; m];
+    for (k, &i) in reps.iter().enumerate() {
+        slot[i] = k;
+    }
+    let vals: Vec<T> = reps.par_iter().with_min_len(16).map(|&i| f(i)).collect();
+    (0..m)
+        .into_par_iter()
+        .with_min_len(1024)
+        .map(|i| {
+            let v = &vals[slot[rep[i]]];
+            if rep[i] != i && redo(v) {
+                f(i)
+            } else {
+                v.clone()
+            }
+        })
+        .collect()
 }
 
 /// Index and value of the first non-finite entry.
@@ -939,16 +1009,17 @@ impl SecBoost {
     fn oracle(&self, new_edges: &[f64], z: f64, qbar_points: Option<usize>) -> (OracleResult, Option<Vec<f64>>) {
         let p = &self.params;
         if let (Some(np), false) = (qbar_points, self.loss.is_batch()) {
-            let (found, q): (Vec<Option<OffsetChoice>>, Vec<f64>) = (0..self.y.len())
-                .into_par_iter()
-                .with_min_len(64)
-                .map(|i| {
-                    let seed = offset_seed(p.seed, self.round, self.row0 + i);
-                    let (e_t, e_prev, v_prev) = (new_edges[i], self.edges[i], self.offsets[i]);
-                    let (lo, hi) = (p.oracle_precision, p.oracle_max_doublings);
-                    offset_grid_and_obi(&self.loss, e_t, e_prev, v_prev, z, lo, hi, seed, np)
-                })
-                .unzip();
+            let grid_and_obi = |i: usize| {
+                let seed = offset_seed(p.seed, self.round, self.row0 + i);
+                let (e_t, e_prev, v_prev) = (new_edges[i], self.edges[i], self.offsets[i]);
+                let (lo, hi) = (p.oracle_precision, p.oracle_max_doublings);
+                offset_grid_and_obi(&self.loss, e_t, e_prev, v_prev, z, lo, hi, seed, np)
+            };
+            let key = |i: usize| [new_edges[i].to_bits(), self.edges[i].to_bits(), self.offsets[i].to_bits()];
+            let (found, q): (Vec<Option<OffsetChoice>>, Vec<f64>) =
+                per_distinct_row(self.y.len(), key, grid_and_obi, |c| c.0.is_some_and(|c| c.random))
+                    .into_iter()
+                    .unzip();
             return (self.admissible(found), Some(q));
         }
         let convex = p.oracle == OffsetOracle::Auto && self.loss.declared_convex();
@@ -961,7 +1032,12 @@ impl SecBoost {
                 offset_grid(&self.loss, e_t, e_prev, z, p.oracle_precision, p.oracle_max_doublings, seed)
             }
         };
-        let found: Vec<Option<OffsetChoice>> = if self.loss.is_batch() {
+        let found: Vec<Option<OffsetChoice>> = if !convex && !self.loss.is_batch() {
+            // Issue 18, session 7: the grid oracle (≥ Z + 1 loss evaluations a row) once per
+            // distinct (ẽ_t, ẽ_(t−1)) (small discrete data repeat them).
+            let key = |i: usize| [new_edges[i].to_bits(), self.edges[i].to_bits(), 0];
+            per_distinct_row(self.y.len(), key, one, |c| c.is_some_and(|c| c.random))
+        } else if self.loss.is_batch() {
             // A batch closure (e.g. a Python callable) is only ever called from this thread, and
             // once per oracle step for all examples (the lockstep oracles, bit-identical).
             let seeds: Vec<u64> = (0..self.y.len()).map(|i| offset_seed(p.seed, self.round, self.row0 + i)).collect();
@@ -1137,6 +1213,8 @@ impl Booster for SecBoost {
         let share_qbar =
             !certified && grid_oracle && !self.loss.declared_convex() && !self.loss.is_batch() && self.lr == 1.0;
         let mut chosen = None;
+        // F at the new edges, when Solve_α computed it at the α it returns (issue 18, session 7).
+        let mut fz_new = Vec::new();
         if let (AlphaRule::Auto, Some(beta)) = (p.alpha_rule, self.loss.beta()) {
             // SPEC §6: β-smooth F: W̄ = 2β, α = η/(2(1+ε)M²W̄) (the middle of the interval, π = 0).
             let w2 = 2.0 * beta;
@@ -1155,7 +1233,15 @@ impl Booster for SecBoost {
         let (sol, qbar) = match chosen {
             Some(c) => c,
             None if certified => {
-                match solve_alpha_certified_on(&input, p.delta_init, p.max_halvings, p.kappa, obi_points, red)? {
+                match solve_alpha_certified_on(
+                    &input,
+                    p.delta_init,
+                    p.max_halvings,
+                    p.kappa,
+                    obi_points,
+                    red,
+                    &mut fz_new,
+                )? {
                     Some(c) => (c.solution, c.qbar),
                     None => {
                         self.record(diag)?; // of H_(t−1), which is kept
@@ -1172,9 +1258,9 @@ impl Booster for SecBoost {
                     }
                 }
             }
-            None if share_qbar => (solve_alpha_on(&input, p.delta_init, p.max_halvings, red)?, f64::NAN),
+            None if share_qbar => (solve_alpha_on(&input, p.delta_init, p.max_halvings, red, &mut fz_new)?, f64::NAN),
             None => {
-                let sol = solve_alpha_on(&input, p.delta_init, p.max_halvings, red)?;
+                let sol = solve_alpha_on(&input, p.delta_init, p.max_halvings, red, &mut fz_new)?;
                 (sol, qbar_at(sol.alpha)?)
             }
         };
@@ -1257,8 +1343,15 @@ impl Booster for SecBoost {
         // SPEC §6: w_(t+1)i = −δ_{v_ti} F(ẽ_ti).
         let mut new_w = vec![0.0; m];
         // Issue 18: parallel chunks (α = 0 adds nothing: the edges themselves).
-        self.losses.resize(m, 0.0);
-        secant_pass(&self.loss, &self.edges, 0.0, &self.y, h, &self.offsets, &mut new_w, &mut self.losses, None);
+        if fz_new.len() == m && self.lr == 1.0 && !self.loss.is_batch() {
+            // Issue 18, session 7: F(ẽ_t) is Solve_α's `F(ẽ_(t−1) + α y h)` at the α kept (the same
+            // sums, bit for bit): only F(ẽ_t + v_t) is evaluated.
+            self.losses = fz_new;
+            secant_from_values(&self.loss, &self.edges, &self.offsets, &self.losses, &mut new_w);
+        } else {
+            self.losses.resize(m, 0.0);
+            secant_pass(&self.loss, &self.edges, 0.0, &self.y, h, &self.offsets, &mut new_w, &mut self.losses, None);
+        }
         zero_left_out(&self.sw, &mut new_w, &mut self.losses);
         if let Some((i, w)) = first_non_finite(&new_w).or_else(|| first_non_finite(&self.losses)) {
             return Err(Error::Numerical(format!(
@@ -1785,6 +1878,127 @@ mod tests {
             }
             let (out2, fz2, acc2) = run(2);
             assert!(out2 == out && fz2 == fz && acc2.to_bits() == acc.to_bits(), "n = {n}: thread count");
+        }
+    }
+
+    /// Data where many rows share their feature value (so their edges): `x ∈ {−4, …, 4}/4`.
+    fn discrete_data(seed: u64, n: usize) -> (Vec<f64>, Vec<f64>) {
+        let (x, y) = data(seed, n, 0.1);
+        (x.iter().map(|v| (v * 4.0).round() / 4.0).collect(), y)
+    }
+
+    #[test]
+    fn issue_18_oracle_once_per_distinct_row_equals_the_per_row_oracle() {
+        for (loss, rule) in [
+            ("spring:Q=500", SolveAlphaRule::Paper),
+            ("clipped-logistic:q=-2", SolveAlphaRule::Paper),
+            ("logistic", SolveAlphaRule::Certified),
+        ] {
+            let (x, y) = discrete_data(5, 400);
+            let mut p = params(loss);
+            p.oracle = OffsetOracle::Grid;
+            p.solve_alpha = rule;
+            p.oracle_precision = 20;
+            let mut b = SecBoost::from_params(p, labels(&y)).expect("valid");
+            run(&mut b, &x, 4);
+            // New edges: a shifted copy, and every fifth row unmoved (the random-offset case).
+            let new_edges: Vec<f64> = b
+                .edges
+                .iter()
+                .zip(&x)
+                .enumerate()
+                .map(|(i, (e, xi))| if i % 5 == 0 { *e } else { e + 0.3 * (xi - 0.4) })
+                .collect();
+            let distinct: std::collections::HashSet<u64> = new_edges.iter().map(|e| e.to_bits()).collect();
+            assert!(distinct.len() < 40, "{loss}: the rows repeat ({} distinct)", distinct.len());
+            let pr = &b.params;
+            let z = 1e-4;
+            let np = QBAR_GRID * pr.oracle_precision;
+            let seed = |i: usize| offset_seed(pr.seed, b.round, b.row0 + i);
+            let (lo, hi) = (pr.oracle_precision, pr.oracle_max_doublings);
+            // The per-row oracles, row by row.
+            let naive_grid: Vec<Option<OffsetChoice>> =
+                (0..y.len()).map(|i| offset_grid(&b.loss, new_edges[i], b.edges[i], z, lo, hi, seed(i))).collect();
+            let (got, q) = b.oracle(&new_edges, z, None);
+            assert!(q.is_none());
+            let got = got.expect("admissible");
+            assert!(got.iter().any(|c| c.random) && got.iter().any(|c| !c.random), "{loss}: both kinds");
+            for (i, (g, n)) in got.iter().zip(&naive_grid).enumerate() {
+                let n = n.expect("admissible");
+                assert_eq!(
+                    (g.v.to_bits(), g.obi.to_bits(), g.random),
+                    (n.v.to_bits(), n.obi.to_bits(), n.random),
+                    "{loss}: row {i}"
+                );
+            }
+            if b.loss.declared_convex() {
+                continue;
+            }
+            let naive: Vec<(Option<OffsetChoice>, f64)> = (0..y.len())
+                .map(|i| offset_grid_and_obi(&b.loss, new_edges[i], b.edges[i], b.offsets[i], z, lo, hi, seed(i), np))
+                .collect();
+            let (got, q) = b.oracle(&new_edges, z, Some(np));
+            let (got, q) = (got.expect("admissible"), q.expect("q terms"));
+            for i in 0..y.len() {
+                let n = naive[i].0.expect("admissible");
+                assert_eq!(
+                    (got[i].v.to_bits(), got[i].obi.to_bits(), got[i].random),
+                    (n.v.to_bits(), n.obi.to_bits(), n.random),
+                    "{loss}: row {i}"
+                );
+                assert_eq!(q[i].to_bits(), naive[i].1.to_bits(), "{loss}: q̄ term {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn issue_18_step_weights_equal_a_fresh_secant_pass() {
+        // The step reuses Solve_α's F at the new edges: the weights and loss values must be those
+        // of a fresh pass at α = 0, bit for bit, under every rule.
+        for (loss, rule, alpha_rule) in [
+            ("logistic", SolveAlphaRule::Certified, AlphaRule::Solve),
+            ("logistic", SolveAlphaRule::Paper, AlphaRule::Solve),
+            ("logistic", SolveAlphaRule::Certified, AlphaRule::Auto),
+            ("spring:Q=500", SolveAlphaRule::Paper, AlphaRule::Solve),
+            ("spring:Q=500", SolveAlphaRule::Certified, AlphaRule::Solve),
+            ("exponential", SolveAlphaRule::Certified, AlphaRule::Solve),
+        ] {
+            let (x, y) = data(11, 300, 0.1);
+            let mut p = params(loss);
+            (p.solve_alpha, p.alpha_rule) = (rule, alpha_rule);
+            let mut b = SecBoost::from_params(p, labels(&y)).expect("valid");
+            for round in 0..6 {
+                let h = fit_stump(&b, &x);
+                let step = b.step(&h, &mut Diagnostics::new()).expect("step");
+                let n = y.len();
+                let (mut w, mut fz) = (vec![0.0; n], vec![0.0; n]);
+                secant_pass(&b.loss, &b.edges, 0.0, &b.y, &h, &b.offsets, &mut w, &mut fz, None);
+                zero_left_out(&b.sw, &mut w, &mut fz);
+                assert!(
+                    w.iter().zip(&b.weights).all(|(a, c)| a.to_bits() == c.to_bits()),
+                    "{loss} {rule:?} round {round}"
+                );
+                assert!(
+                    fz.iter().zip(&b.losses).all(|(a, c)| a.to_bits() == c.to_bits()),
+                    "{loss} {rule:?} round {round}"
+                );
+                if !matches!(step, Step::Add { .. }) {
+                    break;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn issue_18_per_distinct_row_equals_the_row_map() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        for m in [0usize, 1, 5, 300, 5000] {
+            let keys: Vec<u64> = (0..m).map(|_| rng.gen_range(0..40)).collect();
+            // A value of the key, except for "random" keys (multiples of 7), whose value is the row's.
+            let f = |i: usize| if keys[i] % 7 == 0 { (keys[i], i, true) } else { (keys[i] * 3, 0, false) };
+            let got = per_distinct_row(m, |i| [keys[i], 0, 1], f, |v| v.2);
+            let naive: Vec<_> = (0..m).map(f).collect();
+            assert_eq!(got, naive, "m = {m}");
         }
     }
 }

@@ -191,6 +191,29 @@ def _history_table(records):
     return pd.DataFrame(table)
 
 
+def _encode_labels(y):
+    """The sorted classes of the 1-d `y` and each row's class index (int64): what
+    ``np.unique(y, return_inverse=True)`` returns, without its argsort of every row for numeric
+    labels (issue 18: tens of ms of a 1M-row fit): the classes by counting (integers of a small
+    range) or ``np.unique(y)``, then the index by one comparison (two classes) or a binary search
+    among the classes."""
+    if y.dtype.kind not in "biuf":
+        classes, y_idx = np.unique(y, return_inverse=True)
+        return classes, y_idx.reshape(-1).astype(np.int64)
+    classes = None
+    if (y.dtype.kind in "bi" or (y.dtype.kind == "u" and y.dtype.itemsize < 8)) and y.size:
+        lo, hi = y.min(), y.max()
+        if int(hi) - int(lo) < 1 << 16:
+            # Small integer range: the classes from counts (no sort of the rows).
+            counts = np.bincount(np.subtract(y, lo, dtype=np.int64), minlength=1)
+            classes = (np.flatnonzero(counts) + int(lo)).astype(y.dtype)
+    if classes is None:
+        classes = np.unique(y)
+    if classes.size <= 2:
+        return classes, (y == classes[-1]).astype(np.int64) if classes.size == 2 else np.zeros(y.shape[0], np.int64)
+    return classes, np.searchsorted(classes, y).astype(np.int64, copy=False)
+
+
 def _is_2d_multi(y) -> bool:
     shape = getattr(y, "shape", None)
     if shape is None:
@@ -323,8 +346,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
         check_consistent_length(y, np.empty(n_rows))
-        classes, y_idx = np.unique(y, return_inverse=True)
-        y_idx = y_idx.reshape(-1).astype(np.int64)
+        classes, y_idx = _encode_labels(y)
         if self._binary_only and classes.size > 2:
             raise ValueError(
                 "Only binary classification is supported. The type of the target is "

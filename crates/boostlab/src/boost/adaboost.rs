@@ -88,6 +88,49 @@ struct EdgeSums {
     rmax: f64,
 }
 
+impl EdgeSums {
+    /// Adds one row's terms (weight `d`, edge `u`), branch-free (the signs are data-dependent;
+    /// adding 0.0 leaves a sum unchanged).
+    #[inline(always)]
+    fn add(&mut self, d: f64, u: f64, every_row: bool) {
+        let (pos, neg) = (u > 0.0, u < 0.0);
+        self.wp += if pos { d } else { 0.0 };
+        self.wn += if neg { d } else { 0.0 };
+        self.w0 += if pos || neg { 0.0 } else { d };
+        self.r += d * u;
+        if every_row || d > 0.0 {
+            self.rmax = self.rmax.max(u.abs());
+        }
+    }
+}
+
+/// The weak hypothesis' outputs on the training rows, read by chunks of rows (issue 18): a dense
+/// `h`, or each row's leaf and the leaves' values (no `h` written and read back).
+trait Outputs: Sync {
+    /// The outputs of `rows`, in order.
+    fn iter(&self, rows: std::ops::Range<usize>) -> impl Iterator<Item = f64> + '_;
+}
+
+impl Outputs for [f64] {
+    #[inline]
+    fn iter(&self, rows: std::ops::Range<usize>) -> impl Iterator<Item = f64> + '_ {
+        self[rows].iter().copied()
+    }
+}
+
+/// A tree's outputs: `values[of_row[i]]`.
+struct Leaves<'a> {
+    of_row: &'a [u32],
+    values: &'a [f64],
+}
+
+impl Outputs for Leaves<'_> {
+    #[inline]
+    fn iter(&self, rows: std::ops::Range<usize>) -> impl Iterator<Item = f64> + '_ {
+        self.of_row[rows].iter().map(|&l| self.values[l as usize])
+    }
+}
+
 /// Initial distribution: uniform, or proportional to the sample weights.
 pub(crate) fn initial_weights(n: usize, sample_weight: Option<&[f64]>) -> Vec<f64> {
     match sample_weight {
@@ -273,6 +316,26 @@ impl Booster for AdaBoost {
         self.advance(h, diag, Some(stats))
     }
 
+    fn step_on_leaves(
+        &mut self,
+        leaf_of_row: &[u32],
+        leaf_values: &[f64],
+        h: &mut [f64],
+        diag: &mut Diagnostics,
+        stats: &mut [f64],
+    ) -> Result<Step> {
+        let _ = h; // not needed: the outputs are read from the leaves
+        if leaf_of_row.len() != self.y.len() {
+            return Err(Error::InvalidData(format!(
+                "the leaves of {} rows for a booster of {} rows",
+                leaf_of_row.len(),
+                self.y.len()
+            )));
+        }
+        // The leaves come from the tree learner (every leaf index < the number of leaves).
+        self.advance(&Leaves { of_row: leaf_of_row, values: leaf_values }, diag, Some(stats))
+    }
+
     fn set_collective(&mut self, c: Shared, _labels: Labels<'_>) -> Result<()> {
         // Issue 13: the initial distribution and m = Σ w over every rank's rows.
         let (n, total) = c.totals(self.y.len(), self.sw.as_ref().map(|p| p.0.as_slice()))?;
@@ -294,30 +357,57 @@ impl Booster for AdaBoost {
 impl AdaBoost {
     /// One round (SPEC §3, §4.1–4.4): α, the weight update and, with `stats`, the next round's
     /// statistics written in the normalisation pass.
-    fn advance(&mut self, h: &[f64], diag: &mut Diagnostics, stats: Option<&mut [f64]>) -> Result<Step> {
+    fn advance<O: Outputs + ?Sized>(
+        &mut self,
+        h: &O,
+        diag: &mut Diagnostics,
+        stats: Option<&mut [f64]>,
+    ) -> Result<Step> {
         // Edges u_i = y_i h_i, recomputed where needed instead of stored (8 bytes a row less).
         let (d, y) = (&self.d, &self.y);
-        let u = || y.iter().zip(h).map(|(y, h)| y * h);
         // R = max |u| over the examples: with sample weights, those of positive weight (a row of
         // weight 0 is a row left out; its d is 0 from the start and stays 0).
         let every_row = self.sw.is_none();
+        // Issue 18: when α does not depend on the sums (α = 1, no sample weights), the sums and the
+        // weight update share one pass (each row's terms are those of the two passes, in the same
+        // order). A round that then stops (h = 0 on every row) leaves d and F as they were: every
+        // factor is e^0 = 1 and every α h is ±0.
+        let fused = (self.alpha == AlphaRule::One && every_row).then(|| super::shrink(self.lr, 1.0));
+        let c = par::ROW_CHUNK;
+        let mut updated: Option<(f64, usize)> = None;
         // One parallel pass for every sum (fixed row chunks: the same result for any number of
         // threads). SPEC §3: ε = Σ d [y ≠ f(x)]; r = Σ d u; SPEC §4.2(c): W_b = Σ_{u_i = b} d(i).
-        let parts = par::map_chunks(d.len(), |rows| {
-            let mut e = EdgeSums::default();
-            for (&d, u) in d[rows.clone()].iter().zip(y[rows.clone()].iter().zip(&h[rows]).map(|(y, h)| y * h)) {
-                // Branch-free (the signs are data-dependent); adding 0.0 leaves a sum unchanged.
-                let (pos, neg) = (u > 0.0, u < 0.0);
-                e.wp += if pos { d } else { 0.0 };
-                e.wn += if neg { d } else { 0.0 };
-                e.w0 += if pos || neg { 0.0 } else { d };
-                e.r += d * u;
-                if every_row || d > 0.0 {
-                    e.rmax = e.rmax.max(u.abs());
+        let parts = match fused {
+            None => par::map_chunks(d.len(), |rows| {
+                let mut e = EdgeSums::default();
+                for (&d, u) in d[rows.clone()].iter().zip(y[rows.clone()].iter().zip(h.iter(rows)).map(|(y, h)| y * h))
+                {
+                    e.add(d, u, every_row);
                 }
+                e
+            }),
+            Some(alpha) => {
+                let parts: Vec<(EdgeSums, f64, usize)> = (self.d.par_chunks_mut(c).zip(self.scores.par_chunks_mut(c)))
+                    .enumerate()
+                    .map(|(ci, (d, s))| {
+                        let rows = ci * c..ci * c + d.len();
+                        let (mut e, mut z, mut wrong) = (EdgeSums::default(), 0.0, 0usize);
+                        let mut factor = par::MemoF64::new(|u: f64| (-alpha * u).exp());
+                        for (((d, s), &y), h) in d.iter_mut().zip(s).zip(&self.y[rows.clone()]).zip(h.iter(rows)) {
+                            let u = y * h;
+                            e.add(*d, u, true);
+                            *d *= factor.get(u);
+                            z += *d;
+                            *s += alpha * h;
+                            wrong += usize::from((*s > 0.0) != (y > 0.0));
+                        }
+                        (e, z, wrong)
+                    })
+                    .collect();
+                updated = Some((parts.iter().fold(0.0, |z, p| z + p.1), parts.iter().map(|p| p.2).sum()));
+                parts.into_iter().map(|p| p.0).collect()
             }
-            e
-        });
+        };
         let mut e = EdgeSums::default();
         for p in parts {
             (e.wp, e.wn, e.w0, e.r, e.rmax) = (e.wp + p.wp, e.wn + p.wn, e.w0 + p.w0, e.r + p.r, e.rmax.max(p.rmax));
@@ -386,7 +476,11 @@ impl AdaBoost {
                     (0.5 * (a / b).ln()).min(MAX_ALPHA) / rmax
                 }
             }
-            AlphaRule::LineSearch => match line_search_alpha_on(d, &u().collect::<Vec<_>>(), &self.coll)? {
+            AlphaRule::LineSearch => match line_search_alpha_on(
+                &self.d,
+                &self.y.iter().zip(h.iter(0..self.y.len())).map(|(y, h)| y * h).collect::<Vec<_>>(),
+                &self.coll,
+            )? {
                 Some(a) if a > 0.0 => a.min(MAX_ALPHA / rmax),
                 Some(_) => return Ok(Step::Stop { reason: "the exact α is ≤ 0: no better than chance".into() }),
                 None => {
@@ -403,23 +497,30 @@ impl AdaBoost {
         let alpha = super::shrink(self.lr, alpha);
         // SPEC §3/§4.1: d_{t+1} = d_t e^(−α u) / Z_t; F += α h. One parallel pass that also counts
         // the training errors, then the normalisation.
-        let c = par::ROW_CHUNK;
-        let parts: Vec<(f64, usize)> = (self.d.par_chunks_mut(c).zip(self.scores.par_chunks_mut(c)))
-            .zip(self.y.par_chunks(c).zip(h.par_chunks(c)))
-            .map(|((d, s), (y, h))| {
-                let (mut z, mut wrong) = (0.0, 0usize);
-                let mut factor = par::MemoF64::new(|u: f64| (-alpha * u).exp());
-                for (((d, s), &y), &h) in d.iter_mut().zip(s).zip(y).zip(h) {
-                    *d *= factor.get(y * h);
-                    z += *d;
-                    *s += alpha * h;
-                    wrong += usize::from((*s > 0.0) != (y > 0.0));
-                }
-                (z, wrong)
-            })
-            .collect();
-        let mut z = parts.iter().fold(0.0, |z, p| z + p.0);
-        let mut wrong = parts.iter().map(|p| p.1).sum::<usize>() as f64;
+        let (mut z, mut wrong) = match updated {
+            Some((z, wrong)) => {
+                debug_assert_eq!(fused.map(f64::to_bits), Some(alpha.to_bits()));
+                (z, wrong as f64)
+            }
+            None => {
+                let parts: Vec<(f64, usize)> = (self.d.par_chunks_mut(c).zip(self.scores.par_chunks_mut(c)))
+                    .enumerate()
+                    .map(|(ci, (d, s))| {
+                        let rows = ci * c..ci * c + d.len();
+                        let (mut z, mut wrong) = (0.0, 0usize);
+                        let mut factor = par::MemoF64::new(|u: f64| (-alpha * u).exp());
+                        for (((d, s), &y), h) in d.iter_mut().zip(s).zip(&self.y[rows.clone()]).zip(h.iter(rows)) {
+                            *d *= factor.get(y * h);
+                            z += *d;
+                            *s += alpha * h;
+                            wrong += usize::from((*s > 0.0) != (y > 0.0));
+                        }
+                        (z, wrong)
+                    })
+                    .collect();
+                (parts.iter().fold(0.0, |z, p| z + p.0), parts.iter().map(|p| p.1).sum::<usize>() as f64)
+            }
+        };
         // The training error's sum (of the repeated rows with sample weights: their weights).
         let mut werr = match &self.sw {
             None => 0.0,
@@ -644,6 +745,95 @@ mod tests {
         p.algorithm = Algorithm::RealAdaBoost;
         p.adaboost.alpha = Some(AlphaRule::Discrete);
         assert!(fit(&data, &p).unwrap_err().to_string().contains("alpha"));
+    }
+}
+
+#[cfg(test)]
+mod issue_18_tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// Issue 18: the step on a tree's leaves (α = 1 fusing the sums with the update) leaves the
+    /// booster exactly where the step on the dense outputs does — weights, scores, the next
+    /// statistics, diagnostics and α, bit for bit — for every α rule, with and without sample
+    /// weights, over several rounds of more rows than a few fixed chunks, for any thread count;
+    /// and a round whose outputs are all zero stops without changing the weights.
+    #[test]
+    fn issue_18_step_on_leaves_equals_the_dense_step() {
+        let n = 3 * par::ROW_CHUNK + 101;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(18);
+        let y: Vec<f64> = (0..n).map(|_| if rng.gen_bool(0.4) { 1.0 } else { -1.0 }).collect();
+        let sw: Vec<f64> = (0..n).map(|i| if i % 7 == 0 { 0.0 } else { rng.gen_range(0.5..2.0) }).collect();
+        let rounds: Vec<(Vec<u32>, Vec<f64>)> = (0..4)
+            .map(|_| {
+                let leaves = rng.gen_range(2..9);
+                let of_row = (0..n).map(|_| rng.gen_range(0..leaves)).collect();
+                let values = (0..leaves).map(|_| rng.gen_range(-0.6..0.6)).collect();
+                (of_row, values)
+            })
+            .collect();
+        let rules = [
+            AlphaRule::One,
+            AlphaRule::Discrete,
+            AlphaRule::LinearBound,
+            AlphaRule::LineSearch,
+            AlphaRule::Abstain,
+            AlphaRule::AbstainConservative,
+        ];
+        for rule in rules {
+            for weights in [None, Some(&sw[..])] {
+                let labels = Labels { n, k: 1, y: &y, class: None, sample_weight: weights };
+                let make = || {
+                    let mut b = AdaBoost::new(labels, LeafRule::Sign, Criterion::Matusita, rule).unwrap();
+                    b.set_learning_rate(0.7);
+                    b
+                };
+                for threads in [1, 2] {
+                    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                    let (mut dense, mut leaves) = (make(), make());
+                    let (mut s1, mut s2, mut h) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+                    for (of_row, values) in &rounds {
+                        // Discrete α wants ±1 outputs.
+                        let values: Vec<f64> = match rule {
+                            AlphaRule::Discrete => values.iter().map(|v| if *v >= 0.0 { 1.0 } else { -1.0 }).collect(),
+                            AlphaRule::Abstain | AlphaRule::AbstainConservative => {
+                                values.iter().map(|v| (v * 3.0).round().clamp(-1.0, 1.0)).collect()
+                            }
+                            _ => values.clone(),
+                        };
+                        let hd: Vec<f64> = of_row.iter().map(|&l| values[l as usize]).collect();
+                        let (mut g1, mut g2) = (Diagnostics::new(), Diagnostics::new());
+                        let a = pool.install(|| dense.step_then_statistics(&hd, &mut g1, &mut s1)).unwrap();
+                        let b =
+                            pool.install(|| leaves.step_on_leaves(of_row, &values, &mut h, &mut g2, &mut s2)).unwrap();
+                        assert_eq!(a, b, "{rule:?}");
+                        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(bits(&dense.d), bits(&leaves.d), "{rule:?} weights");
+                        assert_eq!(bits(&dense.scores), bits(&leaves.scores), "{rule:?} scores");
+                        assert_eq!(bits(&s1), bits(&s2), "{rule:?} statistics");
+                        assert_eq!(format!("{g1:?}"), format!("{g2:?}"), "{rule:?} diagnostics");
+                        if !matches!(a, Step::Add { .. }) {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        // All-zero outputs: the fused step stops and the weights and scores stay as they were.
+        let labels = Labels { n, k: 1, y: &y, class: None, sample_weight: None };
+        let mut b =
+            AdaBoost::new(labels, LeafRule::HalfLogRatio { eps: 1e-6 }, Criterion::Matusita, AlphaRule::One).unwrap();
+        let (d0, f0) = (b.d.clone(), b.scores.clone());
+        let (mut h, mut st) = (vec![0.0; n], vec![0.0; n]);
+        let step = b.step_on_leaves(&vec![1; n], &[0.3, -0.0], &mut h, &mut Diagnostics::new(), &mut st).unwrap();
+        assert!(matches!(step, Step::Stop { .. }), "{step:?}");
+        assert_eq!(b.d, d0);
+        assert_eq!(
+            b.scores.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            f0.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
+        let e = b.step_on_leaves(&[0, 1], &[0.3, 0.1], &mut h, &mut Diagnostics::new(), &mut st).unwrap_err();
+        assert!(e.to_string().contains("the leaves of 2 rows for a booster of"), "{e}");
     }
 }
 

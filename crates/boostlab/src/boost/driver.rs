@@ -712,7 +712,7 @@ pub fn default_pure_leaves(algorithm: Algorithm) -> PureLeaves {
 }
 
 /// `h` (`n × k`) = the leaf values of each row's leaf; parallel over fixed row chunks.
-fn tree_outputs(leaf_of_row: &[u32], leaf_values: &[f64], k: usize, h: &mut [f64]) {
+pub(crate) fn tree_outputs(leaf_of_row: &[u32], leaf_values: &[f64], k: usize, h: &mut [f64]) {
     let fill = |(h, leaves): (&mut [f64], &[u32])| {
         if k == 1 {
             for (h, &l) in h.iter_mut().zip(leaves) {
@@ -765,11 +765,11 @@ fn run_with(
     booster.statistics(&mut stats);
     for round in 1..=params.n_estimators {
         cancel::check(cancel)?;
-        let tree = if round <= n_init {
+        let (tree, leaf_of_row) = if round <= n_init {
             // Warm start: replay the init model's tree (its outputs on the training bins).
             let tree = init.map(|m| m.trees[round - 1].clone()).ok_or_else(|| Error::InvalidModel("no init".into()))?;
             validation::tree_outputs_on_bins(&tree, binned, k, &mut h);
-            tree
+            (tree, None)
         } else {
             let criterion = params.tree.criterion.unwrap_or_else(|| booster.default_criterion());
             let mut spec = GrowSpec {
@@ -795,12 +795,15 @@ fn run_with(
             if let Some(v) = grown.tree.leaf_values.iter().find(|v| !v.is_finite()) {
                 return Err(Error::Numerical(format!("round {round}: leaf value {v}")));
             }
-            tree_outputs(&grown.leaf_of_row, &grown.tree.leaf_values, k, &mut h);
-            grown.tree
+            (grown.tree, Some(grown.leaf_of_row))
         };
         let mut diag = Diagnostics::new();
-        // The step also writes the next round's statistics (one pass over the examples).
-        let step = booster.step_then_statistics(&h, &mut diag, &mut stats)?;
+        // The step also writes the next round's statistics (one pass over the examples); on a
+        // grown tree it reads the leaves of the rows (issue 18).
+        let step = match &leaf_of_row {
+            Some(leaves) => booster.step_on_leaves(leaves, &tree.leaf_values, &mut h, &mut diag, &mut stats)?,
+            None => booster.step_then_statistics(&h, &mut diag, &mut stats)?,
+        };
         let (mut alpha, mut stop_reason) = match step {
             Step::Add { alpha } => (Some(alpha), None),
             Step::AddAndStop { alpha, reason } => (Some(alpha), Some(reason)),

@@ -149,6 +149,23 @@ pub trait Booster: Send {
         Ok(step)
     }
 
+    /// [`Booster::step_then_statistics`] on a grown tree given by its leaves (issue 18):
+    /// `leaf_of_row[i]` is row i's leaf and `leaf_values` (`n_leaves × n_outputs`) the leaves'
+    /// values, so the outputs are `h[i] = leaf_values[leaf_of_row[i]]`. By default writes them
+    /// into the scratch `h` (`n × n_outputs`) and calls [`Booster::step_then_statistics`]; a booster
+    /// may read the leaves instead of `h` (one pass over the rows less), with the same results.
+    fn step_on_leaves(
+        &mut self,
+        leaf_of_row: &[u32],
+        leaf_values: &[f64],
+        h: &mut [f64],
+        diag: &mut Diagnostics,
+        stats: &mut [f64],
+    ) -> Result<Step> {
+        driver::tree_outputs(leaf_of_row, leaf_values, self.n_outputs(), h);
+        self.step_then_statistics(h, diag, stats)
+    }
+
     /// Distributed training (issue 13): from now on every sum over the examples is summed over
     /// the ranks of `c` too (the booster holds this rank's examples, `labels`, as given to its
     /// constructor); the booster also redoes, with the totals over the ranks, whatever its

@@ -150,13 +150,21 @@ impl BinMapper {
             }
         }
         let sample = bin_sample_rows(n, sample_weight);
+        // Issue 18: the sampled values of every feature, read row by row in one pass.
+        let sampled = sample.as_deref().map(|rows| gather_sample(columns, rows));
+        let mut sampled: Vec<Option<Vec<f64>>> = match sampled {
+            Some(s) => s.into_iter().zip(columns).map(|(xs, c)| gathered(c).map(|_| xs)).collect(),
+            None => Vec::new(),
+        };
+        sampled.resize_with(columns.len(), || None);
         // Features are independent: learn them in parallel (each result is the same as alone).
         let out = columns
             .par_iter()
+            .zip(sampled)
             .enumerate()
-            .map(|(f, col)| match col {
+            .map(|(f, (col, pre))| match col {
                 ColumnView::Numeric(v) => Ok(FeatureBins::Numeric {
-                    thresholds: numeric_bins(*v, max_bins, sample_weight, sample.as_deref()),
+                    thresholds: numeric_bins(*v, max_bins, sample_weight, sample.as_deref(), pre),
                 }),
                 ColumnView::Categorical { n_levels, .. } => categorical_bins(name(f), *n_levels, max_bins),
             })
@@ -269,8 +277,13 @@ impl BinMapper {
     }
 
     /// Fills rows `row0..` of the column-major `out` (`n` rows per feature) with the bins of
-    /// `columns` (kinds already checked), one feature per parallel task. Returns the first
-    /// (feature, row) holding an infinite value, if any.
+    /// `columns` (kinds already checked). Returns the first (feature, row) holding an infinite
+    /// value, if any.
+    ///
+    /// Issue 18: in blocks of [`BIN_BLOCK`] rows, one parallel task per block binning every
+    /// feature of it (it was one task per feature over all the rows): the rows of a C-ordered
+    /// matrix (a column is a strided view) are then read from memory once, not once per feature.
+    /// Each bin depends on its value only, so the bins are the same.
     fn fill_bins<T: Copy + Send, C: Fn(u32) -> T + Copy + Sync>(
         &self,
         columns: &[ColumnView<'_>],
@@ -279,38 +292,66 @@ impl BinMapper {
         out: &mut [T],
         conv: C,
     ) -> Option<(usize, usize)> {
-        let bad: Vec<Option<usize>> = out
-            .par_chunks_mut(n)
-            .zip(self.features.par_iter().zip(columns))
-            .map(|(dst, (fb, col))| {
-                let dst = &mut dst[row0..row0 + col.len()];
-                match (fb, col) {
-                    (FeatureBins::Numeric { thresholds }, ColumnView::Numeric(v)) => {
-                        // A branch-free binary search (std's); searching 8 values side by side
-                        // with a fixed-depth table was measured only 15–25 % faster (1M × 28:
-                        // 0.24 s of CPU), not worth a second kernel.
-                        let mut inf = None;
-                        v.for_each(|i, x| {
-                            if x.is_infinite() && inf.is_none() {
-                                inf = Some(i);
-                            }
-                            dst[i] = conv(FeatureBins::bin_of_value(thresholds, x) as u32);
-                        });
-                        inf
-                    }
-                    (FeatureBins::Categorical { n_levels }, ColumnView::Categorical { codes, .. }) => {
-                        for (o, &c) in dst.iter_mut().zip(codes.iter()) {
-                            let b = if c == MISSING_CODE || c as usize >= *n_levels { *n_levels as u32 } else { c };
-                            *o = conv(b);
-                        }
-                        None
-                    }
-                    // Kinds are checked by `bin_into` before.
-                    _ => None,
-                }
+        let m = columns.first().map_or(0, ColumnView::len);
+        let n_blocks = m.div_ceil(BIN_BLOCK);
+        // blocks[b][f]: rows of block b of feature f.
+        let mut blocks: Vec<Vec<&mut [T]>> = (0..n_blocks).map(|_| Vec::with_capacity(columns.len())).collect();
+        for col in out.chunks_mut(n) {
+            for (blk, piece) in blocks.iter_mut().zip(col[row0..row0 + m].chunks_mut(BIN_BLOCK)) {
+                blk.push(piece);
+            }
+        }
+        let bad: Vec<Vec<Option<usize>>> = blocks
+            .into_par_iter()
+            .enumerate()
+            .map(|(b, dsts)| {
+                let (a, e) = (b * BIN_BLOCK, ((b + 1) * BIN_BLOCK).min(m));
+                dsts.into_iter()
+                    .zip(self.features.iter().zip(columns))
+                    .map(|(dst, (fb, col))| fill_bin_block(fb, &col.rows(a, e), dst, conv).map(|r| a + r))
+                    .collect()
             })
             .collect();
-        bad.into_iter().enumerate().find_map(|(f, r)| r.map(|r| (f, r)))
+        // The first feature with an infinite value, and its first such row.
+        (0..columns.len()).find_map(|f| bad.iter().find_map(|blk| blk.get(f).copied().flatten()).map(|r| (f, r)))
+    }
+}
+
+/// Rows per task of [`BinMapper::fill_bins`]: a block of a C-ordered `f32` matrix of 28 features
+/// (448 KiB) stays in L2 while every feature of it is binned.
+const BIN_BLOCK: usize = 4096;
+
+/// Bins one block of one feature into `dst`; returns the block's first row holding an infinite
+/// value, if any.
+fn fill_bin_block<T: Copy, C: Fn(u32) -> T>(
+    fb: &FeatureBins,
+    col: &ColumnView<'_>,
+    dst: &mut [T],
+    conv: C,
+) -> Option<usize> {
+    match (fb, col) {
+        (FeatureBins::Numeric { thresholds }, ColumnView::Numeric(v)) => {
+            // A branch-free binary search (std's); searching 8 values side by side
+            // with a fixed-depth table was measured only 15–25 % faster (1M × 28:
+            // 0.24 s of CPU), not worth a second kernel.
+            let mut inf = None;
+            v.for_each(|i, x| {
+                if x.is_infinite() && inf.is_none() {
+                    inf = Some(i);
+                }
+                dst[i] = conv(FeatureBins::bin_of_value(thresholds, x) as u32);
+            });
+            inf
+        }
+        (FeatureBins::Categorical { n_levels }, ColumnView::Categorical { codes, .. }) => {
+            for (o, &c) in dst.iter_mut().zip(codes.iter()) {
+                let b = if c == MISSING_CODE || c as usize >= *n_levels { *n_levels as u32 } else { c };
+                *o = conv(b);
+            }
+            None
+        }
+        // Kinds are checked by `bin_into` before.
+        _ => None,
     }
 }
 
@@ -790,31 +831,109 @@ fn sample_rows(n: usize, w: Option<&[f64]>) -> Option<Vec<usize>> {
 }
 
 /// The thresholds of one numeric column; `sample` from [`sample_rows`].
-fn numeric_bins(v: NumericView<'_>, max_bins: usize, w: Option<&[f64]>, sample: Option<&[usize]>) -> Vec<f64> {
+/// The numeric view [`gather_sample`] reads: a dense (strided) one; a sparse column keeps its
+/// merged walk over the stored rows ([`NumericView::for_rows`]).
+fn gathered<'a>(c: &ColumnView<'a>) -> Option<NumericView<'a>> {
+    match c {
+        ColumnView::Numeric(v) if !v.is_sparse() => Some(*v),
+        _ => None,
+    }
+}
+
+/// Sampled rows per task of [`gather_sample`].
+const GATHER_BLOCK: usize = 2048;
+
+/// The values of the sampled `rows` (non-decreasing, possibly repeated) of every numeric column
+/// (empty for a categorical one), in the order of `rows` (issue 18). One parallel task per block
+/// of sampled rows reads each row's values of every feature, so the rows of a C-ordered matrix
+/// are read from memory once, not once per feature.
+fn gather_sample(columns: &[ColumnView<'_>], rows: &[usize]) -> Vec<Vec<f64>> {
+    let parts: Vec<Vec<Vec<f64>>> = rows
+        .par_chunks(GATHER_BLOCK)
+        .map(|blk| {
+            let mut out: Vec<Vec<f64>> = columns
+                .iter()
+                .map(|c| if gathered(c).is_some() { Vec::with_capacity(blk.len()) } else { Vec::new() })
+                .collect();
+            let views: Vec<Option<NumericView<'_>>> = columns.iter().map(gathered).collect();
+            for &r in blk {
+                for (o, v) in out.iter_mut().zip(&views) {
+                    if let Some(v) = v {
+                        o.push(v.get(r));
+                    }
+                }
+            }
+            out
+        })
+        .collect();
+    // Each block's part is freed as soon as it is copied: the sampled values are held about once.
+    let mut parts = parts;
+    (0..columns.len())
+        .map(|f| {
+            let mut xs = Vec::with_capacity(parts.iter().map(|p| p[f].len()).sum());
+            for p in &mut parts {
+                xs.extend_from_slice(&std::mem::take(&mut p[f]));
+            }
+            xs
+        })
+        .collect()
+}
+
+/// The thresholds of one numeric column; `sample` from [`sample_rows`], `pre` the values of its
+/// rows when already gathered ([`gather_sample`]).
+fn numeric_bins(
+    v: NumericView<'_>,
+    max_bins: usize,
+    w: Option<&[f64]>,
+    sample: Option<&[usize]>,
+    pre: Option<Vec<f64>>,
+) -> Vec<f64> {
     let Some(rows) = sample else { return numeric_thresholds(v, max_bins, w) };
     // Frequency weights: the non-missing values count Σ w (the number of repeated rows), summed
     // in row order.
-    let mut usable = 0.0;
-    match w {
-        None => v.for_each(|_, x| usable += f64::from(u8::from(!x.is_nan()))),
-        Some(w) => v.for_each(|i, x| {
-            if !x.is_nan() {
-                usable += w[i];
+    let few = match w {
+        // Issue 18: the count stops once it exceeds the limit (all the decision needs), in blocks
+        // of rows; it was a full pass over the column.
+        None => {
+            let (mut usable, mut start) = (0usize, 0usize);
+            while start < v.len() && usable <= BIN_SAMPLE_ROWS {
+                let end = (start + BIN_BLOCK).min(v.len());
+                v.rows(start, end).for_each(|_, x| usable += usize::from(!x.is_nan()));
+                start = end;
             }
-        }),
-    }
-    if usable <= BIN_SAMPLE_ROWS as f64 {
+            usable <= BIN_SAMPLE_ROWS
+        }
+        Some(w) => {
+            let mut usable = 0.0;
+            v.for_each(|i, x| {
+                if !x.is_nan() {
+                    usable += w[i];
+                }
+            });
+            usable <= BIN_SAMPLE_ROWS as f64
+        }
+    };
+    if few {
         // Few enough values to sort them all: exact, the same as without sampling.
         return numeric_thresholds(v, max_bins, w);
     }
     // The sampled rows (all of positive weight, once per sampled unit of weight: each with
     // weight 1), their missing values skipped.
-    let mut xs = Vec::with_capacity(rows.len());
-    v.for_rows(rows, |_, x| {
-        if !x.is_nan() {
-            xs.push(x);
+    let xs = match pre {
+        Some(mut xs) => {
+            xs.retain(|x| !x.is_nan());
+            xs
         }
-    });
+        None => {
+            let mut xs = Vec::with_capacity(rows.len());
+            v.for_rows(rows, |_, x| {
+                if !x.is_nan() {
+                    xs.push(x);
+                }
+            });
+            xs
+        }
+    };
     let cuts = cuts_of_values(xs, max_bins);
     match cuts {
         Cuts::Quantiles(t) => t,
@@ -1145,6 +1264,76 @@ mod tests {
         );
         let m = BinMapper::fit(&f, 255, Some(&w)).unwrap();
         assert_eq!(bits(&thresholds(&m, 0)), bits(&naive_thresholds(&v, 255, Some(&w))));
+    }
+
+    /// Issue 18: a C-ordered `f32` matrix read as strided views (row-blocked sample gathering and
+    /// binning, the count of usable values stopped early) gives the thresholds of the per-feature
+    /// reference (`numeric_bins` reading its sampled rows itself, over contiguous `f64` columns)
+    /// and every bin of `bin_of_value`; NaN-heavy columns (at most `BIN_SAMPLE_ROWS` usable values:
+    /// exact thresholds), a sparse column, any thread count; the first infinite value is reported
+    /// as before (lowest feature, then first row), also inside a later block.
+    #[test]
+    fn issue_18_row_blocked_binning_equals_the_per_feature_reference() {
+        use super::super::view::Indices;
+        let (n, d) = (BIN_SAMPLE_ROWS + 3 * BIN_BLOCK + 17, 5);
+        let mut rng = ChaCha8Rng::seed_from_u64(18);
+        let mut m = vec![0.0f32; n * d];
+        for i in 0..n {
+            for f in 0..d {
+                m[i * d + f] = match f {
+                    // Mostly missing: at most BIN_SAMPLE_ROWS usable values.
+                    1 if i % 5 != 0 => f32::NAN,
+                    2 => (rng.gen_range(0..40) as f32) * 0.5,
+                    _ if rng.gen_bool(0.02) => f32::NAN,
+                    _ => rng.gen::<f32>().powi(3) * 100.0,
+                };
+            }
+        }
+        let views: Vec<ColumnView<'_>> =
+            (0..d).map(|f| ColumnView::Numeric(NumericView::strided_f32(&m[f..], d, n).unwrap())).collect();
+        let names: Vec<String> = (0..d).map(|f| format!("f{f}")).collect();
+        let cols: Vec<Vec<f64>> = (0..d).map(|f| (0..n).map(|i| f64::from(m[i * d + f])).collect()).collect();
+        let sample = bin_sample_rows(n, None);
+        let mapper = BinMapper::fit_views(&names, &views, 255, None).unwrap();
+        for (f, col) in cols.iter().enumerate() {
+            let want = numeric_bins(NumericView::f64(col), 255, None, sample.as_deref(), None);
+            assert_eq!(bits(&thresholds(&mapper, f)), bits(&want), "feature {f}");
+        }
+        // Feature 1 has too few usable values to be sampled: every row places its thresholds.
+        assert_eq!(bits(&thresholds(&mapper, 1)), bits(&numeric_thresholds(NumericView::f64(&cols[1]), 255, None)));
+        for threads in [1, 2, 3] {
+            let mut out = mapper.new_matrix(n);
+            in_pool(threads, || mapper.bin_into(&names, &views, 0, &mut out)).unwrap();
+            let BinData::U8(v) = &out.data else { panic!("u8 bins") };
+            for (f, col) in cols.iter().enumerate() {
+                let FeatureBins::Numeric { thresholds } = &mapper.features[f] else { panic!() };
+                let want: Vec<u8> = col.iter().map(|&x| FeatureBins::bin_of_value(thresholds, x) as u8).collect();
+                assert!(v[f * n..(f + 1) * n] == want[..], "feature {f}, {threads} threads");
+            }
+        }
+        // A sparse column (its own walk over the stored rows) next to dense ones.
+        let rows: Vec<i64> = (0..n as i64).filter(|r| r % 3 == 0).collect();
+        let vals: Vec<f64> = rows.iter().map(|&r| (r % 1000) as f64).collect();
+        let indptr = [0i64, rows.len() as i64];
+        let sparse = NumericView::csc_columns(n, Indices::I64(&indptr), Indices::I64(&rows), NumericView::f64(&vals))
+            .unwrap()
+            .remove(0);
+        let dense: Vec<f64> = (0..n).map(|i| sparse.get(i)).collect();
+        let mixed = [views[0], ColumnView::Numeric(sparse)];
+        let got = BinMapper::fit_views(&names[..2], &mixed, 255, None).unwrap();
+        let want = numeric_bins(NumericView::f64(&dense), 255, None, sample.as_deref(), None);
+        assert_eq!(bits(&thresholds(&got, 1)), bits(&want));
+        assert_eq!(bits(&thresholds(&got, 0)), bits(&thresholds(&mapper, 0)));
+        // Infinite values in features 3 and 4 (feature 3's first in a later block): feature 3's
+        // first is reported.
+        for (r, f) in [(n - 5, 3), (2 * BIN_BLOCK + 9, 3), (100, 4)] {
+            m[r * d + f] = f32::INFINITY;
+        }
+        let views: Vec<ColumnView<'_>> =
+            (0..d).map(|f| ColumnView::Numeric(NumericView::strided_f32(&m[f..], d, n).unwrap())).collect();
+        let mut out = mapper.new_matrix(n);
+        let e = mapper.bin_into(&names, &views, 0, &mut out).unwrap_err().to_string();
+        assert!(e.contains(&format!("feature 'f3', row {}: infinite value", 2 * BIN_BLOCK + 10)), "{e}");
     }
 
     #[test]

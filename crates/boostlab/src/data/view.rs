@@ -256,6 +256,11 @@ impl<'a> NumericView<'a> {
         self.len == 0
     }
 
+    /// True for a column of a sparse matrix (issue 18: read by its stored rows, not by position).
+    pub fn is_sparse(&self) -> bool {
+        matches!(self.values, Values::Sparse(_))
+    }
+
     /// True for `f32` values.
     pub fn is_f32(&self) -> bool {
         matches!(self.values, Values::Strided(Dense::F32(_)) | Values::Sparse(Sparse { values: Dense::F32(_), .. }))

@@ -1378,7 +1378,11 @@ fn leaves_of_rows(
     last: Option<&LastSplit>,
 ) -> Vec<u32> {
     let n = bm.n_rows;
-    let out: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
+    if index.is_empty() {
+        return leaves_of_rows_in_order(bm, ranges, last);
+    }
+    // Issue 18: filled in parallel (it was a serial pass over the rows every round).
+    let out: Vec<AtomicU32> = (0..n).into_par_iter().map(|_| AtomicU32::new(0)).collect();
     let mut pieces: Vec<(usize, usize, Option<u32>)> = Vec::new();
     let mut cut = |start: usize, end: usize, leaf: Option<u32>| {
         for a in (start..end).step_by(ROW_CHUNK) {
@@ -1412,6 +1416,50 @@ fn leaves_of_rows(
         pieces.par_iter().for_each(write);
     }
     out.into_iter().map(AtomicU32::into_inner).collect()
+}
+
+/// [`leaves_of_rows`] when the row index was never partitioned (issue 18: stumps, and trees of one
+/// leaf): the index is the identity, so a leaf's range and the last split's range are runs of rows,
+/// written straight into the result over fixed chunks in parallel (no index, no atomics). Every row
+/// gets the leaf [`leaves_of_rows`] gives it.
+fn leaves_of_rows_in_order(bm: &BinnedMatrix, ranges: &[(usize, usize, u32)], last: Option<&LastSplit>) -> Vec<u32> {
+    let n = bm.n_rows;
+    let mut out = vec![0u32; n];
+    let fill = |(c, dst): (usize, &mut [u32])| {
+        let a = c * ROW_CHUNK;
+        let b = a + dst.len();
+        for &(start, end, leaf) in ranges {
+            let (s, e) = (start.max(a), end.min(b));
+            if s < e {
+                dst[s - a..e - a].fill(leaf);
+            }
+        }
+        if let Some(l) = last {
+            let (s, e) = (l.start.max(a), l.end.min(b));
+            if s < e {
+                let (f, dst) = (l.feature, &mut dst[s - a..e - a]);
+                let side = |b: usize| if l.left_of_bin[b] { l.left } else { l.right };
+                match &bm.data {
+                    BinData::U8(v) => {
+                        for (o, &bin) in dst.iter_mut().zip(&v[f * n + s..f * n + e]) {
+                            *o = side(usize::from(bin));
+                        }
+                    }
+                    BinData::U16(v) => {
+                        for (o, &bin) in dst.iter_mut().zip(&v[f * n + s..f * n + e]) {
+                            *o = side(usize::from(bin));
+                        }
+                    }
+                }
+            }
+        }
+    };
+    if n < 2 * ROW_CHUNK {
+        fill((0, &mut out));
+    } else {
+        out.par_chunks_mut(ROW_CHUNK).enumerate().for_each(fill);
+    }
+    out
 }
 
 struct Leaf {
@@ -1554,8 +1602,10 @@ pub(crate) fn grow_ranks(
         ctx.best_split(hist, sum, rows, cap, (spec.seed, serial))
     };
 
-    let mut index: Vec<u32> = (0..n as u32).collect();
-    let mut scratch: Vec<u32> = Vec::with_capacity(n);
+    // The row index, built at the first partition (issue 18: a stump never partitions; empty =
+    // the identity, see `leaves_of_rows`).
+    let mut index: Vec<u32> = Vec::new();
+    let mut scratch: Vec<u32> = Vec::new();
     let mut root_hist = pooled_hist(total_bins * width);
     build_histogram(bm, None, stats, k, &mut root_hist);
     // Issue 13: the rows of every rank.
@@ -1619,6 +1669,9 @@ pub(crate) fn grow_ranks(
             (parent.start, parent.start, parent.start, parent.start)
         } else {
             // Stable partition of the parent's rows.
+            if index.is_empty() {
+                index = (0..n as u32).into_par_iter().collect();
+            }
             let part = &mut index[parent.start..parent.end];
             let n_left = match &bm.data {
                 BinData::U8(v) => par_stable_partition(&v[f * n..(f + 1) * n], &left_of_bin, part, &mut scratch),
@@ -2594,6 +2647,50 @@ mod tests {
         assert!(want[..want_left].iter().all(|&r| left_of_bin[usize::from(col[r as usize])]));
         assert!(want[want_left..].iter().all(|&r| !left_of_bin[usize::from(col[r as usize])]));
         assert!(want[..want_left].windows(2).all(|w| w[0] < w[1]) && want[want_left..].windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn issue_18_leaves_of_unpartitioned_rows_equal_the_indexed_walk() {
+        // The identity index left implicit (stumps, one-leaf trees) gives every row the leaf the
+        // walk over an explicit identity index gives it, for any thread count.
+        let mut rng = ChaCha8Rng::seed_from_u64(18);
+        let n = 2 * ROW_CHUNK + 777;
+        let bm = byte_binned(3, n, &mut rng);
+        let identity: Vec<u32> = (0..n as u32).collect();
+        for case in 0..6 {
+            let feature = case % 3;
+            let left_of_bin: Vec<bool> = (0..bm.n_bins(feature)).map(|_| rng.gen_bool(0.5)).collect();
+            // A stump (the last split at the root, its children's ranges empty), a one-leaf tree,
+            // and a stump whose split starts inside a range (ranges of leaves around it).
+            let cut = rng.gen_range(0..n);
+            let (ranges, last) = match case % 3 {
+                0 => (vec![(0, 0, 0), (0, 0, 1)], Some((0, n))),
+                1 => (vec![(0, n, 0)], None),
+                _ => (vec![(0, cut, 2), (n, n, 0)], Some((cut, n))),
+            };
+            let last = last.map(|(start, end)| LastSplit {
+                start,
+                end,
+                feature,
+                left_of_bin: left_of_bin.clone(),
+                left: 0,
+                right: 1,
+            });
+            let want = leaves_of_rows(&bm, &identity, &ranges, last.as_ref());
+            for threads in [1, 2, 3] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let got = pool.install(|| leaves_of_rows(&bm, &[], &ranges, last.as_ref()));
+                assert_eq!(got, want, "case {case}, {threads} threads");
+            }
+            if case % 3 == 1 {
+                assert!(want.iter().all(|&l| l == 0));
+            } else {
+                let BinData::U8(v) = &bm.data else { unreachable!() };
+                let r = n - 1;
+                let side = u32::from(!left_of_bin[usize::from(v[feature * n + r])]);
+                assert_eq!(want[r], side);
+            }
+        }
     }
 
     #[test]

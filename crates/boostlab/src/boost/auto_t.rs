@@ -194,13 +194,7 @@ pub(crate) fn fit(
         return Err(Error::InvalidData("t = auto needs binary labels, not multi-label ones".into()));
     };
     let n = y.len();
-    if auto.folds > n {
-        return Err(Error::param(
-            "auto_t.folds",
-            format!("an integer in 2..={n} (the number of training rows)"),
-            auto.folds,
-        ));
-    }
+    check_folds(auto.folds, n)?;
     let seed = fold_seed(params.seed);
     let ids = stratified_fold_ids(y, auto.folds, seed)?;
     // One row subset per inner fold, shared by every grid value.
@@ -300,13 +294,7 @@ pub(crate) fn fit_on(
     // Labels are class indices (exact in f64).
     let all: Vec<u32> = coll.gather(&mine)?.into_iter().map(|v| v as u32).collect();
     let n = all.len();
-    if auto.folds > n {
-        return Err(Error::param(
-            "auto_t.folds",
-            format!("an integer in 2..={n} (the number of training rows)"),
-            auto.folds,
-        ));
-    }
+    check_folds(auto.folds, n)?;
     let seed = fold_seed(params.seed);
     let all_ids = stratified_fold_ids(&all, auto.folds, seed)?;
     let ids = &all_ids[offset..offset + y.len()];
@@ -366,6 +354,18 @@ fn one_se_choice(grid: &[f64], scores: &[f64], per_fold: &[Vec<f64>], best: usiz
         }
     }
     choice
+}
+
+/// The inner folds need at least one training row each: `folds ≤ n`.
+fn check_folds(folds: usize, n: usize) -> Result<()> {
+    if folds > n {
+        return Err(Error::param(
+            "auto_t.folds",
+            format!("an integer in 2..={n} (the number of training rows)"),
+            folds,
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

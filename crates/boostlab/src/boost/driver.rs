@@ -480,14 +480,7 @@ fn fit_options(
 ) -> Result<Ensemble> {
     if params.algorithm == Algorithm::TAdaBoost && params.t_adaboost.auto_t.is_some() {
         // Issue 16: t chosen by inner cross-validation, then a refit (`fit_inner`).
-        if opts.valid.is_some() || opts.init_model.is_some() {
-            return Err(Error::param(
-                "t",
-                "a fixed t with validation data or an init model (t = auto chooses t by its own inner \
-                 cross-validation)",
-                "auto",
-            ));
-        }
+        refuse_auto_t_with(&opts)?;
         params.check()?;
         data.check_trainable()?;
         return super::auto_t::fit(data, params, loss, opts.cancel, on_round);
@@ -540,14 +533,7 @@ pub fn fit_binned_distributed(
     }
     if params.algorithm == Algorithm::TAdaBoost && params.t_adaboost.auto_t.is_some() {
         // Session 7: the inner cross-validation over the ranks (issue 16's `t = auto`).
-        if opts.valid.is_some() || opts.init_model.is_some() {
-            return Err(Error::param(
-                "t",
-                "a fixed t with validation data or an init model (t = auto chooses t by its own inner \
-                 cross-validation)",
-                "auto",
-            ));
-        }
+        refuse_auto_t_with(&opts)?;
         params.check()?;
         return super::auto_t::fit_on(data, params, loss, opts.cancel, on_round, &coll);
     }
@@ -882,6 +868,20 @@ fn sum_covers(model: &mut Ensemble, n_init: usize, coll: &Shared) -> Result<()> 
         let len = t.covers.len();
         t.covers.copy_from_slice(&all[at..at + len]);
         at += len;
+    }
+    Ok(())
+}
+
+/// `t = auto` chooses t by its own inner cross-validation: validation data or an init model
+/// need a fixed t (issue 16; the same refusal on one machine and on ranks).
+fn refuse_auto_t_with(opts: &FitOptions<'_>) -> Result<()> {
+    if opts.valid.is_some() || opts.init_model.is_some() {
+        return Err(Error::param(
+            "t",
+            "a fixed t with validation data or an init model (t = auto chooses t by its own inner \
+             cross-validation)",
+            "auto",
+        ));
     }
     Ok(())
 }

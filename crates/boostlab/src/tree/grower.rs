@@ -335,6 +335,32 @@ impl Lazy {
         }
         self.lo
     }
+
+    /// The `lowest` rule's lazy decision: does this fresh candidate replace the kept one `k`
+    /// (gain above `k`'s by more than `tol`)? From the intervals when they separate (widened by
+    /// `margin`), else from the exact gains, each computed once. `scan_pair` and
+    /// [`SearchCtx::lowest_bounded`] both decide with it.
+    #[inline]
+    fn replaces<C: PairCost>(
+        &mut self,
+        k: &mut Lazy,
+        cost: &C,
+        ctx: &SearchCtx<'_>,
+        (tol, margin): (f64, f64),
+        miss: (f64, f64),
+        total: (f64, f64),
+    ) -> bool {
+        if self.exact && k.exact {
+            self.lo > k.lo + tol
+        } else if self.hi < k.lo + tol - margin {
+            false
+        } else if self.lo > k.hi + tol + margin {
+            true
+        } else {
+            let kg = k.exact(cost, ctx, miss, total);
+            self.exact(cost, ctx, miss, total) > kg + tol
+        }
+    }
 }
 
 /// What [`SearchCtx::lowest_bounded`] needs to bound one candidate's gain (session 7).
@@ -648,17 +674,7 @@ impl SearchCtx<'_> {
                         kept = Some(c);
                         continue;
                     };
-                    let replace = if c.exact && k.exact {
-                        c.lo > k.lo + tol
-                    } else if c.hi < k.lo + tol - margin {
-                        false
-                    } else if c.lo > k.hi + tol + margin {
-                        true
-                    } else {
-                        let kg = k.exact(cost, self, (m0, m1), (t0, t1));
-                        c.exact(cost, self, (m0, m1), (t0, t1)) > kg + tol
-                    };
-                    if replace {
+                    if c.replaces(k, cost, self, (tol, margin), (m0, m1), (t0, t1)) {
                         kept = Some(c);
                     }
                 } else {
@@ -810,15 +826,7 @@ impl SearchCtx<'_> {
                     continue;
                 };
                 // `scan_pair`'s lazy rule (a fresh candidate is never exact).
-                let replace = if c.hi < k.lo + tol - margin {
-                    false
-                } else if c.lo > k.hi + tol + margin {
-                    true
-                } else {
-                    let kg = k.exact(cost, self, (m0, m1), (t0, t1));
-                    c.exact(cost, self, (m0, m1), (t0, t1)) > kg + tol
-                };
-                if replace {
+                if c.replaces(k, cost, self, (tol, margin), (m0, m1), (t0, t1)) {
                     kept = Some(c);
                 }
             }

@@ -599,16 +599,19 @@ class _DaskMixin:
             owner.append(holders[0])
         owner, v_owner = owner[: len(xf)], owner[len(xf) :]
 
-        # Round 1: per-partition facts, computed where each partition lives.
+        # Round 1: per-partition facts, computed where each partition lives — pinned there
+        # (`allow_other_workers=False`): a task run elsewhere would copy its partition to another
+        # worker, and that replica could make a later fit place the partition on another rank
+        # (another training order, other last bits: two fits of the same data must be identical).
         infos = [
             client.submit(
                 _part_info, x, yy, ww, kinds, multilabel, split is not None,
-                workers=[o], allow_other_workers=True, pure=False,
+                workers=[o], allow_other_workers=False, pure=False,
             )
             for x, yy, ww, o in zip(xf, yf, wf, owner)
         ]
         v_infos = [
-            client.submit(_part_info, x, yy, None, kinds, multilabel, workers=[o], allow_other_workers=True, pure=False)
+            client.submit(_part_info, x, yy, None, kinds, multilabel, workers=[o], allow_other_workers=False, pure=False)
             for x, yy, o in zip(vxf, vyf, v_owner)
         ]
         _wait(infos + v_infos, timeout, "reading the partitions' labels and levels")

@@ -432,7 +432,13 @@ def test_issue_13_warm_start_on_dask(client):
     _fit_checked(est, dX, dy, sample_weight=dw)
     assert est.model_.n_trees == 12
     one_go = _fit_checked(cls(n_estimators=12, t=0.7, client=client, timeout=60, **kw), dX, dy, sample_weight=dw)
-    assert est.model_.to_json() == one_go.model_.to_json()
+    if est.training_order_ == one_go.training_order_:
+        assert est.model_.to_json() == one_go.model_.to_json()
+    else:
+        # Dask kept a replica of a partition on another worker between the fits (seen in about
+        # one run in eight: orders [0, 1, 2] and [2, 0, 1]), so the rows came in another order:
+        # the same model within REL, not bit for bit (the rows' order is part of the model).
+        _assert_same_model(est, one_go)
     Xo, yo, wo = _in_training_order(est, [X, y, w], sizes)
     local12 = cls._local_cls(n_estimators=12, t=0.7, **kw).fit(Xo, yo, sample_weight=wo)
     _assert_same_model(est, local12)

@@ -131,6 +131,32 @@ impl Outputs for Leaves<'_> {
     }
 }
 
+/// SPEC §3/§4.1 on one chunk of rows (`d`, `s`, `y` and `rows` the same rows): d ← d e^(−α u),
+/// F += α h, u = y h; returns (Σ d after the update, training errors after it). `before` sees each
+/// row's (d, u) before its update (the fused pass adds its edge sums there).
+#[inline(always)]
+fn update_chunk<O: Outputs + ?Sized>(
+    d: &mut [f64],
+    s: &mut [f64],
+    y: &[f64],
+    h: &O,
+    rows: std::ops::Range<usize>,
+    alpha: f64,
+    mut before: impl FnMut(f64, f64),
+) -> (f64, usize) {
+    let (mut z, mut wrong) = (0.0, 0usize);
+    let mut factor = par::MemoF64::new(|u: f64| (-alpha * u).exp());
+    for (((d, s), &y), h) in d.iter_mut().zip(s).zip(y).zip(h.iter(rows)) {
+        let u = y * h;
+        before(*d, u);
+        *d *= factor.get(u);
+        z += *d;
+        *s += alpha * h;
+        wrong += usize::from((*s > 0.0) != (y > 0.0));
+    }
+    (z, wrong)
+}
+
 /// Initial distribution: uniform, or proportional to the sample weights.
 pub(crate) fn initial_weights(n: usize, sample_weight: Option<&[f64]>) -> Vec<f64> {
     match sample_weight {
@@ -391,16 +417,9 @@ impl AdaBoost {
                     .enumerate()
                     .map(|(ci, (d, s))| {
                         let rows = ci * c..ci * c + d.len();
-                        let (mut e, mut z, mut wrong) = (EdgeSums::default(), 0.0, 0usize);
-                        let mut factor = par::MemoF64::new(|u: f64| (-alpha * u).exp());
-                        for (((d, s), &y), h) in d.iter_mut().zip(s).zip(&self.y[rows.clone()]).zip(h.iter(rows)) {
-                            let u = y * h;
-                            e.add(*d, u, true);
-                            *d *= factor.get(u);
-                            z += *d;
-                            *s += alpha * h;
-                            wrong += usize::from((*s > 0.0) != (y > 0.0));
-                        }
+                        let mut e = EdgeSums::default();
+                        let (z, wrong) =
+                            update_chunk(d, s, &self.y[rows.clone()], h, rows, alpha, |d, u| e.add(d, u, true));
                         (e, z, wrong)
                     })
                     .collect();
@@ -507,15 +526,7 @@ impl AdaBoost {
                     .enumerate()
                     .map(|(ci, (d, s))| {
                         let rows = ci * c..ci * c + d.len();
-                        let (mut z, mut wrong) = (0.0, 0usize);
-                        let mut factor = par::MemoF64::new(|u: f64| (-alpha * u).exp());
-                        for (((d, s), &y), h) in d.iter_mut().zip(s).zip(&self.y[rows.clone()]).zip(h.iter(rows)) {
-                            *d *= factor.get(y * h);
-                            z += *d;
-                            *s += alpha * h;
-                            wrong += usize::from((*s > 0.0) != (y > 0.0));
-                        }
-                        (z, wrong)
+                        update_chunk(d, s, &self.y[rows.clone()], h, rows, alpha, |_, _| {})
                     })
                     .collect();
                 (parts.iter().fold(0.0, |z, p| z + p.0), parts.iter().map(|p| p.1).sum::<usize>() as f64)

@@ -2,6 +2,7 @@
 and the Dask peers (lightgbm.dask, xgboost.dask) on the same cluster. Not a test.
 
     .venv/bin/python bench/dask_bench.py [--rows 2000000] [--rounds 200] [--leaves 8] [--peers lightgbm,xgboost]
+        [--transport tcp[,dask]] [--repeat 1]
 
 Data: scikit-learn's make_classification(rows, 28 features, 10 informative, random_state=0) as
 float32 (bench/run.py's synthetic data), split into one row block per worker. Workload: Real
@@ -10,7 +11,10 @@ Cluster: LocalCluster(2 workers × 1 thread, processes). Single process: the loc
 n_jobs=2 in this process. Reports wall and CPU seconds (this process's for the single fit, the
 workers' for the cluster fits), the ratios, and boostlab's per-round communication (reductions
 and bytes through rank 0, from `comm_stats_`). It also checks that the distributed model is the
-single-process one (the largest difference of the scores on 100k rows).
+single-process one (the largest difference of the scores on 100k rows). `--transport` lists the
+Dask estimators' transports to measure ("tcp", "dask" or both: each gets its ping-pong and its
+fit, the fits alternating `--repeat` times, and the models of the transports are compared bit for
+bit).
 Needs: pip install 'boostlab[dask]' lightgbm xgboost (the peers are skipped when missing).
 """
 
@@ -40,7 +44,7 @@ def timed(client, fn):
     return out, time.perf_counter() - t0, workers_cpu(client) - c0
 
 
-def _pingpong_rank(fit_id, rank, addrs, hub, n, reps):
+def _pingpong_rank(fit_id, rank, addrs, hub, n, reps, transport="tcp"):
     """One rank of the transport's ping-pong: `reps` reductions of `n` values, nothing else."""
     import boostlab.dask as bd
     from boostlab._collective import Collective
@@ -50,7 +54,7 @@ def _pingpong_rank(fit_id, rank, addrs, hub, n, reps):
             coll = bd._HUBS.pop(fit_id)
         coll.wait_connected()
     else:
-        coll = Collective(fit_id, rank, addrs, 60)
+        coll = Collective(fit_id, rank, addrs, 60, transport=transport)
         coll.connect(hub)
     x = np.ones(n)
     c0, t0 = time.process_time(), time.perf_counter()
@@ -61,7 +65,7 @@ def _pingpong_rank(fit_id, rank, addrs, hub, n, reps):
     return out
 
 
-def pingpong(client, reps=500):
+def pingpong(client, reps=500, transport="tcp"):
     """The transport alone: wall and CPU milliseconds per reduction on each rank, for a small
     vector (a booster's sums) and a histogram (28 features × 256 bins × 2 + 4 values)."""
     import boostlab.dask as bd
@@ -70,11 +74,11 @@ def pingpong(client, reps=500):
     out = {}
     for n in (15, 14340):
         fit_id = f"pingpong-{n}-{time.time_ns()}"
-        hub = client.submit(bd._open_hub, fit_id, ranks, 60, workers=[ranks[0]], pure=False).result()
-        futs = [client.submit(_pingpong_rank, fit_id, r, ranks, hub, n, reps, workers=[a], pure=False)
+        hub = client.submit(bd._open_hub, fit_id, ranks, 60, transport, workers=[ranks[0]], pure=False).result()
+        futs = [client.submit(_pingpong_rank, fit_id, r, ranks, hub, n, reps, transport, workers=[a], pure=False)
                 for r, a in enumerate(ranks)]
         out[n] = [(round(w * 1e3, 3), round(c * 1e3, 3)) for w, c in client.gather(futs)]
-        print(f"  ping-pong, {n} values: (wall ms, cpu ms) per reduction per rank: {out[n]}")
+        print(f"  ping-pong ({transport}), {n} values: (wall ms, cpu ms) per reduction per rank: {out[n]}")
     return out
 
 
@@ -84,6 +88,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=200)
     ap.add_argument("--leaves", type=int, default=8)
     ap.add_argument("--peers", default="lightgbm,xgboost")
+    ap.add_argument("--transport", default="tcp", help="the Dask estimators' transports: tcp, dask or tcp,dask")
+    ap.add_argument("--repeat", type=int, default=1, help="fits of boostlab.dask per transport (alternating)")
     ap.add_argument("--json", help="write the results to this file")
     args = ap.parse_args()
 
@@ -133,36 +139,63 @@ def main():
                     pass
 
         client.run(warm)
-        res["pingpong"] = pingpong(client)
+        from boostlab._collective import check_transport
 
-        est = DaskRealAdaBoostClassifier(n_estimators=rounds, max_leaves=leaves, client=client)
-        _, wall, cpu = timed(client, lambda: est.fit(dX, dy))
-        st = est.comm_stats_
-        per_round_red = st["reductions"] / est.model_.n_trees
-        per_round_bytes = st["bytes_through_rank0"] / est.model_.n_trees
-        res["boostlab_dask"] = {"wall": wall, "cpu": cpu, "trees": est.model_.n_trees,
-                                "reductions": st["reductions"], "bytes_through_rank0": st["bytes_through_rank0"],
-                                "values_reduced": st["values_reduced"],
-                                "reductions_per_round": per_round_red, "bytes_per_round_rank0": per_round_bytes,
-                                "training_order": est.training_order_, "seconds": st["seconds"]}
-        print(f"boostlab.dask (2 × 1 thr)  : wall {wall:7.2f} s  cpu {cpu:7.2f} s  "
-              f"= {wall / res['single']['wall']:.2f}× single")
-        print(f"  communication: {st['reductions']} reductions ({per_round_red:.1f} per round), "
-              f"{st['values_reduced'] * 8 / est.model_.n_trees / 1e3:.1f} kB reduced per round per rank, "
-              f"{per_round_bytes / 1e3:.1f} kB per round through rank 0 (2 ranks: 2(P−1) messages per reduction)")
-        print(f"  stages (s): {st['seconds']}")
-        # Where the workers' CPU goes: each rank's training (its process's CPU during fit_shard)
-        # and its wall seconds inside the allreduce; the rest of `cpu` is the stages before.
-        res["boostlab_dask"]["per_rank"] = st["per_rank"]
-        for r, s in enumerate(st["per_rank"]):
-            print(f"  rank {r}: training cpu {s['cpu']:.2f} s, wall {s['wall']:.2f} s, "
-                  f"in allreduce {s['seconds']:.2f} s wall")
-        # The same model as the single process on the rows in the training order.
-        if est.training_order_ == [0, 1]:
-            sub = X[:: max(1, n // 100_000)]
-            diff = float(np.max(np.abs(est.to_local().decision_function(sub) - local.decision_function(sub))))
-            res["max_score_diff_vs_single"] = diff
-            print(f"  max |score difference| vs the single-process model on {sub.shape[0]} rows: {diff:.3g}")
+        transports = [check_transport(t) for t in args.transport.split(",") if t]
+        res["pingpong"] = {t: pingpong(client, transport=t) for t in transports}
+        if transports == ["tcp"]:
+            res["pingpong"] = res["pingpong"]["tcp"]  # the earlier sessions' layout
+
+        # The fits, the transports alternating (a shared machine's load drifts).
+        runs = {t: [] for t in transports}
+        models = {}
+        for _ in range(max(1, args.repeat)):
+            for t in transports:
+                est = DaskRealAdaBoostClassifier(n_estimators=rounds, max_leaves=leaves, client=client, transport=t)
+                _, w, c = timed(client, lambda: est.fit(dX, dy))
+                runs[t].append((w, c, est))
+                print(f"boostlab.dask (2 × 1 thr, transport={t}): wall {w:7.2f} s  cpu {c:7.2f} s")
+        for t in transports:
+            walls = sorted(r[0] for r in runs[t])
+            cpus = sorted(r[1] for r in runs[t])
+            wall, cpu = walls[len(walls) // 2], cpus[len(cpus) // 2]
+            est = runs[t][-1][2]
+            models[t] = (est.model_.to_json(), est.training_order_, est.workers_)
+            st = est.comm_stats_
+            per_round_red = st["reductions"] / est.model_.n_trees
+            per_round_bytes = st["bytes_through_rank0"] / est.model_.n_trees
+            key = "boostlab_dask" if t == transports[0] else f"boostlab_dask_{t}"
+            res[key] = {"transport": t, "wall": wall, "cpu": cpu, "walls": walls, "cpus": cpus,
+                        "trees": est.model_.n_trees,
+                        "reductions": st["reductions"], "bytes_through_rank0": st["bytes_through_rank0"],
+                        "values_reduced": st["values_reduced"],
+                        "reductions_per_round": per_round_red, "bytes_per_round_rank0": per_round_bytes,
+                        "training_order": est.training_order_, "seconds": st["seconds"]}
+            print(f"boostlab.dask, transport={t} (median of {len(walls)}): wall {wall:7.2f} s  cpu {cpu:7.2f} s  "
+                  f"= {wall / res['single']['wall']:.2f}× single")
+            print(f"  communication: {st['reductions']} reductions ({per_round_red:.1f} per round), "
+                  f"{st['values_reduced'] * 8 / est.model_.n_trees / 1e3:.1f} kB reduced per round per rank, "
+                  f"{per_round_bytes / 1e3:.1f} kB per round through rank 0 (2 ranks: 2(P−1) messages per reduction)")
+            print(f"  stages (s): {st['seconds']}")
+            # Where the workers' CPU goes: each rank's training (its process's CPU during fit_shard)
+            # and its wall seconds inside the allreduce; the rest of `cpu` is the stages before.
+            res[key]["per_rank"] = st["per_rank"]
+            for r, s in enumerate(st["per_rank"]):
+                print(f"  rank {r}: training cpu {s['cpu']:.2f} s, wall {s['wall']:.2f} s, "
+                      f"in allreduce {s['seconds']:.2f} s wall")
+            # The same model as the single process on the rows in the training order.
+            if est.training_order_ == [0, 1]:
+                sub = X[:: max(1, n // 100_000)]
+                diff = float(np.max(np.abs(est.to_local().decision_function(sub) - local.decision_function(sub))))
+                res[key]["max_score_diff_vs_single"] = diff
+                if t == transports[0]:
+                    res["max_score_diff_vs_single"] = diff
+                print(f"  max |score difference| vs the single-process model on {sub.shape[0]} rows: {diff:.3g}")
+        if len(transports) > 1:
+            same = len({(m[0], tuple(m[1]), tuple(m[2])) for m in models.values()}) == 1
+            res["transports_bit_identical"] = same
+            print(f"  models of the transports {transports} bit-identical: {same}")
+        wall = res["boostlab_dask"]["wall"]
 
         for peer in [p for p in args.peers.split(",") if p]:
             try:

@@ -10,13 +10,19 @@ a subclass, whose parameter handling it reuses) plus
 - ``client``: the ``distributed.Client`` to train on. By default None: the default client.
 - ``timeout``: seconds any one exchange between workers (a connection, a reduction) may take
   before ``fit`` fails naming the worker. By default 120; > 0.
+- ``transport``: what the workers' sums travel over: ``"tcp"`` (TCP sockets between the workers,
+  TLS-wrapped when the workers use TLS) or ``"dask"`` (Dask's own communication layer,
+  ``distributed.comm``: the workers' protocol — tcp, tls, ucx — and security, for clusters where
+  only Dask's connections are allowed). The same model bit for bit either way. By default
+  ``"tcp"``; ``"tcp"`` or ``"dask"``.
 
 ``fit(X, y, sample_weight=None)`` takes a dask array or a dask DataFrame ``X`` (numeric,
 categorical with known categories — the same in every partition — and string columns; NaN and
 nulls are missing values), ``y`` and ``sample_weight`` as dask arrays or Series partitioned like
 ``X``. The partitions are persisted and stay where they are: one long-running task per worker
 holding data trains on that worker's rows (SPMD), the workers' sums travel over TCP sockets
-between the workers, whose addresses Dask exchanges (:mod:`boostlab._collective`), and every
+between the workers, whose addresses Dask exchanges, or over Dask's comms (``transport``,
+:mod:`boostlab._collective`), and every
 worker ends with the same model. t-AdaBoost's ``t="auto"`` chooses t as the local estimator does
 (the same inner folds over all the rows, every inner fit distributed).
 ``predict``, ``predict_proba`` and ``decision_function`` return dask collections computed where
@@ -49,7 +55,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 from . import _boostlab
 from ._base import _callbacks, _float, _int
 from ._data import column_form, core_feature_names
-from ._collective import Collective, DaskFitError
+from ._collective import Collective, DaskFitError, check_transport
 from ._estimators import (
     AdaBoostClassifier,
     AdaBoostMHClassifier,
@@ -283,13 +289,13 @@ _HUBS: dict[str, Collective] = {}
 _HUBS_LOCK = threading.Lock()
 
 
-def _open_hub(fit_id, addrs, timeout):
+def _open_hub(fit_id, addrs, timeout, transport="tcp"):
     """First round (a short task on rank 0's worker): rank 0 starts listening, and its address goes
     back to the client, which gives it to the other ranks. The listener waits for rank 0's
     training task for at most `timeout`, then closes itself."""
     from distributed import get_worker
 
-    coll = Collective(fit_id, 0, addrs, timeout)
+    coll = Collective(fit_id, 0, addrs, timeout, transport=transport)
     address = coll.open_root(get_worker().security.get_listen_args("worker"))
     with _HUBS_LOCK:
         _HUBS[fit_id] = coll
@@ -430,7 +436,7 @@ def _rank_task(fit_id, rank, addrs, hub, shard, meta, timeout):
                 f"started (timeout={timeout:g} s)"
             )
     else:
-        coll = Collective(fit_id, rank, addrs, timeout)
+        coll = Collective(fit_id, rank, addrs, timeout, transport=meta.get("transport", "tcp"))
     coll.cancelled = cancelled
     try:
         worker = get_worker()
@@ -524,6 +530,9 @@ class _DaskMixin:
             raise ValueError(f"invalid parameter `timeout`: expected a number of seconds > 0, got {t!r}")
         return t
 
+    def _transport(self):
+        return check_transport(self.transport)
+
     def _refuse_local_only(self):
         if getattr(self, "callbacks", None) is not None:
             _callbacks(self.callbacks)  # the local check: a list of callables
@@ -532,6 +541,7 @@ class _DaskMixin:
         p = self.get_params(deep=False)
         p.pop("client", None)
         p.pop("timeout", None)
+        p.pop("transport", None)
         return p
 
     # ------------------------------------------------------------------ fit
@@ -553,6 +563,7 @@ class _DaskMixin:
         `timeout`. Returns self."""
         self._refuse_local_only()
         timeout = self._timeout()
+        transport = self._transport()
         client = self._client()
         n_iter_no_change = _int("n_iter_no_change", getattr(self, "n_iter_no_change", None), minimum=1, optional=True)
         init = self._warm_start_model()
@@ -628,6 +639,7 @@ class _DaskMixin:
             for info, m in zip(infos, masks):
                 info["n"] -= int(m.sum())  # the training rows
         meta["init"] = init
+        meta["transport"] = transport
         clock.append(("inputs", time.perf_counter()))
 
         # Ranks: the workers holding partitions, in the order of their addresses. The rows are
@@ -722,7 +734,7 @@ class _DaskMixin:
             queue = distributed.Queue(f"boostlab-rounds-{fit_id}", client=client)
             meta = dict(meta, publish=queue.name)
         hub = client.submit(
-            _open_hub, fit_id, ranks, timeout, workers=[ranks[0]], allow_other_workers=False, pure=False,
+            _open_hub, fit_id, ranks, timeout, meta.get("transport", "tcp"), workers=[ranks[0]], allow_other_workers=False, pure=False,
             key=f"boostlab-hub-{fit_id}",
         )
         later.append(hub)
@@ -1109,23 +1121,27 @@ def _supervise(client, futs, ranks, timeout, results=True, on_poll=None):
 
 def _dask_class(local_cls, name):
     """The Dask estimator over `local_cls`: its parameters (the local constructor's signature, so
-    that scikit-learn's get_params/clone see them) plus `client` and `timeout`."""
+    that scikit-learn's get_params/clone see them) plus `client`, `timeout` and `transport`."""
     sig = inspect.signature(local_cls.__init__)
     extra = [
         inspect.Parameter("client", inspect.Parameter.KEYWORD_ONLY, default=None),
         inspect.Parameter("timeout", inspect.Parameter.KEYWORD_ONLY, default=_DEFAULT_TIMEOUT),
+        inspect.Parameter("transport", inspect.Parameter.KEYWORD_ONLY, default="tcp"),
     ]
 
-    def __init__(self, *args, client=None, timeout=_DEFAULT_TIMEOUT, **kwargs):
+    def __init__(self, *args, client=None, timeout=_DEFAULT_TIMEOUT, transport="tcp", **kwargs):
         local_cls.__init__(self, *args, **kwargs)
         self.client = client
         self.timeout = timeout
+        self.transport = transport
 
     __init__.__signature__ = sig.replace(parameters=list(sig.parameters.values()) + extra)
     doc = (
         f"{local_cls.__name__} trained on a Dask cluster (see :mod:`boostlab.dask`).\n\n"
         "client: the distributed.Client. By default None: the default client.\n"
-        f"timeout: seconds one exchange between workers may take. By default {_DEFAULT_TIMEOUT:g}; > 0.\n\n"
+        f"timeout: seconds one exchange between workers may take. By default {_DEFAULT_TIMEOUT:g}; > 0.\n"
+        "transport: the channel of the workers' sums, TCP sockets between the workers or Dask's comms\n"
+        "(distributed.comm; the same model). By default \"tcp\"; \"tcp\" or \"dask\".\n\n"
         f"The other parameters are {local_cls.__name__}'s:\n\n{local_cls.__doc__}"
     )
     cls = type(name, (_DaskMixin, local_cls), {"__init__": __init__, "__doc__": doc, "_local_cls": local_cls, "__module__": __name__})

@@ -351,7 +351,7 @@ def test_issue_13_parameters_are_the_local_ones(client):
     est = bdask.DaskTAdaBoostClassifier(n_estimators=7, t=0.5, timeout=9.5)
     p = est.get_params()
     local = boostlab.TAdaBoostClassifier().get_params()
-    assert set(p) == set(local) | {"client", "timeout"}
+    assert set(p) == set(local) | {"client", "timeout", "transport"}
     assert p["t"] == 0.5 and p["timeout"] == 9.5 and p["client"] is None
     assert clone(est).get_params() == p
     X, y, _ = _data(n=100)

@@ -1,0 +1,284 @@
+"""Issue 13: the reductions over Dask's own communication layer (`transport="dask"`) as well as
+over the default TCP sockets (`transport="tcp"`).
+
+One star algorithm, two channels: the sums are taken in rank order either way, so the model files
+of the two transports must be byte-identical; the fault handling (a worker killed mid-fit, a rank
+that does not answer) and TLS must hold with either channel.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+if not os.environ.get("CI"):
+    # Under CI, scripts/test.sh installs dask: a missing one fails the import below.
+    pytest.importorskip("distributed", reason="boostlab.dask needs pip install 'boostlab[dask]'")
+import dask  # noqa: E402
+import dask.array as da  # noqa: E402
+import distributed  # noqa: E402
+
+import boostlab  # noqa: E402
+from boostlab import _collective  # noqa: E402
+from boostlab import dask as bdask  # noqa: E402
+from test_issue_13_dask import (  # noqa: E402
+    _assert_same_model,
+    _cluster,
+    _data,
+    _fit_checked,
+    _in_training_order,
+    _place,
+)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with dask.config.set({"distributed.scheduler.work-stealing": False}), _cluster() as cluster, distributed.Client(
+        cluster
+    ) as c:
+        yield c
+
+
+def _model_bytes(est, path):
+    est.save_model(path)
+    return path.read_bytes()
+
+
+# ---------------------------------------------------------------------------------- the star alone
+
+
+def _run_ranks(transport, vectors, timeout=20.0, silent=()):
+    """The star between threads of this process (no Dask cluster): rank r reduces `vectors[r]`
+    once, then once more; a rank in `silent` connects and never reduces. Returns each rank's
+    results or exception."""
+    size = len(vectors)
+    addrs = [f"tcp://127.0.0.1:{40000 + r}" for r in range(size)]
+    fit_id = f"test-{transport}-{time.time_ns()}"
+    root = _collective.Collective(fit_id, 0, addrs, timeout, transport=transport)
+    address = root.open_root()
+    out = [None] * size
+
+    def rank(r):
+        coll = root if r == 0 else _collective.Collective(fit_id, r, addrs, timeout, transport=transport)
+        try:
+            if r == 0:
+                coll.wait_connected()
+            else:
+                coll.connect(address)
+            if r in silent:
+                time.sleep(timeout + 3)
+                out[r] = "silent"
+                return
+            out[r] = [coll.allreduce(np.asarray(vectors[r])), coll.allreduce(np.asarray(vectors[r]) * 2)]
+        except Exception as e:  # noqa: BLE001 - handed to the test
+            out[r] = e
+        finally:
+            coll.close()
+
+    threads = [threading.Thread(target=rank, args=(r,), daemon=True) for r in range(size)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout + 10)
+    return out
+
+
+@pytest.mark.parametrize("transport", ["tcp", "dask"])
+def test_issue_13_transport_sums_in_rank_order(transport):
+    """((x0 + x1) + x2) + x3 on every rank, bit for bit, whichever message arrives first: with
+    1e16 + 1 rounding to 1e16, any other order gives another number."""
+    vectors = [[1e16, 0.1, 3.0], [1.0, 0.2, -1.0], [-1e16, 0.3, 2.5], [1.0, 1e-17, 0.0]]
+    want = ((np.array(vectors[0]) + vectors[1]) + vectors[2]) + vectors[3]
+    assert want[0] == 1.0  # ((1e16 + 1) − 1e16) + 1: the order is visible
+    out = _run_ranks(transport, vectors)
+    for r, got in enumerate(out):
+        assert not isinstance(got, Exception), (r, got)
+        assert got[0].tobytes() == want.tobytes(), (r, got[0], want)
+        # The second reduction (every vector doubled: exact) on the same connections.
+        assert got[1].tobytes() == (2 * want).tobytes(), (r, got[1])
+
+
+@pytest.mark.parametrize("transport", ["tcp", "dask"])
+def test_issue_13_transport_a_silent_rank_times_out_naming_it(transport):
+    """Rank 2 connects and never reduces: rank 0 fails within the timeout naming rank 2 and its
+    worker, and closes its connections, so that rank 1 fails too instead of waiting."""
+    t0 = time.monotonic()
+    out = _run_ranks(transport, [[1.0], [2.0], [3.0]], timeout=2.0, silent=(2,))
+    elapsed = time.monotonic() - t0
+    assert isinstance(out[0], _collective.DaskFitError), out[0]
+    assert "rank 2 (worker tcp://127.0.0.1:40002) did not answer reduction #1 within timeout=2 s" in str(out[0])
+    assert isinstance(out[1], _collective.DaskFitError), out[1]
+    assert "rank 0" in str(out[1])
+    assert out[2] == "silent"
+    assert elapsed < 2.0 + 3 + 8, elapsed
+
+
+def test_issue_13_transport_is_validated():
+    with pytest.raises(ValueError, match=r"invalid parameter `transport`: expected one of 'tcp', 'dask', got 'udp'"):
+        _collective.check_transport("udp")
+    assert [_collective.check_transport(t) for t in ("tcp", "dask")] == ["tcp", "dask"]
+
+
+# ---------------------------------------------------------------------------------- on a cluster
+
+
+def test_issue_13_transport_parameter(client):
+    from sklearn.base import clone
+
+    est = bdask.DaskRealAdaBoostClassifier(n_estimators=3, transport="dask")
+    p = est.get_params()
+    assert p["transport"] == "dask"
+    assert clone(est).get_params() == p
+    est.set_params(client=client)
+    assert bdask.DaskAdaBoostMRClassifier().transport == "tcp"
+    X, y, _ = _data(n=100)
+    dX, dy = _place(client, [X, y], [50, 50], [0, 1])
+    # Checked at fit (as every parameter), before anything runs on the cluster.
+    for bad in ("udp", None, 1):
+        with pytest.raises(ValueError, match="invalid parameter `transport`"):
+            bdask.DaskRealAdaBoostClassifier(transport=bad, client=client).fit(dX, dy)
+    # to_local drops it (the local estimator has no such parameter).
+    est.fit(dX, dy)
+    assert "transport" not in est.to_local().get_params()
+
+
+@pytest.mark.parametrize(
+    "cls, kw, classes",
+    [
+        (bdask.DaskRealAdaBoostClassifier, {"max_leaves": 8}, 2),
+        (bdask.DaskSecBoostClassifier, {"max_leaves": 4}, 2),
+        (bdask.DaskAdaBoostMHClassifier, {"max_leaves": 4}, 3),
+    ],
+    ids=["real", "secboost", "mh"],
+)
+def test_issue_13_transports_give_byte_identical_model_files(client, tmp_path, cls, kw, classes):
+    """The same data and parameters over both transports: the same model file, byte for byte, the
+    same number of reductions and values (the messages per round do not depend on the channel)."""
+    X, y, w = _data(n=700, seed=3, classes=classes)
+    sizes = [90, 260, 40, 310]
+    dX, dy, dw = _place(client, [X, y, w], sizes, [0, 1, 0, 1])
+    fits = {}
+    # tcp, dask, tcp: Dask may keep a replica of a partition elsewhere between two fits (another
+    # training order); the dask fit is compared with a tcp fit that trained the same order.
+    for i, t in enumerate(["tcp", "dask", "tcp"]):
+        est = _fit_checked(cls(n_estimators=10, random_state=5, client=client, timeout=60, transport=t, **kw), dX, dy, sample_weight=dw)
+        assert all(s["transport"] == t for s in est.comm_stats_["per_rank"])
+        fits[(t, i)] = (est, _model_bytes(est, tmp_path / f"{t}{i}.json"))
+    d, d_bytes = fits[("dask", 1)]
+    same_order = [(e, b) for (t, _), (e, b) in fits.items() if t == "tcp" and e.training_order_ == d.training_order_]
+    assert same_order, [e.training_order_ for e, _ in fits.values()]
+    tcp, tcp_bytes = same_order[0]
+    assert d_bytes == tcp_bytes
+    for k in ("reductions", "values_reduced", "bytes_through_rank0"):
+        assert d.comm_stats_[k] == tcp.comm_stats_[k], k
+    # And the model is the local one (within REL: the local sums are taken in another order).
+    local = cls._local_cls(n_estimators=10, random_state=5, **kw).fit(
+        *_in_training_order(d, [X, y], sizes), sample_weight=_in_training_order(d, [w], sizes)[0]
+    )
+    _assert_same_model(d, local)
+    # The dask channel connected over the workers' own protocol.
+    assert d.comm_stats_["per_rank"][1]["address"].startswith("tcp://")
+
+
+def test_issue_13_transport_dask_with_workers_in_the_clients_process():
+    """LocalCluster(processes=False): the dask channel listens in-process (inproc://); the model
+    file is the tcp transport's."""
+    rng = np.random.RandomState(4)
+    X = rng.normal(size=(1200, 4))
+    y = (X[:, 0] - X[:, 2] > 0.1).astype(np.int64)
+    with dask.config.set({"distributed.scheduler.work-stealing": False}), distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
+    ) as cluster, distributed.Client(cluster) as c:
+        # Persisted and held: both fits find the partitions where the first found them.
+        dX, dy = c.persist([da.from_array(X, chunks=(300, 4)), da.from_array(y, chunks=300)])
+        distributed.wait([dX, dy])
+        a, b = (
+            _fit_checked(bdask.DaskRealAdaBoostClassifier(n_estimators=6, max_leaves=4, client=c, timeout=30, transport=t), dX, dy)
+            for t in ("dask", "tcp")
+        )
+    assert a.comm_stats_["per_rank"][1]["address"].startswith("inproc://")
+    assert a.training_order_ == b.training_order_
+    assert a.model_.to_json() == b.model_.to_json()
+    local = boostlab.RealAdaBoostClassifier(n_estimators=6, max_leaves=4).fit(*_in_training_order(a, [X, y], [300] * 4))
+    _assert_same_model(a, local)
+
+
+def test_issue_13_transport_dask_on_a_tls_cluster():
+    """With TLS configured for the workers, the dask channel connects over tls:// with the workers'
+    security (no socket of the tcp channel is wrapped); the model is the local one."""
+    if not os.environ.get("CI"):
+        pytest.importorskip("cryptography", reason="Security.temporary() needs cryptography")
+    from distributed.security import Security
+
+    sec = Security.temporary()
+    rng = np.random.RandomState(4)
+    X = rng.normal(size=(1200, 4))
+    y = (X[:, 0] - X[:, 2] > 0.1).astype(np.int64)
+    with dask.config.set({"distributed.scheduler.work-stealing": False}), distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", security=sec, protocol="tls"
+    ) as cluster, distributed.Client(cluster, security=sec) as c:
+        dX, dy = da.from_array(X, chunks=(500, 4)), da.from_array(y, chunks=500)
+        est = _fit_checked(
+            bdask.DaskRealAdaBoostClassifier(n_estimators=6, max_leaves=4, client=c, timeout=30, transport="dask"), dX, dy
+        )
+        wrapped = c.run(lambda: importlib.import_module("boostlab._collective").TLS_WRAPPED[0])
+        assert sorted(wrapped.values()) == [0, 0], wrapped
+    assert est.n_workers_ == 2
+    assert all(s["address"].startswith("tls://") for s in est.comm_stats_["per_rank"])
+    local = boostlab.RealAdaBoostClassifier(n_estimators=6, max_leaves=4).fit(
+        *_in_training_order(est, [X, y], [500, 500, 200])
+    )
+    _assert_same_model(est, local)
+
+
+def test_issue_13_transport_dask_a_worker_killed_mid_fit():
+    """A worker killed mid-fit with transport="dask": DaskFitError naming it within the timeout,
+    no task processing, no worker thread busy, no listener left."""
+    timeout = 20.0
+    with dask.config.set({"distributed.scheduler.work-stealing": False}), _cluster() as cluster, distributed.Client(
+        cluster
+    ) as c:
+        X, y, _ = _data(n=400)
+        dX, dy = _place(c, [X, y], [200, 200], [0, 1])
+        victim = sorted(c.scheduler_info()["workers"])[1]
+        est = bdask.DaskRealAdaBoostClassifier(
+            n_estimators=1_000_000, max_leaves=8, client=c, timeout=timeout, transport="dask"
+        )
+
+        def kill():
+            for _ in range(400):
+                running = [k for v in c.processing().values() for k in v if "boostlab-fit" in str(k)]
+                if len(running) >= 2:
+                    break
+                time.sleep(0.05)
+            time.sleep(1.0)
+            try:
+                c.run(os._exit, 1, workers=[victim])
+            except Exception:
+                pass
+
+        killer = threading.Thread(target=kill, daemon=True)
+        killer.start()
+        t0 = time.monotonic()
+        with pytest.raises(bdask.DaskFitError, match=victim.replace(".", r"\.")) as err:
+            est.fit(dX, dy)
+        elapsed = time.monotonic() - t0
+        assert "rank 1" in str(err.value)
+        print(f"\nkilled worker (transport=dask): {err.value} (after {elapsed:.1f} s)")
+        killer.join()
+        assert elapsed < timeout + 15, elapsed
+        assert not hasattr(est, "model_")
+        deadline = time.monotonic() + 15
+        while True:
+            busy = sum(len(v) for v in c.processing().values())
+            threads = c.run(lambda dask_worker: len(dask_worker.active_threads))
+            hubs = c.run(bdask._hub_count)
+            if busy == 0 and not any(threads.values()) and not any(hubs.values()):
+                break
+            assert time.monotonic() < deadline, (busy, threads, hubs)
+            time.sleep(0.2)

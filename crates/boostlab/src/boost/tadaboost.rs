@@ -15,11 +15,15 @@
 //! recurrence `q̃^(1−t) = q^(1−t) − (1−t)µu` and scaled by `Z^(−(1−t))`, so that `R`, the
 //! co-densities `q^(2−t) = q · q^(1−t)` and `Z` need no `pow` per example: one transcendental
 //! call per example and round remains (`q̃ = (q̃^(1−t))^(1/(1−t))`, or the `ln_1p`/`exp` form near
-//! `t = 1` and when `|ρ| ≈ 1`). The per-example passes (edge, update, normalisation with the
-//! models and training errors) run in parallel over fixed chunks of examples whose partial sums
-//! are added in chunk order, so results do not depend on the number of threads. The update
-//! overwrites the weights in place unless one may overflow (then it works on a copy, so that a
-//! failed round leaves the booster unchanged).
+//! `t = 1` and when `|ρ| ≈ 1`). The per-example passes — the edge, the update with the models and
+//! training errors (issue 18, session 8: they were the last pass's), the normalisation writing the
+//! next statistics — read each row's leaf and the leaf values rather than a written `h`
+//! ([`Booster::step_on_leaves`]), and run in parallel over fixed chunks of examples whose partial
+//! sums are added in chunk order, so results do not depend on the number of threads. Three passes
+//! are the fewest that keep the weights' bits: `µ` needs the edge's sums over every example before
+//! any weight moves, and the learner's `d = q/Σq` needs `Z` (a sum over the updated weights)
+//! before its first value. The update overwrites the weights and models in place unless a weight
+//! may overflow (then it works on copies, so that a failed round leaves the booster unchanged).
 //!
 //! Two consequences of SPEC §5's `R_j = max |u|/q^(1−t)`, verified by the tests: `|ν| ≤ 1/|1−t|`
 //! implies `q^(1−t) − (1−t)µu ≥ 0` for every weight in `R`'s maximum, so (in exact arithmetic)
@@ -281,7 +285,7 @@ const MIN_DIRECT_SUM: f64 = 1e-200;
 /// 0 and never switch back on. The training error reported (and bounded by `Π Z^(2−t)`) is
 /// weighted by the sample weights.
 ///
-/// Per example it keeps the label, `q`, `q^(1−t)`, the score and the clipped score (40 bytes; the
+/// Per example it keeps the label, `q`, `q^(1−t)`, the score and the clipped score (33 bytes; the
 /// sample weights only when given). When every weight switches off (`Z = 0`, `t < 1`), the
 /// weights are left at 0.
 #[derive(Debug, Clone)]
@@ -290,7 +294,9 @@ pub struct TAdaBoost {
     /// Effective temperature (exactly 1 when `is_one(params.t)`).
     t: f64,
     regime: Regime,
-    y: Vec<f64>,
+    /// The labels `±1` as one byte each (issue 18, session 8: every pass reads them; `f64::from`
+    /// gives the same `±1.0` the arithmetic used before).
+    y: Vec<i8>,
     /// Sample weights normalised to sum 1 (for the training errors); `None` when uniform (`1/n`).
     w: Option<Vec<f64>>,
     /// Multiplicities `cᵢ = wᵢ n/Σw` (see the type's doc); `None` without sample weights (all 1).
@@ -390,6 +396,12 @@ struct UpdateSums {
     n_inf: usize,
     /// Total multiplicity of the infinite `q̃` (`n_inf` without sample weights).
     inf_weight: f64,
+    /// The models' moves of the same pass (issue 18, session 8): the weighted training errors of
+    /// the linear and the clipped model and the clip events (see [`FinishSums`]).
+    err: f64,
+    err_clipped: f64,
+    clip_upper: f64,
+    clip_lower: f64,
 }
 
 /// Partial results of the last pass of a round over one chunk.
@@ -454,6 +466,36 @@ fn raw_ratio<const TEMPERED: bool>(yi: f64, hi: f64, qs: f64) -> f64 {
     }
 }
 
+/// The tree's outputs on the training rows (issue 18): a dense `h` ([`Booster::step`]), or each
+/// row's leaf and the leaves' values ([`Booster::step_on_leaves`]: no `h` written by the driver and
+/// read back by every pass).
+trait Outputs: Sync {
+    /// The output of row `i`.
+    fn at(&self, i: usize) -> f64;
+}
+
+impl Outputs for [f64] {
+    #[inline(always)]
+    fn at(&self, i: usize) -> f64 {
+        self[i]
+    }
+}
+
+/// A tree's outputs: `values[of_row[i]]`.
+struct Leaves<'a> {
+    of_row: &'a [u32],
+    values: &'a [f64],
+}
+
+impl Outputs for Leaves<'_> {
+    #[inline(always)]
+    fn at(&self, i: usize) -> f64 {
+        // A leaf index out of range (not produced by the tree learner) reads as NaN: the edge's
+        // finiteness check reports it as a bad tree output of that row instead of panicking.
+        self.values.get(self.of_row[i] as usize).copied().unwrap_or(f64::NAN)
+    }
+}
+
 /// `v` cut into `n_chunks` chunks of [`CHUNK`] elements, or `n_chunks` empty slices when `v` is
 /// empty (a per-example vector the regime does not keep).
 fn chunks_of(v: &mut [f64], n_chunks: usize) -> Vec<&mut [f64]> {
@@ -465,9 +507,9 @@ fn chunks_of(v: &mut [f64], n_chunks: usize) -> Vec<&mut [f64]> {
 }
 
 /// The update's inputs that do not depend on the example.
-struct UpdateCtx<'a> {
-    y: &'a [f64],
-    h: &'a [f64],
+struct UpdateCtx<'a, H: ?Sized> {
+    y: &'a [i8],
+    h: &'a H,
     w: Option<&'a [f64]>,
     /// Multiplicities (`None`: all 1).
     c: Option<&'a [f64]>,
@@ -483,6 +525,11 @@ struct UpdateCtx<'a> {
     n_int: u32,
     /// `t < 1` and some active weights are 0: they may come back.
     comeback: bool,
+    /// The models' step (SPEC §5: `H += α h`, `S = clip_[−δ, δ](S + α h)`), `δ = +∞` without a
+    /// clipped model, and the uniform weight `1/m` of the training errors without sample weights.
+    alpha: f64,
+    delta: f64,
+    uniform: f64,
 }
 
 /// Kernels of the update, chosen once per round (see [`update_chunk`]).
@@ -501,12 +548,21 @@ const KERNEL_POWER_INT: u8 = 3;
 ///   rounding of `t` (t = 0, ½, ¾, 0.8, …): the power is [`powi_seq`]'s `n − 1` multiplications or
 ///   fewer instead of a `pow` (relative error `≤ (n−1)·2^−53`; a deliberate change of the weights'
 ///   last bits against `powf(x, 1/(1−t))`, see `crate::fastmath`).
-fn update_chunk<const K: u8>(ctx: &UpdateCtx, base: usize, q: &mut [f64], qs: &mut [f64]) -> UpdateSums {
+///
+/// The same pass moves the models (issue 18, session 8; they were the last pass's): `H += α h`
+/// and, with `CLIP`, `S = clip_[−δ, δ](S + α h)`, with the training errors and clip events of the
+/// moved models — the same per-row arithmetic in the same order as before, so the same bits.
+fn update_chunk<const K: u8, const CLIP: bool, H: Outputs + ?Sized>(
+    ctx: &UpdateCtx<'_, H>,
+    base: usize,
+    (q, qs): (&mut [f64], &mut [f64]),
+    (scores, clipped): (&mut [f64], &mut [f64]),
+) -> UpdateSums {
     let (s, nu) = (ctx.s, ctx.nu);
     let mut p = UpdateSums::default();
-    for (i, qv) in q.iter_mut().enumerate() {
+    for (i, (qv, score)) in q.iter_mut().zip(scores.iter_mut()).enumerate() {
         let g = base + i;
-        let (yi, hi) = (ctx.y[g], ctx.h[g]);
+        let (yi, hi) = (f64::from(ctx.y[g]), ctx.h.at(g));
         if K == KERNEL_ONE {
             if *qv > 0.0 {
                 // SPEC §5 at t = 1: q̃ = q exp(−µu) = q exp(−ν a), a = u/R.
@@ -521,57 +577,77 @@ fn update_chunk<const K: u8>(ctx: &UpdateCtx, base: usize, q: &mut [f64], qs: &m
                 p.qsum += *qv * mult(ctx.c, g);
                 p.qmax = p.qmax.max(*qv);
             }
-            continue;
-        }
-        let qsv = &mut qs[i];
-        let (qn, qsn) = if K == KERNEL_POWER || K == KERNEL_POWER_INT {
-            if *qv > 0.0 || (ctx.comeback && active(ctx.w, g)) {
-                // SPEC §5: q̃ = [q^(1−t) − (1−t)µu]_+^(1/(1−t)) (q^(1−t) = 0 for a switched-off
-                // weight), with −(1−t)µ = k.
-                let qsn = *qsv + ctx.k * (yi * hi);
-                if qsn > 0.0 {
-                    if K == KERNEL_POWER_INT {
-                        (powi_seq(qsn, ctx.n_int), qsn)
+        } else {
+            let qsv = &mut qs[i];
+            let (qn, qsn) = if K == KERNEL_POWER || K == KERNEL_POWER_INT {
+                if *qv > 0.0 || (ctx.comeback && active(ctx.w, g)) {
+                    // SPEC §5: q̃ = [q^(1−t) − (1−t)µu]_+^(1/(1−t)) (q^(1−t) = 0 for a switched-off
+                    // weight), with −(1−t)µ = k.
+                    let qsn = *qsv + ctx.k * (yi * hi);
+                    if qsn > 0.0 {
+                        if K == KERNEL_POWER_INT {
+                            (powi_seq(qsn, ctx.n_int), qsn)
+                        } else {
+                            (qsn.powf(ctx.inv_s), qsn)
+                        }
+                    } else if s > 0.0 || *qv == 0.0 {
+                        (0.0, 0.0)
                     } else {
-                        (qsn.powf(ctx.inv_s), qsn)
+                        (f64::INFINITY, 0.0)
                     }
-                } else if s > 0.0 || *qv == 0.0 {
-                    (0.0, 0.0)
                 } else {
-                    (f64::INFINITY, 0.0)
+                    (0.0, 0.0)
+                }
+            } else if *qv > 0.0 {
+                // SPEC §5: q̃ = [q^(1−t) − (1−t)µu]_+^(1/(1−t)) = q (1 + x)^(1/(1−t)),
+                // x = −(1−t) µ u / q^(1−t) = −(1−t) ν a, a = u/(R q^(1−t)) ∈ [−1, 1];
+                // and q̃^(1−t) = q^(1−t) (1 + x).
+                let a = ratio::<true>(yi, hi, ctx.inv_umax, *qsv) / ctx.r_rel;
+                let x = -s * nu * a;
+                (update_factor(*qv, x, s), *qsv * (1.0 + x))
+            } else if ctx.comeback && active(ctx.w, g) {
+                // Switched-off weights: q̃ = [−(1−t) µ u]_+^(1/(1−t)).
+                let z = -s * nu * (yi * hi * ctx.inv_umax / ctx.r_rel);
+                if z > 0.0 {
+                    ((z.ln() / s).exp(), z)
+                } else {
+                    (0.0, 0.0)
                 }
             } else {
                 (0.0, 0.0)
-            }
-        } else if *qv > 0.0 {
-            // SPEC §5: q̃ = [q^(1−t) − (1−t)µu]_+^(1/(1−t)) = q (1 + x)^(1/(1−t)),
-            // x = −(1−t) µ u / q^(1−t) = −(1−t) ν a, a = u/(R q^(1−t)) ∈ [−1, 1];
-            // and q̃^(1−t) = q^(1−t) (1 + x).
-            let a = ratio::<true>(yi, hi, ctx.inv_umax, *qsv) / ctx.r_rel;
-            let x = -s * nu * a;
-            (update_factor(*qv, x, s), *qsv * (1.0 + x))
-        } else if ctx.comeback && active(ctx.w, g) {
-            // Switched-off weights: q̃ = [−(1−t) µ u]_+^(1/(1−t)).
-            let z = -s * nu * (yi * hi * ctx.inv_umax / ctx.r_rel);
-            if z > 0.0 {
-                ((z.ln() / s).exp(), z)
+            };
+            *qv = qn;
+            *qsv = if qn == 0.0 { 0.0 } else { qsn };
+            if qn.is_infinite() {
+                p.n_inf += 1;
+                p.inf_weight += mult(ctx.c, g);
             } else {
-                (0.0, 0.0)
+                // SPEC §5: Z^(2−t) = Σ q̃^(2−t), each example counted with its multiplicity.
+                p.sum += qn * *qsv * mult(ctx.c, g);
+                p.qsum += qn * mult(ctx.c, g);
+                p.qmax = p.qmax.max(qn);
             }
-        } else {
-            (0.0, 0.0)
-        };
-        *qv = qn;
-        *qsv = if qn == 0.0 { 0.0 } else { qsn };
-        if qn.is_infinite() {
-            p.n_inf += 1;
-            p.inf_weight += mult(ctx.c, g);
-        } else {
-            // SPEC §5: Z^(2−t) = Σ q̃^(2−t), each example counted with its multiplicity.
-            p.sum += qn * *qsv * mult(ctx.c, g);
-            p.qsum += qn * mult(ctx.c, g);
-            p.qmax = p.qmax.max(qn);
         }
+        // The models: H += α h; S = clip_[−δ, δ](S + α h) (SPEC §5). A score of exactly 0
+        // predicts the negative class (SPEC §5).
+        let wi = ctx.w.map_or(ctx.uniform, |w| w[g]);
+        let wrong = |hs: f64| if (hs > 0.0) != (yi > 0.0) { wi } else { 0.0 };
+        *score += ctx.alpha * hi;
+        p.err += wrong(*score);
+        if CLIP {
+            let cl = &mut clipped[i];
+            let unclipped = *cl + ctx.alpha * hi;
+            if wi > 0.0 && unclipped > ctx.delta {
+                p.clip_upper += mult(ctx.c, g);
+            } else if wi > 0.0 && unclipped < -ctx.delta {
+                p.clip_lower += mult(ctx.c, g);
+            }
+            *cl = unclipped.clamp(-ctx.delta, ctx.delta);
+            p.err_clipped += wrong(*cl);
+        }
+    }
+    if !CLIP {
+        p.err_clipped = p.err;
     }
     p
 }
@@ -668,7 +744,7 @@ impl TAdaBoost {
             params: params.clone(),
             t,
             regime,
-            y: labels.y.to_vec(),
+            y: labels.y.iter().map(|&v| if v > 0.0 { 1 } else { -1 }).collect(),
             w,
             c,
             ln_q_cap,
@@ -860,15 +936,15 @@ impl TAdaBoost {
 
     /// `ρ`, `R` and the switched-off summary for edges `u = y·h` (SPEC §5). `None` when `h` is 0
     /// on all the weights in `R`'s maximum.
-    fn edge(&self, h: &[f64]) -> Result<Option<Edge>> {
+    fn edge<H: Outputs + ?Sized>(&self, h: &H) -> Result<Option<Edge>> {
         if self.regime == Regime::One {
-            self.edge_impl::<false>(h)
+            self.edge_impl::<false, H>(h)
         } else {
-            self.edge_impl::<true>(h)
+            self.edge_impl::<true, H>(h)
         }
     }
 
-    fn edge_impl<const TEMPERED: bool>(&self, h: &[f64]) -> Result<Option<Edge>> {
+    fn edge_impl<const TEMPERED: bool, H: Outputs + ?Sized>(&self, h: &H) -> Result<Option<Edge>> {
         let n = self.q.len();
         let (q, qs, y, w, c) = (&self.q[..], &self.qs[..], &self.y[..], self.w.as_deref(), self.c.as_deref());
         let below = self.regime == Regime::Below;
@@ -876,14 +952,15 @@ impl TAdaBoost {
         let parts = crate::par::map_chunks_of(n, CHUNK, |rows| {
             let mut p = EdgeSums::default();
             for i in rows {
-                if !h[i].is_finite() {
+                let hi = h.at(i);
+                if !hi.is_finite() {
                     p.bad_row = p.bad_row.min(i);
                 }
                 // SPEC §5: off_j = {i : q_ji = 0}; a positive q implies a positive sample weight.
                 if q[i] > 0.0 {
-                    p.umax = p.umax.max(h[i].abs());
+                    p.umax = p.umax.max(hi.abs());
                     let (qsi, co) = if TEMPERED { (qs[i], q[i] * qs[i]) } else { (1.0, q[i]) };
-                    let r = raw_ratio::<TEMPERED>(y[i], h[i], qsi);
+                    let r = raw_ratio::<TEMPERED>(f64::from(y[i]), hi, qsi);
                     p.ratio_max = p.ratio_max.max(r.abs());
                     if r != 0.0 {
                         // q_i u_i / R = (ratio_i / r_rel) q_i^(2−t), with q^(2−t) = q · q^(1−t).
@@ -893,7 +970,7 @@ impl TAdaBoost {
                     }
                 } else if below && active(w, i) {
                     p.m_dag += mult(c, i);
-                    let v = y[i] * h[i];
+                    let v = f64::from(y[i]) * hi;
                     p.off_max = p.off_max.max(v.abs());
                     p.off_sum += v * mult(c, i);
                 }
@@ -912,7 +989,7 @@ impl TAdaBoost {
         });
         if sums.bad_row != usize::MAX {
             let i = sums.bad_row;
-            return Err(Error::Numerical(format!("tree output {} at row {i}", h[i])));
+            return Err(Error::Numerical(format!("tree output {} at row {i}", h.at(i))));
         }
         if self.coll.is_distributed() {
             // Issue 13: the edge's sums over every rank (one call). The unscaled sums of each rank
@@ -971,8 +1048,17 @@ impl TAdaBoost {
         }
     }
 
-    /// Overwrites `q` (and `q^(1−t)`) with the un-normalised update `q̃` for leverage `nu = µR`.
-    fn update(&self, h: &[f64], edge: &Edge, nu: f64, q: &mut [f64], qs: &mut [f64]) -> Result<UpdateSums> {
+    /// Overwrites `q` (and `q^(1−t)`) with the un-normalised update `q̃` for leverage `nu = µR`,
+    /// and moves the models `scores` (`H`) and `clipped` (`S`) by `α h` in the same pass (issue
+    /// 18, session 8).
+    fn update<H: Outputs + ?Sized>(
+        &self,
+        h: &H,
+        edge: &Edge,
+        (nu, alpha): (f64, f64),
+        (q, qs): (&mut [f64], &mut [f64]),
+        (scores, clipped): (&mut [f64], &mut [f64]),
+    ) -> Result<UpdateSums> {
         let s = 1.0 - self.t;
         let ctx = UpdateCtx {
             y: &self.y,
@@ -987,6 +1073,10 @@ impl TAdaBoost {
             inv_s: 1.0 / s,
             n_int: if s > 0.0 { snapped_int_exponent(1.0 / s).unwrap_or(0) } else { 0 },
             comeback: self.regime == Regime::Below && edge.m_dag > 0.0,
+            alpha,
+            delta: self.delta.unwrap_or(f64::INFINITY),
+            // `m` is the number of examples (of every rank, issue 13): 1/m is the uniform weight.
+            uniform: 1.0 / self.m,
         };
         // The power kernel away from t = 1, unless a weight may (nearly) switch off or overflow
         // (|(1−t)ν| ≈ 1, i.e. ρ ≈ ±1), where the relative kernel keeps `|a| ≤ 1` exact.
@@ -1001,15 +1091,29 @@ impl TAdaBoost {
         } else {
             KERNEL_RELATIVE
         };
+        // The clipped model exists for t < 1, and with a schedule whose last t is below 1 (issue 16).
+        let clip = self.delta.is_some();
         let n_chunks = q.len().div_ceil(CHUNK);
-        let jobs: Vec<_> = q.chunks_mut(CHUNK).zip(chunks_of(qs, n_chunks)).enumerate().collect();
+        let jobs: Vec<_> = q
+            .chunks_mut(CHUNK)
+            .zip(chunks_of(qs, n_chunks))
+            .zip(scores.chunks_mut(CHUNK).zip(chunks_of(clipped, n_chunks)))
+            .enumerate()
+            .collect();
         let parts: Vec<UpdateSums> = jobs
             .into_par_iter()
-            .map(|(c, (qc, qsc))| match kernel {
-                KERNEL_ONE => update_chunk::<KERNEL_ONE>(&ctx, c * CHUNK, qc, qsc),
-                KERNEL_POWER => update_chunk::<KERNEL_POWER>(&ctx, c * CHUNK, qc, qsc),
-                KERNEL_POWER_INT => update_chunk::<KERNEL_POWER_INT>(&ctx, c * CHUNK, qc, qsc),
-                _ => update_chunk::<KERNEL_RELATIVE>(&ctx, c * CHUNK, qc, qsc),
+            .map(|(c, (w, m))| {
+                let base = c * CHUNK;
+                match (kernel, clip) {
+                    (KERNEL_ONE, true) => update_chunk::<KERNEL_ONE, true, H>(&ctx, base, w, m),
+                    (KERNEL_ONE, false) => update_chunk::<KERNEL_ONE, false, H>(&ctx, base, w, m),
+                    (KERNEL_POWER, true) => update_chunk::<KERNEL_POWER, true, H>(&ctx, base, w, m),
+                    (KERNEL_POWER, false) => update_chunk::<KERNEL_POWER, false, H>(&ctx, base, w, m),
+                    (KERNEL_POWER_INT, true) => update_chunk::<KERNEL_POWER_INT, true, H>(&ctx, base, w, m),
+                    (KERNEL_POWER_INT, false) => update_chunk::<KERNEL_POWER_INT, false, H>(&ctx, base, w, m),
+                    (_, true) => update_chunk::<KERNEL_RELATIVE, true, H>(&ctx, base, w, m),
+                    (_, false) => update_chunk::<KERNEL_RELATIVE, false, H>(&ctx, base, w, m),
+                }
             })
             .collect();
         let mut sums = parts.into_iter().fold(UpdateSums::default(), |acc, p| UpdateSums {
@@ -1018,9 +1122,14 @@ impl TAdaBoost {
             qmax: acc.qmax.max(p.qmax),
             n_inf: acc.n_inf + p.n_inf,
             inf_weight: acc.inf_weight + p.inf_weight,
+            err: acc.err + p.err,
+            err_clipped: acc.err_clipped + p.err_clipped,
+            clip_upper: acc.clip_upper + p.clip_upper,
+            clip_lower: acc.clip_lower + p.clip_lower,
         });
         if self.coll.is_distributed() {
-            // Issue 13: Z's sum over every rank (one call).
+            // Issue 13: Z's sum over every rank (one call). The models' sums travel with the
+            // round's last sums.
             let mut sum = [sums.sum, sums.n_inf as f64, sums.inf_weight];
             let mut max = [sums.qmax];
             self.coll.sum_max(&mut sum, &mut max)?;
@@ -1030,38 +1139,25 @@ impl TAdaBoost {
     }
 
     /// The last pass of a round: scales the weights by `1/Z` (`q^(1−t)` by `1/Z^(1−t)`) when
-    /// `inv_z` is given, flushes subnormal weights, and moves the models `H += α h`,
-    /// `S = clip_[−δ, δ](S + α h)` (SPEC §5). Returns the co-density range and the training
-    /// errors.
+    /// `inv_z` is given and flushes subnormal weights (SPEC §5: `q_{j+1} = q̃/Z_j`). Returns the
+    /// co-density range and the number of zero weights (the models moved in the update's pass,
+    /// issue 18 session 8: their sums are left at 0 here).
     ///
     /// With `stats = (stats, 1/Σ c q)` (issue 18), it also writes the next round's statistics
     /// ([`Booster::statistics`]'s values, from the final weights).
-    fn finish_round(
-        &mut self,
-        inv_z: Option<f64>,
-        h: &[f64],
-        alpha: f64,
-        stats: Option<(&mut [f64], f64)>,
-    ) -> FinishSums {
-        // The clipped model exists for t < 1, and with a schedule whose last t is below 1 (issue 16).
+    fn finish_round(&mut self, inv_z: Option<f64>, stats: Option<(&mut [f64], f64)>) -> FinishSums {
         let tempered = self.regime != Regime::One;
-        match (tempered, self.delta.is_some(), stats) {
-            (true, true, Some(st)) => self.finish_impl::<true, true, true>(inv_z, h, alpha, st),
-            (true, false, Some(st)) => self.finish_impl::<true, false, true>(inv_z, h, alpha, st),
-            (false, true, Some(st)) => self.finish_impl::<false, true, true>(inv_z, h, alpha, st),
-            (false, false, Some(st)) => self.finish_impl::<false, false, true>(inv_z, h, alpha, st),
-            (true, true, None) => self.finish_impl::<true, true, false>(inv_z, h, alpha, (&mut [], 0.0)),
-            (true, false, None) => self.finish_impl::<true, false, false>(inv_z, h, alpha, (&mut [], 0.0)),
-            (false, true, None) => self.finish_impl::<false, true, false>(inv_z, h, alpha, (&mut [], 0.0)),
-            (false, false, None) => self.finish_impl::<false, false, false>(inv_z, h, alpha, (&mut [], 0.0)),
+        match (tempered, stats) {
+            (true, Some(st)) => self.finish_impl::<true, true>(inv_z, st),
+            (false, Some(st)) => self.finish_impl::<false, true>(inv_z, st),
+            (true, None) => self.finish_impl::<true, false>(inv_z, (&mut [], 0.0)),
+            (false, None) => self.finish_impl::<false, false>(inv_z, (&mut [], 0.0)),
         }
     }
 
-    fn finish_impl<const TEMPERED: bool, const CLIP: bool, const STATS: bool>(
+    fn finish_impl<const TEMPERED: bool, const STATS: bool>(
         &mut self,
         inv_z: Option<f64>,
-        h: &[f64],
-        alpha: f64,
         (stats, norm): (&mut [f64], f64),
     ) -> FinishSums {
         let s = 1.0 - self.t;
@@ -1069,25 +1165,21 @@ impl TAdaBoost {
             Some(iz) => (iz, if TEMPERED { iz.powf(s) } else { 1.0 }),
             None => (1.0, 1.0),
         };
-        let delta = self.delta.unwrap_or(f64::INFINITY);
         let (y, w) = (&self.y[..], self.w.as_deref());
         let mults = self.c.as_deref();
-        // `m` is the number of examples (of every rank, issue 13): 1/m is the uniform weight.
-        let uniform = 1.0 / self.m;
         let n_chunks = y.len().div_ceil(CHUNK);
         let jobs: Vec<_> = self
             .q
             .chunks_mut(CHUNK)
             .zip(chunks_of(&mut self.qs, n_chunks))
-            .zip(self.scores.chunks_mut(CHUNK).zip(chunks_of(&mut self.clipped, n_chunks)))
             .zip(chunks_of(stats, n_chunks))
             .enumerate()
             .collect();
         let parts: Vec<FinishSums> = jobs
             .into_par_iter()
-            .map(|(c, (((qc, qsc), (sc, cc)), stc))| {
+            .map(|(c, ((qc, qsc), stc))| {
                 let mut p = FinishSums::default();
-                for (i, (q, score)) in qc.iter_mut().zip(sc.iter_mut()).enumerate() {
+                for (i, q) in qc.iter_mut().enumerate() {
                     let g = c * CHUNK + i;
                     // SPEC §5: q_{j+1} = q̃/Z_j, so q_{j+1}^(1−t) = q̃^(1−t)/Z_j^(1−t).
                     *q *= scale;
@@ -1110,34 +1202,15 @@ impl TAdaBoost {
                     };
                     if STATS {
                         // Issue 18: the next round's statistics (`Booster::statistics`).
-                        stc[i] = stat_value(y[g], mult(mults, g), *q, norm);
+                        stc[i] = stat_value(f64::from(y[g]), mult(mults, g), *q, norm);
                     }
-                    let wi = w.map_or(uniform, |w| w[g]);
-                    if wi > 0.0 {
+                    if w.is_none_or(|w| w[g] > 0.0) {
                         p.pmin = p.pmin.min(co);
                         p.pmax = p.pmax.max(co);
                         if co == 0.0 {
                             p.n_zero += mult(mults, g);
                         }
                     }
-                    // A score of exactly 0 predicts the negative class (SPEC §5).
-                    let wrong = |hs: f64| if (hs > 0.0) != (y[g] > 0.0) { wi } else { 0.0 };
-                    *score += alpha * h[g];
-                    p.err += wrong(*score);
-                    if CLIP {
-                        let cl = &mut cc[i];
-                        let unclipped = *cl + alpha * h[g];
-                        if wi > 0.0 && unclipped > delta {
-                            p.clip_upper += mult(mults, g);
-                        } else if wi > 0.0 && unclipped < -delta {
-                            p.clip_lower += mult(mults, g);
-                        }
-                        *cl = unclipped.clamp(-delta, delta);
-                        p.err_clipped += wrong(*cl);
-                    }
-                }
-                if !CLIP {
-                    p.err_clipped = p.err;
                 }
                 p
             })
@@ -1146,10 +1219,7 @@ impl TAdaBoost {
             pmin: a.pmin.min(p.pmin),
             pmax: a.pmax.max(p.pmax),
             n_zero: a.n_zero + p.n_zero,
-            err: a.err + p.err,
-            err_clipped: a.err_clipped + p.err_clipped,
-            clip_upper: a.clip_upper + p.clip_upper,
-            clip_lower: a.clip_lower + p.clip_lower,
+            ..a
         })
     }
 }
@@ -1271,17 +1341,32 @@ impl Booster for TAdaBoost {
         // SPEC §5: d_j = q_j/Σq (option: co-density q^(2−t)). Frequency weights: the copies of
         // example i together weigh c_i q_i (or c_i q_i^(2−t)).
         if self.params.learner_weights == LearnerWeights::CoDensity {
-            fill_chunks(stats, |i| super::signed(y[i], mult(c, i) * codensity(q[i], e, regime)));
+            fill_chunks(stats, |i| super::signed(f64::from(y[i]), mult(c, i) * codensity(q[i], e, regime)));
         } else {
             // Issue 13: with several ranks, Σq over every rank (kept by `sync_q_sum`); issue 18: on
             // one machine, the kept `q_sum` (what the fused last pass of a round uses).
             let norm = 1.0 / self.dist_q_sum.unwrap_or(self.q_sum);
-            fill_chunks(stats, |i| stat_value(y[i], mult(c, i), q[i], norm));
+            fill_chunks(stats, |i| stat_value(f64::from(y[i]), mult(c, i), q[i], norm));
         }
     }
 
     fn step_then_statistics(&mut self, h: &[f64], diag: &mut Diagnostics, stats: &mut [f64]) -> Result<Step> {
+        self.check_rows(h.len(), "tree outputs")?;
         self.advance(h, diag, Some(stats))
+    }
+
+    /// Issue 18 (session 8): the passes read each row's leaf and the leaf values (no `h`).
+    fn step_on_leaves(
+        &mut self,
+        leaf_of_row: &[u32],
+        leaf_values: &[f64],
+        h: &mut [f64],
+        diag: &mut Diagnostics,
+        stats: &mut [f64],
+    ) -> Result<Step> {
+        let _ = h; // not needed: the outputs are read from the leaves
+        self.check_rows(leaf_of_row.len(), "leaves")?;
+        self.advance(&Leaves { of_row: leaf_of_row, values: leaf_values }, diag, Some(stats))
     }
 
     fn set_learning_rate(&mut self, lr: f64) {
@@ -1301,19 +1386,30 @@ impl Booster for TAdaBoost {
     }
 
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
+        self.check_rows(h.len(), "tree outputs")?;
         self.advance(h, diag, None)
     }
 }
 
 impl TAdaBoost {
+    /// An error unless `len` (of the round's `what`) is the number of examples.
+    fn check_rows(&self, len: usize, what: &str) -> Result<()> {
+        let n = self.y.len();
+        if len != n {
+            return Err(Error::InvalidData(format!("{n} examples but {len} {what}")));
+        }
+        Ok(())
+    }
+
     /// One round (SPEC §5); with `stats`, the next round's statistics too, written by the round's
     /// last pass when the round is a normal one (issue 18), else by [`Booster::statistics`]
     /// afterwards: the same values either way.
-    fn advance(&mut self, h: &[f64], diag: &mut Diagnostics, mut stats: Option<&mut [f64]>) -> Result<Step> {
-        let n = self.y.len();
-        if h.len() != n {
-            return Err(Error::InvalidData(format!("{n} examples but {} tree outputs", h.len())));
-        }
+    fn advance<H: Outputs + ?Sized>(
+        &mut self,
+        h: &H,
+        diag: &mut Diagnostics,
+        mut stats: Option<&mut [f64]>,
+    ) -> Result<Step> {
         // A non-finite tree output is an error of the edge's pass (issue 18: no pass of its own).
         let t = self.t;
         let s = 1.0 - t;
@@ -1396,12 +1492,19 @@ impl TAdaBoost {
         // The update overwrites the weights unless one may overflow: then it works on a copy, so
         // that a failed round leaves the booster as it was.
         let in_place = e * (self.ln_growth_bound(&edge, nu) + self.ln_q_cap) <= IN_PLACE_LN_BOUND;
-        let (mut q, mut qs) = if in_place {
-            (std::mem::take(&mut self.q), std::mem::take(&mut self.qs))
+        // Issue 18 (session 8): the update's pass also moves the models, so they are copied with
+        // the weights.
+        let (mut q, mut qs, mut scores, mut clipped) = if in_place {
+            (
+                std::mem::take(&mut self.q),
+                std::mem::take(&mut self.qs),
+                std::mem::take(&mut self.scores),
+                std::mem::take(&mut self.clipped),
+            )
         } else {
-            (self.q.clone(), self.qs.clone())
+            (self.q.clone(), self.qs.clone(), self.scores.clone(), self.clipped.clone())
         };
-        let sums = self.update(h, &edge, nu, &mut q, &mut qs)?;
+        let sums = self.update(h, &edge, (nu, alpha), (&mut q, &mut qs), (&mut scores, &mut clipped))?;
         let n_inf = sums.n_inf;
         debug_assert!(n_inf == 0 || !in_place, "an in-place update overflowed");
         if n_inf > 0 && self.params.overflow == OverflowPolicy::Error {
@@ -1409,6 +1512,7 @@ impl TAdaBoost {
                 // Not reached (the bound excludes overflow); the weights stay consistent anyway.
                 self.q = q;
                 self.resync_powers();
+                (self.scores, self.clipped) = (scores, clipped);
             }
             return Err(Error::Numerical(format!(
                 "{n_inf} tempered weight(s) overflowed at t = {t} (ρ = {rho}); use overflow = fallback or a smaller t"
@@ -1416,6 +1520,8 @@ impl TAdaBoost {
         }
         self.q = q;
         self.qs = qs;
+        self.scores = scores;
+        self.clipped = clipped;
         // SPEC §5: Z_j = (Σ q̃^(2−t))^(1/(2−t)); q_{j+1} = q̃/Z_j.
         let (z, inv_z) = if n_inf > 0 {
             // SPEC §5 (authors' fallback): overflowed weights n_inf^(−t*), others 0, Z = 1
@@ -1464,8 +1570,10 @@ impl TAdaBoost {
             (true, Some(total)) => stats.take().map(|st| (st, 1.0 / total)),
             _ => None,
         };
-        // Weights q/Z, and the models: H += α h; S = clip_[−δ, δ](S + α h) (SPEC §5).
-        let mut fin = self.finish_round(inv_z, h, alpha, fused);
+        // Weights q/Z (the models moved in the update's pass).
+        let mut fin = self.finish_round(inv_z, fused);
+        (fin.err, fin.err_clipped, fin.clip_upper, fin.clip_lower) =
+            (sums.err, sums.err_clipped, sums.clip_upper, sums.clip_lower);
         self.q_sum = match q_sum_next {
             Some(v) => v,
             None => self.local_q_sum(),
@@ -2132,6 +2240,104 @@ mod tests {
                 assert!(one == run(threads), "t = {t}: 1 and {threads} threads differ");
             }
         }
+    }
+
+    /// Issue 18 (session 8): `step_on_leaves` (the passes read each row's leaf and the leaf values;
+    /// the models move in the update's pass) gives the dense `step_then_statistics`'s state bit for
+    /// bit — weights, `q^(1−t)`, both models, statistics, diagnostics — for every kernel and regime,
+    /// with and without sample weights, with shrinkage, at 1 and 2 threads.
+    #[test]
+    fn issue_18_step_on_leaves_equals_the_dense_step() {
+        let n = 2 * CHUNK + 777;
+        let mut rng = ChaCha8Rng::seed_from_u64(1888);
+        let y = random_labels(&mut rng, n);
+        let sw: Vec<f64> = (0..n).map(|i| if i % 61 == 0 { 0.0 } else { rng.gen_range(0.3..2.5) }).collect();
+        let rounds: Vec<(Vec<u32>, Vec<f64>)> = (0..6)
+            .map(|_| {
+                let leaves = rng.gen_range(2..9u32);
+                let values: Vec<f64> = (0..leaves).map(|_| rng.gen_range(-1.2..1.2)).collect();
+                // Leaves that lean towards the label, so that the rounds have an edge.
+                let of_row = y
+                    .iter()
+                    .map(|&yi| {
+                        let l = rng.gen_range(0..leaves);
+                        if rng.gen_bool(0.3) && values[l as usize] * yi < 0.0 {
+                            (l + 1) % leaves
+                        } else {
+                            l
+                        }
+                    })
+                    .collect();
+                (of_row, values)
+            })
+            .collect();
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for t in [0.0, 0.5, 0.6, 0.8, 0.97, 1.0, 1.3] {
+            for w in [None, Some(&sw[..])] {
+                for lr in [1.0, 0.6] {
+                    let make = || {
+                        let mut b = match TAdaBoost::new(&params(t), labels(&y, w)) {
+                            Ok(b) => b,
+                            Err(e) => panic!("t = {t}: {e}"),
+                        };
+                        b.set_learning_rate(lr);
+                        b
+                    };
+                    for threads in [1, 2] {
+                        let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+                            Ok(p) => p,
+                            Err(e) => panic!("{e}"),
+                        };
+                        let ctx = format!("t = {t}, weights: {}, ν = {lr}, {threads} thread(s)", w.is_some());
+                        let (mut dense, mut leaves) = (make(), make());
+                        let (mut s1, mut s2, mut h) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+                        let (mut added, mut naive) = (0, vec![0.0; n]);
+                        for (of_row, values) in &rounds {
+                            let hd: Vec<f64> = of_row.iter().map(|&l| values[l as usize]).collect();
+                            let (mut g1, mut g2) = (Diagnostics::new(), Diagnostics::new());
+                            let a = pool.install(|| dense.step_then_statistics(&hd, &mut g1, &mut s1));
+                            let b = pool.install(|| leaves.step_on_leaves(of_row, values, &mut h, &mut g2, &mut s2));
+                            let (a, b) = match (a, b) {
+                                (Ok(a), Ok(b)) => (a, b),
+                                other => panic!("{ctx}: {other:?}"),
+                            };
+                            assert_eq!(a, b, "{ctx}");
+                            assert_eq!(bits(&dense.q), bits(&leaves.q), "{ctx}: weights");
+                            assert_eq!(bits(&dense.qs), bits(&leaves.qs), "{ctx}: q^(1−t)");
+                            assert_eq!(bits(&dense.scores), bits(&leaves.scores), "{ctx}: scores");
+                            assert_eq!(bits(&dense.clipped), bits(&leaves.clipped), "{ctx}: clipped scores");
+                            assert_eq!(bits(&s1), bits(&s2), "{ctx}: statistics");
+                            assert_eq!(format!("{g1:?}"), format!("{g2:?}"), "{ctx}: diagnostics");
+                            let Step::Add { alpha } = a else { break };
+                            // The linear model moved by α h (SPEC §5), h = the leaf values of the rows.
+                            for (f, hv) in naive.iter_mut().zip(&hd) {
+                                *f += alpha * hv;
+                            }
+                            assert_eq!(bits(&naive), bits(&leaves.scores), "{ctx}: H = Σ α h");
+                            added += 1;
+                        }
+                        assert!(added >= 3, "{ctx}: only {added} rounds");
+                        let d = leaves.delta.unwrap_or(f64::INFINITY);
+                        assert!(leaves.clipped_scores().iter().all(|v| v.abs() <= d), "{ctx}");
+                    }
+                }
+            }
+        }
+        // A leaf index the tree learner would never write is a bad tree output of its row, not a
+        // panic; a wrong number of rows is an error; neither changes the booster.
+        let mut b = match TAdaBoost::new(&params(0.8), labels(&y, None)) {
+            Ok(b) => b,
+            Err(e) => panic!("{e}"),
+        };
+        let q0 = b.q.clone();
+        let (mut h, mut st) = (vec![0.0; n], vec![0.0; n]);
+        let mut of_row = vec![0u32; n];
+        of_row[5] = 9;
+        let err = b.step_on_leaves(&of_row, &[0.5, -0.5], &mut h, &mut Diagnostics::new(), &mut st);
+        assert!(matches!(&err, Err(Error::Numerical(m)) if m == "tree output NaN at row 5"), "{err:?}");
+        let err = b.step_on_leaves(&[0, 1], &[0.5, -0.5], &mut h, &mut Diagnostics::new(), &mut st);
+        assert!(matches!(&err, Err(Error::InvalidData(m)) if m.ends_with("examples but 2 leaves")), "{err:?}");
+        assert_eq!(bits(&b.q), bits(&q0));
     }
 
     #[test]

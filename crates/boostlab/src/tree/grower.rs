@@ -511,8 +511,13 @@ mod simd {
         exact_gains_body(g, acc, miss, out);
     }
 
+    /// [`gain_intervals`] with AVX2: the left children's sums staged in `los`/`his` in the generic
+    /// scan's order, then four candidates at a time by [`GainBounds::interval_x4`] (the table
+    /// reads are gathers, which the compiler does not generate from the scalar code), the last
+    /// ones by [`GainBounds::interval`].
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
+    #[allow(unsafe_code)]
     pub(super) fn gain_intervals_avx2(
         b: &GainBounds<'_>,
         acc: &[(f64, f64)],
@@ -520,7 +525,33 @@ mod simd {
         los: &mut [f64],
         his: &mut [f64],
     ) {
-        gain_intervals_body(b, acc, miss, los, his);
+        use std::arch::x86_64::{_mm256_set_pd, _mm256_storeu_pd};
+        // `+ 0.0`: the generic scan adds the (empty) missing side's zeros too (a −0 becomes +0).
+        match miss {
+            None => {
+                for ((l0, l1), &(a0, a1)) in los.iter_mut().zip(his.iter_mut()).zip(acc) {
+                    (*l0, *l1) = (a0 + 0.0, a1 + 0.0);
+                }
+            }
+            Some((m0, m1)) => {
+                for ((l0, l1), &(a0, a1)) in los.chunks_exact_mut(2).zip(his.chunks_exact_mut(2)).zip(acc) {
+                    (l0[0], l0[1], l1[0], l1[1]) = (a0 + 0.0, a0 + m0, a1 + 0.0, a1 + m1);
+                }
+            }
+        }
+        let mut lc = los.chunks_exact_mut(4);
+        let mut hc = his.chunks_exact_mut(4);
+        for (l, h) in (&mut lc).zip(&mut hc) {
+            let (lo, hi) = b.interval_x4(_mm256_set_pd(l[3], l[2], l[1], l[0]), _mm256_set_pd(h[3], h[2], h[1], h[0]));
+            // SAFETY: `l` and `h` are chunks of exactly four `f64`.
+            unsafe {
+                _mm256_storeu_pd(l.as_mut_ptr(), lo);
+                _mm256_storeu_pd(h.as_mut_ptr(), hi);
+            }
+        }
+        for (l, h) in lc.into_remainder().iter_mut().zip(hc.into_remainder()) {
+            (*l, *h) = b.interval(*l, *h);
+        }
     }
 
     /// The baseline build of [`exact_gains`] (tests compare the two).
@@ -578,6 +609,47 @@ mod simd {
             return;
         }
         gain_intervals_scalar(b, acc, miss, los, his);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl GainBounds<'_> {
+    /// [`Self::interval`] of four candidates with AVX2 (session 8): the same operations in the same
+    /// order lane by lane (ordered comparisons, false on NaN as Rust's; selects as blends), hence
+    /// the same bits; the children's bounds by [`RiskBounds::cost_bounds_x4`].
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn interval_x4(
+        &self,
+        l0: std::arch::x86_64::__m256d,
+        l1: std::arch::x86_64::__m256d,
+    ) -> (std::arch::x86_64::__m256d, std::arch::x86_64::__m256d) {
+        use std::arch::x86_64::*;
+        let tol = _mm256_set1_pd(self.tol);
+        let zero = _mm256_setzero_pd();
+        let residue_free = |d: __m256d| _mm256_blendv_pd(d, zero, _mm256_cmp_pd::<_CMP_LE_OQ>(d, tol));
+        let r0 = residue_free(_mm256_sub_pd(_mm256_set1_pd(self.t0), l0));
+        let r1 = residue_free(_mm256_sub_pd(_mm256_set1_pd(self.t1), l1));
+        let (wl, wr) = (_mm256_add_pd(l0, l1), _mm256_add_pd(r0, r1));
+        let min_w = _mm256_set1_pd(self.min_w);
+        let mut ok = _mm256_and_pd(
+            _mm256_and_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(wl, tol), _mm256_cmp_pd::<_CMP_GT_OQ>(wr, tol)),
+            _mm256_and_pd(_mm256_cmp_pd::<_CMP_GE_OQ>(wl, min_w), _mm256_cmp_pd::<_CMP_GE_OQ>(wr, min_w)),
+        );
+        if self.forbid {
+            let sides = _mm256_and_pd(
+                _mm256_and_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(l0, tol), _mm256_cmp_pd::<_CMP_GT_OQ>(l1, tol)),
+                _mm256_and_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(r0, tol), _mm256_cmp_pd::<_CMP_GT_OQ>(r1, tol)),
+            );
+            ok = _mm256_and_pd(ok, sides);
+        }
+        let (ll, lh) = self.rb.cost_bounds_x4(l0, l1);
+        let (rl, rh) = self.rb.cost_bounds_x4(r0, r1);
+        let (parent, margin) = (_mm256_set1_pd(self.parent), _mm256_set1_pd(self.margin));
+        let lo = _mm256_sub_pd(_mm256_sub_pd(_mm256_sub_pd(parent, lh), rh), margin);
+        let hi = _mm256_add_pd(_mm256_sub_pd(_mm256_sub_pd(parent, ll), rl), margin);
+        let nan = _mm256_set1_pd(f64::NAN);
+        (_mm256_blendv_pd(nan, lo, ok), _mm256_blendv_pd(nan, hi, ok))
     }
 }
 
@@ -2818,6 +2890,38 @@ mod tests {
         }
         // Both admissible and inadmissible candidates were compared.
         assert!(finite > 100_000 && nan > 10_000, "{finite} {nan}");
+        // The four-lane tempered bounds at edge pairs: empty, pure, equal (x = ½, the last grid
+        // interval), one ulp apart, subnormal, tiny against huge (x in the first interval).
+        use std::arch::x86_64::{_mm256_set_pd, _mm256_storeu_pd};
+        let sub = f64::from_bits(3);
+        let edge = [0.0, 1.0, 1.0 + f64::EPSILON, 1.0 - f64::EPSILON / 2.0, sub, 1e-300, 1e300, 0.25, 3.0, 1e-5];
+        for &t in &temps {
+            let rb = RiskBounds::for_t(t).unwrap();
+            for &p in &edge {
+                for n in edge.iter().map(|&e| e * 0.999).chain(edge) {
+                    let lanes = [(p, n), (n, p), (p, p), (n, n)];
+                    let x = |k: usize, s: usize| if s == 0 { lanes[k].0 } else { lanes[k].1 };
+                    let (mut lo, mut hi) = ([0.0; 4], [0.0; 4]);
+                    // SAFETY: AVX2 is detected above; the arrays hold four values.
+                    unsafe {
+                        let (l, h) = rb.cost_bounds_x4(
+                            _mm256_set_pd(x(3, 0), x(2, 0), x(1, 0), x(0, 0)),
+                            _mm256_set_pd(x(3, 1), x(2, 1), x(1, 1), x(0, 1)),
+                        );
+                        _mm256_storeu_pd(lo.as_mut_ptr(), l);
+                        _mm256_storeu_pd(hi.as_mut_ptr(), h);
+                    }
+                    for (k, &(a, b)) in lanes.iter().enumerate() {
+                        let (sl, sh) = rb.cost_bounds(a, b);
+                        assert_eq!(
+                            (lo[k].to_bits(), hi[k].to_bits()),
+                            (sl.to_bits(), sh.to_bits()),
+                            "t = {t}: ({a}, {b})"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     /// Issue 18 (session 7): trees grown with histograms and byte-kernel accumulators reused from

@@ -383,6 +383,60 @@ impl RiskBounds {
     }
 }
 
+/// [`RiskBounds::cost_bounds`] four pairs at a time with AVX2 (session 8, issue 18): the same
+/// operations in the same order lane by lane — IEEE-exact `+ − × ÷`, ordered comparisons that are
+/// false on NaN as Rust's, selects as blends, the truncation `pos as i32` as `cvttpd2dq` (`pos`
+/// is in `[0, N]`), the three table reads as gathers — hence the same bits;
+/// `issue_18_simd_passes_equal_the_scalar_passes` (grower.rs) checks it.
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod bounds_x4 {
+    use super::{RiskBounds, RISK_GRID, RISK_SLACK};
+    use std::arch::x86_64::*;
+
+    impl RiskBounds {
+        /// `(lo, hi)` of [`RiskBounds::cost_bounds`] for the four pairs `(wp[i], wn[i])`.
+        #[inline]
+        #[target_feature(enable = "avx2")]
+        #[allow(unsafe_code)]
+        pub(crate) fn cost_bounds_x4(&self, wp: __m256d, wn: __m256d) -> (__m256d, __m256d) {
+            let zero = _mm256_setzero_pd();
+            let one = _mm256_set1_pd(1.0);
+            // `wp > 0 ? wp : 0` (+0 otherwise, as the scalar literal).
+            let wp = _mm256_and_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(wp, zero), wp);
+            let wn = _mm256_and_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(wn, zero), wn);
+            let w = _mm256_add_pd(wp, wn);
+            let u = _mm256_div_pd(wp, _mm256_blendv_pd(one, w, _mm256_cmp_pd::<_CMP_GT_OQ>(w, zero)));
+            let live = _mm256_and_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(u, zero), _mm256_cmp_pd::<_CMP_LT_OQ>(u, one));
+            let v = _mm256_sub_pd(one, u);
+            let x = _mm256_blendv_pd(u, v, _mm256_cmp_pd::<_CMP_LT_OQ>(v, u));
+            let pos = _mm256_mul_pd(x, _mm256_set1_pd((2 * RISK_GRID) as f64));
+            let j = _mm_min_epi32(_mm256_cvttpd_epi32(pos), _mm_set1_epi32(RISK_GRID as i32 - 1));
+            let frac = _mm256_sub_pd(pos, _mm256_cvtepi32_pd(j));
+            let jn = _mm_add_epi32(j, _mm_set1_epi32(1));
+            let jp = _mm_max_epi32(_mm_sub_epi32(j, _mm_set1_epi32(1)), _mm_setzero_si128());
+            let base = self.table.as_ptr();
+            // SAFETY: every index is in `[0, RISK_GRID]` (`j` is the truncation of `pos ∈ [0, N]`
+            // clamped to `N − 1`, `jn = j + 1 ≤ N`, `jp = max(j − 1, 0)`), and the table holds
+            // `RISK_GRID + 1` values.
+            let (a, b, c) = unsafe {
+                (
+                    _mm256_i32gather_pd::<8>(base, j),
+                    _mm256_i32gather_pd::<8>(base, jn),
+                    _mm256_i32gather_pd::<8>(base, jp),
+                )
+            };
+            let lo = _mm256_add_pd(a, _mm256_mul_pd(_mm256_sub_pd(b, a), frac));
+            let ext = _mm256_add_pd(a, _mm256_mul_pd(_mm256_sub_pd(a, c), frac));
+            let ext = _mm256_blendv_pd(b, ext, _mm256_cmp_pd::<_CMP_LT_OQ>(ext, b));
+            let j_pos = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm_cmpgt_epi32(j, _mm_setzero_si128())));
+            let hi = _mm256_blendv_pd(b, ext, j_pos);
+            let lo = _mm256_mul_pd(_mm256_mul_pd(w, lo), _mm256_set1_pd(1.0 - RISK_SLACK));
+            let hi = _mm256_mul_pd(_mm256_mul_pd(w, hi), _mm256_set1_pd(1.0 + RISK_SLACK));
+            (_mm256_and_pd(live, lo), _mm256_and_pd(live, hi))
+        }
+    }
+}
+
 /// The power mean as computed before issue 8 (`ln o − ln c`, two logarithms): the reference twin of
 /// [`power_mean`] and [`weighted_bayes_risk`] in tests.
 #[cfg(test)]

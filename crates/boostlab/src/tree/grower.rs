@@ -397,6 +397,262 @@ impl GainBounds<'_> {
     }
 }
 
+/// What [`SearchCtx::lowest_exact`] needs to compute one candidate's exact gain (session 8: a
+/// struct rather than a closure, so that the gain pass inlines into its AVX2 build, [`simd`]).
+struct ExactGain<'a, C> {
+    cost: &'a C,
+    t0: f64,
+    t1: f64,
+    tol: f64,
+    parent: f64,
+    min_w: f64,
+    forbid: bool,
+}
+
+impl<C: PairCost> ExactGain<'_, C> {
+    /// The gain of the split whose left child has sums `(l0, l1)`, or NaN when the split is not
+    /// admissible ([`admissible`]'s comparisons without short-circuits).
+    #[inline(always)]
+    fn gain(&self, l0: f64, l1: f64) -> f64 {
+        let tol = self.tol;
+        let (r0, r1) = (residue_free(self.t0 - l0, tol), residue_free(self.t1 - l1, tol));
+        let (wl, wr) = (l0 + l1, r0 + r1);
+        let sides_ok = (l0 > tol) & (l1 > tol) & (r0 > tol) & (r1 > tol);
+        let ok = (wl > tol) & (wr > tol) & (wl >= self.min_w) & (wr >= self.min_w) & (!self.forbid | sides_ok);
+        let g = self.parent - self.cost.cost(l0, l1) - self.cost.cost(r0, r1);
+        if ok {
+            g
+        } else {
+            f64::NAN
+        }
+    }
+}
+
+/// The split scan's per-candidate passes compiled twice (session 8, issue 18): for the baseline
+/// x86-64 target (SSE2: two `f64` lanes) and, chosen at run time, for AVX2 (four lanes). The
+/// two builds run the same Rust code: IEEE `+ − × ÷ √` and comparisons are correctly rounded
+/// lane by lane, Rust never contracts `a·b + c` into an FMA (and FMA is not enabled here), and
+/// the passes write each candidate's value independently (no reduction whose order the vector
+/// width could change), so both builds give the same bits — `issue_18_simd_passes_equal_the_
+/// scalar_passes` checks it. The wheel and the binaries stay built for any x86-64.
+///
+/// `BOOSTLAB_SCAN_SIMD=0` in the environment (read once per process) keeps the baseline build,
+/// for A/B timing.
+mod simd {
+    use super::{ExactGain, GainBounds, PairCost};
+
+    /// Whether the AVX2 build runs (detected once per process).
+    #[cfg(target_arch = "x86_64")]
+    pub(super) fn avx2() -> bool {
+        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *ON.get_or_init(|| {
+            std::is_x86_feature_detected!("avx2") && std::env::var("BOOSTLAB_SCAN_SIMD").map_or(true, |v| v != "0")
+        })
+    }
+
+    /// [`super::SearchCtx::lowest_exact`]'s pass 2: every candidate's exact gain into `out`
+    /// (`acc.len()` or, with a missing side, `2·acc.len()` values, in the generic scan's order).
+    #[inline(always)]
+    fn exact_gains_body<C: PairCost>(
+        g: &ExactGain<'_, C>,
+        acc: &[(f64, f64)],
+        miss: Option<(f64, f64)>,
+        out: &mut [f64],
+    ) {
+        // `+ 0.0`: the generic scan adds the (empty) missing side's zeros too (a −0 becomes +0).
+        match miss {
+            None => {
+                for (o, &(a0, a1)) in out.iter_mut().zip(acc) {
+                    *o = g.gain(a0 + 0.0, a1 + 0.0);
+                }
+            }
+            Some((m0, m1)) => {
+                for (o, &(a0, a1)) in out.chunks_exact_mut(2).zip(acc) {
+                    o[0] = g.gain(a0 + 0.0, a1 + 0.0);
+                    o[1] = g.gain(a0 + m0, a1 + m1);
+                }
+            }
+        }
+    }
+
+    /// [`super::SearchCtx::lowest_bounded`]'s pass 2: every candidate's gain interval into
+    /// `los`, `his`, in the generic scan's order.
+    #[inline(always)]
+    fn gain_intervals_body(
+        b: &GainBounds<'_>,
+        acc: &[(f64, f64)],
+        miss: Option<(f64, f64)>,
+        los: &mut [f64],
+        his: &mut [f64],
+    ) {
+        match miss {
+            None => {
+                for ((lo, hi), &(a0, a1)) in los.iter_mut().zip(his.iter_mut()).zip(acc) {
+                    (*lo, *hi) = b.interval(a0 + 0.0, a1 + 0.0);
+                }
+            }
+            Some((m0, m1)) => {
+                for ((lo, hi), &(a0, a1)) in los.chunks_exact_mut(2).zip(his.chunks_exact_mut(2)).zip(acc) {
+                    (lo[0], hi[0]) = b.interval(a0 + 0.0, a1 + 0.0);
+                    (lo[1], hi[1]) = b.interval(a0 + m0, a1 + m1);
+                }
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    pub(super) fn exact_gains_avx2<C: PairCost>(
+        g: &ExactGain<'_, C>,
+        acc: &[(f64, f64)],
+        miss: Option<(f64, f64)>,
+        out: &mut [f64],
+    ) {
+        exact_gains_body(g, acc, miss, out);
+    }
+
+    /// [`gain_intervals`] with AVX2: the left children's sums staged in `los`/`his` in the generic
+    /// scan's order, then four candidates at a time by [`GainBounds::interval_x4`] (the table
+    /// reads are gathers, which the compiler does not generate from the scalar code), the last
+    /// ones by [`GainBounds::interval`].
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    #[allow(unsafe_code)]
+    pub(super) fn gain_intervals_avx2(
+        b: &GainBounds<'_>,
+        acc: &[(f64, f64)],
+        miss: Option<(f64, f64)>,
+        los: &mut [f64],
+        his: &mut [f64],
+    ) {
+        use std::arch::x86_64::{_mm256_set_pd, _mm256_storeu_pd};
+        // `+ 0.0`: the generic scan adds the (empty) missing side's zeros too (a −0 becomes +0).
+        match miss {
+            None => {
+                for ((l0, l1), &(a0, a1)) in los.iter_mut().zip(his.iter_mut()).zip(acc) {
+                    (*l0, *l1) = (a0 + 0.0, a1 + 0.0);
+                }
+            }
+            Some((m0, m1)) => {
+                for ((l0, l1), &(a0, a1)) in los.chunks_exact_mut(2).zip(his.chunks_exact_mut(2)).zip(acc) {
+                    (l0[0], l0[1], l1[0], l1[1]) = (a0 + 0.0, a0 + m0, a1 + 0.0, a1 + m1);
+                }
+            }
+        }
+        let mut lc = los.chunks_exact_mut(4);
+        let mut hc = his.chunks_exact_mut(4);
+        for (l, h) in (&mut lc).zip(&mut hc) {
+            let (lo, hi) = b.interval_x4(_mm256_set_pd(l[3], l[2], l[1], l[0]), _mm256_set_pd(h[3], h[2], h[1], h[0]));
+            // SAFETY: `l` and `h` are chunks of exactly four `f64`.
+            unsafe {
+                _mm256_storeu_pd(l.as_mut_ptr(), lo);
+                _mm256_storeu_pd(h.as_mut_ptr(), hi);
+            }
+        }
+        for (l, h) in lc.into_remainder().iter_mut().zip(hc.into_remainder()) {
+            (*l, *h) = b.interval(*l, *h);
+        }
+    }
+
+    /// The baseline build of [`exact_gains`] (tests compare the two).
+    pub(super) fn exact_gains_scalar<C: PairCost>(
+        g: &ExactGain<'_, C>,
+        acc: &[(f64, f64)],
+        miss: Option<(f64, f64)>,
+        out: &mut [f64],
+    ) {
+        exact_gains_body(g, acc, miss, out);
+    }
+
+    /// The baseline build of [`gain_intervals`] (tests compare the two).
+    pub(super) fn gain_intervals_scalar(
+        b: &GainBounds<'_>,
+        acc: &[(f64, f64)],
+        miss: Option<(f64, f64)>,
+        los: &mut [f64],
+        his: &mut [f64],
+    ) {
+        gain_intervals_body(b, acc, miss, los, his);
+    }
+
+    /// Every candidate's exact gain, by the AVX2 build when the CPU has it.
+    #[allow(unsafe_code)]
+    pub(super) fn exact_gains<C: PairCost>(
+        g: &ExactGain<'_, C>,
+        acc: &[(f64, f64)],
+        miss: Option<(f64, f64)>,
+        out: &mut [f64],
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if avx2() {
+            // SAFETY: the CPU supports AVX2 (`is_x86_feature_detected!` in `avx2`), the only
+            // requirement of calling a `#[target_feature(enable = "avx2")]` function.
+            unsafe { exact_gains_avx2(g, acc, miss, out) };
+            return;
+        }
+        exact_gains_scalar(g, acc, miss, out);
+    }
+
+    /// Every candidate's gain interval, by the AVX2 build when the CPU has it.
+    #[allow(unsafe_code)]
+    pub(super) fn gain_intervals(
+        b: &GainBounds<'_>,
+        acc: &[(f64, f64)],
+        miss: Option<(f64, f64)>,
+        los: &mut [f64],
+        his: &mut [f64],
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if avx2() {
+            // SAFETY: as in `exact_gains`.
+            unsafe { gain_intervals_avx2(b, acc, miss, los, his) };
+            return;
+        }
+        gain_intervals_scalar(b, acc, miss, los, his);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl GainBounds<'_> {
+    /// [`Self::interval`] of four candidates with AVX2 (session 8): the same operations in the same
+    /// order lane by lane (ordered comparisons, false on NaN as Rust's; selects as blends), hence
+    /// the same bits; the children's bounds by [`RiskBounds::cost_bounds_x4`].
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn interval_x4(
+        &self,
+        l0: std::arch::x86_64::__m256d,
+        l1: std::arch::x86_64::__m256d,
+    ) -> (std::arch::x86_64::__m256d, std::arch::x86_64::__m256d) {
+        use std::arch::x86_64::*;
+        let tol = _mm256_set1_pd(self.tol);
+        let zero = _mm256_setzero_pd();
+        let residue_free = |d: __m256d| _mm256_blendv_pd(d, zero, _mm256_cmp_pd::<_CMP_LE_OQ>(d, tol));
+        let r0 = residue_free(_mm256_sub_pd(_mm256_set1_pd(self.t0), l0));
+        let r1 = residue_free(_mm256_sub_pd(_mm256_set1_pd(self.t1), l1));
+        let (wl, wr) = (_mm256_add_pd(l0, l1), _mm256_add_pd(r0, r1));
+        let min_w = _mm256_set1_pd(self.min_w);
+        let mut ok = _mm256_and_pd(
+            _mm256_and_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(wl, tol), _mm256_cmp_pd::<_CMP_GT_OQ>(wr, tol)),
+            _mm256_and_pd(_mm256_cmp_pd::<_CMP_GE_OQ>(wl, min_w), _mm256_cmp_pd::<_CMP_GE_OQ>(wr, min_w)),
+        );
+        if self.forbid {
+            let sides = _mm256_and_pd(
+                _mm256_and_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(l0, tol), _mm256_cmp_pd::<_CMP_GT_OQ>(l1, tol)),
+                _mm256_and_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(r0, tol), _mm256_cmp_pd::<_CMP_GT_OQ>(r1, tol)),
+            );
+            ok = _mm256_and_pd(ok, sides);
+        }
+        let (ll, lh) = self.rb.cost_bounds_x4(l0, l1);
+        let (rl, rh) = self.rb.cost_bounds_x4(r0, r1);
+        let (parent, margin) = (_mm256_set1_pd(self.parent), _mm256_set1_pd(self.margin));
+        let lo = _mm256_sub_pd(_mm256_sub_pd(_mm256_sub_pd(parent, lh), rh), margin);
+        let hi = _mm256_add_pd(_mm256_sub_pd(_mm256_sub_pd(parent, ll), rl), margin);
+        let nan = _mm256_set1_pd(f64::NAN);
+        (_mm256_blendv_pd(nan, lo, ok), _mm256_blendv_pd(nan, hi, ok))
+    }
+}
+
 /// Number of (feature, threshold) candidates of a feature at a node.
 fn n_candidates(hist_f: &[f64], width: usize, numeric: bool) -> usize {
     let nb = hist_f.len() / width;
@@ -722,27 +978,13 @@ impl SearchCtx<'_> {
     ) -> Vec<Candidate> {
         let (tol, parent, min_w) = (self.tol, self.parent_cost, self.min_w);
         let forbid = self.pure == PureLeaves::Forbid;
-        let gain = |l0: f64, l1: f64| -> f64 {
-            let (r0, r1) = (residue_free(t0 - l0, tol), residue_free(t1 - l1, tol));
-            let (wl, wr) = (l0 + l1, r0 + r1);
-            let sides_ok = (l0 > tol) & (l1 > tol) & (r0 > tol) & (r1 > tol);
-            let ok = (wl > tol) & (wr > tol) & (wl >= min_w) & (wr >= min_w) & (!forbid | sides_ok);
-            let g = parent - cost.cost(l0, l1) - cost.cost(r0, r1);
-            if ok {
-                g
-            } else {
-                f64::NAN
-            }
-        };
+        let gain = ExactGain { cost, t0, t1, tol, parent, min_w, forbid };
         let mut gains = SCAN_GAINS.take();
         gains.clear();
-        // `+ 0.0`: the generic scan adds the (empty) missing side's zeros too (a −0 becomes +0).
-        match miss {
-            None => gains.extend(acc.iter().map(|&(a0, a1)| gain(a0 + 0.0, a1 + 0.0))),
-            Some((m0, m1)) => {
-                gains.extend(acc.iter().flat_map(|&(a0, a1)| [gain(a0 + 0.0, a1 + 0.0), gain(a0 + m0, a1 + m1)]));
-            }
-        }
+        let ns = if miss.is_some() { 2 } else { 1 };
+        gains.resize(acc.len() * ns, 0.0);
+        // Session 8: the pass compiled for AVX2 when the CPU has it (same bits, see `simd`).
+        simd::exact_gains(&gain, acc, miss, &mut gains);
         let (mut kg, mut kj) = (f64::NEG_INFINITY, usize::MAX);
         for (bi, block) in gains.chunks(GAIN_BLOCK).enumerate() {
             // NaN (inadmissible) never compares greater; the first finite gain beats −∞. Neither
@@ -760,7 +1002,6 @@ impl SearchCtx<'_> {
         if kj == usize::MAX {
             return Vec::new();
         }
-        let ns = if miss.is_some() { 2 } else { 1 };
         let kind = CandKind::Numeric { bin: bins[kj / ns], missing_left: kj % ns == 1 };
         vec![Candidate { gain: kg, feature: f, kind }]
     }
@@ -801,12 +1042,8 @@ impl SearchCtx<'_> {
         let ns = if miss.is_some() { 2 } else { 1 };
         los.resize(acc.len() * ns, 0.0);
         his.resize(acc.len() * ns, 0.0);
-        for ((lo, hi), &(a0, a1)) in los.chunks_exact_mut(ns).zip(his.chunks_exact_mut(ns)).zip(acc) {
-            (lo[0], hi[0]) = bounds.interval(a0 + 0.0, a1 + 0.0);
-            if ns == 2 {
-                (lo[1], hi[1]) = bounds.interval(a0 + m0, a1 + m1);
-            }
-        }
+        // Session 8: the pass compiled for AVX2 when the CPU has it (same bits, see `simd`).
+        simd::gain_intervals(&bounds, acc, miss, &mut los, &mut his);
         let mut kept: Option<Lazy> = None;
         for (bi, (blo, bhi)) in los.chunks(GAIN_BLOCK).zip(his.chunks(GAIN_BLOCK)).enumerate() {
             // `k.lo` changes only within the rule's other tests, which no candidate of a skipped
@@ -1773,18 +2010,26 @@ pub(crate) fn grow_ranks(
             let (left, right) = (li as u32, li as u32 + 1);
             last = Some(LastSplit { start: parent.start, end: parent.end, feature: f, left_of_bin, left, right });
         }
+        // Session 8 (issue 18): both children searched at once (`rayon::join`): on small data
+        // their scans are short parallel regions, or serial below `PARALLEL_CELLS`, and the
+        // second thread used to idle through each; every search is a function of its own node,
+        // so the results are the same in any order.
+        let rows_of = |side: usize, start: usize, end: usize| global.as_ref().map_or(end - start, |g| g[side] as usize);
+        let mut searched = if last_split {
+            [None, None]
+        } else {
+            let (sl, sr) = (sum_of(&lh), sum_of(&rh));
+            let (rl, rr) = (rows_of(0, ls, le), rows_of(1, rs, re));
+            let depth = parent.depth + 1;
+            let (bl, br) =
+                rayon::join(|| search(&lh, &sl, rl, depth, serial + 1), || search(&rh, &sr, rr, depth, serial + 2));
+            [Some((sl, bl)), Some((sr, br))]
+        };
         for (side, ((node, start, end, hist), last_sum)) in
             [(li, ls, le, lh), (li + 1, rs, re, rh)].into_iter().zip(last_sums).enumerate()
         {
             serial += 1;
-            let rows = global.as_ref().map_or(end - start, |g| g[side] as usize);
-            let (sum, best) = if last_split {
-                (last_sum, None)
-            } else {
-                let sum = sum_of(&hist);
-                let best = search(&hist, &sum, rows, parent.depth + 1, serial);
-                (sum, best)
-            };
+            let (sum, best) = searched[side].take().unwrap_or((last_sum, None));
             // Only the `count` order reads the count (a weighted count costs a pass over the rows).
             let count = match &global {
                 Some(g) => g[2 + side],
@@ -2570,6 +2815,113 @@ mod tests {
         // Kept candidates beyond the first block: the blocks' skips were exercised.
         assert!(replaced_late > 500, "{replaced_late}");
         assert!(bounded_late > 250, "{bounded_late}");
+    }
+
+    /// Issue 18 (session 8): the AVX2 build of the scan's per-candidate passes ([`simd`]) writes
+    /// the baseline build's bits — every exact criterion's gains and the tempered bounds' gain
+    /// intervals at six temperatures, with and without a missing side, for random prefix sums
+    /// over a wide dynamic range, exact zeros (pure and empty children), sums within the
+    /// tolerance of the total (residues), minimum weights and forbidden pure leaves; lengths
+    /// 0 to 300, so that every vector remainder is exercised.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    #[allow(unsafe_code)]
+    fn issue_18_simd_passes_equal_the_scalar_passes() {
+        if !std::is_x86_feature_detected!("avx2") {
+            eprintln!("no AVX2 on this CPU: the baseline build is the only one that runs");
+            return;
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(1808);
+        let exact = [Criterion::Matusita, Criterion::Gini, Criterion::Entropy, Criterion::Empirical];
+        let temps = [0.8, 0.0, 0.5, 1.3, -2.0, 0.95];
+        let (mut finite, mut nan) = (0usize, 0usize);
+        for case in 0..3000 {
+            let len = rng.gen_range(0..300);
+            let scale = 10f64.powi(rng.gen_range(-6..4));
+            let mut acc: Vec<(f64, f64)> = Vec::with_capacity(len);
+            let (mut a0, mut a1) = (0.0f64, 0.0f64);
+            for _ in 0..len {
+                let h = |rng: &mut ChaCha8Rng| match rng.gen_range(0..4) {
+                    0 => 0.0,
+                    1 => f64::from(rng.gen_range(0..4u32)) * 0.25 * scale,
+                    _ => rng.gen::<f64>() * scale,
+                };
+                a0 += h(&mut rng);
+                a1 += h(&mut rng);
+                acc.push((a0, a1));
+            }
+            let extra = if rng.gen_bool(0.3) { 0.0 } else { rng.gen::<f64>() * scale };
+            let (t0, t1) = (a0 + extra, a1 + rng.gen::<f64>() * scale * 1e-13);
+            let miss = rng.gen_bool(0.5).then_some((extra, 0.0));
+            let tol = 1e-12 * (t0 + t1);
+            let min_w = if case % 4 == 0 { 0.2 * (t0 + t1) } else { 0.0 };
+            let forbid = case % 5 == 0;
+            let ns = if miss.is_some() { 2 } else { 1 };
+            let crit = exact[case % exact.len()];
+            let cost = Exact(|p, n| crit.cost(p, n));
+            let parent = block_cost(&crit, &[t0, t1]);
+            let g = ExactGain { cost: &cost, t0, t1, tol, parent, min_w, forbid };
+            let (mut fast, mut slow) = (vec![0.0; len * ns], vec![0.0; len * ns]);
+            // SAFETY: AVX2 is detected above.
+            unsafe { simd::exact_gains_avx2(&g, &acc, miss, &mut fast) };
+            simd::exact_gains_scalar(&g, &acc, miss, &mut slow);
+            for (i, (a, b)) in fast.iter().zip(&slow).enumerate() {
+                assert_eq!(a.to_bits(), b.to_bits(), "case {case} {crit:?}: candidate {i}");
+                finite += usize::from(a.is_finite());
+                nan += usize::from(a.is_nan());
+            }
+            let t = temps[case % temps.len()];
+            let rb = RiskBounds::for_t(t).unwrap();
+            let parent = block_cost(&Criterion::Tempered { t }, &[t0, t1]);
+            let margin = 1e-10 * (parent.abs() + t0 + t1);
+            let b = GainBounds { rb: &rb, t0, t1, tol, parent, min_w, forbid, margin };
+            let (mut flo, mut fhi) = (vec![0.0; len * ns], vec![0.0; len * ns]);
+            let (mut slo, mut shi) = (vec![0.0; len * ns], vec![0.0; len * ns]);
+            // SAFETY: AVX2 is detected above.
+            unsafe { simd::gain_intervals_avx2(&b, &acc, miss, &mut flo, &mut fhi) };
+            simd::gain_intervals_scalar(&b, &acc, miss, &mut slo, &mut shi);
+            for i in 0..len * ns {
+                assert_eq!(
+                    (flo[i].to_bits(), fhi[i].to_bits()),
+                    (slo[i].to_bits(), shi[i].to_bits()),
+                    "case {case} t = {t}: candidate {i}"
+                );
+            }
+        }
+        // Both admissible and inadmissible candidates were compared.
+        assert!(finite > 100_000 && nan > 10_000, "{finite} {nan}");
+        // The four-lane tempered bounds at edge pairs: empty, pure, equal (x = ½, the last grid
+        // interval), one ulp apart, subnormal, tiny against huge (x in the first interval).
+        use std::arch::x86_64::{_mm256_set_pd, _mm256_storeu_pd};
+        let sub = f64::from_bits(3);
+        let edge = [0.0, 1.0, 1.0 + f64::EPSILON, 1.0 - f64::EPSILON / 2.0, sub, 1e-300, 1e300, 0.25, 3.0, 1e-5];
+        for &t in &temps {
+            let rb = RiskBounds::for_t(t).unwrap();
+            for &p in &edge {
+                for n in edge.iter().map(|&e| e * 0.999).chain(edge) {
+                    let lanes = [(p, n), (n, p), (p, p), (n, n)];
+                    let x = |k: usize, s: usize| if s == 0 { lanes[k].0 } else { lanes[k].1 };
+                    let (mut lo, mut hi) = ([0.0; 4], [0.0; 4]);
+                    // SAFETY: AVX2 is detected above; the arrays hold four values.
+                    unsafe {
+                        let (l, h) = rb.cost_bounds_x4(
+                            _mm256_set_pd(x(3, 0), x(2, 0), x(1, 0), x(0, 0)),
+                            _mm256_set_pd(x(3, 1), x(2, 1), x(1, 1), x(0, 1)),
+                        );
+                        _mm256_storeu_pd(lo.as_mut_ptr(), l);
+                        _mm256_storeu_pd(hi.as_mut_ptr(), h);
+                    }
+                    for (k, &(a, b)) in lanes.iter().enumerate() {
+                        let (sl, sh) = rb.cost_bounds(a, b);
+                        assert_eq!(
+                            (lo[k].to_bits(), hi[k].to_bits()),
+                            (sl.to_bits(), sh.to_bits()),
+                            "t = {t}: ({a}, {b})"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     /// Issue 18 (session 7): trees grown with histograms and byte-kernel accumulators reused from

@@ -255,7 +255,7 @@ def _fit_shard_spmd(shard, meta, rank, size, allreduce, cancelled):
         shard["y"],
         meta["class_names"],
         meta["params_json"],
-        meta["bin_mapper_json"],
+        "",  # the shard is binned: the mapper travels in it
         rank,
         size,
         allreduce,
@@ -341,10 +341,11 @@ def _hub_count():
         return len(_HUBS)
 
 
-def _assemble_shard(parts, meta, valid_parts=None):
+def _assemble_shard(parts, meta, mapper_json, valid_parts=None):
     """Round 3 (pinned to the worker, its result stays there): the worker's partitions, in order,
     binned straight into one matrix of bins with the merged mapper (`bin_shard`: each partition
-    read where it is, no float copy made or kept), with the targets and weights (global classes),
+    read where it is, no float copy made or kept; `mapper_json` from `_merge_summaries`), with the
+    targets and weights (global classes),
     and its validation rows (`meta["validation"]`): the rows of `valid_parts` (an `eval_set`'s
     partitions given to this rank), or those of its own partitions that `validation_fraction`
     held out (each partition's boolean mask, the fifth element of its entry)."""
@@ -352,7 +353,7 @@ def _assemble_shard(parts, meta, valid_parts=None):
     if valid_parts is not None:
         valid_x = [p[0] for p in valid_parts]
         valid_y = [p[1] for p in valid_parts]
-    bins = _boostlab.bin_shard(meta["feature_names"], _shard_parts(parts, meta), meta["bin_mapper_json"])
+    bins = _boostlab.bin_shard(meta["feature_names"], _shard_parts(parts, meta), mapper_json)
     n = bins.n_rows
     shard = {"bins": bins, "y": _core_target([p[2] for p in parts], n, meta), "w": _rank_weights(parts, meta), "n": n}
     if meta.get("validation"):
@@ -461,13 +462,37 @@ def _rank_task(fit_id, rank, addrs, hub, shard, meta, timeout):
         else:
             coll.connect(hub, worker.security.get_connection_args("worker"))
         cpu0, wall0 = time.process_time(), time.perf_counter()
-        model_json = _fit_shard_spmd(shard, meta, rank, len(addrs), coll.allreduce, cancelled)
+        allreduce, waits = _timed(coll.allreduce)
+        model_json = _fit_shard_spmd(shard, meta, rank, len(addrs), allreduce, cancelled)
         _agree(coll, model_json, rank, len(addrs))
         # The worker process's CPU seconds and the wall seconds of the training (all threads).
-        stats = dict(coll.stats, cpu=time.process_time() - cpu0, wall=time.perf_counter() - wall0)
+        stats = dict(coll.stats, cpu=time.process_time() - cpu0, wall=time.perf_counter() - wall0, waits=waits)
         return (model_json if rank == 0 else None), stats
     finally:
         coll.close()
+
+
+def _timed(allreduce):
+    """`allreduce` with its wall seconds counted by kind of reduction (session 8, to see where a
+    rank waits for the others): a tree's first histogram (`root`: after a booster step, the
+    other rank's step and root histogram are what this rank waits for), the next histograms
+    (`children`: the other rank's split search and smaller child) and the small sums (`small`:
+    the booster's steps, the set-up's). Returns the wrapper and the `{kind: [calls, seconds]}`
+    dict it fills."""
+    waits = {"root": [0, 0.0], "children": [0, 0.0], "small": [0, 0.0]}
+    last = ["small"]
+
+    def timed(buf):
+        t = time.perf_counter()
+        out = allreduce(buf)
+        kind = "small" if buf.size < 1024 else ("children" if last[0] != "small" else "root")
+        last[0] = kind
+        w = waits[kind]
+        w[0] += 1
+        w[1] += time.perf_counter() - t
+        return out
+
+    return timed, waits
 
 
 def _agree(coll, model_json, rank, size):
@@ -667,16 +692,19 @@ class _DaskMixin:
         pin = {"allow_other_workers": False, "pure": False, "retries": 0}
         shards, later = [], []
         try:
-            # Round 2: the bins, from every rank's summary of its partitions.
-            meta["bin_mapper_json"] = self._bin_mapper(client, parts_of, ranks, meta, timeout, pin, later)
-            clock.append(("bins", time.perf_counter()))
-            # Round 3: each worker's shard — its partitions binned —, kept on the worker for training.
+            # Round 2: the bins, from every rank's summary of its partitions (merged on rank 0's
+            # worker), and round 3: each worker's shard — its partitions binned with them —, kept
+            # on the worker for training. The mapper goes from rank 0's worker to the others as a
+            # task's input, not through the client: one wait for both rounds (session 8).
+            mapper = self._bin_mapper(client, parts_of, ranks, meta, timeout, pin, later)
             shards = [
-                client.submit(_assemble_shard, parts_of[a], meta, valid_of[a] if valid_in else None, workers=[a], **pin)
+                client.submit(
+                    _assemble_shard, parts_of[a], meta, mapper, valid_of[a] if valid_in else None, workers=[a], **pin
+                )
                 for a in ranks
             ]
             _supervise(client, shards, ranks, timeout, results=False)
-            clock.append(("shards", time.perf_counter()))
+            clock.append(("bins", time.perf_counter()))
             callbacks = _callbacks(getattr(self, "callbacks", None)) or []
             model_json, results = self._train(client, shards, ranks, meta, timeout, later, callbacks)
         finally:
@@ -707,7 +735,7 @@ class _DaskMixin:
     def _bin_mapper(client, parts_of, ranks, meta, timeout, pin, later):
         """Round 2: the bins from the ranks' summaries of their partitions, merged in rank order
         (the core's sampled binning by global row index: the single machine's bins on the same
-        rows)."""
+        rows); returns the future of the mapper's JSON, on rank 0's worker."""
         offsets = [0.0]
         if meta["weighted"]:
             # The running weight sum, rank after rank (a chain of tiny tasks).
@@ -717,8 +745,8 @@ class _DaskMixin:
                 prev = client.submit(_weight_prefix, prev, parts_of[a], meta, workers=[a], **pin)
                 chain.append(prev)
             later.extend(chain)
-            offsets = _supervise(client, chain, ranks, timeout)
-            total, offsets = offsets[-1], [0.0] + offsets[:-1]
+            # Futures, resolved on the workers: the client does not wait for them.
+            total, offsets = chain[-1], [0.0] + chain[:-1]
         else:
             total, offsets = 0.0, [0.0] * len(ranks)
         summaries = [
@@ -728,10 +756,10 @@ class _DaskMixin:
         later.extend(summaries)
         # Merged on rank 0's worker (the summaries hold every sampled value, sorted, as f32 for
         # float32 data: ≈ 11 MB per rank at 2M × 28, which a client far from the cluster should
-        # not download); only the mapper comes back.
+        # not download); the mapper goes from there to the ranks' shard tasks.
         merged = client.submit(_merge_summaries, summaries, meta, workers=[ranks[0]], **pin)
         later.append(merged)
-        return _supervise(client, [merged], ranks, timeout)[0]
+        return merged
 
     @staticmethod
     def _train(client, shards, ranks, meta, timeout, later, callbacks=()):

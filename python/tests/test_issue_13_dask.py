@@ -357,9 +357,9 @@ def _binned_shard(parts, meta, full_columns):
     summary = bdask._shard_summary(parts, dict(meta, params_json=params_json, rank_offsets=[0], n_rows=n), 0, 0.0, 0.0)
     one_piece = _boostlab.shard_summary(names, full_columns, params_json, 0, n, bdask._rank_weights(parts, meta))
     assert summary == one_piece  # the summary of the partitions is that of the concatenated rows
-    meta = dict(meta, bin_mapper_json=_boostlab.bin_mapper_from_summaries(names, [summary], params_json))
-    shard = bdask._assemble_shard(parts, meta)
-    return shard, _boostlab.bin_shard(names, full_columns, meta["bin_mapper_json"]).bins()
+    mapper = _boostlab.bin_mapper_from_summaries(names, [summary], params_json)
+    shard = bdask._assemble_shard(parts, meta, mapper)
+    return shard, _boostlab.bin_shard(names, full_columns, mapper).bins()
 
 
 def test_issue_13_a_ranks_shard_is_its_bins_without_a_float_copy():

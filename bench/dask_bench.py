@@ -183,6 +183,8 @@ def main():
             for r, s in enumerate(st["per_rank"]):
                 print(f"  rank {r}: training cpu {s['cpu']:.2f} s, wall {s['wall']:.2f} s, "
                       f"in allreduce {s['seconds']:.2f} s wall")
+                if "waits" in s:  # session 8: the wall seconds in the allreduce by kind of reduction
+                    print("    waits: " + ", ".join(f"{k} {c} calls {t:.2f} s" for k, (c, t) in s["waits"].items()))
             # The same model as the single process on the rows in the training order.
             if est.training_order_ == [0, 1]:
                 sub = X[:: max(1, n // 100_000)]

@@ -183,22 +183,22 @@ def _part_info(X, y, w, kinds, multilabel, want_y=False):
     return info
 
 
-def _shard_columns(parts, kinds, levels):
-    """One worker's rows as the core's columns: numeric columns as float64 (NaN missing),
-    categorical columns as codes into the global levels (-1 missing). Returns (n, columns) with
-    each column a float64 array (numeric) or an int64 array (categorical)."""
+def _part_columns(x, kinds, levels):
+    """One partition's rows as the extension's column list, read in place where possible
+    (session 8: no concatenation of a worker's partitions): a numpy block's columns are strided
+    views of it (float32 and float64 as they are, other numbers as float64); a DataFrame's numeric
+    columns as float64 (NaN missing), its categorical ones as codes into the global levels (-1
+    missing)."""
     import pandas as pd
 
     if kinds is None:
-        mats = [np.asarray(p) for p in parts]
-        X = np.concatenate(mats, axis=0) if mats else np.empty((0, 0))
+        X = np.asarray(x)
         if X.dtype not in (np.float32, np.float64):
             X = X.astype(np.float64)
-        return X.shape[0], [X[:, j] for j in range(X.shape[1])]
-    frame = pd.concat(parts, axis=0) if len(parts) > 1 else parts[0]
+        return _core_columns([X[:, j] for j in range(X.shape[1])], None, None)
     cols = []
     for j, kind in enumerate(kinds):
-        s = frame.iloc[:, j]
+        s = x.iloc[:, j]
         if kind == "numeric":
             cols.append(s.to_numpy(dtype=np.float64, na_value=np.nan))
         else:
@@ -207,7 +207,36 @@ def _shard_columns(parts, kinds, levels):
             lut = np.array([index[str(u)] for u in uniques], dtype=np.int64)
             codes = np.asarray(codes, dtype=np.int64)
             cols.append(np.where(codes >= 0, lut[np.clip(codes, 0, None)] if lut.size else -1, -1).astype(np.int64))
-    return frame.shape[0], cols
+    return _core_columns(cols, kinds, levels)
+
+
+def _shard_parts(parts, meta):
+    """A rank's partitions as the extension's `("parts", [...])` form, in order."""
+    return ("parts", [_part_columns(p[1], meta["kinds"], meta["levels"]) for p in parts])
+
+
+def _training_parts(parts, meta):
+    """A rank's partitions `(i, x, y, w[, mask])` as `(i, x, y, w)` of their training rows, and the
+    rows `validation_fraction` held out (`(valid_x, valid_y)` lists): with a split, each
+    partition's boolean mask (the fifth element) marks them; otherwise the partitions as they are."""
+    if not meta.get("split"):
+        return [p[:4] for p in parts], [], []
+    train, valid_x, valid_y = [], [], []
+    for i, x, y, w, mask in parts:
+        keep = ~mask
+        valid_x.append(x[mask] if _array_rows(meta) else x.iloc[mask])
+        valid_y.append(np.asarray(y)[mask])
+        w = None if w is None else np.asarray(w, dtype=np.float64).reshape(-1)[keep]
+        train.append((i, x[keep] if _array_rows(meta) else x.iloc[keep], np.asarray(y)[keep], w))
+    return train, valid_x, valid_y
+
+
+def _rank_weights(parts, meta):
+    """The sample weights of a rank's training rows (float64), or None without weights."""
+    if not meta["weighted"]:
+        return None
+    ws = [np.asarray(p[3], dtype=np.float64).reshape(-1) for p in parts]
+    return np.concatenate(ws) if ws else np.empty(0)
 
 
 def _core_columns(cols, kinds, levels):
@@ -227,12 +256,12 @@ def _fit_shard_spmd(shard, meta, rank, size, allreduce, cancelled):
     and every sum over rows goes through `allreduce`."""
     model = _boostlab.fit_shard(
         meta["feature_names"],
-        _core_columns(shard["columns"], meta["kinds"], meta["levels"]),
+        shard["bins"],
         meta["kind"],
         shard["y"],
         meta["class_names"],
         meta["params_json"],
-        meta["bin_mapper_json"],
+        "",  # the shard is binned: the mapper travels in it
         rank,
         size,
         allreduce,
@@ -318,31 +347,21 @@ def _hub_count():
         return len(_HUBS)
 
 
-def _assemble_shard(parts, meta, valid_parts=None):
-    """Round 2 (pinned to the worker, its result stays there): the worker's partitions, in order,
-    as the core's columns, targets and weights (global categorical levels and classes), and its
-    validation rows (`meta["validation"]`): the rows of `valid_parts` (an `eval_set`'s partitions
-    given to this rank), or those of its own partitions that `validation_fraction` held out (each
-    partition's boolean mask, the fifth element of its entry)."""
-    valid_x, valid_y = [], []
-    if meta.get("split"):
-        train = []
-        for i, x, y, w, mask in parts:
-            keep = ~mask
-            valid_x.append(x[mask] if _array_rows(meta) else x.iloc[mask])
-            valid_y.append(np.asarray(y)[mask])
-            w = None if w is None else np.asarray(w, dtype=np.float64).reshape(-1)[keep]
-            train.append((i, x[keep] if _array_rows(meta) else x.iloc[keep], np.asarray(y)[keep], w))
-        parts = train
-    elif valid_parts is not None:
+def _assemble_shard(parts, meta, mapper_json, valid_parts=None):
+    """Round 3 (pinned to the worker, its result stays there): the worker's partitions, in order,
+    binned straight into one matrix of bins with the merged mapper (`bin_shard`: each partition
+    read where it is, no float copy made or kept; `mapper_json` from `_merge_summaries`), with the
+    targets and weights (global classes),
+    and its validation rows (`meta["validation"]`): the rows of `valid_parts` (an `eval_set`'s
+    partitions given to this rank), or those of its own partitions that `validation_fraction`
+    held out (each partition's boolean mask, the fifth element of its entry)."""
+    parts, valid_x, valid_y = _training_parts(parts, meta)
+    if valid_parts is not None:
         valid_x = [p[0] for p in valid_parts]
         valid_y = [p[1] for p in valid_parts]
-    n, cols = _shard_columns([p[1] for p in parts], meta["kinds"], meta["levels"])
-    y = _core_target([p[2] for p in parts], n, meta)
-    w = None
-    if meta["weighted"]:
-        w = np.concatenate([np.asarray(p[3], dtype=np.float64).reshape(-1) for p in parts])
-    shard = {"columns": cols, "y": y, "w": w, "n": n}
+    bins = _boostlab.bin_shard(meta["feature_names"], _shard_parts(parts, meta), mapper_json)
+    n = bins.n_rows
+    shard = {"bins": bins, "y": _core_target([p[2] for p in parts], n, meta), "w": _rank_weights(parts, meta), "n": n}
     if meta.get("validation"):
         shard["valid"] = _valid_form(valid_x, valid_y, meta)
     return shard
@@ -395,22 +414,24 @@ def _core_target(yparts, n, meta):
     return np.searchsorted(meta["classes"], y).astype(np.int64)
 
 
-def _weight_prefix(start, shard):
+def _weight_prefix(start, parts, meta):
     """The running sum of the sample weights over the ranks, left to right (the single machine's
     cumulative sums, for the weighted bin sample)."""
-    w = shard["w"]
+    w = _rank_weights(_training_parts(parts, meta)[0], meta)
     return float(_boostlab.weight_prefix(start, w if w is not None else np.empty(0)))
 
 
-def _shard_summary(shard, meta, rank, weight_offset, total_weight):
-    """Round 3: this rank's binning summary (the core's sampled binning by global row index)."""
+def _shard_summary(parts, meta, rank, weight_offset, total_weight):
+    """Round 2: this rank's binning summary (the core's sampled binning by global row index), read
+    from its partitions where they are."""
+    parts = _training_parts(parts, meta)[0]
     return _boostlab.shard_summary(
         meta["feature_names"],
-        _core_columns(shard["columns"], meta["kinds"], meta["levels"]),
+        _shard_parts(parts, meta),
         meta["params_json"],
         meta["rank_offsets"][rank],
         meta["n_rows"],
-        shard["w"],
+        _rank_weights(parts, meta),
         weight_offset,
         total_weight,
     )
@@ -447,13 +468,37 @@ def _rank_task(fit_id, rank, addrs, hub, shard, meta, timeout):
         else:
             coll.connect(hub, worker.security.get_connection_args("worker"))
         cpu0, wall0 = time.process_time(), time.perf_counter()
-        model_json = _fit_shard_spmd(shard, meta, rank, len(addrs), coll.allreduce, cancelled)
+        allreduce, waits = _timed(coll.allreduce)
+        model_json = _fit_shard_spmd(shard, meta, rank, len(addrs), allreduce, cancelled)
         _agree(coll, model_json, rank, len(addrs))
         # The worker process's CPU seconds and the wall seconds of the training (all threads).
-        stats = dict(coll.stats, cpu=time.process_time() - cpu0, wall=time.perf_counter() - wall0)
+        stats = dict(coll.stats, cpu=time.process_time() - cpu0, wall=time.perf_counter() - wall0, waits=waits)
         return (model_json if rank == 0 else None), stats
     finally:
         coll.close()
+
+
+def _timed(allreduce):
+    """`allreduce` with its wall seconds counted by kind of reduction (session 8, to see where a
+    rank waits for the others): a tree's first histogram (`root`: after a booster step, the
+    other rank's step and root histogram are what this rank waits for), the next histograms
+    (`children`: the other rank's split search and smaller child) and the small sums (`small`:
+    the booster's steps, the set-up's). Returns the wrapper and the `{kind: [calls, seconds]}`
+    dict it fills."""
+    waits = {"root": [0, 0.0], "children": [0, 0.0], "small": [0, 0.0]}
+    last = ["small"]
+
+    def timed(buf):
+        t = time.perf_counter()
+        out = allreduce(buf)
+        kind = "small" if buf.size < 1024 else ("children" if last[0] != "small" else "root")
+        last[0] = kind
+        w = waits[kind]
+        w[0] += 1
+        w[1] += time.perf_counter() - t
+        return out
+
+    return timed, waits
 
 
 def _agree(coll, model_json, rank, size):
@@ -659,14 +704,18 @@ class _DaskMixin:
         pin = {"allow_other_workers": False, "pure": False, "retries": 0}
         shards, later = [], []
         try:
-            # Round 2: each worker's shard, kept on the worker for the next rounds.
+            # Round 2: the bins, from every rank's summary of its partitions (merged on rank 0's
+            # worker), and round 3: each worker's shard — its partitions binned with them —, kept
+            # on the worker for training. The mapper goes from rank 0's worker to the others as a
+            # task's input, not through the client: one wait for both rounds (session 8).
+            mapper = self._bin_mapper(client, parts_of, ranks, meta, timeout, pin, later)
             shards = [
-                client.submit(_assemble_shard, parts_of[a], meta, valid_of[a] if valid_in else None, workers=[a], **pin)
+                client.submit(
+                    _assemble_shard, parts_of[a], meta, mapper, valid_of[a] if valid_in else None, workers=[a], **pin
+                )
                 for a in ranks
             ]
             _supervise(client, shards, ranks, timeout, results=False)
-            clock.append(("shards", time.perf_counter()))
-            meta["bin_mapper_json"] = self._bin_mapper(client, shards, ranks, meta, timeout, pin, later)
             clock.append(("bins", time.perf_counter()))
             callbacks = _callbacks(getattr(self, "callbacks", None)) or []
             model_json, results = self._train(client, shards, ranks, meta, timeout, later, callbacks)
@@ -695,32 +744,34 @@ class _DaskMixin:
         return self
 
     @staticmethod
-    def _bin_mapper(client, shards, ranks, meta, timeout, pin, later):
-        """Round 3: the bins from the ranks' summaries, merged in rank order (the core's sampled
-        binning by global row index: the single machine's bins on the same rows)."""
+    def _bin_mapper(client, parts_of, ranks, meta, timeout, pin, later):
+        """Round 2: the bins from the ranks' summaries of their partitions, merged in rank order
+        (the core's sampled binning by global row index: the single machine's bins on the same
+        rows); returns the future of the mapper's JSON, on rank 0's worker."""
         offsets = [0.0]
         if meta["weighted"]:
             # The running weight sum, rank after rank (a chain of tiny tasks).
             prev = 0.0
             chain = []
-            for a, sh in zip(ranks, shards):
-                prev = client.submit(_weight_prefix, prev, sh, workers=[a], **pin)
+            for a in ranks:
+                prev = client.submit(_weight_prefix, prev, parts_of[a], meta, workers=[a], **pin)
                 chain.append(prev)
             later.extend(chain)
-            offsets = _supervise(client, chain, ranks, timeout)
-            total, offsets = offsets[-1], [0.0] + offsets[:-1]
+            # Futures, resolved on the workers: the client does not wait for them.
+            total, offsets = chain[-1], [0.0] + chain[:-1]
         else:
             total, offsets = 0.0, [0.0] * len(ranks)
         summaries = [
-            client.submit(_shard_summary, sh, meta, r, offsets[r], total, workers=[a], **pin)
-            for r, (a, sh) in enumerate(zip(ranks, shards))
+            client.submit(_shard_summary, parts_of[a], meta, r, offsets[r], total, workers=[a], **pin)
+            for r, a in enumerate(ranks)
         ]
         later.extend(summaries)
-        # Merged on rank 0's worker (the summaries hold every sampled value: tens of MB per rank,
-        # which a client far from the cluster should not download); only the mapper comes back.
+        # Merged on rank 0's worker (the summaries hold every sampled value, sorted, as f32 for
+        # float32 data: ≈ 11 MB per rank at 2M × 28, which a client far from the cluster should
+        # not download); the mapper goes from there to the ranks' shard tasks.
         merged = client.submit(_merge_summaries, summaries, meta, workers=[ranks[0]], **pin)
         later.append(merged)
-        return _supervise(client, [merged], ranks, timeout)[0]
+        return merged
 
     @staticmethod
     def _train(client, shards, ranks, meta, timeout, later, callbacks=()):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import sys
 import threading
 import time
 
@@ -343,6 +344,58 @@ def test_issue_13_unaligned_buffers_are_copied():
     frame = pd.DataFrame({"a": U[:, 0], "b": U[:, 1], "c": U[:, 2]}, copy=False)
     local = boostlab.RealAdaBoostClassifier(n_estimators=5).fit(pd.DataFrame(X, columns=["a", "b", "c"]), y)
     np.testing.assert_array_equal(local.predict(frame), local.predict(pd.DataFrame(X, columns=["a", "b", "c"])))
+
+
+def _binned_shard(parts, meta, full_columns):
+    """A rank's shard from `parts` (the worker's function, run here), and the bins of the same
+    rows binned in one piece (`full_columns`, the concatenated rows) with the same mapper."""
+    from boostlab import _boostlab
+
+    names = meta["feature_names"]
+    params_json = json.dumps({"max_bins": 255})
+    n = sum(len(p[2]) for p in parts)
+    summary = bdask._shard_summary(parts, dict(meta, params_json=params_json, rank_offsets=[0], n_rows=n), 0, 0.0, 0.0)
+    one_piece = _boostlab.shard_summary(names, full_columns, params_json, 0, n, bdask._rank_weights(parts, meta))
+    assert summary == one_piece  # the summary of the partitions is that of the concatenated rows
+    mapper = _boostlab.bin_mapper_from_summaries(names, [summary], params_json)
+    shard = bdask._assemble_shard(parts, meta, mapper)
+    return shard, _boostlab.bin_shard(names, full_columns, mapper).bins()
+
+
+def test_issue_13_a_ranks_shard_is_its_bins_without_a_float_copy():
+    """Session 8: a rank's shard is built from its partitions where they are: its features are the
+    bins (n × d bytes, counted by Dask through `__sizeof__`) and no float matrix is kept; the
+    bins (and the binning summary) are those of the partitions' rows concatenated — float32
+    blocks (one empty) and DataFrame partitions with a categorical column alike."""
+    rng = np.random.RandomState(0)
+    n, d = 3000, 5
+    X = rng.normal(size=(n, d)).astype(np.float32)
+    X[rng.rand(n, d) < 0.05] = np.nan
+    y = (np.nan_to_num(X[:, 0]) > 0).astype(np.int64)
+    cuts = [0, 1000, 1000, n]
+    meta = {
+        "feature_names": [f"f{j}" for j in range(d)], "kinds": None, "levels": None, "kind": "classes",
+        "classes": np.array([0, 1]), "weighted": False,
+    }
+    parts = [(i, X[a:b], y[a:b], None) for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
+    shard, want = _binned_shard(parts, meta, bdask._part_columns(X, None, None))
+    bins = shard["bins"]
+    assert bins.n_rows == n and bins.nbytes == n * d and sys.getsizeof(bins) >= n * d
+    kept = [v for v in shard.values() if isinstance(v, np.ndarray) and v.dtype.kind == "f"]
+    assert kept == [] and shard["w"] is None
+    np.testing.assert_array_equal(bins.bins(), want)
+    assert want.max() > 100  # real quantile bins, not a degenerate case
+
+    frame, labels, weights = _data(n=900, seed=4)
+    levels = [None, None, sorted({str(v) for v in frame["c"].dropna()})]
+    meta = dict(meta, feature_names=["a", "b", "c"], kinds=["numeric", "numeric", "categorical"], levels=levels,
+                classes=np.array(["neg", "pos"], dtype=object), weighted=True)
+    parts = [(i, frame.iloc[a:b], labels.iloc[a:b], weights.iloc[a:b]) for i, (a, b) in enumerate(zip([0, 400], [400, 900]))]
+    shard, want = _binned_shard(parts, meta, bdask._part_columns(frame, meta["kinds"], levels))
+    np.testing.assert_array_equal(shard["bins"].bins(), want)
+    assert shard["bins"].nbytes == 900 * 3
+    np.testing.assert_array_equal(shard["w"], weights.to_numpy())
+    np.testing.assert_array_equal(shard["y"], (labels == "pos").to_numpy().astype(np.int64))
 
 
 def test_issue_13_parameters_are_the_local_ones(client):

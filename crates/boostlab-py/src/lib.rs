@@ -528,7 +528,8 @@ struct FitArgs<'a, 'py> {
 /// A rank's part of a distributed fit (issue 13): the bin mapper every rank bins with, and the
 /// transport `(allreduce, rank, size)`.
 struct ShardArgs {
-    mapper: boostlab::data::BinMapper,
+    /// None when the rows come binned ([`ShardBins`]).
+    mapper: Option<boostlab::data::BinMapper>,
     allreduce: Py<PyAny>,
     rank: usize,
     size: usize,
@@ -567,12 +568,36 @@ fn train(
 ) -> PyResult<Model> {
     let pool = thread_pool(args.n_jobs)?;
     let (params, sources) = params_and_sources(args.params_json)?;
-    let held = Held::new(columns, None)?;
-    let views = held.views(py)?;
-    if args.names.len() != views.len() {
-        return Err(PyValueError::new_err(format!("{} feature names for {} columns", args.names.len(), views.len())));
-    }
-    let schema = held.schema(args.names);
+    // Issue 13 (session 8): a rank's rows already binned on its worker ([`bin_shard`]).
+    let pre_binned = match columns.cast::<ShardBins>() {
+        Ok(s) if shard.is_some() => Some(s.get().take()?),
+        Ok(_) => return Err(PyTypeError::new_err("a ShardBins is for fit_shard only")),
+        Err(_) => None,
+    };
+    let held = if pre_binned.is_none() { Some(Held::new(columns, None)?) } else { None };
+    let views = match &held {
+        Some(h) => h.views(py)?,
+        None => Vec::new(),
+    };
+    let schema = match (&held, &pre_binned) {
+        (_, Some(b)) => {
+            if args.names != b.schema.names {
+                return Err(PyValueError::new_err("the feature names differ from the shard's"));
+            }
+            b.schema.clone()
+        }
+        (Some(h), None) => {
+            if args.names.len() != views.len() {
+                return Err(PyValueError::new_err(format!(
+                    "{} feature names for {} columns",
+                    args.names.len(),
+                    views.len()
+                )));
+            }
+            h.schema(args.names)
+        }
+        (None, None) => return Err(PyValueError::new_err("internal: no features")),
+    };
     // Issue 15: validation data, copied into columns of the training schema (categories re-coded
     // onto the training levels).
     let valid = args
@@ -607,7 +632,12 @@ fn train(
                     let data = BinnedData::from_views(schema, &views, target, sample_weight, params.max_bins)?;
                     fit_binned_with_options(&data, &params, loss, opts, &mut on_round)
                 }
-                Some((mapper, coll)) => {
+                Some((None, coll)) => {
+                    let b = pre_binned.ok_or_else(|| Error::InvalidData("internal: no binned shard".into()))?;
+                    let data = BinnedData::new(schema, b.mapper, b.bins, target, sample_weight)?;
+                    boostlab::fit_binned_distributed(&data, &params, loss, opts, coll, &mut on_round)
+                }
+                Some((Some(mapper), coll)) => {
                     let mut bins = mapper.new_matrix(n_rows(&views));
                     mapper.bin_into(&schema.names, &views, 0, &mut bins)?;
                     let data = BinnedData::new(schema, mapper, bins, target, sample_weight)?;
@@ -653,7 +683,8 @@ fn weight_prefix(start: f64, sample_weight: PyReadonlyArray1<'_, f64>) -> PyResu
 /// weight_offset=0.0, total_weight=0.0) -> bytes`: the binning summary of this rank's rows.
 ///
 /// `columns` as `fit` takes them (the same forms as the local estimators send; categorical
-/// columns with the same levels on every rank); the rows are rows
+/// columns with the same levels on every rank), or `("parts", [columns, ...])`: the rank's
+/// partitions in order, each in one of those forms, read in place (session 8); the rows are rows
 /// `global_offset..global_offset + n` of `global_n` (rank order). With `sample_weight`,
 /// `weight_offset`/`total_weight` come from chaining [`weight_prefix`]. Only `max_bins` is read
 /// from `params_json`. Runs with the GIL released.
@@ -672,16 +703,20 @@ fn shard_summary<'py>(
     total_weight: f64,
 ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
     let params = params_of(params_json)?;
-    let held = Held::new(columns, None)?;
-    let views = held.views(py)?;
-    if names.len() != views.len() {
-        return Err(PyValueError::new_err(format!("{} feature names for {} columns", names.len(), views.len())));
+    let held = held_parts(columns)?;
+    let parts = held.iter().map(|h| h.views(py)).collect::<PyResult<Vec<_>>>()?;
+    if let Some(p) = parts.iter().position(|v| v.len() != names.len()) {
+        return Err(PyValueError::new_err(format!(
+            "{} feature names for {} columns (part {p})",
+            names.len(),
+            parts[p].len()
+        )));
     }
     let w = sample_weight.as_ref().map(|w| w.as_array().to_vec());
     let shard = boostlab::data::ShardSpec { global_offset, global_n, weight_offset, total_weight };
     let bytes = py
         .detach(|| {
-            boostlab::data::shard_summaries(&views, params.max_bins, w.as_deref(), &shard)
+            boostlab::data::shard_summaries_parts(&parts, params.max_bins, w.as_deref(), &shard)
                 .map(|s| boostlab::data::summaries_to_bytes(&s))
         })
         .map_err(py_err)?;
@@ -702,6 +737,120 @@ fn bin_mapper_from_summaries(names: Vec<String>, summaries: Vec<Vec<u8>>, params
     let merged = boostlab::data::merge_summaries(ranks).map_err(py_err)?;
     let mapper = boostlab::data::BinMapper::from_summaries(&names, merged, params.max_bins).map_err(py_err)?;
     serde_json::to_string(&mapper).map_err(|e| PyValueError::new_err(format!("bin mapper: {e}")))
+}
+
+/// The features of `columns`: one held part, or the parts of `("parts", [columns, ...])` (a
+/// rank's partitions, in order; issue 13, session 8).
+fn held_parts<'py>(columns: &Bound<'py, PyAny>) -> PyResult<Vec<Held<'py>>> {
+    if let Ok(t) = columns.cast::<PyTuple>() {
+        if t.len() == 2 && t.get_item(0)?.extract::<String>().is_ok_and(|tag| tag == "parts") {
+            let list = t.get_item(1)?;
+            let list = list.cast::<PyList>().map_err(|_| PyTypeError::new_err("('parts', list of column forms)"))?;
+            return list.iter().map(|p| Held::new(&p, None)).collect();
+        }
+    }
+    Ok(vec![Held::new(columns, None)?])
+}
+
+/// A rank's rows as bins (issue 13, session 8): what [`bin_shard`] makes on the rank's worker
+/// and [`fit_shard`] trains on, so the worker keeps the bins, not a copy of its partitions'
+/// values. Its bins are moved into the fit (a shard trains once).
+#[pyclass(module = "boostlab._boostlab", name = "ShardBins", frozen)]
+struct ShardBins {
+    inner: Mutex<Option<PreBinned>>,
+}
+
+/// The contents of a [`ShardBins`].
+struct PreBinned {
+    schema: Schema,
+    mapper: boostlab::data::BinMapper,
+    bins: boostlab::data::BinnedMatrix,
+}
+
+impl ShardBins {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<PreBinned>> {
+        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn take(&self) -> PyResult<PreBinned> {
+        self.lock().take().ok_or_else(|| PyValueError::new_err("this shard's bins were already trained on"))
+    }
+}
+
+#[pymethods]
+impl ShardBins {
+    /// Rows binned (0 once trained on).
+    #[getter]
+    fn n_rows(&self) -> usize {
+        self.lock().as_ref().map_or(0, |b| b.bins.n_rows)
+    }
+
+    /// Bytes of the bins (n_rows × features × 1 or 2).
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.lock().as_ref().map_or(0, |b| match &b.bins.data {
+            boostlab::data::BinData::U8(v) => v.len(),
+            boostlab::data::BinData::U16(v) => 2 * v.len(),
+        })
+    }
+
+    /// What Dask counts for this object in the worker's memory.
+    fn __sizeof__(&self) -> usize {
+        64 + self.nbytes()
+    }
+
+    /// A copy of the bins as an (n_rows, features) uint16 array (for tests).
+    fn bins<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<u16>>> {
+        let g = self.lock();
+        let b = g.as_ref().ok_or_else(|| PyValueError::new_err("this shard's bins were already trained on"))?;
+        let (n, d) = (b.bins.n_rows, b.bins.n_features);
+        Ok(Array2::from_shape_fn((n, d), |(i, f)| b.bins.bin(i, f) as u16).into_pyarray(py))
+    }
+}
+
+/// `bin_shard(names, columns, bin_mapper_json) -> ShardBins`: a rank's rows binned with the
+/// merged mapper (issue 13, session 8). `columns` as [`shard_summary`] takes them — with
+/// `("parts", [...])` each partition is binned straight into its rows of the one matrix (the
+/// row-blocked binning reads each partition once), so no concatenated copy is made. Runs with the
+/// GIL released.
+#[pyfunction]
+fn bin_shard(
+    py: Python<'_>,
+    names: Vec<String>,
+    columns: &Bound<'_, PyAny>,
+    bin_mapper_json: &str,
+) -> PyResult<ShardBins> {
+    let mapper: boostlab::data::BinMapper =
+        serde_json::from_str(bin_mapper_json).map_err(|e| PyValueError::new_err(format!("invalid bin mapper: {e}")))?;
+    let held = held_parts(columns)?;
+    let parts = held.iter().map(|h| h.views(py)).collect::<PyResult<Vec<_>>>()?;
+    if let Some(p) = parts.iter().position(|v| v.len() != names.len()) {
+        return Err(PyValueError::new_err(format!(
+            "{} feature names for {} columns (part {p})",
+            names.len(),
+            parts[p].len()
+        )));
+    }
+    let schema = held
+        .first()
+        .map(|h| h.schema(names.clone()))
+        .ok_or_else(|| PyValueError::new_err("bin_shard: no parts (give at least one, possibly of no rows)"))?;
+    if let Some(p) = held.iter().position(|h| h.schema(names.clone()) != schema) {
+        return Err(PyValueError::new_err(format!("part {p}: other feature kinds or levels than part 0's")));
+    }
+    let n: usize = parts.iter().map(|v| n_rows(v)).sum();
+    let bins = py
+        .detach(|| {
+            let mut bins = mapper.new_matrix(n);
+            let mut row0 = 0;
+            for v in &parts {
+                mapper.bin_into(&names, v, row0, &mut bins)?;
+                row0 += n_rows(v);
+            }
+            Ok::<_, Error>(bins)
+        })
+        .map_err(py_err)?;
+    Ok(ShardBins { inner: Mutex::new(Some(PreBinned { schema, mapper, bins })) })
 }
 
 /// The transport of `fit_shard`: a Python callable `allreduce(buf: 1-d float64 array) -> 1-d
@@ -753,7 +902,9 @@ impl boostlab::collective::Collective for PyCollective {
 /// init_model=None) -> Model`: this rank's part of a distributed fit (issue 13); every rank
 /// returns the same model.
 ///
-/// `names`, `columns`, `target_kind`, `y`, `classes`, `sample_weight`, `loss`, `callbacks`,
+/// `columns`: this rank's rows as `fit` takes them, binned here with `bin_mapper_json`, or a
+/// [`ShardBins`] from [`bin_shard`] (already binned; `bin_mapper_json` is then not read).
+/// `names`, `target_kind`, `y`, `classes`, `sample_weight`, `loss`, `callbacks`,
 /// `n_jobs`: as `fit`, for this rank's rows (the same names, categorical levels and `classes` on
 /// every rank; a rank may have no rows). `valid`: this rank's validation rows, as `fit`'s (every
 /// rank passes one, possibly of no rows, or none does). `init_model`: the model to continue
@@ -788,8 +939,14 @@ fn fit_shard(
     if size == 0 || rank >= size {
         return Err(PyValueError::new_err(format!("rank {rank} of {size} ranks")));
     }
-    let mapper: boostlab::data::BinMapper =
-        serde_json::from_str(bin_mapper_json).map_err(|e| PyValueError::new_err(format!("invalid bin mapper: {e}")))?;
+    let mapper = if columns.cast::<ShardBins>().is_ok() {
+        None
+    } else {
+        Some(
+            serde_json::from_str::<boostlab::data::BinMapper>(bin_mapper_json)
+                .map_err(|e| PyValueError::new_err(format!("invalid bin mapper: {e}")))?,
+        )
+    };
     let args =
         FitArgs { names, target_kind, classes, params_json, sample_weight, loss, callbacks, valid, init_model, n_jobs };
     train(py, columns, y, args, Some(ShardArgs { mapper, allreduce, rank, size }))
@@ -1157,6 +1314,8 @@ fn _boostlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(shard_summary, m)?)?;
     m.add_function(wrap_pyfunction!(bin_mapper_from_summaries, m)?)?;
     m.add_function(wrap_pyfunction!(fit_shard, m)?)?;
+    m.add_function(wrap_pyfunction!(bin_shard, m)?)?;
+    m.add_class::<ShardBins>()?;
     // Issue 13: experiment grids on Dask (src/experiment.rs).
     m.add_class::<experiment::ExperimentRun>()?;
     m.add_function(wrap_pyfunction!(experiment::experiment_run_cells, m)?)?;

@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use boostlab::collective::{Collective, CountingCollective, FailingCollective, ThreadCollective};
 use boostlab::data::{
-    merge_summaries, shard_summaries, weight_prefix, BinMapper, BinnedData, Column, ColumnView, Dataset, Features,
-    ShardSpec, Target, MISSING_CODE,
+    merge_summaries, shard_summaries, shard_summaries_parts, summaries_from_bytes, summaries_to_bytes, weight_prefix,
+    BinMapper, BinnedData, Column, ColumnView, Dataset, Features, ShardSpec, Target, MISSING_CODE,
 };
 use boostlab::{fit_binned, fit_binned_distributed, Algorithm, BoostParams, Ensemble, FitOptions, Result};
 use rand::{Rng, SeedableRng};
@@ -395,6 +395,94 @@ fn issue_13_distributed_binning_equals_single_machine() {
             assert_eq!(got, want, "{rows} rows, weighted {weighted}");
             let json = serde_json::to_string(&got).unwrap();
             assert_eq!(serde_json::from_str::<BinMapper>(&json).unwrap(), want);
+        }
+    }
+}
+
+/// Session 8: a rank's rows given as its partitions (read in place, no concatenation), its sample
+/// sorted and sent as f32 when the values are f32, merged as sorted lists: still the single
+/// machine's mapper — f64 and f32 columns, weighted or not, sampled or not, ranks of several
+/// uneven parts (an empty part, an empty rank), and columns whose sample has few distinct values
+/// while the column has a few more (values the sample missed: exact midpoints) or many more.
+#[test]
+fn issue_13_binning_from_partitions_equals_single_machine() {
+    let n = 260_000;
+    let mut rng = ChaCha8Rng::seed_from_u64(13);
+    let x: Vec<f64> =
+        (0..n).map(|_| if rng.gen_bool(0.1) { f64::NAN } else { f64::from(rng.gen::<f32>()).powi(3) }).collect();
+    // 100 common values and 5 rare ones (once each): the sample misses some, the column has 105.
+    let rare: Vec<f64> =
+        (0..n).map(|i| if i % 50_000 == 7 { 1000.0 + i as f64 } else { f64::from(rng.gen_range(0..100)) }).collect();
+    // 200 common values and 400 rare ones: the sample has at most 255, the column more.
+    let many: Vec<f64> =
+        (0..n).map(|i| if i % 600 == 3 { 0.5 + (i / 600) as f64 } else { f64::from(rng.gen_range(0..200)) }).collect();
+    let codes: Vec<u32> = (0..n).map(|_| rng.gen_range(0..4)).collect();
+    let w: Vec<f64> =
+        (0..n).map(|_| if rng.gen_bool(0.1) { 0.0 } else { f64::from(rng.gen_range(1..3)) * 0.75 }).collect();
+    let f32s = |v: &[f64]| v.iter().map(|&a| a as f32).collect::<Vec<f32>>();
+    let (x32, rare32, many32) = (f32s(&x), f32s(&rare), f32s(&many));
+    let names: Vec<String> = ["x", "rare", "many", "cat"].iter().map(|s| s.to_string()).collect();
+    for single in [false, true] {
+        let views = |a: usize, b: usize| -> Vec<ColumnView<'_>> {
+            let num = |v: &'static str| -> boostlab::NumericView<'_> {
+                match (single, v) {
+                    (false, "x") => boostlab::NumericView::f64(&x[a..b]),
+                    (false, "rare") => boostlab::NumericView::f64(&rare[a..b]),
+                    (false, _) => boostlab::NumericView::f64(&many[a..b]),
+                    (true, "x") => boostlab::NumericView::f32(&x32[a..b]),
+                    (true, "rare") => boostlab::NumericView::f32(&rare32[a..b]),
+                    (true, _) => boostlab::NumericView::f32(&many32[a..b]),
+                }
+            };
+            vec![
+                ColumnView::Numeric(num("x")),
+                ColumnView::Numeric(num("rare")),
+                ColumnView::Numeric(num("many")),
+                ColumnView::Categorical { codes: &codes[a..b], n_levels: 4 },
+            ]
+        };
+        for rows in [1000, n] {
+            for weighted in [false, true] {
+                let sw = weighted.then(|| &w[..rows]);
+                let want = BinMapper::fit_views(&names, &views(0, rows), 255, sw).unwrap();
+                // Three ranks of parts: [0, a) in two parts and an empty one, [a, a) empty, [a, rows) in three.
+                let a = rows * 2 / 5;
+                let ranks: Vec<Vec<(usize, usize)>> = vec![
+                    vec![(0, rows / 7), (rows / 7, rows / 7), (rows / 7, a)],
+                    vec![(a, a)],
+                    vec![(a, a + rows / 10), (a + rows / 10, rows * 9 / 10), (rows * 9 / 10, rows)],
+                ];
+                let mut offset = 0.0;
+                let offsets: Vec<f64> = ranks
+                    .iter()
+                    .map(|parts| {
+                        let o = offset;
+                        offset = weight_prefix(offset, &w[parts[0].0..parts[parts.len() - 1].1]);
+                        o
+                    })
+                    .collect();
+                let summaries: Vec<Vec<boostlab::data::FeatureSummary>> = ranks
+                    .iter()
+                    .zip(&offsets)
+                    .map(|(parts, &o)| {
+                        let (start, end) = (parts[0].0, parts[parts.len() - 1].1);
+                        let spec =
+                            ShardSpec { global_offset: start, global_n: rows, weight_offset: o, total_weight: offset };
+                        let pv: Vec<Vec<ColumnView<'_>>> = parts.iter().map(|&(p, q)| views(p, q)).collect();
+                        let s = shard_summaries_parts(&pv, 255, sw.map(|w| &w[start..end]), &spec).unwrap();
+                        let bytes = summaries_to_bytes(&s);
+                        if single && !weighted {
+                            // f32 values travel as f32: at most 4 bytes a value and the headers
+                            // (rows kept as every value while a rank has few, plus its sample).
+                            let values = 3 * (end - start + 200_000 * (end - start) / rows + 2000);
+                            assert!(bytes.len() < 4 * values + 400, "{} bytes, {values} values", bytes.len());
+                        }
+                        summaries_from_bytes(&bytes).unwrap()
+                    })
+                    .collect();
+                let got = BinMapper::from_summaries(&names, merge_summaries(summaries).unwrap(), 255).unwrap();
+                assert_eq!(got, want, "{rows} rows, weighted {weighted}, f32 {single}");
+            }
         }
     }
 }

@@ -395,6 +395,9 @@ pub struct NumericSummary {
     sample: Vec<f64>,
     distinct: Option<Vec<f64>>,
     last: f64,
+    /// Issue 13 (session 8): `sample` is in [`f64::total_cmp`] order (a rank's summary sorts its
+    /// sample, so that merging the ranks' samples is a merge, not a sort).
+    sorted: bool,
 }
 
 impl NumericSummary {
@@ -410,6 +413,7 @@ impl NumericSummary {
             sample: Vec::new(),
             distinct: Some(Vec::new()),
             last: f64::NAN,
+            sorted: false,
         }
     }
 
@@ -432,8 +436,9 @@ impl NumericSummary {
                 self.all = None;
             }
         }
-        if self.sampling {
+        if self.sampling && times_sampled > 0 {
             self.sample.extend(std::iter::repeat_n(x, times_sampled));
+            self.sorted = false;
         }
         if x != self.last {
             if let Some(d) = &mut self.distinct {
@@ -460,7 +465,12 @@ impl NumericSummary {
             };
         }
         // The sampled units of weight, each with weight 1.
-        match cuts_of_values(self.sample, self.max_bins) {
+        let cuts = if self.sorted {
+            cuts_of_sorted(|f| runs(self.sample.iter().map(|&x| (x, 1.0)), f), self.max_bins)
+        } else {
+            cuts_of_values(self.sample, self.max_bins)
+        };
+        match cuts {
             Cuts::Quantiles(t) => t,
             Cuts::Distinct(seen) => midpoints(&self.distinct.unwrap_or(seen)),
         }
@@ -563,13 +573,50 @@ pub fn shard_summaries(
     sample_weight: Option<&[f64]>,
     shard: &ShardSpec,
 ) -> Result<Vec<FeatureSummary>> {
+    shard_summaries_parts(&[columns.to_vec()], max_bins, sample_weight, shard)
+}
+
+/// [`shard_summaries`] of a rank whose rows come as consecutive `parts` (issue 13, session 8: a
+/// Dask worker's partitions, in order, read where they are — no concatenated copy). Each part is
+/// one view per feature, every part with the same features; `sample_weight` covers all the rows.
+///
+/// Unweighted and sampled (the usual case above [`BIN_SAMPLE_ROWS`] rows), a feature reads only
+/// its sampled rows (gathered row by row over the features, [`gather_sample`]), counts its
+/// non-missing values only until they exceed [`BIN_SAMPLE_ROWS`] (all the merge needs: `usable`
+/// is then a lower bound), and looks for the column's distinct values only when its sample has
+/// at most `max_bins` of them (otherwise the merged sample has more, and they are never used).
+/// The sample is sorted ([`f64::total_cmp`] order), so [`merge_summaries`] merges sorted lists.
+/// The summaries are those the row-by-row [`NumericSummary::push`] gives, up to these two
+/// unused fields.
+pub fn shard_summaries_parts(
+    parts: &[Vec<ColumnView<'_>>],
+    max_bins: usize,
+    sample_weight: Option<&[f64]>,
+    shard: &ShardSpec,
+) -> Result<Vec<FeatureSummary>> {
     if !(2..=65535).contains(&max_bins) {
         return Err(Error::param("max_bins", "an integer in 2..=65535", max_bins));
     }
-    let n = columns.first().map_or(0, ColumnView::len);
-    if let Some(f) = columns.iter().position(|c| c.len() != n) {
-        return Err(Error::InvalidData(format!("column {f} has {} rows, the first {n}", columns[f].len())));
+    let Some(first) = parts.first() else {
+        return Err(Error::InvalidData("a shard of no parts: give at least one (possibly of no rows)".into()));
+    };
+    let d = first.len();
+    let mut starts = Vec::with_capacity(parts.len() + 1);
+    starts.push(0usize);
+    for (p, cols) in parts.iter().enumerate() {
+        if cols.len() != d {
+            return Err(Error::InvalidData(format!("part {p} has {} columns, part 0 {d}", cols.len())));
+        }
+        let m = cols.first().map_or(0, ColumnView::len);
+        if let Some(f) = cols.iter().position(|c| c.len() != m) {
+            return Err(Error::InvalidData(format!("part {p}: column {f} has {} rows, the first {m}", cols[f].len())));
+        }
+        if let Some(f) = (0..d).find(|&f| cols[f].kind() != first[f].kind()) {
+            return Err(Error::InvalidData(format!("part {p}: column {f} is not of part 0's kind")));
+        }
+        starts.push(starts[p] + m);
     }
+    let n = starts[parts.len()];
     if sample_weight.is_some_and(|w| w.len() != n) {
         return Err(Error::InvalidData(format!(
             "{} sample weights for {n} rows",
@@ -578,20 +625,122 @@ pub fn shard_summaries(
     }
     let counts = shard_sample_counts(n, sample_weight, shard)?;
     let sampling = counts.is_some();
-    Ok(columns
-        .par_iter()
-        .map(|col| match col {
-            ColumnView::Numeric(v) => {
-                let mut s = NumericSummary::new(max_bins, sample_weight.is_some(), sampling);
-                v.for_each(|i, x| {
-                    let wt = sample_weight.map_or(1.0, |w| w[i]);
-                    s.push(x, wt, counts.as_ref().map_or(0, |c| c[i]));
-                });
+    // The sampled rows of each part (local indices, a row once per time sampled), and their values
+    // of every dense numeric feature, read row by row.
+    let gathered_parts: Vec<Vec<Vec<f64>>> = match (&counts, sample_weight) {
+        (Some(c), None) => parts
+            .iter()
+            .zip(starts.windows(2))
+            .map(|(cols, se)| {
+                let rows: Vec<usize> = (se[0]..se[1]).flat_map(|i| std::iter::repeat_n(i - se[0], c[i])).collect();
+                let mut g = gather_sample(cols, &rows);
+                for (f, col) in cols.iter().enumerate() {
+                    if let ColumnView::Numeric(v) = col {
+                        if v.is_sparse() {
+                            v.for_rows(&rows, |_, x| g[f].push(x));
+                        }
+                    }
+                }
+                g
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    Ok((0..d)
+        .into_par_iter()
+        .map(|f| match &first[f] {
+            ColumnView::Categorical { n_levels, .. } => FeatureSummary::Categorical { n_levels: *n_levels },
+            ColumnView::Numeric(_) => {
+                let weighted = sample_weight.is_some();
+                let mut s = NumericSummary::new(max_bins, weighted, sampling);
+                let numeric = |p: usize| match &parts[p][f] {
+                    ColumnView::Numeric(v) => Some(*v),
+                    _ => None,
+                };
+                if gathered_parts.is_empty() {
+                    // Weighted, or not sampled: every row, pushed in row order.
+                    for (p, se) in starts.windows(2).enumerate() {
+                        if let Some(v) = numeric(p) {
+                            v.for_each(|i, x| {
+                                let wt = sample_weight.map_or(1.0, |w| w[se[0] + i]);
+                                s.push(x, wt, counts.as_ref().map_or(0, |c| c[se[0] + i]));
+                            });
+                        }
+                    }
+                } else {
+                    s.summarise_sampled(parts.len(), numeric, &gathered_parts, f);
+                }
+                if sampling && !s.sorted {
+                    sort_total(&mut s.sample);
+                    s.sorted = true;
+                }
                 FeatureSummary::Numeric(s)
             }
-            ColumnView::Categorical { n_levels, .. } => FeatureSummary::Categorical { n_levels: *n_levels },
         })
         .collect())
+}
+
+impl NumericSummary {
+    /// The unweighted sampled summary of a feature over `n_parts` consecutive parts (see
+    /// [`shard_summaries_parts`]): `numeric(p)` the feature's view in part `p`, `gathered[p][f]`
+    /// its sampled values there, in row order.
+    fn summarise_sampled<'a>(
+        &mut self,
+        n_parts: usize,
+        numeric: impl Fn(usize) -> Option<NumericView<'a>>,
+        gathered: &[Vec<Vec<f64>>],
+        f: usize,
+    ) {
+        // The non-missing values, counted until they exceed the limit (`usable` is then a lower
+        // bound, as good for the merge's decision); while they do not, kept as `all`.
+        let mut usable = 0usize;
+        let mut all = Vec::new();
+        'parts: for p in 0..n_parts {
+            let Some(v) = numeric(p) else { continue };
+            let mut start = 0;
+            while start < v.len() {
+                let end = (start + BIN_BLOCK).min(v.len());
+                v.rows(start, end).for_each(|_, x| {
+                    if !x.is_nan() {
+                        usable += 1;
+                        if usable <= BIN_SAMPLE_ROWS {
+                            all.push((x, 1.0));
+                        }
+                    }
+                });
+                if usable > BIN_SAMPLE_ROWS {
+                    break 'parts;
+                }
+                start = end;
+            }
+        }
+        self.usable = usable as f64;
+        self.all = (usable <= BIN_SAMPLE_ROWS).then_some(all);
+        self.sample = gathered.iter().flat_map(|g| g[f].iter().copied().filter(|x| !x.is_nan())).collect();
+        sort_total(&mut self.sample);
+        self.sorted = true;
+        // The column's distinct values matter only when the merged sample has at most `max_bins`
+        // distinct values, so only when this rank's sample has (see `thresholds`).
+        let mut distinct_in_sample = 0usize;
+        runs(self.sample.iter().map(|&x| (x, 1.0)), |_, _| distinct_in_sample += 1);
+        self.distinct = None;
+        if distinct_in_sample <= self.max_bins {
+            let mut known = Vec::new();
+            let mut last = f64::NAN;
+            let mut full = false;
+            for p in 0..n_parts {
+                let Some(v) = numeric(p) else { continue };
+                v.for_each(|_, x| {
+                    if full || x.is_nan() || x == last {
+                        return;
+                    }
+                    full = !insert_distinct(&mut known, x, self.max_bins);
+                    last = x;
+                });
+            }
+            self.distinct = (!full).then_some(known);
+        }
+    }
 }
 
 /// Merges the ranks' summaries, given in rank order (issue 13): the summaries of all the rows,
@@ -636,7 +785,12 @@ impl NumericSummary {
             }
             _ => None,
         };
-        self.sample.extend(b.sample);
+        if self.sorted && b.sorted {
+            self.sample = merge_sorted(std::mem::take(&mut self.sample), b.sample);
+        } else {
+            self.sample.extend(b.sample);
+            self.sorted = false;
+        }
         self.distinct = match (self.distinct.take(), b.distinct) {
             (Some(mut x), Some(y)) => y.into_iter().all(|v| insert_distinct(&mut x, v, self.max_bins)).then_some(x),
             _ => None,
@@ -653,7 +807,18 @@ pub fn summaries_to_bytes(summaries: &[FeatureSummary]) -> Vec<u8> {
         out.extend_from_slice(&(v.len() as u64).to_le_bytes());
         v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
     };
-    out.extend_from_slice(b"BLSUM1");
+    // Values as f32 (tag 1) when every one is an f32 (a float32 input's: half the bytes), else f64.
+    let values = |out: &mut Vec<u8>, v: &[f64]| {
+        if v.iter().all(|&x| f64::from(x as f32).to_bits() == x.to_bits()) {
+            out.push(1);
+            out.extend_from_slice(&(v.len() as u64).to_le_bytes());
+            v.iter().for_each(|&x| out.extend_from_slice(&(x as f32).to_le_bytes()));
+        } else {
+            out.push(0);
+            f64s(out, v);
+        }
+    };
+    out.extend_from_slice(b"BLSUM2");
     u64_(&mut out, summaries.len());
     for s in summaries {
         match s {
@@ -667,13 +832,21 @@ pub fn summaries_to_bytes(summaries: &[FeatureSummary]) -> Vec<u8> {
                 out.extend([u8::from(s.weighted), u8::from(s.sampling)]);
                 out.extend_from_slice(&s.usable.to_le_bytes());
                 match &s.all {
+                    // Session 8: unit weights as values only, f32 when exact.
+                    Some(all) if all.iter().all(|p| p.1 == 1.0) => {
+                        out.push(2);
+                        values(&mut out, &all.iter().map(|p| p.0).collect::<Vec<_>>());
+                    }
                     Some(all) => {
                         out.push(1);
                         f64s(&mut out, &all.iter().flat_map(|p| [p.0, p.1]).collect::<Vec<_>>());
                     }
                     None => out.push(0),
                 }
-                f64s(&mut out, &s.sample);
+                // Session 8: the sample as f32 when every value is one (a float32 input's), half
+                // the bytes; its order flag.
+                out.push(u8::from(s.sorted));
+                values(&mut out, &s.sample);
                 match &s.distinct {
                     Some(d) => {
                         out.push(1);
@@ -717,9 +890,24 @@ pub fn summaries_from_bytes(bytes: &[u8]) -> Result<Vec<FeatureSummary>> {
             }
             (0..n).map(|_| self.f64()).collect()
         }
+        /// What `summaries_to_bytes`'s `values` wrote.
+        fn values(&mut self) -> Result<Vec<f64>> {
+            if self.u8()? == 0 {
+                return self.f64s();
+            }
+            let n = self.u64()?;
+            if n > self.0.len() / 4 {
+                return Err(Error::InvalidData("binning summaries: truncated bytes".into()));
+            }
+            Ok(self
+                .take(4 * n)?
+                .chunks_exact(4)
+                .map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+                .collect())
+        }
     }
     let mut r = Rd(bytes);
-    if r.take(6)? != b"BLSUM1" {
+    if r.take(6)? != b"BLSUM2" {
         return Err(Error::InvalidData("binning summaries: not summary bytes".into()));
     }
     let d = r.u64()?;
@@ -736,9 +924,11 @@ pub fn summaries_from_bytes(bytes: &[u8]) -> Result<Vec<FeatureSummary>> {
                 let usable = r.f64()?;
                 let all = match r.u8()? {
                     1 => Some(r.f64s()?.chunks_exact(2).map(|p| (p[0], p[1])).collect()),
+                    2 => Some(r.values()?.into_iter().map(|x| (x, 1.0)).collect()),
                     _ => None,
                 };
-                let sample = r.f64s()?;
+                let sorted = r.u8()? == 1;
+                let sample = r.values()?;
                 let distinct = match r.u8()? {
                     1 => Some(r.f64s()?),
                     _ => None,
@@ -752,6 +942,7 @@ pub fn summaries_from_bytes(bytes: &[u8]) -> Result<Vec<FeatureSummary>> {
                     sample,
                     distinct,
                     last: f64::NAN,
+                    sorted,
                 })
             }
             t => return Err(Error::InvalidData(format!("binning summaries: unknown feature tag {t}"))),
@@ -1010,6 +1201,28 @@ fn sort_total(xs: &mut [f64]) {
     for (x, &k) in xs.iter_mut().zip(&keys) {
         *x = f64::from_bits(key(k as u64) as u64);
     }
+}
+
+/// The merge of two lists in [`f64::total_cmp`] order, in that order (values equal under it have
+/// equal bits, so the result is that of sorting the concatenation).
+fn merge_sorted(a: Vec<f64>, b: Vec<f64>) -> Vec<f64> {
+    if b.is_empty() {
+        return a;
+    }
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if b[j].total_cmp(&a[i]).is_lt() {
+            out.push(b[j]);
+            j += 1;
+        } else {
+            out.push(a[i]);
+            i += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
 }
 
 /// [`Cuts`] of non-missing values with positive weights (any order; sorted here, in place).

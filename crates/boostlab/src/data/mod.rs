@@ -19,9 +19,9 @@ mod view;
 pub use arrow_reader::{arrow_schema, read_arrow, read_arrow_binned, ArrowBlocks, ArrowFormat};
 pub use binned::BinnedData;
 pub use binning::{
-    bin_sample_rows, merge_summaries, shard_summaries, summaries_from_bytes, summaries_to_bytes, weight_prefix,
-    BinData, BinMapper, BinnedMatrix, FeatureBins, FeatureSummary, NumericSummary, ShardSpec, BIN_SAMPLE_ROWS,
-    BIN_SAMPLE_SEED,
+    bin_sample_rows, merge_summaries, shard_summaries, shard_summaries_parts, summaries_from_bytes, summaries_to_bytes,
+    weight_prefix, BinData, BinMapper, BinnedMatrix, FeatureBins, FeatureSummary, NumericSummary, ShardSpec,
+    BIN_SAMPLE_ROWS, BIN_SAMPLE_SEED,
 };
 pub use blocks::{Block, BlockLabels, CsvBlocks};
 pub use csv_reader::{csv_header, read_csv, read_csv_from, CsvOptions, LabelSelector};

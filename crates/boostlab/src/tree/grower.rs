@@ -522,7 +522,8 @@ impl SearchCtx<'_> {
         let mut prev: Option<usize> = None;
         let (mut from, mut ord) = (0usize, 0u32);
         for (b, cell) in hist.chunks_exact(w).enumerate() {
-            if !(cell.iter().sum::<f64>() > 0.0) {
+            let nonempty = cell.iter().sum::<f64>() > 0.0;
+            if !nonempty {
                 continue;
             }
             let Some(pb) = prev.replace(b) else { continue };

@@ -351,12 +351,8 @@ impl AdaBoostMh {
                 let (mut r, mut nonzero) = (0.0, false);
                 let mut u = UpdateSums::default();
                 let mut factor = par::MemoF64::<_, 1024>::with_slots(|v: f64| (-alpha * v).exp());
-                for ((((d, f), y), &l), &w) in d
-                    .chunks_exact_mut(k)
-                    .zip(f.chunks_exact_mut(k))
-                    .zip(y.chunks_exact(k))
-                    .zip(of_row)
-                    .zip(sw)
+                for ((((d, f), y), &l), &w) in
+                    d.chunks_exact_mut(k).zip(f.chunks_exact_mut(k)).zip(y.chunks_exact(k)).zip(of_row).zip(sw)
                 {
                     let h = &values[l as usize * k..(l as usize + 1) * k];
                     // SPEC §4.5: r_t = Σ_{i,ℓ} D_t(i,ℓ) Y_i[ℓ] h_t(x_i,ℓ), on D_t (before the update).

@@ -1146,9 +1146,8 @@ fn leaves_run(
         for t in 0..rounds {
             let mut rng = ChaCha8Rng::seed_from_u64(500 + t);
             let of_row: Vec<u32> = (0..p.n).map(|_| rng.gen_range(0..8u32)).collect();
-            let values: Vec<f64> = (0..8 * k)
-                .map(|_| if zero_last && t + 1 == rounds { 0.0 } else { rng.gen_range(-0.6..0.6) })
-                .collect();
+            let values: Vec<f64> =
+                (0..8 * k).map(|_| if zero_last && t + 1 == rounds { 0.0 } else { rng.gen_range(-0.6..0.6) }).collect();
             let mut diag = Diagnostics::new();
             let step = if on_leaves {
                 b.step_on_leaves(&of_row, &values, &mut h, &mut diag, &mut stats).unwrap()

@@ -1198,10 +1198,11 @@ const TILE: usize = 64;
 /// the features `f0..f1` (`2k` sums per bin: `(W+, W−)` for output 0, then output 1, …).
 ///
 /// As LightGBM keeps one histogram per class, each output gets its own 512-slot `(W+, W−)`
-/// histogram per feature, filled by the one-output kernel [`accumulate_u8_group`] (up to
-/// [`MULTI`] features per pass, histograms in L1): per block of rows, the bins of the listed rows
-/// are gathered once, the statistics are transposed to one contiguous run per output, then every
-/// output adds its run. A row adds `k` values per feature, only on the side its signs name — the
+/// histogram per feature, filled two outputs at a time by [`accumulate_u8_two_outputs`] (up to
+/// `MULTI / 2` features per pass, the pair's histograms in L1; an odd last output by the
+/// one-output kernel [`accumulate_u8_group`]): per block of rows, the bins of the listed rows are
+/// gathered once, the statistics are transposed to one contiguous run per output, then every
+/// pair of outputs adds its runs. A row adds `k` values per feature, only on the side its signs name — the
 /// former kernel added a `2k`-wide block whose other half was `+0.0`, which changes no sum of
 /// non-negative terms. Every (feature, output, side) sum runs in row order, so the histogram is
 /// bit-identical to it (and to the naive one) whatever the grouping and the thread count.
@@ -1273,16 +1274,24 @@ fn histogram_u8_outputs(
             }
         };
         let mut cols: Vec<&[u8]> = Vec::with_capacity(MULTI);
-        if nf <= MULTI / 2 {
-            // Few features in this group: two outputs per pass, so that 2 × nf add chains overlap.
-            cols.extend((f0..f1).map(col));
-            for (p, hs) in local.chunks_exact_mut(2 * nf).enumerate() {
-                let (h0, h1) = hs.split_at_mut(nf);
-                let (j0, j1) = (2 * p * stride, (2 * p + 1) * stride);
-                accumulate_u8_two_outputs(&cols, [&st[j0..j0 + len], &st[j1..j1 + len]], h0, h1);
+        // Two outputs per pass over at most MULTI / 2 features (their 2 × 4 histograms, 32 KiB,
+        // stay in L1), so that 2 × 4 add chains overlap and each gathered bin is read once for
+        // two outputs. Session 8: for every group size (before, only for groups of ≤ 4 features;
+        // wider groups ran one output per pass over up to 8 features).
+        let (passes2, paired) = (nf.div_ceil(MULTI / 2).max(1), k / 2 * 2);
+        let per2 = nf.div_ceil(passes2).max(1);
+        for (p, hs) in local.chunks_exact_mut(2 * nf.max(1)).enumerate() {
+            let (h0, h1) = hs.split_at_mut(nf);
+            let (j0, j1) = (2 * p * stride, (2 * p + 1) * stride);
+            let (s0, s1) = (&st[j0..j0 + len], &st[j1..j1 + len]);
+            let mut f = f0;
+            for (a, b) in h0.chunks_mut(per2).zip(h1.chunks_mut(per2)) {
+                cols.clear();
+                cols.extend((f..f + a.len()).map(col));
+                accumulate_u8_two_outputs(&cols, [s0, s1], a, b);
+                f += a.len();
             }
         }
-        let paired = if nf <= MULTI / 2 { k / 2 * 2 } else { 0 };
         for (j, hs) in local.chunks_exact_mut(nf.max(1)).enumerate().skip(paired) {
             let sj = &st[j * stride..j * stride + len];
             let mut f = f0;

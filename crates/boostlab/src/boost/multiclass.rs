@@ -937,6 +937,21 @@ impl Booster for MultiBooster {
             MultiBooster::Mr(b) => b.step_then_statistics(h, diag, stats),
         }
     }
+    fn step_on_leaves(
+        &mut self,
+        leaf_of_row: &[u32],
+        leaf_values: &[f64],
+        h: &mut [f64],
+        diag: &mut Diagnostics,
+        stats: &mut [f64],
+    ) -> Result<Step> {
+        // Session 8 (issue 18): real AdaBoost.MH's step reads the leaves (one pass fused).
+        match self {
+            MultiBooster::Mh(b) => b.step_on_leaves(leaf_of_row, leaf_values, h, diag, stats),
+            MultiBooster::Mo(b) => b.step_on_leaves(leaf_of_row, leaf_values, h, diag, stats),
+            MultiBooster::Mr(b) => b.step_on_leaves(leaf_of_row, leaf_values, h, diag, stats),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -28,6 +28,9 @@ const CAT_FRACTION_GRID: f64 = (1u64 << 36) as f64;
 /// Work below this many (row × feature) cells runs on one thread.
 const PARALLEL_CELLS: usize = 1 << 15;
 
+/// Histogram values from which the smaller child's subtraction runs in parallel (session 8).
+const PARALLEL_HIST: usize = 1 << 16;
+
 /// Gains per block of the `lowest` rule's blocked running maximum ([`SearchCtx::lowest_exact`]).
 const GAIN_BLOCK: usize = 16;
 
@@ -38,11 +41,18 @@ thread_local! {
     static SCAN_ACC: std::cell::Cell<Vec<(f64, f64)>> = const { std::cell::Cell::new(Vec::new()) };
     static SCAN_GAINS: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
     /// Session 7 (issue 18): the nodes' histograms of this thread's finished trees, reused by its
-    /// next trees ([`pooled_hist`], [`recycle_hist`]).
+    /// next trees ([`pooled_hist_for_overwrite`], [`recycle_hist`]).
     static HIST_POOL: std::cell::Cell<Vec<Vec<f64>>> = const { std::cell::Cell::new(Vec::new()) };
     /// Session 7 (issue 18): the byte-bin kernel's per-feature 512-slot accumulators, reused by
     /// each thread across histograms (see [`build_histogram`]).
     static U8_ACC: std::cell::Cell<Vec<[f64; 512]>> = const { std::cell::Cell::new(Vec::new()) };
+    /// The k-output scan's running sums, children's sums and pair costs (session 8, issue 18).
+    static SCAN_OUTPUTS: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
+    /// Session 8 (issue 18): [`histogram_u8_outputs`]' per-(output, feature) accumulators, its
+    /// output-major block of statistics and its gathered bins, reused by each thread.
+    static U8_OUT_ACC: std::cell::Cell<Vec<[f64; 512]>> = const { std::cell::Cell::new(Vec::new()) };
+    static U8_OUT_ST: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
+    static U8_OUT_BINS: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
     /// The tempered scan's upper bounds of the gains (session 7), beside `SCAN_GAINS`' lower ones.
     static SCAN_HI: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
 }
@@ -54,18 +64,25 @@ const HIST_POOL_BYTES: usize = 16 << 20;
 /// Accumulators of [`U8_ACC`] a thread keeps between histograms (4 MiB: 1024 features).
 const U8_ACC_KEPT: usize = 1024;
 
-/// A zeroed histogram of `len` values: a buffer of this thread's pool when it has one (session 7,
-/// issue 18). A fresh `vec![0.0; len]` of a node's histogram (features × bins × 2 values:
-/// 176 KiB on sonar) was a new mapping of the allocator, page-faulted in, zeroed and unmapped
-/// again at every node of every tree — on a 187-row tree, more CPU than the rows' own work. The
-/// value is the same zeroed vector either way.
-fn pooled_hist(len: usize) -> Vec<f64> {
+/// Accumulators of [`U8_OUT_ACC`] a thread keeps between histograms (8 MiB: 26 outputs × 78
+/// features of a group).
+const U8_OUT_KEPT: usize = 2048;
+
+/// A histogram buffer of `len` values for [`build_histogram`], which writes every one of them: a
+/// buffer of this thread's pool when it has one (session 7, issue 18). A fresh `vec![0.0; len]`
+/// of a node's histogram (features × bins × 2 values: 176 KiB on sonar) was a new mapping of the
+/// allocator, page-faulted in, zeroed and unmapped again at every node of every tree — on a
+/// 187-row tree, more CPU than the rows' own work. Session 8: the pooled buffer is not zeroed
+/// either (with 26 outputs a node's histogram is 1.7 MiB, zeroed on the growing thread alone and
+/// then overwritten); it keeps old values until `build_histogram` writes them, and the growth of
+/// a short one is zeroed.
+fn pooled_hist_for_overwrite(len: usize) -> Vec<f64> {
     let mut pool = HIST_POOL.take();
     let buf = pool.pop();
     HIST_POOL.set(pool);
     match buf {
         Some(mut v) => {
-            v.clear();
+            v.truncate(len);
             v.resize(len, 0.0);
             v
         }
@@ -168,6 +185,20 @@ impl CandKind {
 #[inline]
 pub(crate) fn block_cost(c: &Criterion, s: &[f64]) -> f64 {
     s.chunks_exact(2).map(|p| c.cost(p[0], p[1])).sum()
+}
+
+/// [`Criterion::Matusita`]'s cost `2√(W+W−)` (0 when `W+ + W− ≤ 0`) with the same arithmetic as
+/// [`Criterion::cost`] — the same values bit for bit for every input — but branch-free (the test
+/// selects the result), so that a loop of them vectorises (session 8, issue 18).
+#[inline(always)]
+fn matusita_cost(wp: f64, wn: f64) -> f64 {
+    let (wp, wn) = (wp.max(0.0), wn.max(0.0));
+    let v = 2.0 * (wp * wn).sqrt();
+    if wp + wn <= 0.0 {
+        0.0
+    } else {
+        v
+    }
 }
 
 /// Whether a split into children with sums `l` and `r` is admissible. Weights at or below `tiny`
@@ -689,7 +720,100 @@ impl SearchCtx<'_> {
                 }
             };
         }
+        if self.width > 2 && matches!(self.mapper.features[f], FeatureBins::Numeric { .. }) {
+            // Session 8 (issue 18): several outputs (AdaBoost.MH's 2k-wide blocks), numeric feature.
+            return match self.criterion {
+                Criterion::Matusita => self.scan_outputs(matusita_cost, f, hist_f, total, allowed),
+                Criterion::Empirical => {
+                    self.scan_outputs(|p, n| Criterion::Empirical.cost(p, n), f, hist_f, total, allowed)
+                }
+                Criterion::Gini => self.scan_outputs(|p, n| Criterion::Gini.cost(p, n), f, hist_f, total, allowed),
+                Criterion::Entropy => {
+                    self.scan_outputs(|p, n| Criterion::Entropy.cost(p, n), f, hist_f, total, allowed)
+                }
+                c @ Criterion::Tempered { .. } => self.scan_outputs(|p, n| c.cost(p, n), f, hist_f, total, allowed),
+            };
+        }
         self.best_for_feature_generic(f, hist_f, total, allowed)
+    }
+
+    /// The numeric scan of several outputs (session 8, issue 18): the candidates of
+    /// [`Self::best_for_feature_generic`], in its order, with its arithmetic (the same running
+    /// sums, children's sums, [`admissible`] test, summed pair costs and tie rule), so the same
+    /// result bit for bit. Faster because the cost is one function known at compile time (no
+    /// match on the criterion per pair) that writes the `k` pair costs of a child into a buffer —
+    /// branch-free, so the square roots of Matusita's `2√(W+W−)` run in vector lanes — before they
+    /// are summed in order, and because its arrays are this thread's, reused across features,
+    /// nodes and rounds.
+    fn scan_outputs<F: Fn(f64, f64) -> f64>(
+        &self,
+        cost: F,
+        f: usize,
+        hist_f: &[f64],
+        total: &[f64],
+        allowed: Option<&[u32]>,
+    ) -> Vec<Candidate> {
+        let w = self.width;
+        let k = w / 2;
+        let nb = hist_f.len() / w;
+        let (hist, miss) = hist_f.split_at((nb - 1) * w);
+        let has_missing = miss.iter().sum::<f64>() > 0.0;
+        let mut buf = SCAN_OUTPUTS.take();
+        buf.clear();
+        buf.resize(4 * w, 0.0);
+        let (acc, rest) = buf.split_at_mut(w);
+        let (left, rest) = rest.split_at_mut(w);
+        let (right, costs) = rest.split_at_mut(w);
+        let costs = &mut costs[..k];
+        // Sums of a child's pair costs, in pair order (as `block_cost`).
+        let block = |s: &[f64], costs: &mut [f64]| -> f64 {
+            for (c, p) in costs.iter_mut().zip(s.chunks_exact(2)) {
+                *c = cost(p[0], p[1]);
+            }
+            costs.iter().sum::<f64>()
+        };
+        let mut best: Vec<Candidate> = Vec::new();
+        // The generic scan's candidates: each non-empty value bin but the last, `ord` counting
+        // them; the running sums add every bin up to the candidate (empty bins add +0.0).
+        let mut prev: Option<usize> = None;
+        let (mut from, mut ord) = (0usize, 0u32);
+        for (b, cell) in hist.chunks_exact(w).enumerate() {
+            let nonempty = cell.iter().sum::<f64>() > 0.0;
+            if !nonempty {
+                continue;
+            }
+            let Some(pb) = prev.replace(b) else { continue };
+            for c in hist[from * w..(pb + 1) * w].chunks_exact(w) {
+                for (a, &x) in acc.iter_mut().zip(c) {
+                    *a += x;
+                }
+            }
+            from = pb + 1;
+            let o = ord;
+            ord += 1;
+            if allowed.is_some_and(|a| a.binary_search(&o).is_err()) {
+                continue;
+            }
+            for missing_left in [false, true] {
+                if missing_left && !has_missing {
+                    break;
+                }
+                for (((l, r), &a), (&m, &t)) in
+                    left.iter_mut().zip(right.iter_mut()).zip(&*acc).zip(miss.iter().zip(total))
+                {
+                    *l = a + if missing_left { m } else { 0.0 };
+                    *r = residue_free(t - *l, self.tol);
+                }
+                if !admissible(left, right, self.min_w, self.pure, self.tol) {
+                    continue;
+                }
+                let gain = self.parent_cost - block(left, costs) - block(right, costs);
+                let kind = CandKind::Numeric { bin: pb, missing_left };
+                offer(&mut best, self.ties, self.tol, gain, &|| Candidate { gain, feature: f, kind: kind.clone() });
+            }
+        }
+        SCAN_OUTPUTS.set(buf);
+        best
     }
 
     /// [`Self::best_for_feature`] for any width and feature kind: the reference of the width-2
@@ -1311,10 +1435,11 @@ const TILE: usize = 64;
 /// the features `f0..f1` (`2k` sums per bin: `(W+, W−)` for output 0, then output 1, …).
 ///
 /// As LightGBM keeps one histogram per class, each output gets its own 512-slot `(W+, W−)`
-/// histogram per feature, filled by the one-output kernel [`accumulate_u8_group`] (up to
-/// [`MULTI`] features per pass, histograms in L1): per block of rows, the bins of the listed rows
-/// are gathered once, the statistics are transposed to one contiguous run per output, then every
-/// output adds its run. A row adds `k` values per feature, only on the side its signs name — the
+/// histogram per feature, filled two outputs at a time by [`accumulate_u8_two_outputs`] (up to
+/// `MULTI / 2` features per pass, the pair's histograms in L1; an odd last output by the
+/// one-output kernel [`accumulate_u8_group`]): per block of rows, the bins of the listed rows are
+/// gathered once, the statistics are transposed to one contiguous run per output, then every
+/// pair of outputs adds its runs. A row adds `k` values per feature, only on the side its signs name — the
 /// former kernel added a `2k`-wide block whose other half was `+0.0`, which changes no sum of
 /// non-negative terms. Every (feature, output, side) sum runs in row order, so the histogram is
 /// bit-identical to it (and to the naive one) whatever the grouping and the thread count.
@@ -1332,13 +1457,28 @@ fn histogram_u8_outputs(
     let nf = f1 - f0;
     let n_node = rows.map_or(n, <[u32]>::len);
     let cap = OUTPUT_BLOCK.min(n_node).max(1);
+    // Session 8: the accumulators, the transposed statistics and the gathered bins are this
+    // thread's, reused across groups, nodes and rounds (fresh, they were 0.4–1.7 MiB a group
+    // with 26 outputs: mapped, page-faulted and zeroed at every node). Every accumulator slot
+    // the interleave reads is zeroed here (a feature's bins), every `st` and `bins` element read
+    // is written first in its block.
+    let (mut kept, mut st, mut bins) = (U8_OUT_ACC.take(), U8_OUT_ST.take(), U8_OUT_BINS.take());
+    if kept.len() < k * nf {
+        kept.resize(k * nf, [0.0f64; 512]);
+    }
     // local[j * nf + g]: output j, feature f0 + g.
-    let mut local = vec![[0.0f64; 512]; k * nf];
+    let local = &mut kept[..k * nf];
+    for (i, acc) in local.iter_mut().enumerate() {
+        let f = f0 + i % nf.max(1);
+        acc[..2 * (offsets[f + 1] - offsets[f])].fill(0.0);
+    }
     let passes = nf.div_ceil(MULTI).max(1);
     let per_pass = nf.div_ceil(passes).max(1);
     let stride = cap + 8;
-    let mut st = vec![0.0f64; stride * k];
-    let mut bins = vec![0u8; if rows.is_some() { cap * nf } else { 0 }];
+    st.clear();
+    st.resize(stride * k, 0.0);
+    bins.clear();
+    bins.resize(if rows.is_some() { cap * nf } else { 0 }, 0);
     for start in (0..n_node).step_by(cap) {
         let end = (start + cap).min(n_node);
         let len = end - start;
@@ -1371,16 +1511,24 @@ fn histogram_u8_outputs(
             }
         };
         let mut cols: Vec<&[u8]> = Vec::with_capacity(MULTI);
-        if nf <= MULTI / 2 {
-            // Few features in this group: two outputs per pass, so that 2 × nf add chains overlap.
-            cols.extend((f0..f1).map(col));
-            for (p, hs) in local.chunks_exact_mut(2 * nf).enumerate() {
-                let (h0, h1) = hs.split_at_mut(nf);
-                let (j0, j1) = (2 * p * stride, (2 * p + 1) * stride);
-                accumulate_u8_two_outputs(&cols, [&st[j0..j0 + len], &st[j1..j1 + len]], h0, h1);
+        // Two outputs per pass over at most MULTI / 2 features (their 2 × 4 histograms, 32 KiB,
+        // stay in L1), so that 2 × 4 add chains overlap and each gathered bin is read once for
+        // two outputs. Session 8: for every group size (before, only for groups of ≤ 4 features;
+        // wider groups ran one output per pass over up to 8 features).
+        let (passes2, paired) = (nf.div_ceil(MULTI / 2).max(1), k / 2 * 2);
+        let per2 = nf.div_ceil(passes2).max(1);
+        for (p, hs) in local.chunks_exact_mut(2 * nf.max(1)).enumerate() {
+            let (h0, h1) = hs.split_at_mut(nf);
+            let (j0, j1) = (2 * p * stride, (2 * p + 1) * stride);
+            let (s0, s1) = (&st[j0..j0 + len], &st[j1..j1 + len]);
+            let mut f = f0;
+            for (a, b) in h0.chunks_mut(per2).zip(h1.chunks_mut(per2)) {
+                cols.clear();
+                cols.extend((f..f + a.len()).map(col));
+                accumulate_u8_two_outputs(&cols, [s0, s1], a, b);
+                f += a.len();
             }
         }
-        let paired = if nf <= MULTI / 2 { k / 2 * 2 } else { 0 };
         for (j, hs) in local.chunks_exact_mut(nf.max(1)).enumerate().skip(paired) {
             let sj = &st[j * stride..j * stride + len];
             let mut f = f0;
@@ -1404,6 +1552,11 @@ fn histogram_u8_outputs(
             }
         }
     }
+    if kept.len() <= U8_OUT_KEPT {
+        U8_OUT_ACC.set(kept);
+    }
+    U8_OUT_ST.set(st);
+    U8_OUT_BINS.set(bins);
 }
 
 /// Two outputs at once over `N ≤ MULTI / 2` features of a block (consecutive rows of `cols`):
@@ -1851,7 +2004,7 @@ pub(crate) fn grow_ranks(
     // the identity, see `leaves_of_rows`).
     let mut index: Vec<u32> = Vec::new();
     let mut scratch: Vec<u32> = Vec::new();
-    let mut root_hist = pooled_hist(total_bins * width);
+    let mut root_hist = pooled_hist_for_overwrite(total_bins * width);
     build_histogram(bm, None, stats, k, &mut root_hist);
     // Issue 13: the rows of every rank.
     let root_rows = if dist { reduce_hist(coll, &mut root_hist, &[n as f64])?[0] as usize } else { n };
@@ -1954,7 +2107,7 @@ pub(crate) fn grow_ranks(
             let (ss, se) = if small_left { (ls, le) } else { (rs, re) };
             let rows = &index[ss..se];
             gather_statistics(stats, k, rows, &mut ordered);
-            let mut small = pooled_hist(total_bins * width);
+            let mut small = pooled_hist_for_overwrite(total_bins * width);
             build_histogram(bm, Some(rows), &ordered, k, &mut small);
             if dist {
                 let count = |start, end| {
@@ -1968,12 +2121,21 @@ pub(crate) fn grow_ranks(
                 global = Some(reduce_hist(coll, &mut small, &extra)?);
             }
             let mut big = parent.hist;
-            for (b, s) in big.iter_mut().zip(&small) {
-                // When the whole bin went to the small child, the difference of two sums taken
-                // in different orders leaves a rounding residue: make it an exact zero so that an
-                // empty bin stays empty.
-                let d = *b - s;
-                *b = if d <= *b * 1e-12 { 0.0 } else { d };
+            let subtract = |(big, small): (&mut [f64], &[f64])| {
+                for (b, s) in big.iter_mut().zip(small) {
+                    // When the whole bin went to the small child, the difference of two sums taken
+                    // in different orders leaves a rounding residue: make it an exact zero so that
+                    // an empty bin stays empty.
+                    let d = *b - s;
+                    *b = if d <= *b * 1e-12 { 0.0 } else { d };
+                }
+            };
+            if big.len() >= PARALLEL_HIST {
+                // Session 8 (issue 18): many outputs' histograms (1.5 MiB and more) on every thread;
+                // each value is its own difference, so the split changes no bit.
+                big.par_chunks_mut(PARALLEL_HIST / 4).zip(small.par_chunks(PARALLEL_HIST / 4)).for_each(subtract);
+            } else {
+                subtract((&mut big, &small));
             }
             if small_left {
                 (small, big)
@@ -2922,6 +3084,109 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Issue 18 (session 8): the k-output numeric scan ([`SearchCtx::scan_outputs`]) returns the
+    /// generic scan's candidates bit for bit: 2 to 26 outputs, every criterion, both tie rules,
+    /// with and without a missing bin, a candidate cap, a minimum leaf weight and forbidden pure
+    /// leaves, on histograms with empty bins, plateaus, exact and near ties.
+    #[test]
+    fn issue_18_output_scan_equals_the_generic_scan() {
+        let mut rng = ChaCha8Rng::seed_from_u64(818);
+        let n = 3000;
+        let feats = Features {
+            names: vec!["a".into(), "b".into()],
+            columns: vec![
+                Column::Numeric((0..n).map(|i| f64::from(i as u32 % 300)).collect()),
+                Column::Numeric(
+                    (0..n).map(|i| if i % 11 == 0 { f64::NAN } else { f64::from(i as u32 % 57) }).collect(),
+                ),
+            ],
+        };
+        let mapper = BinMapper::fit(&feats, 255, None).unwrap();
+        let bm = mapper.transform(&feats).unwrap();
+        let crits = [
+            Criterion::Matusita,
+            Criterion::Gini,
+            Criterion::Entropy,
+            Criterion::Empirical,
+            Criterion::Tempered { t: 0.8 },
+            Criterion::Tempered { t: 1.3 },
+        ];
+        let (mut kept, mut with_missing) = (0, 0);
+        for case in 0..1200 {
+            let f = case % 2;
+            let k = [2, 3, 7, 26][case / 2 % 4];
+            let w = 2 * k;
+            let nb = bm.n_bins(f);
+            let style = rng.gen_range(0..4);
+            let mut hist = vec![0.0; w * nb];
+            for b in 0..nb {
+                if rng.gen_bool(0.15) {
+                    continue; // empty bin
+                }
+                for j in 0..k {
+                    let (p, q) = match style {
+                        0 => (rng.gen::<f64>(), rng.gen::<f64>() * 0.2),
+                        // Quantised: exact ties and plateaus, some pairs empty.
+                        1 => (f64::from(rng.gen_range(0..3u32)) * 0.5, f64::from(rng.gen_range(0..3u32)) * 0.5),
+                        // Near-ties within the tolerance.
+                        2 => (1.0 + f64::from(rng.gen_range(0..3u32)) * 1e-13, 1.0),
+                        // One output per bin carries the weight (single-label data).
+                        _ => {
+                            if j == b % k {
+                                (rng.gen::<f64>(), 0.0)
+                            } else {
+                                (0.0, rng.gen::<f64>() / k as f64)
+                            }
+                        }
+                    };
+                    hist[b * w + 2 * j] = p;
+                    hist[b * w + 2 * j + 1] = q;
+                }
+            }
+            if case % 3 == 0 {
+                hist[(nb - 1) * w..].fill(0.0); // no missing rows
+            }
+            let mut total = vec![0.0; w];
+            for cell in hist.chunks_exact(w) {
+                for (t, x) in total.iter_mut().zip(cell) {
+                    *t += x;
+                }
+            }
+            let crit = crits[case % crits.len()];
+            let pure = if case % 5 == 0 { PureLeaves::Forbid } else { PureLeaves::Allow };
+            let min_w = if case % 4 == 0 { 0.2 * total.iter().sum::<f64>() } else { 0.0 };
+            let ties = if case % 7 < 2 { SplitTies::Random } else { SplitTies::Lowest };
+            let ctx = SearchCtx {
+                criterion: crit,
+                ties,
+                width: w,
+                min_w,
+                pure,
+                parent_cost: block_cost(&crit, &total),
+                tol: 1e-12 * total.iter().sum::<f64>(),
+                binned: &bm,
+                mapper: &mapper,
+                bounds: None,
+            };
+            let allowed: Option<Vec<u32>> =
+                (case % 6 == 5).then(|| (0..nb as u32).filter(|_| rng.gen_bool(0.3)).collect());
+            let fast = ctx.best_for_feature(f, &hist, &total, allowed.as_deref());
+            let slow = ctx.best_for_feature_generic(f, &hist, &total, allowed.as_deref());
+            assert_eq!(fast.len(), slow.len(), "case {case}: {crit:?} k = {k}");
+            for (a, b) in fast.iter().zip(&slow) {
+                assert_eq!(
+                    (a.gain.to_bits(), a.feature, &a.kind),
+                    (b.gain.to_bits(), b.feature, &b.kind),
+                    "case {case}: {crit:?} k = {k}"
+                );
+                kept += 1;
+                with_missing += usize::from(matches!(a.kind, CandKind::Numeric { missing_left: true, .. }));
+            }
+        }
+        // Both sides of the missing bin won somewhere.
+        assert!(kept > 1000 && with_missing > 50, "{kept} {with_missing}");
     }
 
     /// Issue 18 (session 7): trees grown with histograms and byte-kernel accumulators reused from

@@ -187,6 +187,22 @@ impl Booster for AdaBoostMh {
     fn step_then_statistics(&mut self, h: &[f64], diag: &mut Diagnostics, stats: &mut [f64]) -> Result<Step> {
         self.advance(h, diag, Some(stats))
     }
+
+    fn step_on_leaves(
+        &mut self,
+        leaf_of_row: &[u32],
+        leaf_values: &[f64],
+        h: &mut [f64],
+        diag: &mut Diagnostics,
+        stats: &mut [f64],
+    ) -> Result<Step> {
+        if self.real {
+            // Session 8 (issue 18): one fused pass from the leaves, then the normalisation.
+            return self.advance_real_on_leaves(leaf_of_row, leaf_values, diag, Some(stats));
+        }
+        crate::boost::driver::tree_outputs(leaf_of_row, leaf_values, self.k, h);
+        self.advance(h, diag, Some(stats))
+    }
 }
 
 /// What the update pass of one chunk of rows sums (issue 18).
@@ -202,6 +218,35 @@ struct UpdateSums {
     den: f64,
     /// A score became NaN.
     nan: bool,
+}
+
+/// SPEC §4.5 on one row (`k` pairs): `D(i,ℓ) ← D(i,ℓ) e^(−α Y h)`, `f += α h`, adding the row's
+/// terms of Z and of the diagnostics to `u` (the one update of the dense and the fused pass).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn update_row<F: Fn(f64) -> f64>(
+    d: &mut [f64],
+    f: &mut [f64],
+    y: &[f64],
+    h: &[f64],
+    w: f64,
+    alpha: f64,
+    factor: &mut par::MemoF64<F, 1024>,
+    u: &mut UpdateSums,
+) {
+    let k = y.len();
+    let mut wrong = 0usize;
+    for (((d, f), &y), &h) in d.iter_mut().zip(f.iter_mut()).zip(y).zip(h) {
+        *d *= factor.get(y * h);
+        u.z += *d;
+        *f += alpha * h;
+        wrong += usize::from((*f > 0.0) != (y > 0.0));
+        u.nan |= f.is_nan();
+    }
+    // As `multilabel::hamming_loss` and `one_error`, row by row.
+    u.hamming += w * (wrong as f64 / k as f64);
+    u.one_error += w * if y[top_label(f)] > 0.0 { 0.0 } else { 1.0 };
+    u.den += w;
 }
 
 impl AdaBoostMh {
@@ -237,18 +282,7 @@ impl AdaBoostMh {
             self.coll.sum(&mut b)?;
             (r, nonzero) = (b[0], b[1] != 0.0);
         }
-        let (alpha, step) = if self.real {
-            // SPEC §4.5: real MH folds α into the leaves (α = 1).
-            if !nonzero {
-                (0.0, Step::Stop { reason: "weak hypothesis is identically zero".into() })
-            } else {
-                (1.0, Step::Add { alpha: 1.0 })
-            }
-        } else {
-            step_of(vote(r), r)
-        };
-        // Issue 15: shrinkage, α ← ν·α before the weight update.
-        let (alpha, step) = (crate::boost::shrink(self.lr, alpha), crate::boost::shrink_step(self.lr, step));
+        let (alpha, step) = self.decide(r, nonzero);
         if let Step::Stop { .. } = step {
             diag.insert("r", r);
             return Ok(step);
@@ -269,24 +303,118 @@ impl AdaBoostMh {
                     .zip(h.chunks_exact(k))
                     .zip(sw)
                 {
-                    let mut wrong = 0usize;
-                    for (((d, f), &y), &h) in d.iter_mut().zip(f.iter_mut()).zip(y).zip(h) {
-                        *d *= factor.get(y * h);
-                        u.z += *d;
-                        *f += alpha * h;
-                        wrong += usize::from((*f > 0.0) != (y > 0.0));
-                        u.nan |= f.is_nan();
-                    }
-                    // As `multilabel::hamming_loss` and `one_error`, row by row.
-                    u.hamming += w * (wrong as f64 / k as f64);
-                    u.one_error += w * if y[top_label(f)] > 0.0 { 0.0 } else { 1.0 };
-                    u.den += w;
+                    update_row(d, f, y, h, w, alpha, &mut factor, &mut u);
                 }
                 u
             })
             .collect();
+        self.finish(&parts, r, alpha, step, diag, stats)
+    }
+
+    /// Real AdaBoost.MH's round on a grown tree (session 8, issue 18): the same round as
+    /// [`Self::advance`] on the dense outputs `h[i·k + ℓ] = values[of_row[i]·k + ℓ]`, bit for bit,
+    /// in two passes over `n × k` instead of four. No `h` is written and read back, and the edge
+    /// pass is fused with the update pass: with α = ν whatever the sums (SPEC §4.5, real MH folds
+    /// α into the leaves), each row's terms of `r` are taken from `D_t` just before its update, in
+    /// the same order and chunks as the separate pass. A round that then stops (`h` = 0 on every
+    /// row of every rank) leaves `D` and `f` as they were: every factor is `e^0 = 1` and every
+    /// `α h` is ±0, added to scores that are never −0.
+    fn advance_real_on_leaves(
+        &mut self,
+        of_row: &[u32],
+        values: &[f64],
+        diag: &mut Diagnostics,
+        stats: Option<&mut [f64]>,
+    ) -> Result<Step> {
+        let k = self.k;
+        let n_leaves = values.len() / k.max(1);
+        if of_row.len() != self.n || values.len() != n_leaves * k {
+            return Err(Error::InvalidData(format!(
+                "the leaves of {} rows ({} leaf values) for a booster of {} rows × {k} outputs",
+                of_row.len(),
+                values.len(),
+                self.n
+            )));
+        }
+        if let Some(&l) = of_row.par_iter().max() {
+            if l as usize >= n_leaves {
+                return Err(Error::InvalidData(format!("leaf {l} of a tree with {n_leaves} leaves")));
+            }
+        }
+        let c = ROW_CHUNK * k;
+        // α before the sums: real MH's α = 1, shrunk (the value `decide` gives a non-zero `h`).
+        let alpha = crate::boost::shrink(self.lr, 1.0);
+        let sw = &self.sw;
+        let parts: Vec<(f64, bool, UpdateSums)> = (self.d.par_chunks_mut(c).zip(self.f.par_chunks_mut(c)))
+            .zip(self.y.par_chunks(c).zip(of_row.par_chunks(ROW_CHUNK)).zip(sw.par_chunks(ROW_CHUNK)))
+            .map(|((d, f), ((y, of_row), sw))| {
+                let (mut r, mut nonzero) = (0.0, false);
+                let mut u = UpdateSums::default();
+                let mut factor = par::MemoF64::<_, 1024>::with_slots(|v: f64| (-alpha * v).exp());
+                for ((((d, f), y), &l), &w) in
+                    d.chunks_exact_mut(k).zip(f.chunks_exact_mut(k)).zip(y.chunks_exact(k)).zip(of_row).zip(sw)
+                {
+                    let h = &values[l as usize * k..(l as usize + 1) * k];
+                    // SPEC §4.5: r_t = Σ_{i,ℓ} D_t(i,ℓ) Y_i[ℓ] h_t(x_i,ℓ), on D_t (before the update).
+                    for ((d, y), &h) in d.iter().zip(y).zip(h) {
+                        r += d * y * h;
+                        nonzero |= h != 0.0;
+                    }
+                    update_row(d, f, y, h, w, alpha, &mut factor, &mut u);
+                }
+                (r, nonzero, u)
+            })
+            .collect();
+        let mut r = parts.iter().fold(0.0, |a, p| a + p.0);
+        let mut nonzero = parts.iter().any(|p| p.1);
+        if self.coll.is_distributed() {
+            // Issue 13: the edge (and whether h is 0 everywhere) over every rank (one call).
+            let mut b = [r, f64::from(u8::from(nonzero))];
+            self.coll.sum(&mut b)?;
+            (r, nonzero) = (b[0], b[1] != 0.0);
+        }
+        let (alpha_t, step) = self.decide(r, nonzero);
+        if let Step::Stop { .. } = step {
+            diag.insert("r", r);
+            return Ok(step);
+        }
+        debug_assert_eq!(alpha_t.to_bits(), alpha.to_bits());
+        let sums: Vec<UpdateSums> = parts.into_iter().map(|p| p.2).collect();
+        self.finish(&sums, r, alpha, step, diag, stats)
+    }
+
+    /// α and the step of a round from the edge `r` and whether `h` is non-zero anywhere (over
+    /// every rank).
+    fn decide(&self, r: f64, nonzero: bool) -> (f64, Step) {
+        let (alpha, step) = if self.real {
+            // SPEC §4.5: real MH folds α into the leaves (α = 1).
+            if !nonzero {
+                (0.0, Step::Stop { reason: "weak hypothesis is identically zero".into() })
+            } else {
+                (1.0, Step::Add { alpha: 1.0 })
+            }
+        } else {
+            step_of(vote(r), r)
+        };
+        // Issue 15: shrinkage, α ← ν·α before the weight update.
+        (crate::boost::shrink(self.lr, alpha), crate::boost::shrink_step(self.lr, step))
+    }
+
+    /// The end of a round once the update pass has run: the sums of its chunks (in chunk order)
+    /// over every rank, the normaliser Z, the normalisation pass (which writes the next round's
+    /// statistics with `stats`), the bound and the diagnostics.
+    fn finish(
+        &mut self,
+        parts: &[UpdateSums],
+        r: f64,
+        alpha: f64,
+        step: Step,
+        diag: &mut Diagnostics,
+        stats: Option<&mut [f64]>,
+    ) -> Result<Step> {
+        let c = ROW_CHUNK * self.k;
         let mut t = UpdateSums::default();
-        for p in &parts {
+        for p in parts {
             (t.z, t.hamming, t.one_error, t.den, t.nan) =
                 (t.z + p.z, t.hamming + p.hamming, t.one_error + p.one_error, t.den + p.den, t.nan | p.nan);
         }

@@ -1119,3 +1119,92 @@ fn issue_18_chunked_steps_are_bit_identical_for_1_2_and_3_threads() {
         }
     }
 }
+
+/// Runs `rounds` steps of `variant` on random trees (8 leaves, the last round's values all 0
+/// when `zero_last`) in a pool of `threads` threads, from the leaves (`step_on_leaves`) or from
+/// the dense outputs (`step_then_statistics`): per round the step and diagnostics, then the
+/// final weights, scores and statistics.
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+fn leaves_run(
+    p: &Problem,
+    params: &MultiParams,
+    lr: f64,
+    sample_weight: Option<&[f64]>,
+    rounds: u64,
+    zero_last: bool,
+    threads: usize,
+    on_leaves: bool,
+) -> (Vec<(Step, Diagnostics)>, Vec<f64>, Vec<f64>, Vec<f64>) {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    pool.install(|| {
+        let labels = Labels { sample_weight, ..labels_of(p) };
+        let mut b = MultiBooster::new(&labels, params).unwrap();
+        b.set_learning_rate(lr);
+        let k = b.n_outputs();
+        let (mut stats, mut h) = (vec![0.0; p.n * k], vec![0.0; p.n * k]);
+        let mut steps = Vec::new();
+        for t in 0..rounds {
+            let mut rng = ChaCha8Rng::seed_from_u64(500 + t);
+            let of_row: Vec<u32> = (0..p.n).map(|_| rng.gen_range(0..8u32)).collect();
+            let values: Vec<f64> =
+                (0..8 * k).map(|_| if zero_last && t + 1 == rounds { 0.0 } else { rng.gen_range(-0.6..0.6) }).collect();
+            let mut diag = Diagnostics::new();
+            let step = if on_leaves {
+                b.step_on_leaves(&of_row, &values, &mut h, &mut diag, &mut stats).unwrap()
+            } else {
+                crate::boost::driver::tree_outputs(&of_row, &values, k, &mut h);
+                b.step_then_statistics(&h, &mut diag, &mut stats).unwrap()
+            };
+            steps.push((step, diag));
+        }
+        let MultiBooster::Mh(m) = &b else { unreachable!("AdaBoost.MH") };
+        (steps, m.distribution().to_vec(), b.training_scores().to_vec(), stats)
+    })
+}
+
+#[test]
+fn issue_18_mh_fused_step_on_leaves_is_bit_identical_to_the_dense_step() {
+    // Session 8: real AdaBoost.MH's step from the leaves (edge and update in one pass) against
+    // the dense step (tree outputs written, then the edge pass and the update pass): one chunk
+    // and three chunks of rows, with and without shrinkage and sample weights, 1 and 3 threads,
+    // and a last round whose tree is 0 everywhere (the step stops and changes nothing).
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for n in [3000, 2 * crate::par::ROW_CHUNK + 777] {
+        let p = random_problem(23, n, 5, 2, false);
+        let sw: Vec<f64> = (0..n).map(|i| 0.5 + (i % 7) as f64 * 0.25).collect();
+        for (lr, weighted, zero_last) in [(1.0, false, false), (0.3, true, true), (1.0, true, true)] {
+            for variant in [MultiVariant::MhReal, MultiVariant::MhDiscrete] {
+                let params = params(variant);
+                let w = weighted.then_some(sw.as_slice());
+                let want = leaves_run(&p, &params, lr, w, 4, zero_last, 1, false);
+                for threads in [1, 3] {
+                    let got = leaves_run(&p, &params, lr, w, 4, zero_last, threads, true);
+                    let what = format!("{variant} n = {n} lr = {lr} weighted = {weighted} threads = {threads}");
+                    assert_eq!(got.0, want.0, "{what}: steps and diagnostics");
+                    assert_eq!(bits(&got.1), bits(&want.1), "{what}: weights");
+                    assert_eq!(bits(&got.2), bits(&want.2), "{what}: scores");
+                    assert_eq!(bits(&got.3), bits(&want.3), "{what}: statistics");
+                }
+                if zero_last && variant == MultiVariant::MhReal {
+                    assert!(matches!(want.0[3].0, Step::Stop { .. }), "a zero tree stops real MH");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn issue_18_mh_step_on_leaves_rejects_bad_leaves() {
+    let p = random_problem(3, 50, 3, 2, false);
+    let mut b = MultiBooster::new(&labels_of(&p), &params(MultiVariant::MhReal)).unwrap();
+    let (mut h, mut stats) = (vec![0.0; 150], vec![0.0; 150]);
+    let values = vec![0.1; 2 * 3];
+    let mut of_row = vec![0u32; 50];
+    of_row[17] = 2;
+    let e = b.step_on_leaves(&of_row, &values, &mut h, &mut Diagnostics::new(), &mut stats).unwrap_err();
+    assert!(e.to_string().contains("leaf 2 of a tree with 2 leaves"), "{e}");
+    let e = b.step_on_leaves(&of_row[..49], &values, &mut h, &mut Diagnostics::new(), &mut stats).unwrap_err();
+    assert!(e.to_string().contains("49 rows"), "{e}");
+    let e = b.step_on_leaves(&[0; 50], &values[..5], &mut h, &mut Diagnostics::new(), &mut stats).unwrap_err();
+    assert!(e.to_string().contains("5 leaf values"), "{e}");
+}

@@ -552,8 +552,10 @@ def test_issue_13_t_schedule_and_callbacks_on_dask(client):
         time.sleep(0.2)
 
 
-def test_issue_13_a_worker_killed_mid_fit():
-    """The last test: it kills a worker (of its own cluster)."""
+@pytest.mark.parametrize("transport", ["tcp", "dask"])
+def test_issue_13_a_worker_killed_mid_fit(transport):
+    """The last test: it kills a worker (of its own cluster), with either transport: DaskFitError
+    naming it within the timeout, no task processing, no worker thread busy, no listener left."""
     timeout = 20.0
     with dask.config.set({"distributed.scheduler.work-stealing": False}), _cluster() as cluster, distributed.Client(
         cluster
@@ -562,7 +564,9 @@ def test_issue_13_a_worker_killed_mid_fit():
         dX, dy = _place(c, [X, y], [200, 200], [0, 1])
         victim = sorted(c.scheduler_info()["workers"])[1]
         # A fit far too long to end by itself (about a millisecond of exchanges per round).
-        est = bdask.DaskRealAdaBoostClassifier(n_estimators=1_000_000, max_leaves=8, client=c, timeout=timeout)
+        est = bdask.DaskRealAdaBoostClassifier(
+            n_estimators=1_000_000, max_leaves=8, client=c, timeout=timeout, transport=transport
+        )
 
         def kill():
             # Wait until the ranks train, then end the victim's process.
@@ -584,7 +588,7 @@ def test_issue_13_a_worker_killed_mid_fit():
             est.fit(dX, dy)
         elapsed = time.monotonic() - t0
         assert "rank 1" in str(err.value)
-        print(f"\nkilled worker: {err.value} (after {elapsed:.1f} s)")
+        print(f"\nkilled worker (transport={transport}): {err.value} (after {elapsed:.1f} s)")
         killer.join()
         assert elapsed < timeout + 15, elapsed
         assert not hasattr(est, "model_")

@@ -705,13 +705,7 @@ fn shard_summary<'py>(
     let params = params_of(params_json)?;
     let held = held_parts(columns)?;
     let parts = held.iter().map(|h| h.views(py)).collect::<PyResult<Vec<_>>>()?;
-    if let Some(p) = parts.iter().position(|v| v.len() != names.len()) {
-        return Err(PyValueError::new_err(format!(
-            "{} feature names for {} columns (part {p})",
-            names.len(),
-            parts[p].len()
-        )));
-    }
+    check_part_widths(&parts, &names)?;
     let w = sample_weight.as_ref().map(|w| w.as_array().to_vec());
     let shard = boostlab::data::ShardSpec { global_offset, global_n, weight_offset, total_weight };
     let bytes = py
@@ -737,6 +731,18 @@ fn bin_mapper_from_summaries(names: Vec<String>, summaries: Vec<Vec<u8>>, params
     let merged = boostlab::data::merge_summaries(ranks).map_err(py_err)?;
     let mapper = boostlab::data::BinMapper::from_summaries(&names, merged, params.max_bins).map_err(py_err)?;
     serde_json::to_string(&mapper).map_err(|e| PyValueError::new_err(format!("bin mapper: {e}")))
+}
+
+/// Every partition of a rank has one column a feature name.
+fn check_part_widths(parts: &[Vec<ColumnView<'_>>], names: &[String]) -> PyResult<()> {
+    match parts.iter().position(|v| v.len() != names.len()) {
+        Some(p) => Err(PyValueError::new_err(format!(
+            "{} feature names for {} columns (part {p})",
+            names.len(),
+            parts[p].len()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The features of `columns`: one held part, or the parts of `("parts", [columns, ...])` (a
@@ -824,13 +830,7 @@ fn bin_shard(
         serde_json::from_str(bin_mapper_json).map_err(|e| PyValueError::new_err(format!("invalid bin mapper: {e}")))?;
     let held = held_parts(columns)?;
     let parts = held.iter().map(|h| h.views(py)).collect::<PyResult<Vec<_>>>()?;
-    if let Some(p) = parts.iter().position(|v| v.len() != names.len()) {
-        return Err(PyValueError::new_err(format!(
-            "{} feature names for {} columns (part {p})",
-            names.len(),
-            parts[p].len()
-        )));
-    }
+    check_part_widths(&parts, &names)?;
     let schema = held
         .first()
         .map(|h| h.schema(names.clone()))

@@ -102,6 +102,17 @@ impl AdaBoostMh {
         AdaBoostMh { n, k, y, sw, d, f: vec![0.0; n * k], real, eps, log_bound: 0.0, lr: 1.0, coll: Shared::default() }
     }
 
+    /// The edge `r` and whether `h` is non-zero anywhere, summed over every rank (issue 13; one call);
+    /// the local values on one machine.
+    fn edge_over_ranks(&self, r: f64, nonzero: bool) -> Result<(f64, bool)> {
+        if !self.coll.is_distributed() {
+            return Ok((r, nonzero));
+        }
+        let mut b = [r, f64::from(u8::from(nonzero))];
+        self.coll.sum(&mut b)?;
+        Ok((b[0], b[1] != 0.0))
+    }
+
     /// The booster summing over the ranks of `coll` (issue 13).
     pub(crate) fn with_collective(mut self, coll: Shared) -> Self {
         self.coll = coll;
@@ -274,14 +285,9 @@ impl AdaBoostMh {
             }
             (r, nonzero)
         });
-        let mut r = parts.iter().fold(0.0, |a, p| a + p.0);
-        let mut nonzero = parts.iter().any(|p| p.1);
-        if self.coll.is_distributed() {
-            // Issue 13: the edge (and whether h is 0 everywhere) over every rank (one call).
-            let mut b = [r, f64::from(u8::from(nonzero))];
-            self.coll.sum(&mut b)?;
-            (r, nonzero) = (b[0], b[1] != 0.0);
-        }
+        let r = parts.iter().fold(0.0, |a, p| a + p.0);
+        let nonzero = parts.iter().any(|p| p.1);
+        let (r, nonzero) = self.edge_over_ranks(r, nonzero)?;
         let (alpha, step) = self.decide(r, nonzero);
         if let Step::Stop { .. } = step {
             diag.insert("r", r);
@@ -365,14 +371,9 @@ impl AdaBoostMh {
                 (r, nonzero, u)
             })
             .collect();
-        let mut r = parts.iter().fold(0.0, |a, p| a + p.0);
-        let mut nonzero = parts.iter().any(|p| p.1);
-        if self.coll.is_distributed() {
-            // Issue 13: the edge (and whether h is 0 everywhere) over every rank (one call).
-            let mut b = [r, f64::from(u8::from(nonzero))];
-            self.coll.sum(&mut b)?;
-            (r, nonzero) = (b[0], b[1] != 0.0);
-        }
+        let r = parts.iter().fold(0.0, |a, p| a + p.0);
+        let nonzero = parts.iter().any(|p| p.1);
+        let (r, nonzero) = self.edge_over_ranks(r, nonzero)?;
         let (alpha_t, step) = self.decide(r, nonzero);
         if let Step::Stop { .. } = step {
             diag.insert("r", r);

@@ -28,20 +28,12 @@ from boostlab import _collective  # noqa: E402
 from boostlab import dask as bdask  # noqa: E402
 from test_issue_13_dask import (  # noqa: E402
     _assert_same_model,
-    _cluster,
     _data,
     _fit_checked,
     _in_training_order,
     _place,
+    client,  # noqa: F401  the module's cluster fixture, shared with test_issue_13_dask.py
 )
-
-
-@pytest.fixture(scope="module")
-def client():
-    with dask.config.set({"distributed.scheduler.work-stealing": False}), _cluster() as cluster, distributed.Client(
-        cluster
-    ) as c:
-        yield c
 
 
 def _model_bytes(est, path):

@@ -2863,6 +2863,21 @@ mod tests {
         assert!(pruned_cases > 2500 && cases == 6000);
     }
 
+    /// Two numeric features of 3000 rows for the scan equivalence tests: 300 levels, and
+    /// `levels_b` levels with every 11th value missing.
+    fn scan_test_features(levels_b: u32) -> Features {
+        let n = 3000;
+        Features {
+            names: vec!["a".into(), "b".into()],
+            columns: vec![
+                Column::Numeric((0..n).map(|i| f64::from(i as u32 % 300)).collect()),
+                Column::Numeric(
+                    (0..n).map(|i| if i % 11 == 0 { f64::NAN } else { f64::from(i as u32 % levels_b) }).collect(),
+                ),
+            ],
+        }
+    }
+
     /// Issue 18 (session 6): the blocked running maximum of the exact `lowest` scan
     /// ([`SearchCtx::lowest_exact`]) keeps the generic scan's candidate bit for bit on long
     /// (255-bin) histograms whose gain curves climb, plateau (exact and near ties within the
@@ -2872,16 +2887,7 @@ mod tests {
     #[test]
     fn issue_18_blocked_lowest_scan_equals_the_generic_scan() {
         let mut rng = ChaCha8Rng::seed_from_u64(618);
-        let n = 3000;
-        let feats = Features {
-            names: vec!["a".into(), "b".into()],
-            columns: vec![
-                Column::Numeric((0..n).map(|i| f64::from(i as u32 % 300)).collect()),
-                Column::Numeric(
-                    (0..n).map(|i| if i % 11 == 0 { f64::NAN } else { f64::from(i as u32 % 257) }).collect(),
-                ),
-            ],
-        };
+        let feats = scan_test_features(257);
         let mapper = BinMapper::fit(&feats, 255, None).unwrap();
         let bm = mapper.transform(&feats).unwrap();
         assert!(bm.n_bins(0) > 200 && bm.n_bins(1) > 200);
@@ -3093,16 +3099,7 @@ mod tests {
     #[test]
     fn issue_18_output_scan_equals_the_generic_scan() {
         let mut rng = ChaCha8Rng::seed_from_u64(818);
-        let n = 3000;
-        let feats = Features {
-            names: vec!["a".into(), "b".into()],
-            columns: vec![
-                Column::Numeric((0..n).map(|i| f64::from(i as u32 % 300)).collect()),
-                Column::Numeric(
-                    (0..n).map(|i| if i % 11 == 0 { f64::NAN } else { f64::from(i as u32 % 57) }).collect(),
-                ),
-            ],
-        };
+        let feats = scan_test_features(57);
         let mapper = BinMapper::fit(&feats, 255, None).unwrap();
         let bm = mapper.transform(&feats).unwrap();
         let crits = [

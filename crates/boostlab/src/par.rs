@@ -28,6 +28,36 @@ pub(crate) fn map_chunks_of<T: Send>(n: usize, chunk: usize, f: impl Fn(Range<us
     (0..chunks).into_par_iter().map(|c| f(c * chunk..((c + 1) * chunk).min(n))).collect()
 }
 
+/// Maps `items` in parallel with the fallible `f` and returns the results in order, or the error
+/// of the *first failing item in order*: the same error whatever the number of threads and
+/// whichever thread finished first (rayon's own `collect::<Result<_>>()` returns the error it
+/// met first in time). Items after a known failure are skipped, so a bad file still fails fast.
+pub(crate) fn try_map_in_order<I, T, U, E, F>(items: I, f: F) -> Result<Vec<U>, E>
+where
+    I: IndexedParallelIterator<Item = T>,
+    F: Fn(T) -> Result<U, E> + Sync + Send,
+    U: Send,
+    E: Send,
+{
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let first_failed = AtomicUsize::new(usize::MAX);
+    let out: Vec<Option<Result<U, E>>> = items
+        .enumerate()
+        .map(|(i, x)| {
+            if first_failed.load(Ordering::Relaxed) < i {
+                return None;
+            }
+            let r = f(x);
+            if r.is_err() {
+                first_failed.fetch_min(i, Ordering::Relaxed);
+            }
+            Some(r)
+        })
+        .collect();
+    // A skipped item (None) always follows a failed one, whose error is returned first.
+    out.into_iter().flatten().collect()
+}
+
 /// A small memo of `f(x)` keyed by the bits of `x` (direct-mapped, `N` entries, a power of two:
 /// 256 by default).
 ///
@@ -100,6 +130,32 @@ mod tests {
             assert_eq!(m.get(x).to_bits(), f(x).to_bits(), "x = {x}");
             assert_eq!(MemoF64::new(f).get(x).to_bits(), f(x).to_bits(), "fresh memo, x = {x}");
             assert_eq!(wide.get(x).to_bits(), f(x).to_bits(), "1024 slots, x = {x}");
+        }
+    }
+
+    #[test]
+    fn try_map_in_order_returns_the_first_error_in_order_for_any_thread_count() {
+        // Items 5 and 40 fail; the later one finishes first (the earlier one sleeps), yet the
+        // error is always item 5's.
+        for threads in [1, 2, 8] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            for _ in 0..20 {
+                let r: Result<Vec<usize>, String> = pool.install(|| {
+                    try_map_in_order((0..64usize).into_par_iter(), |i| {
+                        if i == 5 {
+                            std::thread::sleep(std::time::Duration::from_millis(3));
+                            return Err(format!("item {i}"));
+                        }
+                        if i == 40 {
+                            return Err(format!("item {i}"));
+                        }
+                        Ok(i * 2)
+                    })
+                });
+                assert_eq!(r, Err("item 5".to_string()), "{threads} threads");
+            }
+            let ok: Result<Vec<usize>, String> = pool.install(|| try_map_in_order((0..100usize).into_par_iter(), Ok));
+            assert_eq!(ok, Ok((0..100).collect()));
         }
     }
 }

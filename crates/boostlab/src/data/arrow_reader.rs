@@ -27,6 +27,7 @@ use super::csv_reader::{is_missing, LabelSelector};
 use super::csv_stream::{BinnedTable, StreamOptions};
 use super::{Block, BlockLabels, Column, Dataset, FeatureKind, Features, Target, MISSING_CODE};
 use crate::error::{Error, Result};
+use crate::par::try_map_in_order;
 
 /// Columnar file formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -592,13 +593,11 @@ pub fn read_arrow(path: impl AsRef<Path>, format: ArrowFormat, opts: &super::Csv
         roles(path, &names, &opts.label, opts.weight.as_deref(), opts.label_optional || opts.kinds.is_some())?;
     let target = read_target(path, format, &names, &labels, multi, opts.positive.as_deref())?;
     let weights = read_weights(path, format, &names, w)?;
-    let columns: Vec<Column> = feats
-        .par_iter()
-        .map(|&c| {
-            let want = opts.kinds.as_ref().and_then(|k| k.iter().find(|(n, _)| *n == names[c]).map(|p| p.1));
-            to_column(path, &names[c], &schema[c].1, &read_column(path, format, c)?, want)
-        })
-        .collect::<Result<_>>()?;
+    // The first bad column in file order, whichever thread finished first.
+    let columns: Vec<Column> = try_map_in_order(feats.par_iter(), |&c| {
+        let want = opts.kinds.as_ref().and_then(|k| k.iter().find(|(n, _)| *n == names[c]).map(|p| p.1));
+        to_column(path, &names[c], &schema[c].1, &read_column(path, format, c)?, want)
+    })?;
     let features = Features { names: feats.iter().map(|&c| names[c].clone()).collect(), columns };
     let d = Dataset::new(features, target, weights)?;
     Ok(match opts.max_rows {
@@ -653,54 +652,49 @@ pub fn read_arrow_binned(path: impl AsRef<Path>, format: ArrowFormat, opts: &Str
     let done = std::sync::atomic::AtomicU64::new(0);
     // The binning sample depends only on the rows and weights: drawn once for every column.
     let sample = super::bin_sample_rows(n, weights.as_deref());
-    let per_col: Vec<(super::FeatureBins, Option<Vec<String>>, BinData)> = feats
-        .par_iter()
-        .map(|&c| {
-            let arrays = read_column(path, format, c)?;
-            if is_numeric(&schema[c].1) {
-                let rows: usize = arrays.iter().map(|a| a.len()).sum();
-                if rows != n {
-                    return Err(Error::InvalidData(format!(
-                        "{}: column '{}' has {rows} rows, not {n}",
-                        path.display(),
-                        names[c]
-                    )));
-                }
-                let (fb, data) =
-                    bin_numeric_column(path, &names[c], &arrays, opts.max_bins, weights.as_deref(), sample.as_deref())?;
-                if let Some(p) = &opts.progress {
-                    let bytes = done.fetch_add(total / feats.len() as u64, std::sync::atomic::Ordering::Relaxed);
-                    p(super::ReadProgress { pass: 3, bytes: bytes + total / feats.len() as u64, total });
-                }
-                return Ok((fb, None, data));
-            }
-            let col = to_column(path, &names[c], &schema[c].1, &arrays, None)?;
-            if col.len() != n {
+    // The first bad column in file order, whichever thread finished first.
+    let per_col: Vec<(super::FeatureBins, Option<Vec<String>>, BinData)> = try_map_in_order(feats.par_iter(), |&c| {
+        let arrays = read_column(path, format, c)?;
+        if is_numeric(&schema[c].1) {
+            let rows: usize = arrays.iter().map(|a| a.len()).sum();
+            if rows != n {
                 return Err(Error::InvalidData(format!(
-                    "{}: column '{}' has {} rows, not {n}",
+                    "{}: column '{}' has {rows} rows, not {n}",
                     path.display(),
-                    names[c],
-                    col.len()
+                    names[c]
                 )));
             }
-            let levels = match &col {
-                Column::Categorical { levels, .. } => Some(levels.clone()),
-                Column::Numeric(_) => None,
-            };
-            let one = Features { names: vec![names[c].clone()], columns: vec![col] };
-            let m = BinMapper::fit(&one, opts.max_bins, weights.as_deref())?;
-            let b = m.transform(&one)?;
+            let (fb, data) =
+                bin_numeric_column(path, &names[c], &arrays, opts.max_bins, weights.as_deref(), sample.as_deref())?;
             if let Some(p) = &opts.progress {
                 let bytes = done.fetch_add(total / feats.len() as u64, std::sync::atomic::Ordering::Relaxed);
                 p(super::ReadProgress { pass: 3, bytes: bytes + total / feats.len() as u64, total });
             }
-            let fb = m.features.into_iter().next().ok_or_else(|| Error::InvalidData("no bins".into()))?;
-            Ok((fb, levels, b.data))
-        })
-        .collect::<Vec<Result<_>>>()
-        .into_iter()
-        // The first bad column in file order, whichever thread finished first.
-        .collect::<Result<_>>()?;
+            return Ok((fb, None, data));
+        }
+        let col = to_column(path, &names[c], &schema[c].1, &arrays, None)?;
+        if col.len() != n {
+            return Err(Error::InvalidData(format!(
+                "{}: column '{}' has {} rows, not {n}",
+                path.display(),
+                names[c],
+                col.len()
+            )));
+        }
+        let levels = match &col {
+            Column::Categorical { levels, .. } => Some(levels.clone()),
+            Column::Numeric(_) => None,
+        };
+        let one = Features { names: vec![names[c].clone()], columns: vec![col] };
+        let m = BinMapper::fit(&one, opts.max_bins, weights.as_deref())?;
+        let b = m.transform(&one)?;
+        if let Some(p) = &opts.progress {
+            let bytes = done.fetch_add(total / feats.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            p(super::ReadProgress { pass: 3, bytes: bytes + total / feats.len() as u64, total });
+        }
+        let fb = m.features.into_iter().next().ok_or_else(|| Error::InvalidData("no bins".into()))?;
+        Ok((fb, levels, b.data))
+    })?;
     let wide = per_col.iter().any(|(fb, _, _)| fb.n_value_bins() + 1 > 256);
     let mut offsets = vec![0];
     for (fb, _, _) in &per_col {
@@ -971,6 +965,33 @@ mod tests {
         assert!(e.contains("column 'blob' has type Binary"), "{e}");
         let e = read_arrow(&p, ArrowFormat::Parquet, &Default::default()).unwrap_err().to_string();
         assert!(e.contains("column 'blob'"), "{e}");
+        // Many bad columns ('blob' unsupported, then twelve with infinities): always the first in
+        // file order, whichever thread finishes first (CI once saw 'x' from read_arrow on two
+        // cores: rayon's own Result collect reports the first error met in time).
+        let mut fields = vec![Field::new("blob", DataType::Binary, false)];
+        let mut cols: Vec<ArrayRef> = vec![Arc::new(BinaryArray::from(vec![b"a".as_ref(); 3000]))];
+        for j in 0..12 {
+            fields.push(Field::new(format!("x{j}"), DataType::Float64, false));
+            let v: Vec<f64> = (0..3000).map(|i| if i == 2999 { f64::INFINITY } else { i as f64 }).collect();
+            cols.push(Arc::new(Float64Array::from(v)));
+        }
+        fields.push(Field::new("y", DataType::Int64, false));
+        cols.push(Arc::new(Int64Array::from((0..3000).map(|i| i % 2).collect::<Vec<i64>>())));
+        let schema = Arc::new(Schema::new(fields));
+        let batch = RecordBatch::try_new(schema.clone(), cols).unwrap();
+        let many = dir.path().join("many.parquet");
+        let mut wr = parquet::arrow::ArrowWriter::try_new(File::create(&many).unwrap(), schema, None).unwrap();
+        wr.write(&batch).unwrap();
+        wr.close().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+        for _ in 0..30 {
+            let e = pool.install(|| read_arrow_binned(&many, ArrowFormat::Parquet, &StreamOptions::default()));
+            let e = e.unwrap_err().to_string();
+            assert!(e.contains("column 'blob' has type Binary"), "{e}");
+            let e = pool.install(|| read_arrow(&many, ArrowFormat::Parquet, &Default::default()));
+            let e = e.unwrap_err().to_string();
+            assert!(e.contains("column 'blob'"), "{e}");
+        }
         let o = crate::data::CsvOptions { kinds: Some(vec![("x".into(), FeatureKind::Numeric)]), ..Default::default() };
         let mut blocks = ArrowBlocks::open(
             &p,

@@ -34,6 +34,7 @@ use super::csv_reader::{is_missing, LabelSelector};
 use super::fast_csv::{is_plain_finite, parse_f64, Records};
 use super::{Column, FeatureKind, Features, Target};
 use crate::error::{Error, Result};
+use crate::par::try_map_in_order;
 
 /// Default chunk size of the streaming readers: 4 MiB of text per parallel task.
 pub const DEFAULT_CHUNK_BYTES: usize = 4 << 20;
@@ -298,14 +299,12 @@ pub fn read_csv_binned(path: impl AsRef<Path>, opts: &StreamOptions) -> Result<B
     let n_label = layout.as_ref().map_or(0, |l| l.label_cols.len());
     let stats: Vec<ChunkStats> = loop {
         let done = std::sync::atomic::AtomicU64::new(0);
-        let stats = (0..bounds.len() - 1)
-            .into_par_iter()
-            .map(|c| {
-                let s = inspect_chunk(&src, bounds[c], bounds[c + 1], &names, layout.as_ref().ok(), n_label, opts);
-                report(1, &done, bounds[c + 1] - bounds[c]);
-                s
-            })
-            .collect::<Result<Vec<_>>>()?;
+        // The first bad chunk in file order: the error of the earliest bad line.
+        let stats = try_map_in_order((0..bounds.len() - 1).into_par_iter(), |c| {
+            let s = inspect_chunk(&src, bounds[c], bounds[c + 1], &names, layout.as_ref().ok(), n_label, opts);
+            report(1, &done, bounds[c + 1] - bounds[c]);
+            s
+        })?;
         // A file with quotes is read as one chunk: where a record ends then depends on the CSV
         // parser's quote state, which no local look at a chunk cut can know (a `"` inside an
         // unquoted field is literal, one after a closed quote is not — the csv_stream fuzz
@@ -393,17 +392,14 @@ pub fn read_csv_binned(path: impl AsRef<Path>, opts: &StreamOptions) -> Result<B
         .iter()
         .map(|s| (0..nf).filter(|&f| kinds[f] == FeatureKind::Categorical && s.cols[f].not_number.is_none()).collect())
         .collect();
-    let fixed: Vec<Vec<HashSet<String>>> = (0..stats.len())
-        .into_par_iter()
-        .map(|c| {
-            if fix[c].is_empty() {
-                return Ok(Vec::new());
-            }
-            let buf = src.read(bounds[c], bounds[c + 1])?;
-            let cols: Vec<usize> = fix[c].iter().map(|&f| layout.feature_cols[f]).collect();
-            Ok(collect_levels(&buf, &cols))
-        })
-        .collect::<Result<_>>()?;
+    let fixed: Vec<Vec<HashSet<String>>> = try_map_in_order((0..stats.len()).into_par_iter(), |c| {
+        if fix[c].is_empty() {
+            return Ok(Vec::new());
+        }
+        let buf = src.read(bounds[c], bounds[c + 1])?;
+        let cols: Vec<usize> = fix[c].iter().map(|&f| layout.feature_cols[f]).collect();
+        Ok(collect_levels(&buf, &cols))
+    })?;
     let mut levels: Vec<Option<Vec<String>>> = vec![None; nf];
     for f in 0..nf {
         if kinds[f] == FeatureKind::Categorical {
@@ -454,58 +450,50 @@ pub fn read_csv_binned(path: impl AsRef<Path>, opts: &StreamOptions) -> Result<B
     }
     let gathered: Vec<Vec<(Vec<f64>, Vec<f64>)>> = if want.iter().any(|w| *w != Want::None) {
         let done = std::sync::atomic::AtomicU64::new(0);
-        (0..stats.len())
-            .into_par_iter()
-            .map(|c| {
-                let rows = row0[c]..row0[c] + stats[c].rows;
-                let picked: &[usize] = match &sample {
-                    Some(s) => {
-                        let a = s.partition_point(|&x| x < rows.start);
-                        let b = s.partition_point(|&x| x < rows.end);
-                        &s[a..b]
-                    }
-                    None => &[],
-                };
-                let w = sample_weight.as_ref().map(|w| &w[rows.clone()]);
-                let out = gather_chunk(&src, bounds[c], bounds[c + 1], rows.start, picked, w, &layout, &want);
-                report(2, &done, bounds[c + 1] - bounds[c]);
-                out
-            })
-            .collect::<Result<_>>()?
+        try_map_in_order((0..stats.len()).into_par_iter(), |c| {
+            let rows = row0[c]..row0[c] + stats[c].rows;
+            let picked: &[usize] = match &sample {
+                Some(s) => {
+                    let a = s.partition_point(|&x| x < rows.start);
+                    let b = s.partition_point(|&x| x < rows.end);
+                    &s[a..b]
+                }
+                None => &[],
+            };
+            let w = sample_weight.as_ref().map(|w| &w[rows.clone()]);
+            let out = gather_chunk(&src, bounds[c], bounds[c + 1], rows.start, picked, w, &layout, &want);
+            report(2, &done, bounds[c + 1] - bounds[c]);
+            out
+        })?
     } else {
         Vec::new()
     };
     // Features are independent: their thresholds in parallel (each the same as alone).
-    let features = (0..nf)
-        .into_par_iter()
-        .map(|f| {
-            Ok(match kinds[f] {
-                FeatureKind::Categorical => {
-                    FeatureBins::Categorical { n_levels: levels[f].as_ref().map_or(0, Vec::len) }
-                }
-                FeatureKind::Numeric => {
-                    let (values, weights): (Vec<f64>, Option<Vec<f64>>) = match want[f] {
-                        Want::None => (distinct[f].values.clone(), None),
-                        _ => {
-                            let v: Vec<f64> = gathered.iter().flat_map(|g| g[f].0.iter().copied()).collect();
-                            // The sampled units are unweighted; all values keep their weights.
-                            let w = (want[f] == Want::All && sample_weight.is_some())
-                                .then(|| gathered.iter().flat_map(|g| g[f].1.iter().copied()).collect());
-                            (v, w)
-                        }
-                    };
-                    // BinMapper::fit on exactly the values its rule looks at (≤ BIN_SAMPLE_ROWS rows,
-                    // so it does not sample again): the same thresholds, bit for bit.
-                    let one = Features {
-                        names: vec![names[layout.feature_cols[f]].clone()],
-                        columns: vec![Column::Numeric(values)],
-                    };
-                    let m = BinMapper::fit(&one, opts.max_bins, weights.as_deref())?;
-                    m.features.into_iter().next().unwrap_or(FeatureBins::Numeric { thresholds: Vec::new() })
-                }
-            })
+    let features = try_map_in_order((0..nf).into_par_iter(), |f| {
+        Ok(match kinds[f] {
+            FeatureKind::Categorical => FeatureBins::Categorical { n_levels: levels[f].as_ref().map_or(0, Vec::len) },
+            FeatureKind::Numeric => {
+                let (values, weights): (Vec<f64>, Option<Vec<f64>>) = match want[f] {
+                    Want::None => (distinct[f].values.clone(), None),
+                    _ => {
+                        let v: Vec<f64> = gathered.iter().flat_map(|g| g[f].0.iter().copied()).collect();
+                        // The sampled units are unweighted; all values keep their weights.
+                        let w = (want[f] == Want::All && sample_weight.is_some())
+                            .then(|| gathered.iter().flat_map(|g| g[f].1.iter().copied()).collect());
+                        (v, w)
+                    }
+                };
+                // BinMapper::fit on exactly the values its rule looks at (≤ BIN_SAMPLE_ROWS rows,
+                // so it does not sample again): the same thresholds, bit for bit.
+                let one = Features {
+                    names: vec![names[layout.feature_cols[f]].clone()],
+                    columns: vec![Column::Numeric(values)],
+                };
+                let m = BinMapper::fit(&one, opts.max_bins, weights.as_deref())?;
+                m.features.into_iter().next().unwrap_or(FeatureBins::Numeric { thresholds: Vec::new() })
+            }
         })
-        .collect::<Result<Vec<_>>>()?;
+    })?;
     let mapper = BinMapper { features };
     drop(gathered);
 
@@ -933,17 +921,12 @@ fn fill<T: Copy + Send>(
         ym.push(a);
         rest_m = b;
     }
-    parts
-        .into_par_iter()
-        .zip(yc)
-        .zip(ym)
-        .enumerate()
-        .map(|(c, ((cols, yc), ym))| {
-            bin_chunk(ctx, c, bounds[c], bounds[c + 1], cols, yc, ym, k, conv)?;
-            progress(bounds[c + 1] - bounds[c]);
-            Ok(())
-        })
-        .collect::<Result<()>>()
+    try_map_in_order(parts.into_par_iter().zip(yc).zip(ym).enumerate(), |(c, ((cols, yc), ym))| {
+        bin_chunk(ctx, c, bounds[c], bounds[c + 1], cols, yc, ym, k, conv)?;
+        progress(bounds[c + 1] - bounds[c]);
+        Ok(())
+    })
+    .map(drop)
 }
 
 /// Rows per block of parsed values in pass 3.
@@ -1161,6 +1144,17 @@ mod tests {
         t = t.replace("\n180,5,0\n", "\n180,5\n");
         let p = write(dir.path(), "e.csv", &t);
         assert_eq!(err(read_csv_binned(&p, &small(64))), "e.csv:182: expected 3 fields (as in the header), found 2");
+        // Two ragged rows in different chunks: always the earlier line, whatever thread finishes
+        // first (rayon's own Result collect reports the first error met in time).
+        let t = with(40, "1,2").replace("\n180,5,0\n", "\n180,5\n");
+        let p = write(dir.path(), "e.csv", &t);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+        for _ in 0..30 {
+            assert_eq!(
+                pool.install(|| err(read_csv_binned(&p, &small(16)))),
+                "e.csv:40: expected 3 fields (as in the header), found 2"
+            );
+        }
         // Weights.
         let p =
             write(dir.path(), "w.csv", &good.replace("a,b,label", "a,w,label").replace("\n99,1,1\n", "\n99,-1,1\n"));

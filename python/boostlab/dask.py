@@ -79,6 +79,34 @@ __all__ = [
 
 _DEFAULT_TIMEOUT = 120.0
 
+# The worker each partition was last trained on, by partition key (this process's fits). A fit
+# places a partition on a worker holding it; but Dask moves and copies partitions between fits (a
+# prediction task run on another worker, work stealing, `client.replicate`, the active memory
+# manager dropping one of two copies). Choosing among the current holders by address alone could
+# then put a partition on another rank: another training order, other last bits. A partition stays
+# on the worker it last trained on while that worker is alive — Dask brings the data back to it
+# when it was moved — so two fits of the same data are bit-identical (session 9).
+_LAST_OWNER: dict = {}
+_LAST_OWNER_MAX = 1 << 16
+_LAST_OWNER_LOCK = threading.Lock()
+
+
+def _place_partitions(keys, who_has, alive):
+    """The worker to train each partition on: its last owner while that worker is `alive`, else
+    the holder with the smallest address. Raises DaskFitError for a partition no worker holds."""
+    owner = []
+    with _LAST_OWNER_LOCK:
+        for k in keys:
+            holders = sorted(who_has.get(k) or [])
+            if not holders:
+                raise DaskFitError(f"boostlab.dask: partition {k} has no worker (lost?)")
+            last = _LAST_OWNER.get(k)
+            owner.append(last if last in alive else holders[0])
+        if len(_LAST_OWNER) + len(keys) > _LAST_OWNER_MAX:
+            _LAST_OWNER.clear()
+        _LAST_OWNER.update(zip(keys, owner))
+    return owner
+
 
 # ---------------------------------------------------------------------------------- input kinds
 
@@ -646,19 +674,13 @@ class _DaskMixin:
         wf = _partition_futures(wp, n_parts) if wp is not None else [None] * n_parts
         every = [f for f in xf + yf + wf + vxf + vyf if f is not None]
         _wait(every, timeout, "persisting the data")
-        who = client.who_has(xf + vxf)
-        owner = []
-        for f in xf + vxf:
-            holders = sorted(who.get(f.key) or [])
-            if not holders:
-                raise DaskFitError(f"boostlab.dask: partition {f.key} has no worker (lost?)")
-            owner.append(holders[0])
+        alive = set(client.scheduler_info()["workers"])
+        owner = _place_partitions([f.key for f in xf + vxf], client.who_has(xf + vxf), alive)
         owner, v_owner = owner[: len(xf)], owner[len(xf) :]
 
-        # Round 1: per-partition facts, computed where each partition lives — pinned there
-        # (`allow_other_workers=False`): a task run elsewhere would copy its partition to another
-        # worker, and that replica could make a later fit place the partition on another rank
-        # (another training order, other last bits: two fits of the same data must be identical).
+        # Round 1: per-partition facts, computed on each partition's owner — pinned there
+        # (`allow_other_workers=False`): the rows are read where they will train, and no task
+        # copies a partition to a worker that does not train it.
         infos = [
             client.submit(
                 _part_info, x, yy, ww, kinds, multilabel, split is not None,

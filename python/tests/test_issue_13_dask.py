@@ -109,14 +109,11 @@ def _fit_checked(est, *args, **kwargs):
 
 
 def _assert_refit_identical(a, b):
-    """Two distributed fits of the same data: bit-identical models when both trained the rows in
-    the same order. Dask may keep a replica of a partition on another worker between the fits
-    (seen in about one run in eight: orders [0, 1, 2] and [2, 0, 1]); the rows then come in
-    another order, part of what the sums round: the same model within REL."""
-    if a.training_order_ == b.training_order_ and a.workers_ == b.workers_:
-        assert a.model_.to_json() == b.model_.to_json()
-    else:
-        _assert_same_model(a, b)
+    """Two distributed fits of the same data: the same placement and bit-identical models (a fit
+    keeps a partition on the worker it last trained on while that worker holds it, also when Dask
+    kept a replica elsewhere in between)."""
+    assert (a.training_order_, a.workers_) == (b.training_order_, b.workers_)
+    assert a.model_.to_json() == b.model_.to_json()
 
 
 def _assert_same_model(dist, local):
@@ -186,6 +183,47 @@ def test_issue_13_every_booster_equals_the_local_fit(client, cls, kw):
     # Two distributed fits: bit-identical models.
     again = _fit_checked(cls(n_estimators=12, random_state=5, client=client, timeout=60, **kw), dX, dy, sample_weight=dw)
     _assert_refit_identical(again, est)
+
+
+def test_issue_13_a_partition_stays_on_the_worker_it_last_trained_on():
+    """Session 9: the placement rule. A partition goes to its last owner while that worker is
+    alive (even when Dask copied or moved it meanwhile), else to its holder with the smallest
+    address."""
+    saved = dict(bdask._LAST_OWNER)
+    bdask._LAST_OWNER.clear()
+    try:
+        a, b = "tcp://10.0.0.1:1", "tcp://10.0.0.2:1"
+        both = {a, b}
+        assert bdask._place_partitions(["p0", "p1"], {"p0": [b], "p1": [a]}, both) == [b, a]
+        # Replicated everywhere: by address alone both would go to a.
+        assert bdask._place_partitions(["p0", "p1"], {"p0": [a, b], "p1": [b, a]}, both) == [b, a]
+        # Moved away from its last owner (which is alive): still trained there.
+        assert bdask._place_partitions(["p0"], {"p0": [a]}, both) == [b]
+        # Its last owner gone: the holder with the smallest address, remembered from then on.
+        assert bdask._place_partitions(["p0", "p2"], {"p0": [b, a], "p2": [b]}, {a}) == [a, b]
+        assert bdask._place_partitions(["p0"], {"p0": [b, a]}, both) == [a]
+        with pytest.raises(bdask.DaskFitError, match="partition p9 has no worker"):
+            bdask._place_partitions(["p9"], {}, both)
+    finally:
+        bdask._LAST_OWNER.clear()
+        bdask._LAST_OWNER.update(saved)
+
+
+def test_issue_13_a_replica_between_two_fits_keeps_them_bit_identical(client):
+    """Session 9: after a fit, Dask may keep a copy of a partition on a second worker (here every
+    partition is replicated to every worker; by address alone all would go to the first worker:
+    one rank, another training order, other last bits). The second fit trains each partition
+    where the first did: the same model, bit for bit."""
+    X, y, w = _data(n=700, seed=12)
+    sizes = [200, 150, 350]
+    dX, dy, dw = _place(client, [X, y, w], sizes, [1, 0, 1])
+    kw = dict(n_estimators=8, max_leaves=8, random_state=2, client=client, timeout=60)
+    first = _fit_checked(bdask.DaskRealAdaBoostClassifier(**kw), dX, dy, sample_weight=dw)
+    assert first.training_order_ == [1, 0, 2] and first.n_workers_ == 2
+    futures = client.futures_of([dX, dy, dw])
+    client.replicate(futures, n=2)
+    again = _fit_checked(bdask.DaskRealAdaBoostClassifier(**kw), dX, dy, sample_weight=dw)
+    _assert_refit_identical(again, first)
 
 
 def test_issue_13_t_auto_chooses_the_local_t(client):

@@ -114,7 +114,7 @@ class Collective:
         self._seq = 0
         self._at = (0, "answer")  # the exchange in progress: (peer rank, what it must do)
         self._closed = False
-        self._scratch = np.empty(0)
+        self._buffers = {}  # (use, values) -> a reused buffer (`_buffer`)
         self._chan = (_SocketChannel if self.transport == "tcp" else _DaskChannel)(self)
         self.address = None
 
@@ -164,6 +164,14 @@ class Collective:
 
     def allreduce(self, x):
         """The rank-order sum over all ranks of the 1-d float64 vector `x` (a new array)."""
+        return self.allreduce_shared(x).copy()
+
+    def allreduce_shared(self, x):
+        """`allreduce`, its result in this collective's buffer for that many values: valid until
+        the next reduction of as many values (the core copies it out at once). Session 9: a fresh
+        array of 128 KiB or more — a histogram — is a new mapping in a Dask worker, whose
+        `MALLOC_TRIM_THRESHOLD_` turns glibc's adaptive mmap threshold off: page-faulted in and
+        unmapped at every reduction."""
         if self._closed:
             raise DaskFitError(f"boostlab.dask: rank {self.rank}'s collective is closed")
         if self.cancelled is not None and self.cancelled():
@@ -226,21 +234,31 @@ class Collective:
             raise self._fail(r, "take", e) from e
         self.stats["bytes_sent"] += data.nbytes
 
+    def _buffer(self, use, n):
+        """The reused buffer of n values for `use` ("result", or "incoming" on rank 0): a few
+        lengths recur (histograms, small sums), so each keeps its own."""
+        out = self._buffers.get((use, n))
+        if out is None:
+            if len(self._buffers) >= 16:
+                self._buffers.clear()
+            out = self._buffers[(use, n)] = np.empty(n)
+        return out
+
     async def _root_reduce(self, x):
-        total = x.copy()
-        if self._scratch.size != x.size:
-            self._scratch = np.empty(x.size)
+        total = self._buffer("result", x.size)
+        np.copyto(total, x)
+        incoming = self._buffer("incoming", x.size)
         for r in range(1, self.size):
-            await self._recv(r, self._scratch)
+            await self._recv(r, incoming)
             # Rank order: ((x0 + x1) + x2) + ..., whatever order the messages arrived in.
-            total += self._scratch
+            total += incoming
         for r in range(1, self.size):
             await self._send(r, total)
         return total
 
     async def _peer_reduce(self, x):
         await self._send(0, x)
-        out = np.empty(x.size)
+        out = self._buffer("result", x.size)
         await self._recv(0, out)
         return out
 

@@ -496,7 +496,7 @@ def _rank_task(fit_id, rank, addrs, hub, shard, meta, timeout):
         else:
             coll.connect(hub, worker.security.get_connection_args("worker"))
         cpu0, wall0 = time.process_time(), time.perf_counter()
-        allreduce, waits = _timed(coll.allreduce)
+        allreduce, waits = _timed(coll.allreduce_shared)
         model_json = _fit_shard_spmd(shard, meta, rank, len(addrs), allreduce, cancelled)
         _agree(coll, model_json, rank, len(addrs))
         # The worker process's CPU seconds and the wall seconds of the training (all threads).

@@ -618,8 +618,13 @@ fn train(
         args.loss.map(|(f, name, convex, beta)| python_loss(f, name, convex, beta, error.clone())).transpose()?;
     let mut on_round = round_callbacks(args.callbacks.unwrap_or_default(), error.clone());
     let shard = shard.map(|s| {
-        let coll: Arc<dyn boostlab::collective::Collective> =
-            Arc::new(PyCollective { func: s.allreduce, rank: s.rank, size: s.size, error: error.clone() });
+        let coll: Arc<dyn boostlab::collective::Collective> = Arc::new(PyCollective {
+            func: s.allreduce,
+            rank: s.rank,
+            size: s.size,
+            error: error.clone(),
+            inputs: Mutex::new(Vec::new()),
+        });
         (s.mapper, coll)
     });
     // Binning reads the caller's buffers with the GIL released; only the bins are kept.
@@ -861,6 +866,30 @@ struct PyCollective {
     rank: usize,
     size: usize,
     error: ErrorSlot,
+    /// The arrays handed to `func`, one per length, reused (session 9): a fresh array of 128 KiB
+    /// or more — a histogram — is a new mapping in a Dask worker (see `RowBuffers` in the core),
+    /// page-faulted in at every reduction. `func` only reads its argument.
+    inputs: Mutex<Vec<Py<PyArray1<f64>>>>,
+}
+
+impl PyCollective {
+    /// This collective's array of `buf.len()` values, holding a copy of `buf`.
+    fn input<'py>(&self, py: Python<'py>, buf: &[f64]) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let mut inputs = self.inputs.lock().map_err(|_| PyValueError::new_err("allreduce buffers poisoned"))?;
+        let arr = match inputs.iter().find(|a| numpy::PyUntypedArrayMethods::len(a.bind(py)) == buf.len()) {
+            Some(a) => a.bind(py).clone(),
+            None => {
+                if inputs.len() >= 8 {
+                    inputs.remove(0);
+                }
+                let a = PyArray1::<f64>::zeros(py, buf.len(), false);
+                inputs.push(a.clone().unbind());
+                a
+            }
+        };
+        numpy::PyArrayMethods::readwrite(&arr).as_slice_mut()?.copy_from_slice(buf);
+        Ok(arr)
+    }
 }
 
 impl boostlab::collective::Collective for PyCollective {
@@ -875,7 +904,7 @@ impl boostlab::collective::Collective for PyCollective {
     fn allreduce_sum(&self, buf: &mut [f64]) -> boostlab::Result<()> {
         Python::attach(|py| {
             let res = (|| -> PyResult<()> {
-                let r = self.func.bind(py).call1((PyArray1::from_slice(py, buf),))?;
+                let r = self.func.bind(py).call1((self.input(py, buf)?,))?;
                 let r: PyReadonlyArray1<'_, f64> = r.extract()?;
                 let r = r.as_array();
                 if r.len() != buf.len() {

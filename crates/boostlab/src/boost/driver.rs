@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::loss::Loss;
 use crate::model::{Ensemble, Task};
 use crate::par::ROW_CHUNK;
-use crate::tree::{abstaining_stump, grow_ranks, GrowSpec, PureLeaves, TreeParams};
+use crate::tree::{abstaining_stump, grow_ranks, GrowSpec, PureLeaves, RowBuffers, TreeParams};
 
 /// The boosting algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -749,6 +749,8 @@ fn run_with(
     }
     let relaxed = TreeParams { pure_leaves: PureLeaves::Allow, ..tree_params.clone() };
     booster.statistics(&mut stats);
+    // The grower's per-row buffers, reused by every round (session 9).
+    let mut row_bufs = RowBuffers::default();
     for round in 1..=params.n_estimators {
         cancel::check(cancel)?;
         let (tree, leaf_of_row) = if round <= n_init {
@@ -768,11 +770,12 @@ fn run_with(
             let mut grown = if params.algorithm == Algorithm::AbstainingAdaBoost {
                 abstaining_stump(binned, mapper, &stats, data.sample_weight.as_deref())?
             } else {
-                let g = grow_ranks(binned, mapper, &stats, k, &spec, cancel, coll.get())?;
+                let g = grow_ranks(binned, mapper, &stats, k, &spec, cancel, coll.get(), &mut row_bufs)?;
                 let useless = g.tree.n_leaves() == 1 || g.tree.leaf_values.iter().all(|v| *v == 0.0);
                 if auto_pure && tree_params.pure_leaves == PureLeaves::Forbid && useless {
                     spec.params = &relaxed;
-                    grow_ranks(binned, mapper, &stats, k, &spec, cancel, coll.get())?
+                    row_bufs.recycle_leaves(g.leaf_of_row);
+                    grow_ranks(binned, mapper, &stats, k, &spec, cancel, coll.get(), &mut row_bufs)?
                 } else {
                     g
                 }
@@ -790,6 +793,9 @@ fn run_with(
             Some(leaves) => booster.step_on_leaves(leaves, &tree.leaf_values, &mut h, &mut diag, &mut stats)?,
             None => booster.step_then_statistics(&h, &mut diag, &mut stats)?,
         };
+        if let Some(leaves) = leaf_of_row {
+            row_bufs.recycle_leaves(leaves);
+        }
         let (mut alpha, mut stop_reason) = match step {
             Step::Add { alpha } => (Some(alpha), None),
             Step::AddAndStop { alpha, reason } => (Some(alpha), Some(reason)),

@@ -1769,18 +1769,22 @@ struct LastSplit {
 /// The leaf of every row, from the leaves' ranges of the row index (`(start, end, leaf)`) and the
 /// unpartitioned last split. Parallel over fixed pieces of the ranges; each row is written exactly
 /// once, so relaxed atomic stores give the same result whatever the number of threads.
+/// `out`: a buffer to fill (its contents are never read; session 9: reused across rounds).
 fn leaves_of_rows(
     bm: &BinnedMatrix,
     index: &[u32],
     ranges: &[(usize, usize, u32)],
     last: Option<&LastSplit>,
+    out: Vec<u32>,
 ) -> Vec<u32> {
     let n = bm.n_rows;
     if index.is_empty() {
-        return leaves_of_rows_in_order(bm, ranges, last);
+        return leaves_of_rows_in_order(bm, ranges, last, out);
     }
-    // Issue 18: filled in parallel (it was a serial pass over the rows every round).
-    let out: Vec<AtomicU32> = (0..n).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+    // Issue 18: filled in parallel (it was a serial pass over the rows every round). The buffer
+    // becomes atomics in place (same size and alignment: no copy); every row is written below.
+    let mut out: Vec<AtomicU32> = out.into_iter().map(AtomicU32::new).collect();
+    out.resize_with(n, || AtomicU32::new(0));
     let mut pieces: Vec<(usize, usize, Option<u32>)> = Vec::new();
     let mut cut = |start: usize, end: usize, leaf: Option<u32>| {
         for a in (start..end).step_by(ROW_CHUNK) {
@@ -1820,9 +1824,15 @@ fn leaves_of_rows(
 /// leaf): the index is the identity, so a leaf's range and the last split's range are runs of rows,
 /// written straight into the result over fixed chunks in parallel (no index, no atomics). Every row
 /// gets the leaf [`leaves_of_rows`] gives it.
-fn leaves_of_rows_in_order(bm: &BinnedMatrix, ranges: &[(usize, usize, u32)], last: Option<&LastSplit>) -> Vec<u32> {
+fn leaves_of_rows_in_order(
+    bm: &BinnedMatrix,
+    ranges: &[(usize, usize, u32)],
+    last: Option<&LastSplit>,
+    mut out: Vec<u32>,
+) -> Vec<u32> {
     let n = bm.n_rows;
-    let mut out = vec![0u32; n];
+    out.clear();
+    out.resize(n, 0);
     let fill = |(c, dst): (usize, &mut [u32])| {
         let a = c * ROW_CHUNK;
         let b = a + dst.len();
@@ -1927,16 +1937,42 @@ pub fn grow_distributed(
     cancel: Option<&Cancel>,
     coll: &dyn Collective,
 ) -> Result<Grown> {
-    let mut g = grow_ranks(bm, mapper, stats, k, spec, cancel, coll)?;
+    let mut g = grow_ranks(bm, mapper, stats, k, spec, cancel, coll, &mut RowBuffers::default())?;
     if coll.size() > 1 {
         coll.allreduce_sum(&mut g.tree.covers)?;
     }
     Ok(g)
 }
 
+/// The grower's per-row buffers, kept by the driver from one round to the next (session 9): the
+/// row index, the partition's scratch, the gathered statistics and the leaf of every row (given
+/// back with [`RowBuffers::recycle_leaves`] once the booster's step has read it).
+///
+/// Fresh n-row buffers every round cost nothing where the allocator keeps freed memory, but a
+/// Dask worker starts with `MALLOC_TRIM_THRESHOLD_` set, which turns off glibc's adaptive mmap
+/// threshold: every buffer of 128 KiB or more was then a new mapping, page-faulted in and
+/// unmapped at the end of the tree (1,700 page faults a round and a fifth of a rank's CPU at
+/// 500,000 rows).
+#[derive(Default)]
+pub(crate) struct RowBuffers {
+    index: Vec<u32>,
+    scratch: Vec<u32>,
+    ordered: Vec<f64>,
+    leaves: Vec<u32>,
+}
+
+impl RowBuffers {
+    /// Gives back a [`Grown::leaf_of_row`] for the next tree to fill.
+    pub(crate) fn recycle_leaves(&mut self, leaves: Vec<u32>) {
+        self.leaves = leaves;
+    }
+}
+
 /// [`grow_distributed`] with the tree's covers left as this rank's own (issue 13, session 7): the
 /// training never reads them, so the driver sums every tree's covers over the ranks in one call
-/// at the end of the fit instead of one call per round.
+/// at the end of the fit instead of one call per round. `bufs`: per-row buffers reused across
+/// calls (their contents are never read).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn grow_ranks(
     bm: &BinnedMatrix,
     mapper: &BinMapper,
@@ -1945,6 +1981,7 @@ pub(crate) fn grow_ranks(
     spec: &GrowSpec<'_>,
     cancel: Option<&Cancel>,
     coll: &dyn Collective,
+    bufs: &mut RowBuffers,
 ) -> Result<Grown> {
     let dist = coll.size() > 1;
     let n = bm.n_rows;
@@ -2002,8 +2039,8 @@ pub(crate) fn grow_ranks(
 
     // The row index, built at the first partition (issue 18: a stump never partitions; empty =
     // the identity, see `leaves_of_rows`).
-    let mut index: Vec<u32> = Vec::new();
-    let mut scratch: Vec<u32> = Vec::new();
+    let RowBuffers { index, scratch, ordered, leaves: spare_leaves } = bufs;
+    index.clear();
     let mut root_hist = pooled_hist_for_overwrite(total_bins * width);
     build_histogram(bm, None, stats, k, &mut root_hist);
     // Issue 13: the rows of every rank.
@@ -2025,7 +2062,6 @@ pub(crate) fn grow_ranks(
         count: 0.0,
     }];
     let mut serial = 0usize;
-    let mut ordered: Vec<f64> = Vec::new();
     let mut last: Option<LastSplit> = None;
 
     while leaves.len() < max_leaves {
@@ -2068,12 +2104,15 @@ pub(crate) fn grow_ranks(
         } else {
             // Stable partition of the parent's rows.
             if index.is_empty() {
-                index = (0..n as u32).into_par_iter().collect();
+                index.resize(n, 0);
+                index.par_chunks_mut(ROW_CHUNK).enumerate().for_each(|(c, d)| {
+                    d.iter_mut().zip(c * ROW_CHUNK..).for_each(|(x, r)| *x = r as u32);
+                });
             }
             let part = &mut index[parent.start..parent.end];
             let n_left = match &bm.data {
-                BinData::U8(v) => par_stable_partition(&v[f * n..(f + 1) * n], &left_of_bin, part, &mut scratch),
-                BinData::U16(v) => par_stable_partition(&v[f * n..(f + 1) * n], &left_of_bin, part, &mut scratch),
+                BinData::U8(v) => par_stable_partition(&v[f * n..(f + 1) * n], &left_of_bin, part, scratch),
+                BinData::U16(v) => par_stable_partition(&v[f * n..(f + 1) * n], &left_of_bin, part, scratch),
             };
             let w = parent.start + n_left;
             (parent.start, w, w, parent.end)
@@ -2106,13 +2145,13 @@ pub(crate) fn grow_ranks(
             };
             let (ss, se) = if small_left { (ls, le) } else { (rs, re) };
             let rows = &index[ss..se];
-            gather_statistics(stats, k, rows, &mut ordered);
+            gather_statistics(stats, k, rows, ordered);
             let mut small = pooled_hist_for_overwrite(total_bins * width);
-            build_histogram(bm, Some(rows), &ordered, k, &mut small);
+            build_histogram(bm, Some(rows), ordered, k, &mut small);
             if dist {
                 let count = |start, end| {
                     if p.grow_order == GrowOrder::Count {
-                        leaf_count(&index, spec.row_weight, start, end)
+                        leaf_count(index, spec.row_weight, start, end)
                     } else {
                         0.0
                     }
@@ -2195,7 +2234,7 @@ pub(crate) fn grow_ranks(
             // Only the `count` order reads the count (a weighted count costs a pass over the rows).
             let count = match &global {
                 Some(g) => g[2 + side],
-                None if p.grow_order == GrowOrder::Count => leaf_count(&index, spec.row_weight, start, end),
+                None if p.grow_order == GrowOrder::Count => leaf_count(index, spec.row_weight, start, end),
                 None => 0.0,
             };
             leaves.push(Leaf { node, start, end, depth: parent.depth + 1, hist, sum, best, serial, count });
@@ -2220,11 +2259,10 @@ pub(crate) fn grow_ranks(
     for l in &mut leaves {
         recycle_hist(std::mem::take(&mut l.hist));
     }
-    drop((scratch, ordered));
     if let Some(l) = &mut last {
         (l.left, l.right) = (leaf_of_node[l.left as usize], leaf_of_node[l.right as usize]);
     }
-    let leaf_of_row = leaves_of_rows(bm, &index, &ranges, last.as_ref());
+    let leaf_of_row = leaves_of_rows(bm, index, &ranges, last.as_ref(), std::mem::take(spare_leaves));
     let mut tree = Tree::new(nodes, k, leaf_values);
     tree.gains = gains;
     tree.record_covers(&leaf_of_row, spec.row_weight);
@@ -2556,6 +2594,43 @@ mod tests {
         }
         // Binomial(200, ½): mean 100, sd ≈ 7.1; 60..=140 is beyond 5.6 sd.
         assert!((60..=140).contains(&high), "the upper twin won the root {high} times of {total}");
+    }
+
+    #[test]
+    fn session_9_reused_row_buffers_grow_the_same_trees_without_reallocating() {
+        // Trees of several shapes (8 leaves, a stump, 4 leaves by count) on 2 × ROW_CHUNK + 500
+        // rows (the parallel partition and gather), grown with one RowBuffers after another
+        // tree's: the same tree, leaves and sums as with fresh buffers; once a tree has
+        // partitioned, the row index and the scratch keep their allocation.
+        let n = 2 * ROW_CHUNK + 500;
+        let feats = random_features(21, n);
+        let mapper = BinMapper::fit(&feats, 255, None).unwrap();
+        let bm = mapper.transform(&feats).unwrap();
+        let shapes = [(8, GrowOrder::Weight), (2, GrowOrder::Weight), (4, GrowOrder::Count), (8, GrowOrder::Gain)];
+        let mut bufs = RowBuffers::default();
+        let mut seen: Option<(*const u32, *const u32)> = None;
+        for (i, &(max_leaves, grow_order)) in shapes.iter().cycle().take(8).enumerate() {
+            let stats = signed_of_pairs(&random_stats(i as u64, n, 2));
+            let params = TreeParams { max_leaves, grow_order, ..Default::default() };
+            let spec = GrowSpec {
+                params: &params,
+                criterion: Criterion::Gini,
+                leaf_rule: LeafRule::Sign,
+                seed: 3,
+                row_weight: None,
+            };
+            let fresh = grow_ranks(&bm, &mapper, &stats, 1, &spec, None, &Local, &mut RowBuffers::default()).unwrap();
+            let got = grow_ranks(&bm, &mapper, &stats, 1, &spec, None, &Local, &mut bufs).unwrap();
+            assert_eq!(got.tree, fresh.tree, "tree {i}");
+            assert_eq!((&got.leaf_of_row, &got.leaf_stats), (&fresh.leaf_of_row, &fresh.leaf_stats), "tree {i}");
+            assert_eq!(fresh.tree.n_leaves(), max_leaves, "tree {i}");
+            bufs.recycle_leaves(got.leaf_of_row);
+            if max_leaves > 2 {
+                assert!(bufs.index.capacity() >= n && bufs.leaves.capacity() >= n, "tree {i}: the buffers are kept");
+                let now = (bufs.index.as_ptr(), bufs.scratch.as_ptr());
+                assert_eq!(*seen.get_or_insert(now), now, "tree {i}: the row buffers were reallocated");
+            }
+        }
     }
 
     #[test]
@@ -3298,11 +3373,18 @@ mod tests {
                 left: 0,
                 right: 1,
             });
-            let want = leaves_of_rows(&bm, &identity, &ranges, last.as_ref());
+            let want = leaves_of_rows(&bm, &identity, &ranges, last.as_ref(), Vec::new());
             for threads in [1, 2, 3] {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-                let got = pool.install(|| leaves_of_rows(&bm, &[], &ranges, last.as_ref()));
+                let got = pool.install(|| leaves_of_rows(&bm, &[], &ranges, last.as_ref(), Vec::new()));
                 assert_eq!(got, want, "case {case}, {threads} threads");
+                // Session 9: a reused buffer (longer, shorter, holding old leaves) changes nothing.
+                for old in [vec![7u32; n + 5], vec![9u32; n / 2]] {
+                    let got = pool.install(|| leaves_of_rows(&bm, &[], &ranges, last.as_ref(), old.clone()));
+                    assert_eq!(got, want, "case {case}, {threads} threads, reused buffer");
+                    let got = pool.install(|| leaves_of_rows(&bm, &identity, &ranges, last.as_ref(), old));
+                    assert_eq!(got, want, "case {case}, {threads} threads, reused buffer, index");
+                }
             }
             if case % 3 == 1 {
                 assert!(want.iter().all(|&l| l == 0));

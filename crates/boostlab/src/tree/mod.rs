@@ -10,8 +10,8 @@ mod grower;
 mod tree;
 
 pub use abstain::abstaining_stump;
-pub(crate) use grower::grow_ranks;
 pub use grower::{grow, grow_cancellable, grow_distributed, GrowSpec, Grown};
+pub(crate) use grower::{grow_ranks, RowBuffers};
 #[cfg(test)]
 pub(crate) use tree::test_support;
 pub(crate) use tree::{FlatTree, MaskTree, MASK_TREE_MAX_LEAVES};

@@ -327,6 +327,30 @@ fn shifted<'a>(edges: &'a [f64], alpha: f64, y: &'a [f64], h: &'a [f64]) -> impl
 /// at most this many rows there is one chunk and the sums are the serial loop's, bit for bit).
 const SECANT_CHUNK: usize = crate::par::ROW_CHUNK;
 
+thread_local! {
+    /// The chunk temporaries of [`secant_pass`] and [`secant_from_values`] (`z`, `z + v`,
+    /// `F(z + v)`), reused by each thread (session 9): fresh ones were three new mappings of
+    /// 256 KiB per chunk and pass in a Dask worker, whose `MALLOC_TRIM_THRESHOLD_` turns glibc's
+    /// adaptive mmap threshold off (see `RowBuffers` in the grower).
+    static CHUNK_TMP: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Runs `f` on three zeroed buffers of `len` values from this thread's [`CHUNK_TMP`] (as fresh
+/// ones: a batch loss that leaves values unwritten sees zeros); kept for the next call when they
+/// are of at most [`SECANT_CHUNK`] values.
+fn with_chunk_tmp<R>(len: usize, f: impl FnOnce(&mut [f64], &mut [f64], &mut [f64]) -> R) -> R {
+    let mut buf = CHUNK_TMP.take();
+    buf.clear();
+    buf.resize(3 * len, 0.0);
+    let (a, rest) = buf[..3 * len].split_at_mut(len);
+    let (b, c) = rest.split_at_mut(len);
+    let r = f(a, b, c);
+    if buf.len() <= 3 * SECANT_CHUNK {
+        CHUNK_TMP.set(buf);
+    }
+    r
+}
+
 /// The order-2 term of `W` (SPEC §6) asked of [`secant_pass`]: the weights `w` at α = 0, the
 /// sample weights and `M`.
 #[derive(Clone, Copy)]
@@ -359,15 +383,16 @@ fn secant_pass(
     let one = |k: usize, out: &mut [f64], fz: &mut [f64]| -> f64 {
         let a = k * chunk;
         let b = a + out.len();
-        let z: Vec<f64> = shifted(&edges[a..b], alpha, &y[a..b], &h[a..b]).collect();
-        let zv: Vec<f64> = z.iter().zip(&v[a..b]).map(|(z, v)| z + v).collect();
-        let mut fzv = vec![0.0; z.len()];
-        loss.eval_many(&z, fz);
-        loss.eval_many(&zv, &mut fzv);
-        for i in 0..z.len() {
-            // SPEC §6: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
-            out[i] = -(fzv[i] - fz[i]) / v[a + i];
-        }
+        with_chunk_tmp(b - a, |z, zv, fzv| {
+            z.iter_mut().zip(shifted(&edges[a..b], alpha, &y[a..b], &h[a..b])).for_each(|(d, s)| *d = s);
+            zv.iter_mut().zip(z.iter().zip(&v[a..b])).for_each(|(d, (z, v))| *d = z + v);
+            loss.eval_many(z, fz);
+            loss.eval_many(zv, fzv);
+            for i in 0..z.len() {
+                // SPEC §6: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
+                out[i] = -(fzv[i] - fz[i]) / v[a + i];
+            }
+        });
         let Some(Order2 { w, sw, m_t }) = order2 else { return 0.0 };
         let mut acc = 0.0;
         for i in a..b {
@@ -396,13 +421,14 @@ fn secant_from_values(loss: &Loss, z: &[f64], v: &[f64], fz: &[f64], out: &mut [
     let one = |k: usize, out: &mut [f64]| {
         let a = k * chunk;
         let b = a + out.len();
-        let zv: Vec<f64> = z[a..b].iter().zip(&v[a..b]).map(|(z, v)| z + v).collect();
-        let mut fzv = vec![0.0; zv.len()];
-        loss.eval_many(&zv, &mut fzv);
-        for i in 0..zv.len() {
-            // SPEC §6: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
-            out[i] = -(fzv[i] - fz[a + i]) / v[a + i];
-        }
+        with_chunk_tmp(b - a, |zv, fzv, _| {
+            zv.iter_mut().zip(z[a..b].iter().zip(&v[a..b])).for_each(|(d, (z, v))| *d = z + v);
+            loss.eval_many(zv, fzv);
+            for i in 0..zv.len() {
+                // SPEC §6: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
+                out[i] = -(fzv[i] - fz[a + i]) / v[a + i];
+            }
+        });
     };
     if loss.is_batch() || m <= chunk {
         one(0, out);

@@ -2,7 +2,7 @@
 and the Dask peers (lightgbm.dask, xgboost.dask) on the same cluster. Not a test.
 
     .venv/bin/python bench/dask_bench.py [--rows 2000000] [--rounds 200] [--leaves 8] [--peers lightgbm,xgboost]
-        [--transport tcp[,dask]] [--repeat 1]
+        [--transport dask[,tcp]] [--repeat 1]
 
 Data: scikit-learn's make_classification(rows, 28 features, 10 informative, random_state=0) as
 float32 (bench/run.py's synthetic data), split into one row block per worker. Workload: Real
@@ -12,9 +12,9 @@ n_jobs=2 in this process. Reports wall and CPU seconds (this process's for the s
 workers' for the cluster fits), the ratios, and boostlab's per-round communication (reductions
 and bytes through rank 0, from `comm_stats_`). It also checks that the distributed model is the
 single-process one (the largest difference of the scores on 100k rows). `--transport` lists the
-Dask estimators' transports to measure ("tcp", "dask" or both: each gets its ping-pong and its
-fit, the fits alternating `--repeat` times, and the models of the transports are compared bit for
-bit).
+Dask estimators' transports to measure ("dask", the default, "tcp" or both: each gets its
+ping-pong and its fit, the fits alternating `--repeat` times, and the models of the transports are
+compared bit for bit; the ratios to the peers are the first transport's).
 Needs: pip install 'boostlab[dask]' lightgbm xgboost (the peers are skipped when missing).
 """
 
@@ -44,7 +44,7 @@ def timed(client, fn):
     return out, time.perf_counter() - t0, workers_cpu(client) - c0
 
 
-def _pingpong_rank(fit_id, rank, addrs, hub, n, reps, transport="tcp"):
+def _pingpong_rank(fit_id, rank, addrs, hub, n, reps, transport="dask"):
     """One rank of the transport's ping-pong: `reps` reductions of `n` values, nothing else."""
     import boostlab.dask as bd
     from boostlab._collective import Collective
@@ -65,7 +65,7 @@ def _pingpong_rank(fit_id, rank, addrs, hub, n, reps, transport="tcp"):
     return out
 
 
-def pingpong(client, reps=500, transport="tcp"):
+def pingpong(client, reps=500, transport="dask"):
     """The transport alone: wall and CPU milliseconds per reduction on each rank, for a small
     vector (a booster's sums) and a histogram (28 features × 256 bins × 2 + 4 values)."""
     import boostlab.dask as bd
@@ -88,7 +88,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=200)
     ap.add_argument("--leaves", type=int, default=8)
     ap.add_argument("--peers", default="lightgbm,xgboost")
-    ap.add_argument("--transport", default="tcp", help="the Dask estimators' transports: tcp, dask or tcp,dask")
+    ap.add_argument("--transport", default="dask", help="the Dask estimators' transports: dask (the default), tcp or dask,tcp")
     ap.add_argument("--repeat", type=int, default=1, help="fits of boostlab.dask per transport (alternating)")
     ap.add_argument("--json", help="write the results to this file")
     args = ap.parse_args()

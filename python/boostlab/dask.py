@@ -10,11 +10,11 @@ a subclass, whose parameter handling it reuses) plus
 - ``client``: the ``distributed.Client`` to train on. By default None: the default client.
 - ``timeout``: seconds any one exchange between workers (a connection, a reduction) may take
   before ``fit`` fails naming the worker. By default 120; > 0.
-- ``transport``: what the workers' sums travel over: ``"tcp"`` (TCP sockets between the workers,
-  TLS-wrapped when the workers use TLS) or ``"dask"`` (Dask's own communication layer,
-  ``distributed.comm``: the workers' protocol — tcp, tls, ucx — and security, for clusters where
-  only Dask's connections are allowed). The same model bit for bit either way. By default
-  ``"tcp"``; ``"tcp"`` or ``"dask"``.
+- ``transport``: what the workers' sums travel over: ``"dask"`` (Dask's own communication layer,
+  ``distributed.comm``: connections opened by Dask with the workers' protocol — tcp, tls, ucx —
+  and security) or ``"tcp"`` (plain TCP sockets between the workers, TLS-wrapped when the
+  workers use TLS, as lightgbm.dask's). The same model bit for bit either way. By default
+  ``"dask"``; ``"dask"`` or ``"tcp"``.
 
 ``fit(X, y, sample_weight=None)`` takes a dask array or a dask DataFrame ``X`` (numeric,
 categorical with known categories — the same in every partition — and string columns; NaN and
@@ -346,7 +346,7 @@ _HUBS: dict[str, Collective] = {}
 _HUBS_LOCK = threading.Lock()
 
 
-def _open_hub(fit_id, addrs, timeout, transport="tcp"):
+def _open_hub(fit_id, addrs, timeout, transport="dask"):
     """First round (a short task on rank 0's worker): rank 0 starts listening, and its address goes
     back to the client, which gives it to the other ranks. The listener waits for rank 0's
     training task for at most `timeout`, then closes itself."""
@@ -485,7 +485,7 @@ def _rank_task(fit_id, rank, addrs, hub, shard, meta, timeout):
                 f"started (timeout={timeout:g} s)"
             )
     else:
-        coll = Collective(fit_id, rank, addrs, timeout, transport=meta.get("transport", "tcp"))
+        coll = Collective(fit_id, rank, addrs, timeout, transport=meta.get("transport", "dask"))
     coll.cancelled = cancelled
     try:
         worker = get_worker()
@@ -807,7 +807,7 @@ class _DaskMixin:
             queue = distributed.Queue(f"boostlab-rounds-{fit_id}", client=client)
             meta = dict(meta, publish=queue.name)
         hub = client.submit(
-            _open_hub, fit_id, ranks, timeout, meta.get("transport", "tcp"), workers=[ranks[0]], allow_other_workers=False, pure=False,
+            _open_hub, fit_id, ranks, timeout, meta.get("transport", "dask"), workers=[ranks[0]], allow_other_workers=False, pure=False,
             key=f"boostlab-hub-{fit_id}",
         )
         later.append(hub)
@@ -1199,10 +1199,10 @@ def _dask_class(local_cls, name):
     extra = [
         inspect.Parameter("client", inspect.Parameter.KEYWORD_ONLY, default=None),
         inspect.Parameter("timeout", inspect.Parameter.KEYWORD_ONLY, default=_DEFAULT_TIMEOUT),
-        inspect.Parameter("transport", inspect.Parameter.KEYWORD_ONLY, default="tcp"),
+        inspect.Parameter("transport", inspect.Parameter.KEYWORD_ONLY, default="dask"),
     ]
 
-    def __init__(self, *args, client=None, timeout=_DEFAULT_TIMEOUT, transport="tcp", **kwargs):
+    def __init__(self, *args, client=None, timeout=_DEFAULT_TIMEOUT, transport="dask", **kwargs):
         local_cls.__init__(self, *args, **kwargs)
         self.client = client
         self.timeout = timeout

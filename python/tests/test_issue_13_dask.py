@@ -340,8 +340,9 @@ def test_issue_13_workers_in_the_clients_process():
 
 
 def test_issue_13_tls_cluster():
-    """Session 7: with TLS configured for the workers (`protocol="tls"`), the ranks' sockets are
-    wrapped in the workers' own TLS contexts; the model is the local one."""
+    """Session 7: with TLS configured for the workers (`protocol="tls"`), the "tcp" transport's
+    sockets are wrapped in the workers' own TLS contexts; the model is the local one (the default
+    transport on TLS: test_issue_13_transport.py)."""
     if not os.environ.get("CI"):
         pytest.importorskip("cryptography", reason="Security.temporary() needs cryptography")
     from distributed.security import Security
@@ -356,7 +357,9 @@ def test_issue_13_tls_cluster():
     ) as cluster, distributed.Client(cluster, security=sec) as c:
         assert all(a.startswith("tls://") for a in c.scheduler_info()["workers"])
         dX, dy = da.from_array(X, chunks=(500, 4)), da.from_array(y, chunks=500)
-        est = _fit_checked(bdask.DaskRealAdaBoostClassifier(n_estimators=6, max_leaves=4, client=c, timeout=30), dX, dy)
+        est = _fit_checked(
+            bdask.DaskRealAdaBoostClassifier(n_estimators=6, max_leaves=4, client=c, timeout=30, transport="tcp"), dX, dy
+        )
         # Rank 0's end and rank 1's end of the one connection were wrapped.
         wrapped = c.run(lambda: importlib.import_module("boostlab._collective").TLS_WRAPPED[0])
         assert sorted(wrapped.values()) == [1, 1], wrapped

@@ -1,5 +1,5 @@
-"""Issue 13: the reductions over Dask's own communication layer (`transport="dask"`) as well as
-over the default TCP sockets (`transport="tcp"`).
+"""Issue 13: the reductions over Dask's own communication layer (`transport="dask"`, the default
+since session 9) as well as over plain TCP sockets (`transport="tcp"`).
 
 One star algorithm, two channels: the sums are taken in rank order either way, so the model files
 of the two transports must be byte-identical; the fault handling (a worker killed mid-fit, a rank
@@ -47,13 +47,15 @@ def _model_bytes(est, path):
 def _run_ranks(transport, vectors, timeout=20.0, silent=()):
     """The star between threads of this process (no Dask cluster): rank r reduces `vectors[r]`
     once, then once more; a rank in `silent` connects and never reduces. Returns each rank's
-    results or exception."""
+    results or exception, and whether its connections carried raw messages on the comm's stream
+    (always for "tcp"; for "dask" over a TCP comm, after the hello)."""
     size = len(vectors)
     addrs = [f"tcp://127.0.0.1:{40000 + r}" for r in range(size)]
     fit_id = f"test-{transport}-{time.time_ns()}"
     root = _collective.Collective(fit_id, 0, addrs, timeout, transport=transport)
     address = root.open_root()
     out = [None] * size
+    raw = [None] * size
 
     def rank(r):
         coll = root if r == 0 else _collective.Collective(fit_id, r, addrs, timeout, transport=transport)
@@ -67,6 +69,8 @@ def _run_ranks(transport, vectors, timeout=20.0, silent=()):
                 out[r] = "silent"
                 return
             out[r] = [coll.allreduce(np.asarray(vectors[r])), coll.allreduce(np.asarray(vectors[r]) * 2)]
+            if transport == "dask":
+                raw[r] = all(_collective._raw_stream(c) is not None for c in coll._chan.comms if c is not None)
         except Exception as e:  # noqa: BLE001 - handed to the test
             out[r] = e
         finally:
@@ -77,7 +81,7 @@ def _run_ranks(transport, vectors, timeout=20.0, silent=()):
         t.start()
     for t in threads:
         t.join(timeout + 10)
-    return out
+    return out, raw
 
 
 @pytest.mark.parametrize("transport", ["tcp", "dask"])
@@ -87,7 +91,9 @@ def test_issue_13_transport_sums_in_rank_order(transport):
     vectors = [[1e16, 0.1, 3.0], [1.0, 0.2, -1.0], [-1e16, 0.3, 2.5], [1.0, 1e-17, 0.0]]
     want = ((np.array(vectors[0]) + vectors[1]) + vectors[2]) + vectors[3]
     assert want[0] == 1.0  # ((1e16 + 1) − 1e16) + 1: the order is visible
-    out = _run_ranks(transport, vectors)
+    out, raw = _run_ranks(transport, vectors)
+    # "dask" over TCP: after the hello, the raw messages on the comm's stream (session 9).
+    assert raw == ([True] * 4 if transport == "dask" else [None] * 4)
     for r, got in enumerate(out):
         assert not isinstance(got, Exception), (r, got)
         assert got[0].tobytes() == want.tobytes(), (r, got[0], want)
@@ -100,7 +106,7 @@ def test_issue_13_transport_a_silent_rank_times_out_naming_it(transport):
     """Rank 2 connects and never reduces: rank 0 fails within the timeout naming rank 2 and its
     worker, and closes its connections, so that rank 1 fails too instead of waiting."""
     t0 = time.monotonic()
-    out = _run_ranks(transport, [[1.0], [2.0], [3.0]], timeout=2.0, silent=(2,))
+    out, _ = _run_ranks(transport, [[1.0], [2.0], [3.0]], timeout=2.0, silent=(2,))
     elapsed = time.monotonic() - t0
     assert isinstance(out[0], _collective.DaskFitError), out[0]
     assert "rank 2 (worker tcp://127.0.0.1:40002) did not answer reduction #1 within timeout=2 s" in str(out[0])
@@ -122,12 +128,12 @@ def test_issue_13_transport_is_validated():
 def test_issue_13_transport_parameter(client):
     from sklearn.base import clone
 
-    est = bdask.DaskRealAdaBoostClassifier(n_estimators=3, transport="dask")
+    est = bdask.DaskRealAdaBoostClassifier(n_estimators=3, transport="tcp")
     p = est.get_params()
-    assert p["transport"] == "dask"
+    assert p["transport"] == "tcp"
     assert clone(est).get_params() == p
     est.set_params(client=client)
-    assert bdask.DaskAdaBoostMRClassifier().transport == "tcp"
+    assert bdask.DaskAdaBoostMRClassifier().transport == "dask"
     X, y, _ = _data(n=100)
     dX, dy = _place(client, [X, y], [50, 50], [0, 1])
     # Checked at fit (as every parameter), before anything runs on the cluster.
@@ -200,8 +206,9 @@ def test_issue_13_transport_dask_with_workers_in_the_clients_process():
 
 
 def test_issue_13_transport_dask_on_a_tls_cluster():
-    """With TLS configured for the workers, the dask channel connects over tls:// with the workers'
-    security (no socket of the tcp channel is wrapped); the model is the local one."""
+    """With TLS configured for the workers, the dask channel (the default) connects over tls://
+    with the workers' security (no socket of the tcp channel is wrapped); the model is the local
+    one."""
     if not os.environ.get("CI"):
         pytest.importorskip("cryptography", reason="Security.temporary() needs cryptography")
     from distributed.security import Security
@@ -215,7 +222,7 @@ def test_issue_13_transport_dask_on_a_tls_cluster():
     ) as cluster, distributed.Client(cluster, security=sec) as c:
         dX, dy = da.from_array(X, chunks=(500, 4)), da.from_array(y, chunks=500)
         est = _fit_checked(
-            bdask.DaskRealAdaBoostClassifier(n_estimators=6, max_leaves=4, client=c, timeout=30, transport="dask"), dX, dy
+            bdask.DaskRealAdaBoostClassifier(n_estimators=6, max_leaves=4, client=c, timeout=30), dX, dy
         )
         wrapped = c.run(lambda: importlib.import_module("boostlab._collective").TLS_WRAPPED[0])
         assert sorted(wrapped.values()) == [0, 0], wrapped

@@ -91,6 +91,16 @@ _LAST_OWNER_MAX = 1 << 16
 _LAST_OWNER_LOCK = threading.Lock()
 
 
+def _alive_workers(client):
+    """The addresses of every worker of the cluster (some Dask versions list only five by
+    default; older ones have no `n_workers` argument)."""
+    try:
+        info = client.scheduler_info(n_workers=-1)
+    except TypeError:
+        info = client.scheduler_info()
+    return set(info.get("workers") or {})
+
+
 def _place_partitions(keys, who_has, alive):
     """The worker to train each partition on: its last owner while that worker is `alive`, else
     the holder with the smallest address. Raises DaskFitError for a partition no worker holds."""
@@ -674,7 +684,7 @@ class _DaskMixin:
         wf = _partition_futures(wp, n_parts) if wp is not None else [None] * n_parts
         every = [f for f in xf + yf + wf + vxf + vyf if f is not None]
         _wait(every, timeout, "persisting the data")
-        alive = set(client.scheduler_info()["workers"])
+        alive = _alive_workers(client)
         owner = _place_partitions([f.key for f in xf + vxf], client.who_has(xf + vxf), alive)
         owner, v_owner = owner[: len(xf)], owner[len(xf) :]
 

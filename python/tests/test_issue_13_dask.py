@@ -10,7 +10,6 @@ leaving no task behind.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import sys
@@ -320,54 +319,6 @@ def test_issue_13_dask_arrays_multilabel_save_load_to_local(client, tmp_path):
     assert isinstance(back, bdask.DaskAdaBoostMHClassifier)
     np.testing.assert_array_equal(back.predict(dX).compute(), local.predict(X))
     assert type(boostlab.load_model(path)) is boostlab.AdaBoostMHClassifier
-
-
-def test_issue_13_workers_in_the_clients_process():
-    """LocalCluster(processes=False): the workers' comms are in-process (inproc://)."""
-    rng = np.random.RandomState(4)
-    X = rng.normal(size=(1200, 4))
-    y = (X[:, 0] - X[:, 2] > 0.1).astype(np.int64)
-    with dask.config.set({"distributed.scheduler.work-stealing": False}), distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
-    ) as cluster, distributed.Client(cluster) as c:
-        assert all(a.startswith("inproc://") for a in c.scheduler_info()["workers"])
-        dX, dy = da.from_array(X, chunks=(300, 4)), da.from_array(y, chunks=300)
-        est = _fit_checked(bdask.DaskRealAdaBoostClassifier(n_estimators=6, max_leaves=4, client=c, timeout=30), dX, dy)
-    local = boostlab.RealAdaBoostClassifier(n_estimators=6, max_leaves=4).fit(
-        *_in_training_order(est, [X, y], [300] * 4)
-    )
-    _assert_same_model(est, local)
-
-
-def test_issue_13_tls_cluster():
-    """Session 7: with TLS configured for the workers (`protocol="tls"`), the "tcp" transport's
-    sockets are wrapped in the workers' own TLS contexts; the model is the local one (the default
-    transport on TLS: test_issue_13_transport.py)."""
-    if not os.environ.get("CI"):
-        pytest.importorskip("cryptography", reason="Security.temporary() needs cryptography")
-    from distributed.security import Security
-
-    sec = Security.temporary()
-    assert sec.get_listen_args("worker")["ssl_context"] is not None
-    rng = np.random.RandomState(4)
-    X = rng.normal(size=(1200, 4))
-    y = (X[:, 0] - X[:, 2] > 0.1).astype(np.int64)
-    with dask.config.set({"distributed.scheduler.work-stealing": False}), distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", security=sec, protocol="tls"
-    ) as cluster, distributed.Client(cluster, security=sec) as c:
-        assert all(a.startswith("tls://") for a in c.scheduler_info()["workers"])
-        dX, dy = da.from_array(X, chunks=(500, 4)), da.from_array(y, chunks=500)
-        est = _fit_checked(
-            bdask.DaskRealAdaBoostClassifier(n_estimators=6, max_leaves=4, client=c, timeout=30, transport="tcp"), dX, dy
-        )
-        # Rank 0's end and rank 1's end of the one connection were wrapped.
-        wrapped = c.run(lambda: importlib.import_module("boostlab._collective").TLS_WRAPPED[0])
-        assert sorted(wrapped.values()) == [1, 1], wrapped
-    assert est.n_workers_ == 2
-    local = boostlab.RealAdaBoostClassifier(n_estimators=6, max_leaves=4).fit(
-        *_in_training_order(est, [X, y], [500, 500, 200])
-    )
-    _assert_same_model(est, local)
 
 
 def test_issue_13_unaligned_buffers_are_copied():

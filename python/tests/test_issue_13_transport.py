@@ -183,14 +183,15 @@ def test_issue_13_transports_give_byte_identical_model_files(client, tmp_path, c
 
 
 def test_issue_13_transport_dask_with_workers_in_the_clients_process():
-    """LocalCluster(processes=False): the dask channel listens in-process (inproc://); the model
-    file is the tcp transport's."""
+    """LocalCluster(processes=False): the workers' comms are in-process (inproc://), so is the
+    dask channel's listener; the model file is the tcp transport's, and the local one."""
     rng = np.random.RandomState(4)
     X = rng.normal(size=(1200, 4))
     y = (X[:, 0] - X[:, 2] > 0.1).astype(np.int64)
     with dask.config.set({"distributed.scheduler.work-stealing": False}), distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
     ) as cluster, distributed.Client(cluster) as c:
+        assert all(a.startswith("inproc://") for a in c.scheduler_info()["workers"])
         # Persisted and held: both fits find the partitions where the first found them.
         dX, dy = c.persist([da.from_array(X, chunks=(300, 4)), da.from_array(y, chunks=300)])
         distributed.wait([dX, dy])
@@ -205,29 +206,42 @@ def test_issue_13_transport_dask_with_workers_in_the_clients_process():
     _assert_same_model(a, local)
 
 
-def test_issue_13_transport_dask_on_a_tls_cluster():
-    """With TLS configured for the workers, the dask channel (the default) connects over tls://
-    with the workers' security (no socket of the tcp channel is wrapped); the model is the local
-    one."""
+def test_issue_13_transport_both_on_a_tls_cluster():
+    """With TLS configured for the workers (`protocol="tls"`, `Security.temporary()`): the dask
+    channel (the default) connects over tls:// with the workers' security and wraps no socket of
+    its own; the tcp channel wraps both ends of its one connection in the workers' own TLS
+    contexts (session 7). The same model file either way, and the local model."""
     if not os.environ.get("CI"):
         pytest.importorskip("cryptography", reason="Security.temporary() needs cryptography")
     from distributed.security import Security
 
     sec = Security.temporary()
+    assert sec.get_listen_args("worker")["ssl_context"] is not None
     rng = np.random.RandomState(4)
     X = rng.normal(size=(1200, 4))
     y = (X[:, 0] - X[:, 2] > 0.1).astype(np.int64)
+
+    def wrapped_ends():
+        return importlib.import_module("boostlab._collective").TLS_WRAPPED[0]
+
     with dask.config.set({"distributed.scheduler.work-stealing": False}), distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", security=sec, protocol="tls"
     ) as cluster, distributed.Client(cluster, security=sec) as c:
+        assert all(a.startswith("tls://") for a in c.scheduler_info()["workers"])
         dX, dy = da.from_array(X, chunks=(500, 4)), da.from_array(y, chunks=500)
-        est = _fit_checked(
-            bdask.DaskRealAdaBoostClassifier(n_estimators=6, max_leaves=4, client=c, timeout=30), dX, dy
-        )
-        wrapped = c.run(lambda: importlib.import_module("boostlab._collective").TLS_WRAPPED[0])
+        est = _fit_checked(bdask.DaskRealAdaBoostClassifier(n_estimators=6, max_leaves=4, client=c, timeout=30), dX, dy)
+        wrapped = c.run(wrapped_ends)
         assert sorted(wrapped.values()) == [0, 0], wrapped
-    assert est.n_workers_ == 2
+        tcp = _fit_checked(
+            bdask.DaskRealAdaBoostClassifier(n_estimators=6, max_leaves=4, client=c, timeout=30, transport="tcp"), dX, dy
+        )
+        # Rank 0's end and rank 1's end of the one connection were wrapped.
+        wrapped = c.run(wrapped_ends)
+        assert sorted(wrapped.values()) == [1, 1], wrapped
+    assert est.n_workers_ == tcp.n_workers_ == 2
     assert all(s["address"].startswith("tls://") for s in est.comm_stats_["per_rank"])
+    assert all(s["transport"] == "dask" for s in est.comm_stats_["per_rank"])
+    assert (tcp.training_order_, tcp.model_.to_json()) == (est.training_order_, est.model_.to_json())
     local = boostlab.RealAdaBoostClassifier(n_estimators=6, max_leaves=4).fit(
         *_in_training_order(est, [X, y], [500, 500, 200])
     )

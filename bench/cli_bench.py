@@ -3,7 +3,7 @@ the same data as Parquet, against LightGBM building its Dataset from the same CS
 parser) plus training. Every run is a fresh process; time is wall-clock, peak RSS the process's
 own (wait4's ru_maxrss). Medians of --repeats runs.
 
-    bash bench/cli_bench.sh                     # 1M x 28, 1 round, 3 repeats; writes docs/benchmarks.md
+    bash bench/cli_bench.sh                     # 1M x 28, 1 round, 3 repeats; writes docs/reference/benchmarks.md
     bash bench/cli_bench.sh --rows 100000 --no-write
     python bench/cli_bench.py --make-csv /tmp/big.csv --rows 30000000   # item 3's file (8 GB)
 
@@ -162,14 +162,14 @@ def main():
     with open(os.path.join(OUT, "cli_results.json"), "w") as f:
         json.dump({"rows": a.rows, "threads": a.threads, "rounds": a.rounds, "results": rows, "load": load}, f, indent=1)
     if not a.no_write:
-        doc = os.path.join(ROOT, "docs", "benchmarks.md")
+        doc = os.path.join(ROOT, "docs", "reference", "benchmarks.md")
         s = open(doc).read()
         begin, end = "<!-- CLI-GENERATED-BEGIN -->", "<!-- CLI-GENERATED-END -->"
         if begin in s:
             s = s[: s.index(begin) + len(begin)] + "\n" + text + "\n" + s[s.index(end):]
             open(doc, "w").write(s)
         else:
-            print("docs/benchmarks.md has no CLI markers; not written")
+            print("docs/reference/benchmarks.md has no CLI markers; not written")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The command-line benchmark (issue 12): boostlab train on CSV and Parquet vs LightGBM's own CSV
 # parser + training, fresh processes, peak RSS. Writes the "command-line path" section of
-# docs/benchmarks.md. Options go to bench/cli_bench.py (--rows, --repeats, --threads, --rounds, --no-write).
+# docs/reference/benchmarks.md. Options go to bench/cli_bench.py (--rows, --repeats, --threads, --rounds, --no-write).
 # BENCH_PYTHON=/path/to/python uses an interpreter that already has numpy, polars and lightgbm.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -11,7 +11,7 @@ The data are bench/run.py's generators (make_classification, random_state=0; gen
 bench/out/ if absent): `covertype_like(500000)` (7 classes, 54 features) and `letter_like(20000)`
 (26 classes, 16 features, the size of UCI letter). The interpreter needs boostlab (`maturin
 develop --release`), numpy, scikit-learn and LightGBM. Writes bench/out/multiclass.json and the
-section of docs/benchmarks.md between the MULTICLASS markers.
+section of docs/reference/benchmarks.md between the MULTICLASS markers.
 
 One job: `python bench/multiclass_bench.py --job JSON` (used internally).
 """
@@ -34,7 +34,7 @@ from timing import cpu_s, fresh, reset_peak, rss_kib  # noqa: E402  bench/timing
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
-DOC = ROOT / "docs" / "benchmarks.md"
+DOC = ROOT / "docs" / "reference" / "benchmarks.md"
 BEGIN, END = "<!-- BEGIN MULTICLASS (bench/multiclass_bench.py) -->", "<!-- END MULTICLASS -->"
 LIBS = [("boostlab Real AdaBoost.MH", "boostlab"), ("boostlab Real AdaBoost.MH, criterion=gini", "boostlab-gini"),
         ("LightGBM multiclass", "lightgbm")]
@@ -130,7 +130,7 @@ def main():
     ap.add_argument("--acc-seeds", default="0,1,2,3,4",
                     help="generator seeds of the letter-sized data whose test accuracies are averaged "
                          "(empty: skip)")
-    ap.add_argument("--no-write", action="store_true", help="do not rewrite docs/benchmarks.md")
+    ap.add_argument("--no-write", action="store_true", help="do not rewrite docs/reference/benchmarks.md")
     ap.add_argument("--omp-passive", action="store_true",
                     help="OMP_WAIT_POLICY=PASSIVE: LightGBM's idle threads sleep instead of spinning, so that its CPU "
                          "time counts work on a loaded machine (its wall time may suffer; not for idle runs)")

@@ -4,7 +4,7 @@ Run through `bash bench/run.sh [options]` (which creates bench/.venv with the pe
 the boostlab side in release); see bench/README.md. Every measurement runs in its own process:
 boostlab through `target/release/boostlab-bench`, each peer through bench/peer.py. Data are
 generated into bench/out (git-ignored) as raw float32 row-major matrices and uint8 labels.
-Results: bench/out/results.json, docs/benchmarks.md (the part between the GENERATED markers)
+Results: bench/out/results.json, docs/reference/benchmarks.md (the part between the GENERATED markers)
 and docs/figures/bench_time_vs_n.svg.
 """
 
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 BIN = ROOT / "target" / "release" / "boostlab-bench"
 ADULT = ROOT.parent / "shared" / "datasets" / "adult.csv"
-DOC = ROOT / "docs" / "benchmarks.md"
+DOC = ROOT / "docs" / "reference" / "benchmarks.md"
 SVG = ROOT / "docs" / "figures" / "bench_time_vs_n.svg"
 BEGIN, END = "<!-- BEGIN GENERATED (bench/run.py) -->", "<!-- END GENERATED -->"
 ROUNDS = 200
@@ -364,7 +364,7 @@ def write_doc(res):
                 t = predict_table(res, thr)
                 if t:
                     s.append(f"{thr} thread(s):\n\n{t}")
-    s.append("![fit time vs N](figures/bench_time_vs_n.svg)\n")
+    s.append("![fit time vs N](../figures/bench_time_vs_n.svg)\n")
     s.append(END)
     block = "\n".join(s)
     text = DOC.read_text() if DOC.exists() else "# Benchmarks\n\n" + BEGIN + "\n" + END + "\n"
@@ -404,9 +404,9 @@ def main():
     ap.add_argument("--slow-rounds", type=int, default=20,
                     help="rounds of scikit-learn's AdaBoost at >= 1M rows (time extrapolated to 200)")
     ap.add_argument("--curve-max-n", type=int, default=100_000, help="compare training-error curves up to this N")
-    ap.add_argument("--no-write", action="store_true", help="do not rewrite docs/benchmarks.md and the SVG")
+    ap.add_argument("--no-write", action="store_true", help="do not rewrite docs/reference/benchmarks.md and the SVG")
     ap.add_argument("--report-only", action="store_true",
-                    help="only rewrite docs/benchmarks.md and the SVG from bench/out/results.json")
+                    help="only rewrite docs/reference/benchmarks.md and the SVG from bench/out/results.json")
     ap.add_argument("--append", action="store_true",
                     help="add to bench/out/results.json (e.g. a second run with other --threads/--libs)")
     a = ap.parse_args()

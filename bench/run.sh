@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark (issue 8): creates bench/.venv with the peers (scikit-learn, LightGBM,
 # XGBoost from pip), builds the boostlab side in release, runs bench/run.py and regenerates
-# docs/benchmarks.md and docs/figures/bench_time_vs_n.svg. Not part of the test suite.
+# docs/reference/benchmarks.md and docs/figures/bench_time_vs_n.svg. Not part of the test suite.
 #   bash bench/run.sh                 # full run: 10k, 100k, 1M rows, adult, 7-class; 2 and 1 threads
 #   bash bench/run.sh --quick         # 10k and 100k only
 #   bash bench/run.sh --sizes 1000000 --repeats 3 --workloads trees8

@@ -8,7 +8,7 @@ scikit-learn `fit` on the same array, 200 rounds, each fit in a fresh process, m
 The interpreter needs boostlab (`maturin develop --release` or `pip install .`), numpy,
 scikit-learn and LightGBM. Data: bench/run.py's make_classification sets (generated into
 bench/out/ if absent). Prints the ratio table (wall and CPU = user + sys of the fitting process)
-and rewrites the section of docs/benchmarks.md between the SMALL DATA markers. Each fit runs
+and rewrites the section of docs/reference/benchmarks.md between the SMALL DATA markers. Each fit runs
 through `python_path.py --job` (the same job as the 1M Python-path benchmark).
 """
 
@@ -28,7 +28,7 @@ from timing import fresh  # noqa: E402  bench/timing.py
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
-DOC = ROOT / "docs" / "benchmarks.md"
+DOC = ROOT / "docs" / "reference" / "benchmarks.md"
 BEGIN, END = "<!-- BEGIN SMALL DATA (bench/small_data.py) -->", "<!-- END SMALL DATA -->"
 
 BOOSTERS = [
@@ -57,7 +57,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=200)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--no-write", action="store_true", help="do not rewrite docs/benchmarks.md")
+    ap.add_argument("--no-write", action="store_true", help="do not rewrite docs/reference/benchmarks.md")
     a = ap.parse_args()
     env = dict(os.environ, RAYON_NUM_THREADS=str(a.threads), OMP_NUM_THREADS=str(a.threads))
     loads = [os.getloadavg()[0]]

@@ -1,4 +1,4 @@
-"""Issue 14, section 6: every `python` row of the bad-input table in docs/reliability.md raises
+"""Issue 14, section 6: every `python` row of the bad-input table in docs/reference/errors.md raises
 exactly the exception the table shows (`type: message`). The table cannot drift from the code."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def _code(cell: str) -> str:
 
 
 def table_rows():
-    doc = (ROOT / "docs" / "reliability.md").read_text(encoding="utf-8")
+    doc = (ROOT / "docs" / "reference" / "errors.md").read_text(encoding="utf-8")
     section = doc.split("\n## Bad inputs", 1)[1].split("\n## ", 1)[0]
     rows = []
     for line in section.splitlines():

@@ -1,4 +1,4 @@
-//! Issue 14, section 6: every `cli` row of the bad-input table in docs/reliability.md is run here,
+//! Issue 14, section 6: every `cli` row of the bad-input table in docs/reference/errors.md is run here,
 //! in a directory holding the table's fixture files, and must print its "what the user sees" line
 //! exactly (one whole line of standard error), exit with a failure status, and never panic. The
 //! table cannot drift from the program: a changed message fails this test.
@@ -12,7 +12,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_boostlab");
 
 /// The rows `(number, where, input, message)` of the table under `## Bad inputs`.
 pub fn table_rows() -> Vec<(String, String, String, String)> {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/reliability.md")).unwrap();
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/reference/errors.md")).unwrap();
     let section = doc.split("\n## Bad inputs").nth(1).expect("a `## Bad inputs` section");
     let section = section.split("\n## ").next().unwrap_or(section);
     let mut rows = Vec::new();
@@ -49,7 +49,7 @@ fn code(cell: &str) -> String {
         .to_string()
 }
 
-/// The fixture files of the table (docs/reliability.md lists them).
+/// The fixture files of the table (docs/reference/errors.md lists them).
 fn fixtures(dir: &Path) {
     let w = |name: &str, text: &str| std::fs::write(dir.join(name), text).unwrap();
     let mut d = String::from("x,color,z,label\n");

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -56,7 +57,6 @@ intersphinx_mapping = {
     "sklearn": ("https://scikit-learn.org/stable/", str(_INV / "sklearn.inv")),
     "numpy": ("https://numpy.org/doc/stable/", str(_INV / "numpy.inv")),
 }
-intersphinx_disabled_reftypes = ["*"]
 
 # The examples in examples/ run at every build; a failing example fails the build.
 sphinx_gallery_conf = {
@@ -68,6 +68,37 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "within_subsection_order": "sphinx_gallery.sorting.FileNameSortKey",
 }
+
+# Docstrings are written to be read with help() first: a plain-text `n_features_in_` or `|α|`
+# there is not meant as reST markup (a reference, a substitution). Quote such words as literals
+# before numpydoc and docutils see them.
+_BARE_TRAILING_UNDERSCORE = re.compile(r"(?<![`\w*:.])([A-Za-z][A-Za-z0-9_]*_)(?![`\w*:])")
+_BARS = re.compile(r"(?<![`\\])\|([^|`\s][^|`]*?)\|")
+
+
+def _plain_text_docstring(app, what, name, obj, options, lines):
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith((".. ", ">>>")):
+            continue
+        parts = line.split("`")
+        for j in range(0, len(parts), 2):  # outside backquotes only
+            part = _BARE_TRAILING_UNDERSCORE.sub(r"``\1``", parts[j])
+            parts[j] = _BARS.sub(r"\\|\1\\|", part)
+        lines[i] = "`".join(parts)
+
+
+def _skip_scikit_learn_members(app, what, name, obj, skip, options):
+    """Members inherited from scikit-learn (metadata routing, get_params, ...) are documented there."""
+    module = getattr(obj, "__module__", "") or ""
+    if module.startswith("sklearn"):
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _plain_text_docstring)
+    app.connect("autodoc-skip-member", _skip_scikit_learn_members)
+
 
 html_theme = "furo"
 html_title = f"boostlab {release}"

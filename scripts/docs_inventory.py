@@ -53,7 +53,10 @@ def _entries(modules: list[str], page) -> list[str]:
         add(modname, "module", page(modname, module=True))
         names = getattr(mod, "__all__", None) or [n for n in dir(mod) if not n.startswith("_")]
         for n in sorted(names):
-            obj = getattr(mod, n, None)
+            try:
+                obj = getattr(mod, n, None)
+            except ImportError:  # experimental names that need an explicit opt-in import
+                continue
             if obj is None or inspect.ismodule(obj):
                 continue
             full = f"{modname}.{n}"

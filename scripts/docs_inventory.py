@@ -19,9 +19,19 @@ import zlib
 from pathlib import Path
 
 SKLEARN_MODULES = [
-    "sklearn", "sklearn.base", "sklearn.calibration", "sklearn.datasets", "sklearn.ensemble",
-    "sklearn.inspection", "sklearn.linear_model", "sklearn.metrics", "sklearn.model_selection",
-    "sklearn.pipeline", "sklearn.preprocessing", "sklearn.tree", "sklearn.utils",
+    "sklearn",
+    "sklearn.base",
+    "sklearn.calibration",
+    "sklearn.datasets",
+    "sklearn.ensemble",
+    "sklearn.inspection",
+    "sklearn.linear_model",
+    "sklearn.metrics",
+    "sklearn.model_selection",
+    "sklearn.pipeline",
+    "sklearn.preprocessing",
+    "sklearn.tree",
+    "sklearn.utils",
     "sklearn.utils.estimator_checks",
 ]
 NUMPY_MODULES = ["numpy", "numpy.random"]
@@ -102,4 +112,8 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "docs" / "_build" / "inventories")
+    main(
+        Path(sys.argv[1])
+        if len(sys.argv) > 1
+        else Path(__file__).resolve().parents[1] / "docs" / "_build" / "inventories"
+    )

@@ -9,9 +9,10 @@ import pandas as pd
 import polars as pl
 import pytest
 import scipy.sparse as sp
-from helpers import core_model, mixed_frame
 
 import boostlab
+
+from helpers import core_model, mixed_frame
 
 
 def _numeric(n=200, p=5, seed=0):
@@ -144,27 +145,3 @@ def test_unsupported_column_types_are_rejected():
         boostlab.AdaBoostClassifier().fit(X, [0, 1, 0, 1])
     with pytest.raises(ValueError, match="infinite|Input X contains infinity"):
         boostlab.AdaBoostClassifier().fit(pd.DataFrame({"x": [1.0, np.inf, 3, 4]}), [0, 1, 0, 1])
-
-
-def test_multilabel_targets():
-    from sklearn.datasets import make_multilabel_classification
-
-    X, Y = make_multilabel_classification(n_samples=150, n_classes=4, random_state=0)
-    for cls in (boostlab.AdaBoostMHClassifier, boostlab.AdaBoostMRClassifier):
-        est = cls(n_estimators=30, max_leaves=4).fit(X, Y)
-        assert est.model_.task == "multilabel"
-        np.testing.assert_array_equal(est.classes_, np.arange(4))
-        pred = est.predict(X)
-        assert pred.shape == Y.shape and pred.dtype == Y.dtype
-        # MH predicts {ℓ : f > 0}; MR {ℓ : f > θ} with θ learned on the training data (issue 16).
-        theta = getattr(est, "label_threshold_", None) or 0.0
-        if cls is boostlab.AdaBoostMRClassifier:
-            assert est.label_threshold_ is not None
-        np.testing.assert_array_equal(pred, (est.decision_function(X) > theta).astype(Y.dtype))
-        assert est.predict_proba(X).shape == Y.shape
-        assert est.score(X, Y) > 0.3  # subset accuracy
-        # The same from a sparse indicator matrix and from lists.
-        assert core_model(cls(n_estimators=30, max_leaves=4).fit(X, sp.csr_matrix(Y))) == core_model(est)
-        assert core_model(cls(n_estimators=30, max_leaves=4).fit(X, Y.tolist())) == core_model(est)
-    with pytest.raises(ValueError, match="1d array"):
-        boostlab.AdaBoostClassifier().fit(X, Y)

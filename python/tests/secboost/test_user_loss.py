@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import core_model
 from sklearn.datasets import load_breast_cancer
 
 import boostlab
+
+from helpers import core_model
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +31,7 @@ def test_user_logistic_gives_the_builtin_logistic_model(data):
     a, b = core_model(builtin), core_model(user)
     assert a["trees"] == b["trees"]
     assert a["alphas"] == b["alphas"]
-    # The built-in logistic loss computes the OBI in closed form (issue 18), a user's loss by the
+    # The built-in logistic loss computes the OBI in closed form, a user's loss by the
     # unimodal search: the records of the OBI (q̄, its maximum, the certified decrease) agree to
     # the search's precision, every other record is equal.
     obi_keys = {"qbar", "max_obi", "certified_decrease"}

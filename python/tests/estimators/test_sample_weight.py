@@ -20,7 +20,7 @@ def _data():
 
 
 # Every estimator with its defaults (the smoothing ε = 1/(2m) counts m = Σ w), and a few other
-# settings (issue 14: sample weights are frequency weights, everywhere).
+# settings (sample weights are frequency weights, everywhere).
 CASES = [
     (boostlab.AdaBoostClassifier(n_estimators=20), 2),
     (boostlab.TAdaBoostClassifier(n_estimators=20, t=0.6, max_nodes=7, authors_mode=True), 2),
@@ -50,7 +50,7 @@ def _rtol(est):
 
 
 @pytest.mark.parametrize("est,k", CASES, ids=lambda c: repr(c) if not isinstance(c, int) else str(c))
-def test_issue_14_integer_weights_are_repetitions(est, k):
+def test_integer_weights_are_repetitions(est, k):
     X, y2, y3, sw = _data()
     y = y2 if k == 2 else y3
     repeated = est.fit(X.repeat(sw, axis=0), y.repeat(sw)).decision_function(X)
@@ -65,7 +65,7 @@ def test_issue_14_integer_weights_are_repetitions(est, k):
     )
 
 
-def test_issue_14_weights_on_one_class_are_refused():
+def test_weights_on_one_class_are_refused():
     X, y2, _, _ = _data()
     sw = (y2 == 1).astype(float)
     with pytest.raises(ValueError, match="positive on one class only"):

@@ -1,4 +1,4 @@
-"""Issue 12: scipy sparse input is read without densifying. CSR, CSC, COO, sparse arrays, float32
+"""Scipy sparse input is read without densifying. CSR, CSC, COO, sparse arrays, float32
 or float64 values, int32 or int64 indices, unsorted or duplicate entries: the model is the dense
 model's JSON bit for bit and predictions are equal; the extension reads the CSC arrays in place, and
 fitting a large 1 %-dense matrix costs far less memory than its dense form."""
@@ -13,10 +13,11 @@ import textwrap
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from helpers import core_model
 
 import boostlab
 from boostlab._data import csc_form
+
+from helpers import core_model
 
 ESTIMATORS = [
     lambda: boostlab.AdaBoostClassifier(n_estimators=10),
@@ -85,7 +86,7 @@ def _variants(X):
 
 
 @pytest.mark.parametrize("make", ESTIMATORS)
-def test_issue_12_sparse_models_equal_the_dense_model_bit_for_bit(make):
+def test_sparse_models_equal_the_dense_model_bit_for_bit(make):
     X, y = _sparse()
     dense = X.toarray()
     # Stored NaN and −0.0 (which scipy's `toarray` turns into +0.0: the same bins).
@@ -105,7 +106,7 @@ def test_issue_12_sparse_models_equal_the_dense_model_bit_for_bit(make):
         np.testing.assert_array_equal(np.stack(list(ref.staged_decision_function(Xi))), want_s, err_msg=name)
 
 
-def test_issue_12_sampled_binning_from_sparse_equals_dense():
+def test_sampled_binning_from_sparse_equals_dense():
     # More than BIN_SAMPLE_ROWS (200 000) rows: thresholds from the seeded sample of rows.
     rng = np.random.RandomState(3)
     n = 210_000
@@ -117,7 +118,7 @@ def test_issue_12_sampled_binning_from_sparse_equals_dense():
     assert core_model(a, names=False) == core_model(b, names=False)
 
 
-def test_issue_12_the_extension_receives_the_sparse_buffers():
+def test_the_extension_receives_the_sparse_buffers():
     X, _ = _sparse(n=300)
     for Xi in (X, X.astype(np.float32), _int64(X)):
         form = csc_form(Xi)
@@ -127,7 +128,7 @@ def test_issue_12_the_extension_receives_the_sparse_buffers():
         assert form[4].dtype == Xi.dtype and form[3].dtype == Xi.indices.dtype
 
 
-def test_issue_12_sparse_bad_values_are_errors():
+def test_sparse_bad_values_are_errors():
     X, y = _sparse(n=300)
     bad = X.copy()
     bad.data[5] = np.inf
@@ -180,7 +181,7 @@ MEMORY_SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
-def test_issue_12_fitting_a_large_sparse_matrix_never_densifies_it():
+def test_fitting_a_large_sparse_matrix_never_densifies_it():
     # 300 000 × 400 at 1 % density, float32: 14 MB stored, 960 MB as dense float64 (the former
     # path), 120 MB of bins. A fresh process, so earlier tests do not blur the peak.
     res = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT], capture_output=True, text=True, check=True)

@@ -1,4 +1,4 @@
-"""Issue 16: a schedule of t over the rounds (`t_schedule`)."""
+"""A schedule of t over the rounds (`t_schedule`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def noisy(n=300, seed=0):
     return X, y
 
 
-def test_issue_16_t_schedule_records_each_round_and_clips_at_the_last_t():
+def test_t_schedule_records_each_round_and_clips_at_the_last_t():
     X, y = noisy()
     est = boostlab.TAdaBoostClassifier(t_schedule="linear:0.2:0.8", n_estimators=7, max_nodes=7, random_state=1)
     est.fit(X, y)
@@ -29,7 +29,9 @@ def test_issue_16_t_schedule_records_each_round_and_clips_at_the_last_t():
     clipped = boostlab.TAdaBoostClassifier(
         t_schedule=(0.2, 0.8), clipped=True, n_estimators=7, max_nodes=7, random_state=1
     ).fit(X, y)
-    np.testing.assert_array_equal(clipped.decision_function(X), np.clip(clipped.decision_function(X), -1 / (1 - 0.8), 1 / (1 - 0.8)))
+    np.testing.assert_array_equal(
+        clipped.decision_function(X), np.clip(clipped.decision_function(X), -1 / (1 - 0.8), 1 / (1 - 0.8))
+    )
     err = np.mean(clipped.predict(X) != y)
     assert err == pytest.approx(np.asarray(clipped.history_["train_error_clipped"])[-1], abs=1e-12)
     # The tuple and the string give the same model; the clone keeps the schedule.
@@ -40,7 +42,7 @@ def test_issue_16_t_schedule_records_each_round_and_clips_at_the_last_t():
     np.testing.assert_array_equal(again.decision_function(X), clipped.decision_function(X))
 
 
-def test_issue_16_constant_schedule_is_fixed_t():
+def test_constant_schedule_is_fixed_t():
     X, y = noisy(250, 3)
     fixed = boostlab.TAdaBoostClassifier(t=0.6, n_estimators=10, max_nodes=7, random_state=2).fit(X, y)
     sched = boostlab.TAdaBoostClassifier(t_schedule="linear:0.6:0.6", n_estimators=10, max_nodes=7, random_state=2)
@@ -49,32 +51,10 @@ def test_issue_16_constant_schedule_is_fixed_t():
     np.testing.assert_array_equal(sched.estimator_weights_, fixed.estimator_weights_)
 
 
-def test_issue_16_t_schedule_bad_values():
+def test_t_schedule_bad_values():
     X, y = noisy(120, 4)
     for bad in ["linear:0:2.5", "cosine:0:1", (0.1,), "linear:0:1:0"]:
         with pytest.raises(ValueError, match="t_schedule"):
             boostlab.TAdaBoostClassifier(t_schedule=bad, n_estimators=3).fit(X, y)
     with pytest.raises(ValueError, match="t_schedule"):
         boostlab.TAdaBoostClassifier(t="auto", t_schedule="linear:0:1", n_estimators=3).fit(X, y)
-
-
-def test_issue_16_mr_label_sets_use_the_learned_threshold():
-    rng = np.random.default_rng(7)
-    X = rng.random((300, 3))
-    Y = np.column_stack([(X[:, j] > 0.6) | (rng.random(300) < 0.05) for j in range(3)]).astype(int)
-    mr = boostlab.AdaBoostMRClassifier(n_estimators=30, max_leaves=4, random_state=0).fit(X, Y)
-    theta = mr.label_threshold_
-    assert theta is not None and np.isfinite(theta)
-    S = mr.decision_function(X)
-    np.testing.assert_array_equal(mr.predict(X), (S > theta).astype(int))
-    # The learned θ has the lowest training Hamming loss among all thresholds (brute force).
-    s = np.unique(S)
-    cands = np.concatenate([[s[0] - 1, s[-1] + 1], (s[1:] + s[:-1]) / 2])
-    best = min(np.mean((S > c) != Y) for c in cands)
-    assert np.mean((S > theta) != Y) == pytest.approx(best, abs=1e-12)
-    zero = boostlab.AdaBoostMRClassifier(n_estimators=30, max_leaves=4, random_state=0, label_threshold="zero")
-    zero.fit(X, Y)
-    assert zero.label_threshold_ is None
-    np.testing.assert_array_equal(zero.predict(X), (S > 0).astype(int))
-    with pytest.raises(ValueError, match="label_threshold"):
-        boostlab.AdaBoostMRClassifier(label_threshold="half").fit(X, Y)

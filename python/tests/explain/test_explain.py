@@ -1,4 +1,4 @@
-"""Issue 15: feature importances, TreeSHAP contributions and plots of every estimator."""
+"""Feature importances, TreeSHAP contributions and plots of every estimator."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import mixed_frame
 
 import boostlab
 
+from helpers import mixed_frame
+
 FEATURES = ["a", "b", "c"]
+
 
 ESTIMATORS = [
     ("adaboost", lambda: boostlab.AdaBoostClassifier(n_estimators=10, max_leaves=4), "label"),
@@ -50,7 +52,7 @@ def _recount(est):
     return split / split.sum(), gain / gain.sum()
 
 
-def test_issue_15_feature_importances_match_a_recount(fitted):
+def test_feature_importances_match_a_recount(fitted):
     est, X, _ = fitted
     split, gain = _recount(est)
     assert est.feature_importances_.shape == (est.n_features_in_,)
@@ -61,7 +63,7 @@ def test_issue_15_feature_importances_match_a_recount(fitted):
         est.feature_importance("cover")
 
 
-def test_issue_15_contributions_sum_to_the_raw_score(fitted):
+def test_contributions_sum_to_the_raw_score(fitted):
     est, X, _ = fitted
     phi = est.predict_contrib(X)
     raw = est._raw_scores(X)
@@ -79,7 +81,7 @@ def test_issue_15_contributions_sum_to_the_raw_score(fitted):
     assert np.isnan(X["b"]).any()
 
 
-def test_issue_15_secboost_bias_holds_the_base_score(frame):
+def test_secboost_bias_holds_the_base_score(frame):
     est = boostlab.SecBoostClassifier(n_estimators=1, max_leaves=2, h0=0.2).fit(frame[FEATURES], frame["label"])
     phi = est.predict_contrib(frame[FEATURES])
     m = json.loads(est.model_.to_json())
@@ -90,13 +92,13 @@ def test_issue_15_secboost_bias_holds_the_base_score(frame):
     assert abs(phi[0, -1] - (0.2 + alpha * expected)) < 1e-12
 
 
-def test_issue_15_clipped_model_is_refused(frame):
+def test_clipped_model_is_refused(frame):
     est = boostlab.TAdaBoostClassifier(n_estimators=5, t=0.5, clipped=True).fit(frame[FEATURES], frame["label"])
     with pytest.raises(ValueError, match="not additive"):
         est.predict_contrib(frame[FEATURES])
 
 
-def test_issue_15_cli_contributions_equal_python(tmp_path, frame, cli):
+def test_cli_contributions_equal_python(tmp_path, frame, cli):
     est = boostlab.RealAdaBoostClassifier(n_estimators=10, max_leaves=4).fit(frame[FEATURES], frame["label"])
     model, data = tmp_path / "m.json", tmp_path / "d.csv"
     est.save_model(model)
@@ -110,9 +112,7 @@ def test_issue_15_cli_contributions_equal_python(tmp_path, frame, cli):
     np.testing.assert_allclose(rows, est.predict_contrib(frame[FEATURES]), rtol=0, atol=1e-12)
 
 
-
-
-def test_issue_15_plots_return_figures_with_the_expected_series(fitted):
+def test_plots_return_figures_with_the_expected_series(fitted):
     import matplotlib  # noqa: F401  (installed by scripts/test.sh: the plots must be tested)
 
     est, X, y = fitted
@@ -126,7 +126,7 @@ def test_issue_15_plots_return_figures_with_the_expected_series(fitted):
     assert sorted(round(b.get_width(), 12) for b in bars) == sorted(np.round(est.feature_importances_, 12))
 
 
-def test_issue_15_margin_cdfs_equal_a_naive_computation(fitted):
+def test_margin_cdfs_equal_a_naive_computation(fitted):
     est, X, y = fitted
     T = est.model_.n_trees
     rounds = sorted({1, (T + 1) // 2, T})
@@ -157,78 +157,9 @@ def test_issue_15_margin_cdfs_equal_a_naive_computation(fitted):
         assert np.all(np.abs(naive) <= 1 + 1e-12)
 
 
-def test_issue_15_plots_without_matplotlib_raise_a_clear_import_error(fitted, monkeypatch):
+def test_plots_without_matplotlib_raise_a_clear_import_error(fitted, monkeypatch):
     est, X, y = fitted
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     with pytest.raises(ImportError, match=r"boostlab\[plot\]"):
         est.plot_importance()
-
-
-ONNX_CASES = [
-    ("real", lambda: boostlab.RealAdaBoostClassifier(n_estimators=15, max_leaves=6), 2),
-    ("adaboost", lambda: boostlab.AdaBoostClassifier(n_estimators=15, max_leaves=4), 2),
-    ("t", lambda: boostlab.TAdaBoostClassifier(n_estimators=10, t=0.6, max_leaves=6), 2),
-    ("secboost", lambda: boostlab.SecBoostClassifier(n_estimators=8, max_leaves=4, h0=0.2), 2),
-    ("mh", lambda: boostlab.AdaBoostMHClassifier(n_estimators=15, max_leaves=6), 4),
-    ("mh-discrete", lambda: boostlab.AdaBoostMHClassifier(n_estimators=15, variant="discrete"), 3),
-]
-
-
-def _numeric_data(n_classes, n=400, seed=3):
-    rng = np.random.RandomState(seed)
-    X = rng.normal(size=(n, 5)).astype(np.float32)
-    X[rng.rand(n, 5) < 0.1] = np.nan  # missing values take each split's missing direction
-    score = np.nan_to_num(X[:, 0]) + 0.5 * np.nan_to_num(X[:, 1]) - np.isnan(X[:, 2]) + 0.3 * rng.normal(size=n)
-    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]))
-    return X, y
-
-
-@pytest.mark.parametrize("name,make,n_classes", ONNX_CASES, ids=[c[0] for c in ONNX_CASES])
-def test_issue_15_onnxruntime_predicts_as_boostlab(name, make, n_classes):
-    import onnx
-    import onnxruntime as ort
-
-    X, y = _numeric_data(n_classes)
-    est = make().fit(X, y)
-    proto = est.to_onnx()
-    assert isinstance(proto, onnx.ModelProto)
-    onnx.checker.check_model(proto)
-    sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
-    X_test, _ = _numeric_data(n_classes, n=300, seed=11)
-    label, proba, scores = sess.run(["label", "probabilities", "scores"], {"input": X_test})
-    # boostlab on the same float32 values (as float64).
-    X64 = X_test.astype(np.float64)
-    raw = est._raw_scores(X64)
-    scale = 1.0 + np.abs(raw).max()
-    np.testing.assert_allclose(scores, raw, rtol=0, atol=1e-6 * scale)
-    np.testing.assert_allclose(proba, est.predict_proba(X64), rtol=0, atol=1e-6)
-    np.testing.assert_array_equal(est.classes_[label], est.predict(X64))
-    assert np.isnan(X_test).any()
-
-
-def test_issue_15_onnx_refusals_are_clear(frame):
-    X, y = _numeric_data(3)
-    mo = boostlab.AdaBoostMOClassifier(n_estimators=3).fit(X, y)
-    with pytest.raises(ValueError, match="output-code"):
-        mo.to_onnx()
-    clipped = boostlab.TAdaBoostClassifier(n_estimators=3, t=0.5, clipped=True).fit(X, y > 0)
-    with pytest.raises(ValueError, match="clipped"):
-        clipped.to_onnx()
-    cat = boostlab.RealAdaBoostClassifier(n_estimators=5, max_leaves=8).fit(frame[FEATURES], frame["label"])
-    if any(n.get("rule", {}).get("kind") == "categorical" for t in json.loads(cat.model_.to_json())["trees"] for n in t["nodes"]):
-        with pytest.raises(ValueError, match="categorical"):
-            cat.to_onnx()
-
-
-def test_issue_15_onnx_multilabel_labels_and_probabilities():
-    import onnxruntime as ort
-
-    X, y = _numeric_data(3)
-    Y = np.stack([y == 0, y == 2, np.nan_to_num(X[:, 3]) > 0], axis=1).astype(int)
-    est = boostlab.AdaBoostMHClassifier(n_estimators=10, max_leaves=4).fit(X, Y)
-    sess = ort.InferenceSession(est.to_onnx().SerializeToString(), providers=["CPUExecutionProvider"])
-    label, proba, scores = sess.run(["label", "probabilities", "scores"], {"input": X})
-    X64 = X.astype(np.float64)
-    np.testing.assert_array_equal(label, est.predict(X64))
-    np.testing.assert_allclose(proba, est.predict_proba(X64), rtol=0, atol=1e-6)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "python.md"
+from helpers import ROOT
+
+DOC = ROOT / "docs" / "python.md"
 
 
 def test_python_blocks_of_the_docs_run(capsys):

@@ -1,4 +1,4 @@
-"""Issue 17: presets are defaults that explicit parameters override; seeded random ties."""
+"""Presets are defaults that explicit parameters override; seeded random ties."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def sources(est):
     return json.loads(est.model_.param_sources_json)
 
 
-def test_issue_17_authors_mode_alone_gives_the_preset():
+def test_authors_mode_alone_gives_the_preset():
     X, y = twins()
     est = boostlab.TAdaBoostClassifier(authors_mode=True, n_estimators=3, max_nodes=7).fit(X, y)
     src = sources(est)
@@ -53,7 +53,7 @@ def test_issue_17_authors_mode_alone_gives_the_preset():
         ({"leaf_values": "optimal"}, "t_adaboost.leaf_values", "optimal"),
     ],
 )
-def test_issue_17_each_preset_field_yields_to_the_user(kwargs, path, value):
+def test_each_preset_field_yields_to_the_user(kwargs, path, value, tmp_path):
     X, y = twins()
     est = boostlab.TAdaBoostClassifier(authors_mode=True, n_estimators=3, max_nodes=7, **kwargs)
     src = sources(est.fit(X, y))
@@ -62,7 +62,7 @@ def test_issue_17_each_preset_field_yields_to_the_user(kwargs, path, value):
         if other != path:
             assert src[other] == {"value": v, "source": "preset"}, other
     # A reloaded estimator has the same parameters and refits to the same model.
-    loaded = boostlab.TAdaBoostClassifier.load_model(_save(est))
+    loaded = boostlab.TAdaBoostClassifier.load_model(_save(est, tmp_path / "m.json"))
     assert {k: v for k, v in loaded.get_params().items() if k != "random_state"} == {
         k: v for k, v in est.get_params().items() if k != "random_state"
     }
@@ -70,18 +70,12 @@ def test_issue_17_each_preset_field_yields_to_the_user(kwargs, path, value):
     np.testing.assert_array_equal(refit.decision_function(X), est.decision_function(X))
 
 
-def _save(est, _dir=[]):
-    import tempfile
-    from pathlib import Path
-
-    if not _dir:
-        _dir.append(tempfile.mkdtemp())
-    p = Path(_dir[0]) / "m.json"
-    est.save_model(p)
-    return p
+def _save(est, path):
+    est.save_model(path)
+    return path
 
 
-def test_issue_17_random_ties_are_seeded():
+def test_random_ties_are_seeded():
     X, y = twins(300, seed=3)
 
     def trees(seed, ties="random"):

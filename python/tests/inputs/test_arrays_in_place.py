@@ -1,6 +1,6 @@
-"""Issue 12: arrays are read in place. The same values as float32 or float64, in C or Fortran
-order, as strided or read-only views, from numpy, pandas, polars or scipy sparse give bit-identical
-models and predictions, and a float32 input is never copied to float64."""
+"""Arrays are read in place. The same values as float32 or float64, in C or Fortran order, as
+strided or read-only views, from numpy, pandas, polars or scipy sparse give bit-identical models
+and predictions, and a float32 input is never copied to float64."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ import pandas as pd
 import polars as pl
 import pytest
 import scipy.sparse as sp
-from helpers import core_model
 
 import boostlab
 from boostlab._data import column_form, matrix_form
+
+from helpers import core_model
 
 
 def _data(n=3000, p=6, seed=0):
@@ -60,7 +61,7 @@ def _layouts(X32):
 
 
 @pytest.mark.parametrize("make", ESTIMATORS)
-def test_issue_12_same_values_in_every_layout_give_bit_identical_models(make):
+def test_same_values_in_every_layout_give_bit_identical_models(make):
     X32, y = _data()
     layouts = _layouts(X32)
     want = core_model(make().fit(X32, y), names=False)
@@ -74,7 +75,7 @@ def test_issue_12_same_values_in_every_layout_give_bit_identical_models(make):
         assert core_model(make().fit(Xi, y), names=False) == want, name
 
 
-def test_issue_12_predictions_read_every_layout_in_place_and_agree():
+def test_predictions_read_every_layout_in_place_and_agree():
     X32, y = _data(n=9000)  # more than two prediction blocks of 4096 rows
     est = boostlab.TAdaBoostClassifier(n_estimators=10, t=0.8, max_leaves=8).fit(X32, y)
     want_d = est.decision_function(X32)
@@ -94,7 +95,7 @@ def test_issue_12_predictions_read_every_layout_in_place_and_agree():
     np.testing.assert_array_equal(est.decision_function(sp.csr_matrix(Z)), est.decision_function(Z))
 
 
-def test_issue_12_the_extension_receives_the_callers_buffer():
+def test_the_extension_receives_the_callers_buffer():
     X32, _ = _data(n=100)
     for X in (X32, np.asfortranarray(X32), X32[::3, 1:5]):
         form = matrix_form(X)
@@ -108,7 +109,7 @@ def test_issue_12_the_extension_receives_the_callers_buffer():
     assert np.shares_memory(column_form(col.to_numpy(copy=False))[1], col.to_numpy(copy=False))
 
 
-def test_issue_12_no_float64_copy_of_a_float32_input():
+def test_no_float64_copy_of_a_float32_input():
     X32, y = _data(n=200_000, p=40)
     est = boostlab.AdaBoostClassifier(n_estimators=3)
     tracemalloc.start()
@@ -126,7 +127,7 @@ def test_issue_12_no_float64_copy_of_a_float32_input():
     assert predict_peak < X32.nbytes // 2, predict_peak
 
 
-def test_issue_12_infinity_is_an_error_and_nan_is_missing_for_float32():
+def test_infinity_is_an_error_and_nan_is_missing_for_float32():
     X32, y = _data(n=200)
     bad = X32.copy()
     bad[5, 2] = np.inf

@@ -1,17 +1,13 @@
-"""The estimators' API: errors, pickling, model files, diagnostics, staged prediction, the GIL,
-t-AdaBoost's clipped model, model selection."""
+"""The estimators' API: errors, a failed fit, diagnostics, staged prediction, the GIL, model
+selection."""
 
 from __future__ import annotations
 
-import copy
-import pickle
 import threading
 import time
 
 import numpy as np
 import pytest
-from helpers import core_model
-from sklearn.base import clone
 from sklearn.datasets import load_breast_cancer, load_iris
 from sklearn.model_selection import GridSearchCV, cross_val_score
 
@@ -62,56 +58,6 @@ def test_a_failed_fit_leaves_the_estimator_unfitted(cancer):
     )
 
 
-def test_file_errors_are_os_errors(tmp_path):
-    with pytest.raises(FileNotFoundError, match="nonexistent.json"):
-        boostlab.load_model(tmp_path / "nonexistent.json")
-    bad = tmp_path / "bad.json"
-    bad.write_text("{not json")
-    with pytest.raises(ValueError, match="invalid model"):
-        boostlab.load_model(bad)
-    est = boostlab.AdaBoostClassifier(n_estimators=3).fit([[0.0], [1.0]], [0, 1])
-    with pytest.raises(OSError, match="no-such-dir"):
-        est.save_model(tmp_path / "no-such-dir" / "m.json")
-
-
-@pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
-def test_pickle_deepcopy_clone_and_model_files(cls, cancer, tmp_path):
-    X, y = cancer
-    est = cls(n_estimators=10, max_leaves=3).fit(X, y)
-    want = est.decision_function(X)
-    for other in (pickle.loads(pickle.dumps(est)), copy.deepcopy(est)):
-        assert type(other) is cls
-        np.testing.assert_array_equal(other.decision_function(X), want)
-        assert core_model(other) == core_model(est)
-    assert pickle.loads(pickle.dumps(est.model_)).to_json() == est.model_.to_json()
-    assert not hasattr(clone(est), "model_")
-    est.save_model(tmp_path / "m.json")
-    for loaded in (boostlab.load_model(tmp_path / "m.json"), cls.load_model(tmp_path / "m.json")):
-        assert type(loaded) is cls
-        # random_state=None is the seed 0, which the model file records.
-        assert loaded.get_params() == {**est.get_params(), "random_state": 0}
-        np.testing.assert_array_equal(loaded.classes_, est.classes_)
-        np.testing.assert_array_equal(loaded.predict(X), est.predict(X))
-        np.testing.assert_array_equal(loaded.decision_function(X), want)
-
-
-def test_load_model_checks_the_class(cancer, tmp_path):
-    X, y = cancer
-    boostlab.RealAdaBoostClassifier(n_estimators=3).fit(X, y).save_model(tmp_path / "m.json")
-    with pytest.raises(ValueError, match="RealAdaBoostClassifier.load_model"):
-        boostlab.TAdaBoostClassifier.load_model(tmp_path / "m.json")
-
-
-def test_string_labels_round_trip_through_model_files(tmp_path):
-    X, y = load_iris(return_X_y=True)
-    names = np.array(["setosa", "versicolor", "virginica"], dtype=object)[y]
-    est = boostlab.AdaBoostMHClassifier(n_estimators=10).fit(X, names)
-    est.save_model(tmp_path / "m.json")
-    loaded = boostlab.load_model(tmp_path / "m.json")
-    assert list(loaded.classes_) == ["setosa", "versicolor", "virginica"]
-    np.testing.assert_array_equal(loaded.predict(X), est.predict(X))
-
-
 @pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
 def test_history_weights_and_staged_predictions(cls, cancer):
     X, y = cancer
@@ -146,23 +92,6 @@ def test_history_without_pandas_is_a_dict(monkeypatch, cancer):
     assert isinstance(est.history_, dict)
     assert est.history_["round"] == [1, 2, 3, 4, 5]
     assert est.history_["stop_reason"] == [None] * 5
-
-
-def test_t_adaboost_clipped_model(cancer):
-    X, y = cancer
-    est = boostlab.TAdaBoostClassifier(n_estimators=40, t=0.3, max_leaves=6, clipped=True).fit(X, y)
-    delta = 1.0 / 0.7  # δ = 1/(1 − t)
-    assert est.clip_ == pytest.approx(delta)
-    clipped = est.decision_function(X)
-    # Reference: clip after every tree, S_t = clip(S_{t−1} + α_t h_t, [−δ, δ]), from the linear stages.
-    linear = [np.zeros(len(X))] + list(est.set_params(clipped=False).staged_decision_function(X))
-    s = np.zeros(len(X))
-    for prev, cur in zip(linear, linear[1:]):
-        s = np.clip(s + (cur - prev), -delta, delta)
-    np.testing.assert_allclose(clipped, s, rtol=0, atol=1e-12)
-    assert np.abs(clipped).max() <= delta
-    for stage in est.set_params(clipped=True).staged_decision_function(X):
-        assert np.abs(stage).max() <= delta
 
 
 def test_grid_search_over_t(cancer):

@@ -1,4 +1,4 @@
-"""Issue 13: experiment grids as Dask tasks (`boostlab.experiment.run`, `boostlab experiment
+"""Experiment grids as Dask tasks (`boostlab.experiment.run`, `boostlab experiment
 --dask`). A tiny generated grid (36 cells, seconds) must give, cell for cell, the records of the
 local run of `boostlab experiment`; a run stopped mid-way and resumed must complete with the same
 records. Each test starts its own `distributed.LocalCluster`."""
@@ -88,7 +88,8 @@ def client():
         yield c
 
 
-def test_issue_13_dask_grid_equals_local_run(grid, client, tmp_path):
+@pytest.mark.dask
+def test_dask_grid_equals_local_run(grid, client, tmp_path):
     spec, local = grid
     out = tmp_path / "dask"
     s = bx.run(spec, out, client=client, batch_size=5)
@@ -103,7 +104,7 @@ def test_issue_13_dask_grid_equals_local_run(grid, client, tmp_path):
     assert s.is_complete and cells_of(big) == cells_of(local)
 
 
-def test_issue_13_in_process_run_equals_local_run(grid, tmp_path):
+def test_in_process_run_equals_local_run(grid, tmp_path):
     spec, local = grid
     out = tmp_path / "here"
     # In this process (no Dask), through the same code: the same records.
@@ -112,7 +113,8 @@ def test_issue_13_in_process_run_equals_local_run(grid, tmp_path):
     assert (out / "results.jsonl").read_bytes() == (local / "results.jsonl").read_bytes()
 
 
-def test_issue_13_dask_grid_stopped_and_resumed(grid, client, tmp_path):
+@pytest.mark.dask
+def test_dask_grid_stopped_and_resumed(grid, client, tmp_path):
     spec, local = grid
     out = tmp_path / "resumed"
     # "Killed" after 7 cells: the remaining tasks are cancelled, the finished batches are kept.
@@ -137,7 +139,8 @@ def test_issue_13_dask_grid_stopped_and_resumed(grid, client, tmp_path):
     assert (s.already_done, s.completed) == (N_CELLS, 0)
 
 
-def test_issue_13_cli_dask_stopped_then_resumed_by_the_local_runner(grid, client, cli, tmp_path):
+@pytest.mark.dask
+def test_cli_dask_stopped_then_resumed_by_the_local_runner(grid, client, cli, tmp_path):
     spec, local = grid
     out = tmp_path / "cli"
     env = dict(os.environ, BOOSTLAB_PYTHON=sys.executable)
@@ -158,7 +161,7 @@ def test_issue_13_cli_dask_stopped_then_resumed_by_the_local_runner(grid, client
     assert cells_of(out) == cells_of(local)
 
 
-def test_issue_13_cli_dask_without_the_python_package_is_a_clear_error(grid, cli, tmp_path):
+def test_cli_dask_without_the_python_package_is_a_clear_error(grid, cli, tmp_path):
     spec, _ = grid
     env = dict(os.environ, BOOSTLAB_PYTHON=str(tmp_path / "no-such-python"))
     r = subprocess.run(
@@ -172,7 +175,8 @@ def test_issue_13_cli_dask_without_the_python_package_is_a_clear_error(grid, cli
     assert not (tmp_path / "x").exists()
 
 
-def test_issue_13_a_different_spec_is_refused(grid, client, tmp_path):
+@pytest.mark.dask
+def test_a_different_spec_is_refused(grid, client, tmp_path):
     spec, local = grid
     other = tmp_path / "other.toml"
     other.write_text(spec.read_text().replace("seed = 13", "seed = 14"))
@@ -218,7 +222,7 @@ def _kill_once(arm: Path, cells: Path, after: int):
 @pytest.fixture(scope="module")
 def grid_here(tmp_path_factory):
     """The spec and its reference records from an in-process run (equal to `boostlab
-    experiment`'s: test_issue_13_in_process_run_equals_local_run)."""
+    experiment`'s: test_in_process_run_equals_local_run)."""
     d = tmp_path_factory.mktemp("grid-here")
     spec = write_grid(d)
     out = d / "local"
@@ -233,7 +237,8 @@ def _wait_for_workers(client, n, timeout=60.0):
         time.sleep(0.1)
 
 
-def test_issue_13_dask_grid_with_a_worker_killed_mid_task(grid_here, tmp_path):
+@pytest.mark.dask
+def test_dask_grid_with_a_worker_killed_mid_task(grid_here, tmp_path):
     """A worker process killed while it runs a batch of cells (after some records are written):
     by default Dask reruns the lost batch on another worker (a cell is pure and its record is
     written atomically by the client) and the run completes by itself; when Dask gives up on the

@@ -1,4 +1,4 @@
-"""Issue 14: hostile model files give a clear ValueError from `boostlab.load_model` (never an
+"""Hostile model files give a clear ValueError from `boostlab.load_model` (never an
 abort of the interpreter), and models whose scores are extreme but bounded predict finite
 probabilities."""
 
@@ -26,7 +26,7 @@ def _write(tmp_path, model):
     return path
 
 
-def test_issue_14_n_outputs_1e12_is_refused(tmp_path):
+def test_n_outputs_1e12_is_refused(tmp_path):
     X, Y = make_multilabel_classification(n_samples=80, n_classes=3, random_state=0)
     _, m = _saved(tmp_path, boostlab.AdaBoostMHClassifier(n_estimators=3), X, Y)
     m["n_outputs"] = 10**12
@@ -36,7 +36,7 @@ def test_issue_14_n_outputs_1e12_is_refused(tmp_path):
         boostlab.load_model(_write(tmp_path, m)).predict(X)
 
 
-def test_issue_14_alpha_and_leaves_1e200_are_refused(tmp_path):
+def test_alpha_and_leaves_1e200_are_refused(tmp_path):
     rng = np.random.RandomState(0)
     X = rng.normal(size=(100, 3))
     y = (X[:, 0] > 0).astype(int)
@@ -48,7 +48,7 @@ def test_issue_14_alpha_and_leaves_1e200_are_refused(tmp_path):
         boostlab.load_model(_write(tmp_path, m))
 
 
-def test_issue_14_extreme_bounded_scores_give_finite_probabilities(tmp_path):
+def test_extreme_bounded_scores_give_finite_probabilities(tmp_path):
     rng = np.random.RandomState(1)
     X = rng.normal(size=(120, 3))
     y = np.digitize(X[:, 0], [-0.5, 0.5])  # 3 classes

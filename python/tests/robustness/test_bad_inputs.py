@@ -1,11 +1,10 @@
-"""Issue 14, section 6: every `python` row of the bad-input table in docs/reliability.md raises
+"""Every `python` row of the bad-input table in docs/reliability.md raises
 exactly the exception the table shows (`type: message`). The table cannot drift from the code."""
 
 from __future__ import annotations
 
 import os
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +12,7 @@ import pytest
 import boostlab
 from boostlab import *  # noqa: F403 - the rows name the estimators as a user would
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers import ROOT
 
 
 def _cells(line: str) -> list[str]:
@@ -55,7 +54,7 @@ ROWS = table_rows()
 PY_ROWS = [r for r in ROWS if r[1] == "python"]
 
 
-def test_issue_14_the_table_has_at_least_30_rows():
+def test_the_table_has_at_least_30_rows():
     assert len(ROWS) >= 30
     assert len(PY_ROWS) >= 15
 
@@ -74,7 +73,7 @@ def namespace():
 
 
 @pytest.mark.parametrize("row", PY_ROWS, ids=[r[0] for r in PY_ROWS])
-def test_issue_14_bad_input_row(row, namespace, tmp_path, monkeypatch):
+def test_bad_input_row(row, namespace, tmp_path, monkeypatch):
     _, _, code, want = row
     (tmp_path / "bad.json").write_text("{not json")
     monkeypatch.chdir(tmp_path)

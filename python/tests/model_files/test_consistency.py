@@ -20,12 +20,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import shared_dataset
-from helpers import core_model, mixed_frame, model_dict
 
 import boostlab
 
-GOLDEN = Path(__file__).parent / "golden" / "consistency.json"
+from helpers import core_model, mixed_frame, model_dict, shared_dataset
+
+# Beside the tests: crates/boostlab/tests/python_consistency.rs includes it.
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "consistency.json"
 FEATURES = ["a", "b", "c"]
 
 # (name, estimator, the same parameters as CLI flags, target column, clipped predictions too)
@@ -137,7 +138,8 @@ def _golden() -> dict:
             est.set_params(clipped=True)
             entry["clipped_scores"] = est._raw_scores(df[FEATURES]).ravel().tolist()
         cases.append(entry)
-    return {"about": "written by python/tests/test_consistency.py; read by python_consistency.rs", "cases": cases}
+    about = "written by python/tests/model_files/test_consistency.py; read by python_consistency.rs"
+    return {"about": about, "cases": cases}
 
 
 def test_golden_file_is_current():

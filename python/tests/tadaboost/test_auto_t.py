@@ -1,4 +1,4 @@
-"""Issue 16: t = "auto" chooses t-AdaBoost's temperature by inner cross-validation; t-AdaBoost
+"""t = "auto" chooses t-AdaBoost's temperature by inner cross-validation; t-AdaBoost
 forbids pure leaves by default."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def noisy(n=300, seed=0):
     return X, y
 
 
-def test_issue_16_auto_t_records_the_choice_and_equals_the_refit():
+def test_auto_t_records_the_choice_and_equals_the_refit():
     X, y = noisy()
     est = boostlab.TAdaBoostClassifier(
         t="auto", t_grid=[0.0, 0.5, 1.0], t_folds=4, n_estimators=8, max_nodes=7, random_state=3
@@ -37,7 +37,7 @@ def test_issue_16_auto_t_records_the_choice_and_equals_the_refit():
     assert again.t_selection_ == sel
 
 
-def test_issue_16_auto_t_default_grid_and_bad_values():
+def test_auto_t_default_grid_and_bad_values():
     X, y = noisy(120, 1)
     est = boostlab.TAdaBoostClassifier(t="auto", n_estimators=3, max_nodes=3).fit(X, y)
     assert est.t_selection_["grid"] == [0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 1.0]
@@ -52,7 +52,7 @@ def test_issue_16_auto_t_default_grid_and_bad_values():
         boostlab.TAdaBoostClassifier(t="warm").fit(X, y)
 
 
-def test_issue_16_t_adaboost_forbids_pure_leaves_by_default():
+def test_t_adaboost_forbids_pure_leaves_by_default():
     X, y = noisy(200, 2)
     est = boostlab.TAdaBoostClassifier(t=1.0, n_estimators=5, max_nodes=15).fit(X, y)
     src = json.loads(est.model_.param_sources_json)

@@ -21,7 +21,7 @@ ESTIMATORS = [
     boostlab.AdaBoostMRClassifier(),
 ]
 
-# Sample weights are frequency weights for every estimator (issue 14): scikit-learn's
+# Sample weights are frequency weights for every estimator: scikit-learn's
 # check_sample_weight_equivalence_on_dense_data / _on_sparse_data run with no expected failure.
 
 

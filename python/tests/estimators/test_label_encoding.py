@@ -1,6 +1,7 @@
-"""Issue 18, the 1M path (session 7): the fast label encoding of `fit` gives exactly
-`np.unique(y, return_inverse=True)`'s classes and indices, and the models it trains are those of
-the former encoding."""
+"""The fast label encoding of `fit` gives exactly `np.unique(y, return_inverse=True)`'s classes and
+indices, and the models it trains are those of the labels' codes."""
+
+from __future__ import annotations
 
 import numpy as np
 import pytest
@@ -31,7 +32,7 @@ def _reference(y):
         np.array([-128, 127, -128], dtype=np.int8),
     ],
 )
-def test_issue_18_label_encoding_equals_np_unique(y):
+def test_label_encoding_equals_np_unique(y):
     classes, idx = _encode_labels(y)
     want_classes, want_idx = _reference(y)
     assert classes.dtype == want_classes.dtype
@@ -40,7 +41,7 @@ def test_issue_18_label_encoding_equals_np_unique(y):
     np.testing.assert_array_equal(idx, want_idx)
 
 
-def test_issue_18_label_encoding_random_labels():
+def test_label_encoding_random_labels():
     rng = np.random.default_rng(18)
     for k in (1, 2, 3, 9):
         for dtype in (np.int64, np.int16, np.uint32, np.float64):
@@ -51,7 +52,7 @@ def test_issue_18_label_encoding_random_labels():
             np.testing.assert_array_equal(idx, want_idx)
 
 
-def test_issue_18_labels_give_the_same_model_as_their_codes():
+def test_labels_give_the_same_model_as_their_codes():
     # Labels {-1, 5} and their codes {0, 1}: the same trees and α (the encoding is the only
     # difference between the two fits).
     rng = np.random.default_rng(3)

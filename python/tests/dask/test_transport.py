@@ -1,5 +1,5 @@
-"""Issue 13: the reductions over Dask's own communication layer (`transport="dask"`, the default
-since session 9) as well as over plain TCP sockets (`transport="tcp"`).
+"""The reductions over Dask's own communication layer (`transport="dask"`, the default) as well as
+over plain TCP sockets (`transport="tcp"`).
 
 One star algorithm, two channels: the sums are taken in rank order either way, so the model files
 of the two transports must be byte-identical; the fault handling (a worker killed mid-fit, a rank
@@ -8,7 +8,6 @@ that does not answer) and TLS must hold with either channel.
 
 from __future__ import annotations
 
-import importlib
 import os
 import threading
 import time
@@ -19,6 +18,8 @@ import pytest
 if not os.environ.get("CI"):
     # Under CI, scripts/test.sh installs dask: a missing one fails the import below.
     pytest.importorskip("distributed", reason="boostlab.dask needs pip install 'boostlab[dask]'")
+import importlib  # noqa: E402
+
 import dask  # noqa: E402
 import dask.array as da  # noqa: E402
 import distributed  # noqa: E402
@@ -26,22 +27,21 @@ import distributed  # noqa: E402
 import boostlab  # noqa: E402
 from boostlab import _collective  # noqa: E402
 from boostlab import dask as bdask  # noqa: E402
-from test_issue_13_dask import (  # noqa: E402
-    _assert_same_model,
-    _data,
-    _fit_checked,
-    _in_training_order,
-    _place,
-    client,  # noqa: F401  the module's cluster fixture, shared with test_issue_13_dask.py
+
+from dask_helpers import (  # noqa: E402
+    assert_same_model,
+    dask_data,
+    fit_checked,
+    in_training_order,
+    place,
 )
+
+pytestmark = pytest.mark.dask
 
 
 def _model_bytes(est, path):
     est.save_model(path)
     return path.read_bytes()
-
-
-# ---------------------------------------------------------------------------------- the star alone
 
 
 def _run_ranks(transport, vectors, timeout=20.0, silent=()):
@@ -85,14 +85,14 @@ def _run_ranks(transport, vectors, timeout=20.0, silent=()):
 
 
 @pytest.mark.parametrize("transport", ["tcp", "dask"])
-def test_issue_13_transport_sums_in_rank_order(transport):
+def test_transport_sums_in_rank_order(transport):
     """((x0 + x1) + x2) + x3 on every rank, bit for bit, whichever message arrives first: with
     1e16 + 1 rounding to 1e16, any other order gives another number."""
     vectors = [[1e16, 0.1, 3.0], [1.0, 0.2, -1.0], [-1e16, 0.3, 2.5], [1.0, 1e-17, 0.0]]
     want = ((np.array(vectors[0]) + vectors[1]) + vectors[2]) + vectors[3]
     assert want[0] == 1.0  # ((1e16 + 1) − 1e16) + 1: the order is visible
     out, raw = _run_ranks(transport, vectors)
-    # "dask" over TCP: after the hello, the raw messages on the comm's stream (session 9).
+    # "dask" over TCP: after the hello, the raw messages on the comm's stream.
     assert raw == ([True] * 4 if transport == "dask" else [None] * 4)
     for r, got in enumerate(out):
         assert not isinstance(got, Exception), (r, got)
@@ -102,7 +102,7 @@ def test_issue_13_transport_sums_in_rank_order(transport):
 
 
 @pytest.mark.parametrize("transport", ["tcp", "dask"])
-def test_issue_13_transport_a_silent_rank_times_out_naming_it(transport):
+def test_transport_a_silent_rank_times_out_naming_it(transport):
     """Rank 2 connects and never reduces: rank 0 fails within the timeout naming rank 2 and its
     worker, and closes its connections, so that rank 1 fails too instead of waiting."""
     t0 = time.monotonic()
@@ -116,16 +116,13 @@ def test_issue_13_transport_a_silent_rank_times_out_naming_it(transport):
     assert elapsed < 2.0 + 3 + 8, elapsed
 
 
-def test_issue_13_transport_is_validated():
+def test_transport_is_validated():
     with pytest.raises(ValueError, match=r"invalid parameter `transport`: expected one of 'tcp', 'dask', got 'udp'"):
         _collective.check_transport("udp")
     assert [_collective.check_transport(t) for t in ("tcp", "dask")] == ["tcp", "dask"]
 
 
-# ---------------------------------------------------------------------------------- on a cluster
-
-
-def test_issue_13_transport_parameter(client):
+def test_transport_parameter(client):
     from sklearn.base import clone
 
     est = bdask.DaskRealAdaBoostClassifier(n_estimators=3, transport="tcp")
@@ -134,8 +131,8 @@ def test_issue_13_transport_parameter(client):
     assert clone(est).get_params() == p
     est.set_params(client=client)
     assert bdask.DaskAdaBoostMRClassifier().transport == "dask"
-    X, y, _ = _data(n=100)
-    dX, dy = _place(client, [X, y], [50, 50], [0, 1])
+    X, y, _ = dask_data(n=100)
+    dX, dy = place(client, [X, y], [50, 50], [0, 1])
     # Checked at fit (as every parameter), before anything runs on the cluster.
     for bad in ("udp", None, 1):
         with pytest.raises(ValueError, match="invalid parameter `transport`"):
@@ -154,17 +151,19 @@ def test_issue_13_transport_parameter(client):
     ],
     ids=["real", "secboost", "mh"],
 )
-def test_issue_13_transports_give_byte_identical_model_files(client, tmp_path, cls, kw, classes):
+def test_transports_give_byte_identical_model_files(client, tmp_path, cls, kw, classes):
     """The same data and parameters over both transports: the same model file, byte for byte, the
     same number of reductions and values (the messages per round do not depend on the channel)."""
-    X, y, w = _data(n=700, seed=3, classes=classes)
+    X, y, w = dask_data(n=700, seed=3, classes=classes)
     sizes = [90, 260, 40, 310]
-    dX, dy, dw = _place(client, [X, y, w], sizes, [0, 1, 0, 1])
+    dX, dy, dw = place(client, [X, y, w], sizes, [0, 1, 0, 1])
     fits = {}
     # tcp, dask, tcp: the same placement each time (a fit keeps a partition where it last
     # trained), the same bytes.
     for i, t in enumerate(["tcp", "dask", "tcp"]):
-        est = _fit_checked(cls(n_estimators=10, random_state=5, client=client, timeout=60, transport=t, **kw), dX, dy, sample_weight=dw)
+        est = fit_checked(
+            cls(n_estimators=10, random_state=5, client=client, timeout=60, transport=t, **kw), dX, dy, sample_weight=dw
+        )
         assert all(s["transport"] == t for s in est.comm_stats_["per_rank"])
         fits[(t, i)] = (est, _model_bytes(est, tmp_path / f"{t}{i}.json"))
     d, d_bytes = fits[("dask", 1)]
@@ -175,14 +174,14 @@ def test_issue_13_transports_give_byte_identical_model_files(client, tmp_path, c
         assert d.comm_stats_[k] == tcp.comm_stats_[k], k
     # And the model is the local one (within REL: the local sums are taken in another order).
     local = cls._local_cls(n_estimators=10, random_state=5, **kw).fit(
-        *_in_training_order(d, [X, y], sizes), sample_weight=_in_training_order(d, [w], sizes)[0]
+        *in_training_order(d, [X, y], sizes), sample_weight=in_training_order(d, [w], sizes)[0]
     )
-    _assert_same_model(d, local)
+    assert_same_model(d, local)
     # The dask channel connected over the workers' own protocol.
     assert d.comm_stats_["per_rank"][1]["address"].startswith("tcp://")
 
 
-def test_issue_13_transport_dask_with_workers_in_the_clients_process():
+def test_transport_dask_with_workers_in_the_clients_process():
     """LocalCluster(processes=False): the workers' comms are in-process (inproc://), so is the
     dask channel's listener; the model file is the tcp transport's, and the local one."""
     rng = np.random.RandomState(4)
@@ -196,21 +195,25 @@ def test_issue_13_transport_dask_with_workers_in_the_clients_process():
         dX, dy = c.persist([da.from_array(X, chunks=(300, 4)), da.from_array(y, chunks=300)])
         distributed.wait([dX, dy])
         a, b = (
-            _fit_checked(bdask.DaskRealAdaBoostClassifier(n_estimators=6, max_leaves=4, client=c, timeout=30, transport=t), dX, dy)
+            fit_checked(
+                bdask.DaskRealAdaBoostClassifier(n_estimators=6, max_leaves=4, client=c, timeout=30, transport=t),
+                dX,
+                dy,
+            )
             for t in ("dask", "tcp")
         )
     assert a.comm_stats_["per_rank"][1]["address"].startswith("inproc://")
     assert a.training_order_ == b.training_order_
     assert a.model_.to_json() == b.model_.to_json()
-    local = boostlab.RealAdaBoostClassifier(n_estimators=6, max_leaves=4).fit(*_in_training_order(a, [X, y], [300] * 4))
-    _assert_same_model(a, local)
+    local = boostlab.RealAdaBoostClassifier(n_estimators=6, max_leaves=4).fit(*in_training_order(a, [X, y], [300] * 4))
+    assert_same_model(a, local)
 
 
-def test_issue_13_transport_both_on_a_tls_cluster():
+def test_transport_both_on_a_tls_cluster():
     """With TLS configured for the workers (`protocol="tls"`, `Security.temporary()`): the dask
     channel (the default) connects over tls:// with the workers' security and wraps no socket of
     its own; the tcp channel wraps both ends of its one connection in the workers' own TLS
-    contexts (session 7). The same model file either way, and the local model."""
+    contexts. The same model file either way, and the local model."""
     if not os.environ.get("CI"):
         pytest.importorskip("cryptography", reason="Security.temporary() needs cryptography")
     from distributed.security import Security
@@ -229,11 +232,13 @@ def test_issue_13_transport_both_on_a_tls_cluster():
     ) as cluster, distributed.Client(cluster, security=sec) as c:
         assert all(a.startswith("tls://") for a in c.scheduler_info()["workers"])
         dX, dy = da.from_array(X, chunks=(500, 4)), da.from_array(y, chunks=500)
-        est = _fit_checked(bdask.DaskRealAdaBoostClassifier(n_estimators=6, max_leaves=4, client=c, timeout=30), dX, dy)
+        est = fit_checked(bdask.DaskRealAdaBoostClassifier(n_estimators=6, max_leaves=4, client=c, timeout=30), dX, dy)
         wrapped = c.run(wrapped_ends)
         assert sorted(wrapped.values()) == [0, 0], wrapped
-        tcp = _fit_checked(
-            bdask.DaskRealAdaBoostClassifier(n_estimators=6, max_leaves=4, client=c, timeout=30, transport="tcp"), dX, dy
+        tcp = fit_checked(
+            bdask.DaskRealAdaBoostClassifier(n_estimators=6, max_leaves=4, client=c, timeout=30, transport="tcp"),
+            dX,
+            dy,
         )
         # Rank 0's end and rank 1's end of the one connection were wrapped.
         wrapped = c.run(wrapped_ends)
@@ -243,6 +248,6 @@ def test_issue_13_transport_both_on_a_tls_cluster():
     assert all(s["transport"] == "dask" for s in est.comm_stats_["per_rank"])
     assert (tcp.training_order_, tcp.model_.to_json()) == (est.training_order_, est.model_.to_json())
     local = boostlab.RealAdaBoostClassifier(n_estimators=6, max_leaves=4).fit(
-        *_in_training_order(est, [X, y], [500, 500, 200])
+        *in_training_order(est, [X, y], [500, 500, 200])
     )
-    _assert_same_model(est, local)
+    assert_same_model(est, local)

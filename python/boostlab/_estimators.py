@@ -44,7 +44,9 @@ import json
 
 import numpy as np
 
-from ._base import EXPLICIT_NULL, BoostClassifier, _choice, _float, _int, _seed, _user_value, register
+from ._estimator import BoostClassifier
+from ._io import register
+from ._parameters import EXPLICIT_NULL, _choice, _float, _int, _seed, _user_value
 
 
 def _common_doc(cls):

@@ -22,7 +22,6 @@ The command line runs the same code: ``boostlab experiment SPEC.toml --dask ADDR
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from dataclasses import dataclass, field

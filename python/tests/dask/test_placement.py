@@ -17,6 +17,7 @@ import pandas as pd  # noqa: E402
 
 import boostlab  # noqa: E402
 from boostlab import dask as bdask  # noqa: E402
+from boostlab.dask import _partitions, _placement  # noqa: E402
 
 from dask_helpers import assert_refit_identical, dask_data, fit_checked, place  # noqa: E402
 
@@ -27,24 +28,24 @@ def test_a_partition_stays_on_the_worker_it_last_trained_on():
     """The placement rule. A partition goes to its last owner while that worker is
     alive (even when Dask copied or moved it meanwhile), else to its holder with the smallest
     address."""
-    saved = dict(bdask._LAST_OWNER)
-    bdask._LAST_OWNER.clear()
+    saved = dict(_placement._LAST_OWNER)
+    _placement._LAST_OWNER.clear()
     try:
         a, b = "tcp://10.0.0.1:1", "tcp://10.0.0.2:1"
         both = {a, b}
-        assert bdask._place_partitions(["p0", "p1"], {"p0": [b], "p1": [a]}, both) == [b, a]
+        assert _placement._place_partitions(["p0", "p1"], {"p0": [b], "p1": [a]}, both) == [b, a]
         # Replicated everywhere: by address alone both would go to a.
-        assert bdask._place_partitions(["p0", "p1"], {"p0": [a, b], "p1": [b, a]}, both) == [b, a]
+        assert _placement._place_partitions(["p0", "p1"], {"p0": [a, b], "p1": [b, a]}, both) == [b, a]
         # Moved away from its last owner (which is alive): still trained there.
-        assert bdask._place_partitions(["p0"], {"p0": [a]}, both) == [b]
+        assert _placement._place_partitions(["p0"], {"p0": [a]}, both) == [b]
         # Its last owner gone: the holder with the smallest address, remembered from then on.
-        assert bdask._place_partitions(["p0", "p2"], {"p0": [b, a], "p2": [b]}, {a}) == [a, b]
-        assert bdask._place_partitions(["p0"], {"p0": [b, a]}, both) == [a]
+        assert _placement._place_partitions(["p0", "p2"], {"p0": [b, a], "p2": [b]}, {a}) == [a, b]
+        assert _placement._place_partitions(["p0"], {"p0": [b, a]}, both) == [a]
         with pytest.raises(bdask.DaskFitError, match="partition p9 has no worker"):
-            bdask._place_partitions(["p9"], {}, both)
+            _placement._place_partitions(["p9"], {}, both)
     finally:
-        bdask._LAST_OWNER.clear()
-        bdask._LAST_OWNER.update(saved)
+        _placement._LAST_OWNER.clear()
+        _placement._LAST_OWNER.update(saved)
 
 
 def test_a_replica_between_two_fits_keeps_them_bit_identical(client):
@@ -72,11 +73,11 @@ def _binned_shard(parts, meta, full_columns):
     names = meta["feature_names"]
     params_json = json.dumps({"max_bins": 255})
     n = sum(len(p[2]) for p in parts)
-    summary = bdask._shard_summary(parts, dict(meta, params_json=params_json, rank_offsets=[0], n_rows=n), 0, 0.0, 0.0)
-    one_piece = _boostlab.shard_summary(names, full_columns, params_json, 0, n, bdask._rank_weights(parts, meta))
+    summary = _partitions._shard_summary(parts, dict(meta, params_json=params_json, rank_offsets=[0], n_rows=n), 0, 0.0, 0.0)
+    one_piece = _boostlab.shard_summary(names, full_columns, params_json, 0, n, _partitions._rank_weights(parts, meta))
     assert summary == one_piece  # the summary of the partitions is that of the concatenated rows
     mapper = _boostlab.bin_mapper_from_summaries(names, [summary], params_json)
-    shard = bdask._assemble_shard(parts, meta, mapper)
+    shard = _partitions._assemble_shard(parts, meta, mapper)
     return shard, _boostlab.bin_shard(names, full_columns, mapper).bins()
 
 
@@ -96,7 +97,7 @@ def test_a_ranks_shard_is_its_bins_without_a_float_copy():
         "classes": np.array([0, 1]), "weighted": False,
     }
     parts = [(i, X[a:b], y[a:b], None) for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
-    shard, want = _binned_shard(parts, meta, bdask._part_columns(X, None, None))
+    shard, want = _binned_shard(parts, meta, _partitions._part_columns(X, None, None))
     bins = shard["bins"]
     assert bins.n_rows == n and bins.nbytes == n * d and sys.getsizeof(bins) >= n * d
     kept = [v for v in shard.values() if isinstance(v, np.ndarray) and v.dtype.kind == "f"]
@@ -112,7 +113,7 @@ def test_a_ranks_shard_is_its_bins_without_a_float_copy():
         (i, frame.iloc[a:b], labels.iloc[a:b], weights.iloc[a:b])
         for i, (a, b) in enumerate(zip([0, 400], [400, 900]))
     ]
-    shard, want = _binned_shard(parts, meta, bdask._part_columns(frame, meta["kinds"], levels))
+    shard, want = _binned_shard(parts, meta, _partitions._part_columns(frame, meta["kinds"], levels))
     np.testing.assert_array_equal(shard["bins"].bins(), want)
     assert shard["bins"].nbytes == 900 * 3
     np.testing.assert_array_equal(shard["w"], weights.to_numpy())

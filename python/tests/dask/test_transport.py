@@ -25,8 +25,8 @@ import dask.array as da  # noqa: E402
 import distributed  # noqa: E402
 
 import boostlab  # noqa: E402
-from boostlab import _collective  # noqa: E402
 from boostlab import dask as bdask  # noqa: E402
+from boostlab.dask import _collective  # noqa: E402
 
 from dask_helpers import (  # noqa: E402
     assert_same_model,
@@ -225,7 +225,7 @@ def test_transport_both_on_a_tls_cluster():
     y = (X[:, 0] - X[:, 2] > 0.1).astype(np.int64)
 
     def wrapped_ends():
-        return importlib.import_module("boostlab._collective").TLS_WRAPPED[0]
+        return importlib.import_module("boostlab.dask._collective").TLS_WRAPPED[0]
 
     with dask.config.set({"distributed.scheduler.work-stealing": False}), distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", security=sec, protocol="tls"

@@ -17,6 +17,7 @@ import dask  # noqa: E402
 import distributed  # noqa: E402
 
 from boostlab import dask as bdask  # noqa: E402
+from boostlab.dask import _training  # noqa: E402
 
 from dask_helpers import (  # noqa: E402
     dask_data,
@@ -71,7 +72,7 @@ def test_a_worker_killed_mid_fit(transport):
         while True:
             busy = sum(len(v) for v in c.processing().values())
             threads = c.run(lambda dask_worker: len(dask_worker.active_threads))
-            hubs = c.run(bdask._hub_count)
+            hubs = c.run(_training._hub_count)
             if busy == 0 and not any(threads.values()) and not any(hubs.values()):
                 break
             assert time.monotonic() < deadline, (busy, threads, hubs)

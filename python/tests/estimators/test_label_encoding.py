@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import boostlab
-from boostlab._base import _encode_labels
+from boostlab._estimator import _encode_labels
 
 
 def _reference(y):

@@ -1,17 +1,15 @@
-"""The scikit-learn side shared by every boostlab estimator: validation, the class mapping,
-prediction, staged prediction, diagnostics, model files and tags."""
+"""The scikit-learn side shared by every boostlab estimator: the class mapping, `fit`, prediction,
+staged prediction, diagnostics, explanations and tags. The parameters, the plots and the model files
+are in `_parameters`, `_plotting` and `_io`."""
 
 from __future__ import annotations
 
 import json
 import numbers
-import os
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import (
     _check_sample_weight,
@@ -22,157 +20,10 @@ from sklearn.utils.validation import (
 )
 
 from . import _boostlab
-from ._data import core_feature_names, is_default_names, prepare_X
-
-
-# The core's integers are 64-bit: larger values cannot be converted (issue 14).
-_INT_MAX = 2**63 - 1
-
-
-def _shown(value) -> str:
-    """`repr(value)`, shortened to 60 characters with an ellipsis (a 10 MB string is not echoed)."""
-    r = repr(value)
-    return r if len(r) <= 60 else f"{r[:60]}… ({len(r)} characters)"
-
-
-def _int(name: str, value, *, minimum: int = 0, optional: bool = False):
-    if value is None and optional:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"invalid parameter `{name}`: expected an integer, got {_shown(value)}")
-    if value < minimum:
-        raise ValueError(f"invalid parameter `{name}`: expected an integer ≥ {minimum}, got {value}")
-    if value > _INT_MAX:
-        raise ValueError(
-            f"invalid parameter `{name}`: expected an integer ≤ 2**63 - 1, got {_shown(value)}"
-        )
-    return int(value)
-
-
-def _float(name: str, value, *, optional: bool = False):
-    if value is None and optional:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"invalid parameter `{name}`: expected a number, got {_shown(value)}")
-    try:
-        v = float(value)
-    except (OverflowError, ValueError):
-        v = float("nan")
-    if not np.isfinite(v):
-        raise ValueError(f"invalid parameter `{name}`: expected a finite number, got {_shown(value)}")
-    return v
-
-
-def _callbacks(value):
-    """`None` or a list (tuple) of callables, called after each round with the round's record."""
-    if value is None:
-        return None
-    if callable(value):
-        value = [value]
-    if not isinstance(value, (list, tuple)) or not all(callable(f) for f in value):
-        raise ValueError(
-            f"invalid parameter `callbacks`: expected None or a list of callables, got {_shown(value)}"
-        )
-    return list(value)
-
-
-def _choice(name: str, value, options):
-    if value not in options:
-        raise ValueError(
-            f"invalid parameter `{name}`: expected one of {list(options)}, got {_shown(value)}"
-        )
-    return value
-
-
-def _criterion(value):
-    """`None`, `empirical`, `gini`, `entropy`, `matusita` or `tempered:t=T` (the CLI's syntax)."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        if value in ("empirical", "gini", "entropy", "matusita"):
-            return {"name": value}
-        if value.startswith("tempered:t="):
-            try:
-                return {"name": "tempered", "t": float(value[len("tempered:t=") :])}
-            except ValueError:
-                pass
-    raise ValueError(
-        "invalid parameter `criterion`: expected None, 'empirical', 'gini', 'entropy', "
-        f"'matusita' or 'tempered:t=T', got {_shown(value)}"
-    )
-
-
-def _criterion_str(c):
-    if c is None:
-        return None
-    if c.get("name") == "tempered":
-        return f"tempered:t={c['t']!r}"
-    return c["name"]
-
-
-class _Null:
-    """An explicit JSON null that survives `_given` (e.g. ``max_split_candidates="all"``)."""
-
-
-EXPLICIT_NULL = _Null()
-
-
-def _given(params):
-    """The parameters the user gave: `None` values dropped (they take the preset's value or the
-    core's default, issue 17), `EXPLICIT_NULL` turned into `None`."""
-    out = {}
-    for k, v in params.items():
-        if isinstance(v, dict):
-            v = _given(v)
-            if v:
-                out[k] = v
-        elif v is EXPLICIT_NULL:
-            out[k] = None
-        elif v is not None:
-            out[k] = v
-    return out
-
-
-def _user_value(p, path, fallback=None):
-    """A parameter of a model's core parameters `p` as a reloaded estimator's argument: the value
-    the user gave, or None when it came from the default or the preset (so that the estimator
-    refits alike and `get_params` round-trips). Models without sources give the value itself."""
-    sub, _, field = path.rpartition(".")
-    sources = p.get("_sources")
-    if sources:
-        e = sources.get(path)
-        return e["value"] if e is not None and e["source"] == "user" else None
-    return (p.get(sub, {}) if sub else p).get(field, fallback)
-
-
-def _seed(random_state) -> int:
-    """The core's seed: `None` is 0 (boostlab is deterministic by default), an integer ≥ 0 is
-    itself, a `RandomState` draws one."""
-    if random_state is None:
-        return 0
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_)):
-        return _int("random_state", random_state)
-    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
-
-
-def _labels_from_names(names):
-    """Class labels of a model read from a file: integers, floats or booleans when every name is
-    one, strings otherwise."""
-    try:
-        ints = [int(n) for n in names]
-        if [str(i) for i in ints] == list(names):
-            return np.array(ints)
-    except ValueError:
-        pass
-    try:
-        floats = [float(n) for n in names]
-        if [str(f) for f in floats] == list(names):
-            return np.array(floats)
-    except ValueError:
-        pass
-    if set(names) <= {"True", "False"}:
-        return np.array([n == "True" for n in names])
-    return np.array(names, dtype=object)
+from ._data import core_feature_names, prepare_X
+from ._io import _ModelFileMixin
+from ._parameters import _callbacks, _choice, _float, _int, _ParamsMixin, _seed
+from ._plotting import _PlottingMixin
 
 
 def _history_table(records):
@@ -221,90 +72,16 @@ def _is_2d_multi(y) -> bool:
     return len(shape) == 2 and shape[1] > 1
 
 
-class BoostClassifier(ClassifierMixin, BaseEstimator):
+class BoostClassifier(_ParamsMixin, _PlottingMixin, _ModelFileMixin, ClassifierMixin, BaseEstimator):
     """Base class of the boostlab estimators (not to be used directly).
 
     Subclasses give `_core_params()` (their part of the core's parameters as a dict) and the class
-    attributes `_binary_only` and `_multilabel`.
+    attributes `_binary_only` and `_multilabel`. The parameter handling, the plots and the model
+    files come from the mixins of `_parameters`, `_plotting` and `_io`.
     """
 
     _binary_only = True
     _multilabel = False
-
-    # ------------------------------------------------------------------ parameters
-
-    def _tree_params(self):
-        return {
-            "max_leaves": _int("max_leaves", self.max_leaves),
-            "max_nodes": _int("max_nodes", self.max_nodes, optional=True),
-            "max_depth": _int("max_depth", self.max_depth, optional=True),
-            "criterion": _criterion(self.criterion),
-            "split_ties": _choice("split_ties", getattr(self, "split_ties", None), (None, "lowest", "random")),
-        }
-
-    def _params(self, multilabel: bool) -> dict:
-        p = {
-            "n_estimators": _int("n_estimators", self.n_estimators),
-            "max_bins": _int("max_bins", self.max_bins),
-            "seed": _seed(self.random_state),
-            "tree": self._tree_params(),
-            **self._practice_params(),
-        }
-        for k, v in self._core_params(multilabel).items():
-            if isinstance(v, dict) and isinstance(p.get(k), dict):
-                p[k].update(v)
-            else:
-                p[k] = v
-        # Only what the user gave: the core lays it over the preset and the defaults (issue 17).
-        return _given(p)
-
-    def _practice_params(self) -> dict:
-        """Issue 15: shrinkage and the validation settings (checked here, before any work)."""
-        lr = _float("learning_rate", getattr(self, "learning_rate", 1.0))
-        if not 0.0 < lr <= 1.0:
-            raise ValueError(f"invalid parameter `learning_rate`: expected a number in (0, 1], got {lr!r}")
-        metric = _choice(
-            "eval_metric", getattr(self, "eval_metric", None), (None, "error", "hamming", "one-error", "loss")
-        )
-        return {
-            "learning_rate": lr,
-            "early_stopping_rounds": _int(
-                "n_iter_no_change", getattr(self, "n_iter_no_change", None), minimum=1, optional=True
-            ),
-            "eval_metric": metric,
-        }
-
-    def _n_jobs(self):
-        n = getattr(self, "n_jobs", None)
-        if n is None:
-            return None
-        if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral) or n == 0:
-            raise ValueError(f"invalid parameter `n_jobs`: expected None or a non-zero integer, got {_shown(n)}")
-        return int(n)
-
-    def _core_params(self, multilabel: bool) -> dict:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _custom_loss(self):
-        return None
-
-    @classmethod
-    def _kwargs_from_core(cls, p: dict) -> dict:
-        """Constructor arguments from a model's core parameters (for `load_model`)."""
-        t = p.get("tree", {})
-        return {
-            "n_estimators": p["n_estimators"],
-            "max_leaves": t.get("max_leaves", 2),
-            "max_nodes": t.get("max_nodes"),
-            "max_depth": t.get("max_depth"),
-            "criterion": _criterion_str(t.get("criterion")),
-            "split_ties": _user_value(p, "tree.split_ties"),
-            "max_bins": p.get("max_bins", 255),
-            "random_state": p.get("seed", 0),
-            "learning_rate": p.get("learning_rate", 1.0),
-            "n_iter_no_change": p.get("early_stopping_rounds"),
-            "eval_metric": p.get("eval_metric"),
-        }
 
     # ------------------------------------------------------------------ tags
 
@@ -579,7 +356,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         for S in self._staged(X):
             yield self._proba(S)
 
-    # ------------------------------------------------------------------ explanations (issue 15)
+    # ------------------------------------------------------------------ explanations
 
     @property
     def feature_importances_(self):
@@ -648,101 +425,6 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             ) from e
         return onnx.load_from_string(self.model_.to_onnx(self._clipped))
 
-    def plot_learning_curve(self, ax=None):
-        """The training curve (and the validation curve, when the history has one) per round,
-        as a matplotlib figure (needs matplotlib: ``pip install boostlab[plot]``)."""
-        check_is_fitted(self)
-        fig, ax = _axes(ax)
-        records = self.model_.history()
-        rounds = [r["round"] for r in records]
-        train = _training_curve(records)
-        if train is not None:
-            ax.plot(rounds, train[1], label=f"train ({train[0]})")
-        valid = _validation_curve(records)
-        if valid is not None:
-            ax.plot(rounds, valid[1], "--", label=valid[0])
-        ax.set_xlabel("round")
-        ax.set_ylabel("error")
-        ax.set_title("learning curve")
-        ax.legend()
-        return fig
-
-    def plot_importance(self, importance_type="gain", max_features=20, ax=None):
-        """Horizontal bars of the `max_features` largest importances (see
-        `feature_importance`), as a matplotlib figure."""
-        v = self.feature_importance(importance_type)
-        names = list(self.model_.feature_names)
-        order = sorted(range(len(v)), key=lambda j: (-v[j], j))[:max_features]
-        fig, ax = _axes(ax)
-        ax.barh([names[j] for j in reversed(order)], [v[j] for j in reversed(order)])
-        ax.set_xlabel(f"importance ({importance_type})")
-        ax.set_title("feature importance")
-        return fig
-
-    def plot_margins(self, X, y, rounds=None, ax=None):
-        """Cumulative distributions of the normalised margins (see `margins`) after each round
-        of `rounds`, as a matplotlib figure: one step curve per round, the fraction of margins
-        ≤ θ against θ ∈ [−1, 1]."""
-        margins, rounds = self.margins(X, y, rounds)
-        fig, ax = _axes(ax)
-        for r, m in zip(rounds, margins):
-            ax.step(np.r_[-1.0, m, 1.0], np.r_[0.0, np.arange(1, m.size + 1) / max(m.size, 1), 1.0],
-                    where="post", label=f"round {r}")
-        ax.set_xlim(-1, 1)
-        ax.set_ylim(0, 1.02)
-        ax.set_xlabel("margin y·f(x)/N")
-        ax.set_ylabel("fraction of margins ≤ θ")
-        ax.set_title("cumulative margin distribution")
-        ax.legend(loc="upper left")
-        return fig
-
-    # ------------------------------------------------------------------ model files
-
-    def save_model(self, path):
-        """Writes the model file (the JSON format of the `boostlab` command-line tool)."""
-        check_is_fitted(self)
-        self.model_.save(os.fspath(path))
-
-    @classmethod
-    def load_model(cls, path):
-        """Reads a model file written by `save_model` or `boostlab train` and returns a fitted
-        estimator of the model's class (`cls` must match it, unless called on the base)."""
-        return _from_model(_boostlab.Model.load(os.fspath(path)), cls)
-
-
-def _axes(ax):
-    """A new figure and axes (or `ax`'s), or a clear ImportError without matplotlib."""
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as e:
-        raise ImportError(
-            "plotting needs matplotlib, an optional dependency: pip install 'boostlab[plot]' "
-            "(or pip install matplotlib)"
-        ) from e
-    if ax is not None:
-        return ax.figure, ax
-    fig = Figure(figsize=(7, 4.5))
-    return fig, fig.add_subplot()
-
-
-def _training_curve(records):
-    """(name, values) of the history's training curve: the first of `train_error`,
-    `one_error`, `hamming_loss`, `ranking_loss` it has."""
-    for key in ("train_error", "one_error", "hamming_loss", "ranking_loss"):
-        if any(key in r for r in records):
-            return key, [r.get(key, np.nan) for r in records]
-    return None
-
-
-def _validation_curve(records):
-    """(name, values) of the history's validation curve, if the records have one: the first
-    diagnostic whose name starts with `valid`. The one place that knows the record's key."""
-    for r in records:
-        for key in r:
-            if key.startswith("valid"):
-                return key, [q.get(key, np.nan) for q in records]
-    return None
-
 
 def _margin_rounds(rounds, n_trees):
     if rounds is None:
@@ -754,48 +436,3 @@ def _margin_rounds(rounds, n_trees):
     if isinstance(rounds, numbers.Integral):
         rounds = [rounds]
     return [_int("rounds", r, minimum=1) for r in rounds]
-
-
-_REGISTRY: dict[str, type] = {}
-
-
-def register(*algorithms):
-    def deco(cls):
-        for a in algorithms:
-            _REGISTRY[a] = cls
-        return cls
-
-    return deco
-
-
-def _from_model(model, cls=None):
-    est_cls = _REGISTRY.get(model.algorithm)
-    if est_cls is None:
-        raise ValueError(f"no Python estimator for the algorithm '{model.algorithm}'")
-    if cls is not None and cls is not BoostClassifier and not issubclass(est_cls, cls):
-        raise ValueError(
-            f"the model was trained with '{model.algorithm}': load it with "
-            f"{est_cls.__name__}.load_model or boostlab.load_model"
-        )
-    params = json.loads(model.params_json)
-    params["_sources"] = json.loads(model.param_sources_json)
-    est = est_cls(**est_cls._kwargs_from_core(params))
-    if model.task == "multilabel":
-        est.classes_ = np.arange(len(model.classes))
-        est._y_dtype = np.dtype(np.int64)
-    else:
-        est.classes_ = _labels_from_names(model.classes)
-    names = model.feature_names
-    est.n_features_in_ = len(names)
-    if not is_default_names(names):
-        est.feature_names_in_ = np.asarray(names, dtype=object)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est._set_model(model)
-    return est
-
-
-def load_model(path):
-    """Reads a model file (from `save_model` or the `boostlab` command-line tool) and returns a
-    fitted estimator of the matching class."""
-    return _from_model(_boostlab.Model.load(os.fspath(path)))

@@ -361,7 +361,7 @@ class _SocketChannel:
         self.listener.settimeout(seconds)
         try:
             conn, _ = self.listener.accept()
-        except (socket.timeout, TimeoutError):
+        except TimeoutError:
             return
         self._admit(conn)
 

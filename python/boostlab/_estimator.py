@@ -45,7 +45,7 @@ def _history_table(records):
 def _encode_labels(y):
     """The sorted classes of the 1-d `y` and each row's class index (int64): what
     ``np.unique(y, return_inverse=True)`` returns, without its argsort of every row for numeric
-    labels (issue 18: tens of ms of a 1M-row fit): the classes by counting (integers of a small
+    labels (tens of ms of a 1M-row fit): the classes by counting (integers of a small
     range) or ``np.unique(y)``, then the index by one comparison (two classes) or a binary search
     among the classes."""
     if y.dtype.kind not in "biuf":
@@ -266,9 +266,9 @@ class BoostClassifier(_ParamsMixin, _PlottingMixin, _ModelFileMixin, ClassifierM
         self.model_ = model
         self.estimator_weights_ = model.alphas
         # `history_` is built from the model on first access (a property): a DataFrame of every
-        # round is a fixed cost of each fit that most fits never read (session 6).
+        # round is a fixed cost of each fit that most fits never read.
         self.__dict__.pop("_history", None)
-        # Issue 15: early stopping's best iteration (0-based; the model keeps best_iteration_ + 1
+        # Early stopping's best iteration (0-based; the model keeps best_iteration_ + 1
         # trees), None without early stopping.
         self.best_iteration_ = model.best_iteration
 
@@ -317,7 +317,7 @@ class BoostClassifier(_ParamsMixin, _PlottingMixin, _ModelFileMixin, ClassifierM
     def _predict(self, S):
         m = self.model_
         if m.task == "multilabel":
-            # Issue 16: {f > θ} with AdaBoost.MR's learned threshold (θ = 0 without one).
+            # {f > θ} with AdaBoost.MR's learned threshold (θ = 0 without one).
             theta = m.label_threshold
             return (S > (0.0 if theta is None else theta)).astype(self._y_dtype)
         return self.classes_[m.predict_index(S)]

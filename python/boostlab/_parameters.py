@@ -4,11 +4,12 @@ expects and what it got) and the mapping between an estimator's parameters and t
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 from sklearn.utils import check_random_state
 
-# The core's integers are 64-bit: larger values cannot be converted (issue 14).
+# The core's integers are 64-bit: larger values cannot be converted.
 _INT_MAX = 2**63 - 1
 
 
@@ -23,9 +24,9 @@ def _int(name: str, value, *, minimum: int = 0, optional: bool = False):
         return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise ValueError(f"invalid parameter `{name}`: expected an integer, got {_shown(value)}")
-    if value < minimum:
+    if int(value) < minimum:
         raise ValueError(f"invalid parameter `{name}`: expected an integer ≥ {minimum}, got {value}")
-    if value > _INT_MAX:
+    if int(value) > _INT_MAX:
         raise ValueError(
             f"invalid parameter `{name}`: expected an integer ≤ 2**63 - 1, got {_shown(value)}"
         )
@@ -102,7 +103,7 @@ EXPLICIT_NULL = _Null()
 
 def _given(params):
     """The parameters the user gave: `None` values dropped (they take the preset's value or the
-    core's default, issue 17), `EXPLICIT_NULL` turned into `None`."""
+    core's default), `EXPLICIT_NULL` turned into `None`."""
     out = {}
     for k, v in params.items():
         if isinstance(v, dict):
@@ -142,6 +143,11 @@ class _ParamsMixin:
     """The core's parameters of an estimator (checked at `fit`, before any work) and, back, the
     estimator's arguments of a model's core parameters (`load_model`)."""
 
+    # Every estimator's parameters (set by its constructor) that the shared methods read.
+    n_estimators: Any
+    max_bins: Any
+    random_state: Any
+
     def _tree_params(self):
         return {
             "max_leaves": _int("max_leaves", self.max_leaves),
@@ -164,11 +170,11 @@ class _ParamsMixin:
                 p[k].update(v)
             else:
                 p[k] = v
-        # Only what the user gave: the core lays it over the preset and the defaults (issue 17).
+        # Only what the user gave: the core lays it over the preset and the defaults.
         return _given(p)
 
     def _practice_params(self) -> dict:
-        """Issue 15: shrinkage and the validation settings (checked here, before any work)."""
+        """Shrinkage and the validation settings (checked here, before any work)."""
         lr = _float("learning_rate", getattr(self, "learning_rate", 1.0))
         if not 0.0 < lr <= 1.0:
             raise ValueError(f"invalid parameter `learning_rate`: expected a number in (0, 1], got {lr!r}")

@@ -1,4 +1,4 @@
-"""The allreduce of a distributed fit (issue 13): one star algorithm over one of two channels, the
+"""The allreduce of a distributed fit: one star algorithm over one of two channels, the
 ranks' addresses exchanged through Dask.
 
 One fit runs one task per worker ("rank", ranks in the order of the sorted worker addresses).
@@ -17,11 +17,11 @@ rank 0, opened once and kept for the whole fit. The channel (`transport`) carrie
   (e.g. where only Dask's own connections are allowed between the workers). The rank's
   connections live on a private asyncio event loop owned by the rank: its task thread drives
   each reduction with `run_until_complete` and blocks in the loop's epoll itself, so no other
-  thread is involved (session 6 ran them on a loop thread: a thread hop there and back per
-  message, ≈ 1 ms a reduction idle and 3.3 ms inside a fit). On a TCP or TLS comm, after a hello
+  thread is involved (on a loop thread, a thread hop there and back per message costs ≈ 1 ms a
+  reduction idle and 3.3 ms inside a fit). On a TCP or TLS comm, after a hello
   in Dask's framing, a message is the "tcp" channel's (16-byte header, raw float64) written on
-  and read from the comm's own stream (session 9: 0.56–0.77 → 0.17–0.23 ms a reduction, within
-  0.1 ms of "tcp"); on other comms (inproc, ucx) it is a Dask message: a dict holding the
+  and read from the comm's own stream (0.17–0.23 ms a reduction instead of 0.56–0.77 ms for
+  Dask's framed messages, within 0.1 ms of "tcp"); on other comms (inproc, ucx) it is a Dask message: a dict holding the
   reduction's number and one raw frame of float64 (`Serialized`, no pickling, no compression
   attempt); the receiver copies the values into its preallocated array.
 
@@ -34,8 +34,9 @@ One reduction (`Collective.allreduce`) is a star, the same code over either chan
 
 So a reduction costs 2(P − 1) messages and 2(P − 1)·8n payload bytes through rank 0, and two
 network latencies; the framing adds 16 bytes a message (either channel over TCP or TLS; Dask's
-headers, ≈ 100 bytes, on other comms). Every rank ends with the same bits, the same with either channel. A ring would move
-fewer bytes through one link for very long vectors, but it sums every chunk in a different order
+headers, ≈ 100 bytes, on other comms). Every rank ends with the same bits, the same with either
+channel. A ring would move fewer bytes through one link for very long vectors, but it sums every
+chunk in a different order
 (still deterministic, not rank order) and needs 2(P − 1) latencies per reduction; boostlab's
 reductions are histograms of at most a few MB per tree level, where the latency term dominates
 (docs/distributed.md).
@@ -53,6 +54,7 @@ import socket
 import ssl
 import struct
 import time
+from typing import Any
 
 import numpy as np
 from distributed.comm import connect as dask_connect
@@ -111,13 +113,15 @@ class Collective:
         self.timeout = float(timeout)
         self.cancelled = cancelled
         self.transport = check_transport(transport)
-        self.stats = {"reductions": 0, "values": 0, "bytes_sent": 0, "bytes_received": 0, "seconds": 0.0}
+        self.stats: dict[str, Any] = {
+            "reductions": 0, "values": 0, "bytes_sent": 0, "bytes_received": 0, "seconds": 0.0
+        }
         # The channel and rank 0's address (where rank 0 listens, or what this rank connected to).
         self.stats.update(transport=self.transport, address=None)
         self._seq = 0
         self._at = (0, "answer")  # the exchange in progress: (peer rank, what it must do)
         self._closed = False
-        self._buffers = {}  # (use, values) -> a reused buffer (`_buffer`)
+        self._buffers: dict = {}  # (use, values) -> a reused buffer (`_buffer`)
         self._chan = (_SocketChannel if self.transport == "tcp" else _DaskChannel)(self)
         self.address = None
 
@@ -171,7 +175,7 @@ class Collective:
 
     def allreduce_shared(self, x):
         """`allreduce`, its result in this collective's buffer for that many values: valid until
-        the next reduction of as many values (the core copies it out at once). Session 9: a fresh
+        the next reduction of as many values (the core copies it out at once). Why: a fresh
         array of 128 KiB or more — a histogram — is a new mapping in a Dask worker, whose
         `MALLOC_TRIM_THRESHOLD_` turns glibc's adaptive mmap threshold off: page-faulted in and
         unmapped at every reduction."""
@@ -440,7 +444,7 @@ def _raw_stream(comm):
     connection Dask opened, with Dask's address, TLS and timeouts): after the hello, the two ends
     exchange the "tcp" channel's messages (16-byte header, raw float64) on it instead of Dask's
     framed messages — a few Python calls a message instead of Dask's message (de)serialisation
-    (session 9: 0.56–0.77 → 0.17–0.23 ms a reduction). None for other comms (inproc, ucx): Dask's
+    (0.17–0.23 ms a reduction instead of 0.56–0.77 ms). None for other comms (inproc, ucx): Dask's
     messages."""
     return getattr(comm, "stream", None)
 
@@ -492,7 +496,8 @@ class _DaskChannel:
         scheme, _ = parse_address(c.addrs[0])
         # Workers in the client's process (LocalCluster(processes=False)): an in-process listener,
         # whose address the listener chooses.
-        where = "inproc://" if scheme == "inproc" else f"{scheme}://{unparse_host_port(get_address_host(c.addrs[0]), 0)}"
+        host = get_address_host(c.addrs[0])
+        where = "inproc://" if scheme == "inproc" else f"{scheme}://{unparse_host_port(host, 0)}"
         self.connected = asyncio.Event()
 
         async def start():

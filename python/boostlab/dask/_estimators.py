@@ -201,7 +201,9 @@ class _DaskMixin:
             for x, yy, ww, o in zip(xf, yf, wf, owner)
         ]
         v_infos = [
-            client.submit(_part_info, x, yy, None, kinds, multilabel, workers=[o], allow_other_workers=False, pure=False)
+            client.submit(
+                _part_info, x, yy, None, kinds, multilabel, workers=[o], allow_other_workers=False, pure=False
+            )
             for x, yy, o in zip(vxf, vyf, v_owner)
         ]
         _wait(infos + v_infos, timeout, "reading the partitions' labels and levels")
@@ -241,7 +243,7 @@ class _DaskMixin:
             # Round 2: the bins, from every rank's summary of its partitions (merged on rank 0's
             # worker), and round 3: each worker's shard — its partitions binned with them —, kept
             # on the worker for training. The mapper goes from rank 0's worker to the others as a
-            # task's input, not through the client: one wait for both rounds (session 8).
+            # task's input, not through the client: one wait for both rounds.
             mapper = _bin_mapper(client, parts_of, ranks, meta, timeout, pin, later)
             shards = [
                 client.submit(
@@ -315,7 +317,9 @@ class _DaskMixin:
         y_all = np.concatenate([i.pop("y") for i in infos], axis=0)
         n = y_all.shape[0]
         stratify = None if multilabel else y_all
-        _, held = train_test_split(np.arange(n), test_size=frac, stratify=stratify, random_state=_seed(self.random_state))
+        _, held = train_test_split(
+            np.arange(n), test_size=frac, stratify=stratify, random_state=_seed(self.random_state)
+        )
         mask = np.zeros(n, dtype=bool)
         mask[held] = True
         bounds = np.concatenate([[0], np.cumsum([i["n"] for i in infos])])
@@ -437,7 +441,9 @@ class _DaskMixin:
                 if k != "categorical":
                     levels.append(None)
                     continue
-                declared = {tuple(i["levels"][j]["categories"]) for i in infos if "categories" in i["levels"].get(j, {})}
+                declared = {
+                    tuple(i["levels"][j]["categories"]) for i in infos if "categories" in i["levels"].get(j, {})
+                }
                 if len(declared) > 1:
                     raise ValueError(
                         f"column {self.feature_names_in_[j]!r}: the partitions have different "
@@ -552,7 +558,7 @@ class _DaskMixin:
 def _dask_init(local_cls: type) -> Callable[..., None]:
     """The Dask estimator's ``__init__``: the local constructor's parameters (its signature, so that
     scikit-learn's get_params/clone see them) plus `client`, `timeout` and `transport`."""
-    sig = inspect.signature(local_cls.__init__)
+    sig = inspect.signature(local_cls.__init__)  # type: ignore[misc]
     extra = [
         inspect.Parameter("client", inspect.Parameter.KEYWORD_ONLY, default=None),
         inspect.Parameter("timeout", inspect.Parameter.KEYWORD_ONLY, default=_DEFAULT_TIMEOUT),

@@ -51,7 +51,7 @@ def _part_info(X, y, w, kinds, multilabel, want_y=False):
 
 def _part_columns(x, kinds, levels):
     """One partition's rows as the extension's column list, read in place where possible
-    (session 8: no concatenation of a worker's partitions): a numpy block's columns are strided
+    (no concatenation of a worker's partitions): a numpy block's columns are strided
     views of it (float32 and float64 as they are, other numbers as float64); a DataFrame's numeric
     columns as float64 (NaN missing), its categorical ones as codes into the global levels (-1
     missing)."""

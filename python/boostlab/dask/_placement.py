@@ -17,7 +17,7 @@ from ._collective import DaskFitError
 # manager dropping one of two copies). Choosing among the current holders by address alone could
 # then put a partition on another rank: another training order, other last bits. A partition stays
 # on the worker it last trained on while that worker is alive — Dask brings the data back to it
-# when it was moved — so two fits of the same data are bit-identical (session 9).
+# when it was moved — so two fits of the same data are bit-identical.
 _LAST_OWNER: dict = {}
 _LAST_OWNER_MAX = 1 << 16
 _LAST_OWNER_LOCK = threading.Lock()

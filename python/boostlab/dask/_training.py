@@ -59,7 +59,8 @@ def _train(client, shards, ranks, meta, timeout, later, callbacks=()):
         queue = distributed.Queue(f"boostlab-rounds-{fit_id}", client=client)
         meta = dict(meta, publish=queue.name)
     hub = client.submit(
-        _open_hub, fit_id, ranks, timeout, meta.get("transport", "dask"), workers=[ranks[0]], allow_other_workers=False, pure=False,
+        _open_hub, fit_id, ranks, timeout, meta.get("transport", "dask"),
+        workers=[ranks[0]], allow_other_workers=False, pure=False,
         key=f"boostlab-hub-{fit_id}",
     )
     later.append(hub)
@@ -217,7 +218,7 @@ def _rank_task(fit_id, rank, addrs, hub, shard, meta, timeout):
 
 
 def _timed(allreduce):
-    """`allreduce` with its wall seconds counted by kind of reduction (session 8, to see where a
+    """`allreduce` with its wall seconds counted by kind of reduction (to see where a
     rank waits for the others): a tree's first histogram (`root`: after a booster step, the
     other rank's step and root histogram are what this rank waits for), the next histograms
     (`children`: the other rank's split search and smaller child) and the small sums (`small`:
@@ -335,7 +336,9 @@ def _supervise(client, futs, ranks, timeout, results=True, on_poll=None):
     if not errors:
         raise DaskFitError(
             "boostlab.dask: the fit's tasks were cancelled: "
-            + ", ".join(f"rank {rank_of[f.key]} (worker {ranks[rank_of[f.key]]})" for f in futs if f.status != "finished")
+            + ", ".join(
+                f"rank {rank_of[f.key]} (worker {ranks[rank_of[f.key]]})" for f in futs if f.status != "finished"
+            )
         )
     # The root cause: an error that is not the echo of a closed connection, else the first.
     errors.sort(key=lambda e: (isinstance(e[1], DaskFitError) and "lost the connection" in str(e[1]), e[0]))

@@ -73,7 +73,8 @@ def _binned_shard(parts, meta, full_columns):
     names = meta["feature_names"]
     params_json = json.dumps({"max_bins": 255})
     n = sum(len(p[2]) for p in parts)
-    summary = _partitions._shard_summary(parts, dict(meta, params_json=params_json, rank_offsets=[0], n_rows=n), 0, 0.0, 0.0)
+    shard_meta = dict(meta, params_json=params_json, rank_offsets=[0], n_rows=n)
+    summary = _partitions._shard_summary(parts, shard_meta, 0, 0.0, 0.0)
     one_piece = _boostlab.shard_summary(names, full_columns, params_json, 0, n, _partitions._rank_weights(parts, meta))
     assert summary == one_piece  # the summary of the partitions is that of the concatenated rows
     mapper = _boostlab.bin_mapper_from_summaries(names, [summary], params_json)

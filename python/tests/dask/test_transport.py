@@ -102,6 +102,7 @@ def test_transport_sums_in_rank_order(transport):
 
 
 @pytest.mark.parametrize("transport", ["tcp", "dask"])
+@pytest.mark.slow
 def test_transport_a_silent_rank_times_out_naming_it(transport):
     """Rank 2 connects and never reduces: rank 0 fails within the timeout naming rank 2 and its
     worker, and closes its connections, so that rank 1 fails too instead of waiting."""
@@ -209,6 +210,7 @@ def test_transport_dask_with_workers_in_the_clients_process():
     assert_same_model(a, local)
 
 
+@pytest.mark.slow
 def test_transport_both_on_a_tls_cluster():
     """With TLS configured for the workers (`protocol="tls"`, `Security.temporary()`): the dask
     channel (the default) connects over tls:// with the workers' security and wraps no socket of

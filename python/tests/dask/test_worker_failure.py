@@ -29,6 +29,7 @@ pytestmark = pytest.mark.dask
 
 
 @pytest.mark.parametrize("transport", ["tcp", "dask"])
+@pytest.mark.slow
 def test_a_worker_killed_mid_fit(transport):
     """It kills a worker (of its own cluster), with either transport: DaskFitError naming it within
     the timeout, no task processing, no worker thread busy, no listener left."""

@@ -140,6 +140,7 @@ def test_dask_grid_stopped_and_resumed(grid, client, tmp_path):
 
 
 @pytest.mark.dask
+@pytest.mark.slow
 def test_cli_dask_stopped_then_resumed_by_the_local_runner(grid, client, cli, tmp_path):
     spec, local = grid
     out = tmp_path / "cli"
@@ -238,6 +239,7 @@ def _wait_for_workers(client, n, timeout=60.0):
 
 
 @pytest.mark.dask
+@pytest.mark.slow
 def test_dask_grid_with_a_worker_killed_mid_task(grid_here, tmp_path):
     """A worker process killed while it runs a batch of cells (after some records are written):
     by default Dask reruns the lost batch on another worker (a cell is pure and its record is

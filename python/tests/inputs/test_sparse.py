@@ -181,6 +181,7 @@ MEMORY_SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+@pytest.mark.slow
 def test_fitting_a_large_sparse_matrix_never_densifies_it():
     # 300 000 × 400 at 1 % density, float32: 14 MB stored, 960 MB as dense float64 (the former
     # path), 120 MB of bins. A fresh process, so earlier tests do not blur the peak.

@@ -47,6 +47,7 @@ sys.exit(1)
 
 
 @pytest.mark.parametrize("mode", ["fit", "predict"])
+@pytest.mark.slow
 def test_sigint_raises_keyboardinterrupt_within_1s(mode):
     p = subprocess.Popen(
         [sys.executable, "-c", CHILD, mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

@@ -18,10 +18,10 @@ rank 0, opened once and kept for the whole fit. The channel (`transport`) carrie
   connections live on a private asyncio event loop owned by the rank: its task thread drives
   each reduction with `run_until_complete` and blocks in the loop's epoll itself, so no other
   thread is involved (on a loop thread, a thread hop there and back per message costs ≈ 1 ms a
-  reduction idle and 3.3 ms inside a fit). On a TCP or TLS comm, after a hello
-  in Dask's framing, a message is the "tcp" channel's (16-byte header, raw float64) written on
-  and read from the comm's own stream (0.17–0.23 ms a reduction instead of 0.56–0.77 ms for
-  Dask's framed messages, within 0.1 ms of "tcp"); on other comms (inproc, ucx) it is a Dask message: a dict holding the
+  reduction idle and 3.3 ms inside a fit). On a TCP or TLS comm, after a hello in Dask's framing,
+  a message is the "tcp" channel's (16-byte header, raw float64) written on and read from the
+  comm's own stream (0.17–0.23 ms a reduction instead of 0.56–0.77 ms for Dask's framed messages,
+  within 0.1 ms of "tcp"); on other comms (inproc, ucx) it is a Dask message: a dict holding the
   reduction's number and one raw frame of float64 (`Serialized`, no pickling, no compression
   attempt); the receiver copies the values into its preallocated array.
 
@@ -175,8 +175,8 @@ class Collective:
 
     def allreduce_shared(self, x):
         """`allreduce`, its result in this collective's buffer for that many values: valid until
-        the next reduction of as many values (the core copies it out at once). Why: a fresh
-        array of 128 KiB or more — a histogram — is a new mapping in a Dask worker, whose
+        the next reduction of as many values (the core copies it out at once). Reused because a
+        fresh array of 128 KiB or more — a histogram — is a new mapping in a Dask worker, whose
         `MALLOC_TRIM_THRESHOLD_` turns glibc's adaptive mmap threshold off: page-faulted in and
         unmapped at every reduction."""
         if self._closed:
@@ -496,8 +496,10 @@ class _DaskChannel:
         scheme, _ = parse_address(c.addrs[0])
         # Workers in the client's process (LocalCluster(processes=False)): an in-process listener,
         # whose address the listener chooses.
-        host = get_address_host(c.addrs[0])
-        where = "inproc://" if scheme == "inproc" else f"{scheme}://{unparse_host_port(host, 0)}"
+        where = (
+            "inproc://" if scheme == "inproc"
+            else f"{scheme}://{unparse_host_port(get_address_host(c.addrs[0]), 0)}"
+        )
         self.connected = asyncio.Event()
 
         async def start():

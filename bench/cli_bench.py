@@ -1,11 +1,11 @@
-"""The command-line path (issue 12, benchmark 4(b) and (c)): `boostlab train` on a CSV file and on
+"""The command-line path: `boostlab train` on a CSV file and on
 the same data as Parquet, against LightGBM building its Dataset from the same CSV path (its own
 parser) plus training. Every run is a fresh process; time is wall-clock, peak RSS the process's
 own (wait4's ru_maxrss). Medians of --repeats runs.
 
     bash bench/cli_bench.sh                     # 1M x 28, 1 round, 3 repeats; writes docs/reference/benchmarks.md
     bash bench/cli_bench.sh --rows 100000 --no-write
-    python bench/cli_bench.py --make-csv /tmp/big.csv --rows 30000000   # item 3's file (8 GB)
+    python bench/cli_bench.py --make-csv /tmp/big.csv --rows 30000000   # an 8 GB file
 
 The data (make_classification-like, float32, 28 features) are written under bench/out/ (git-ignored).
 """
@@ -17,11 +17,8 @@ import re
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing import fresh  # noqa: E402  bench/timing.py, shared with peer.py and python_path.py
+from harness import OUT, ROOT, fresh, thread_env, write_doc_section
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "bench", "out")
 BOOSTLAB = os.path.join(ROOT, "target", "release", "boostlab")
 D = 28
 
@@ -109,7 +106,7 @@ def main():
     if not os.path.exists(pq):
         fresh([sys.executable, __file__, "--make-parquet", csv, pq])
     mb = os.path.getsize(csv) / 1e6
-    env = dict(os.environ, RAYON_NUM_THREADS=str(a.threads), OMP_NUM_THREADS=str(a.threads))
+    env = thread_env(a.threads)
     model = os.path.join(OUT, "cli_model.json")
     rows = {}
     load0 = os.getloadavg()[0]
@@ -147,7 +144,8 @@ def main():
             f"steadier figure."
         ),
         "",
-        "| path | wall | CPU (user+sys) | read + bin (wall) | read throughput | peak RSS | wall / LightGBM | CPU / LightGBM |",
+        "| path | wall | CPU (user+sys) | read + bin (wall) | read throughput | peak RSS | wall / LightGBM "
+        "| CPU / LightGBM |",
         "|---|---|---|---|---|---|---|---|",
     ]
     lg = rows.get("LightGBM, CSV (its parser)")
@@ -155,20 +153,16 @@ def main():
         size = mb if "Parquet" not in name else os.path.getsize(pq) / 1e6
         rw = f"{r['wall'] / lg['wall']:.2f}×" if lg and r is not lg else ""
         rc = f"{r['cpu'] / lg['cpu']:.2f}×" if lg and r is not lg else ""
-        table.append(f"| {name} | {r['wall']:.2f} s | {r['cpu']:.2f} s | {r['read']:.2f} s | {size / r['read']:.0f} MB/s "
-                     f"| {r['rss']:.0f} MB | {rw} | {rc} |")
+        table.append(f"| {name} | {r['wall']:.2f} s | {r['cpu']:.2f} s | {r['read']:.2f} s "
+                     f"| {size / r['read']:.0f} MB/s | {r['rss']:.0f} MB | {rw} | {rc} |")
     text = "\n".join(table)
     print(text)
     with open(os.path.join(OUT, "cli_results.json"), "w") as f:
-        json.dump({"rows": a.rows, "threads": a.threads, "rounds": a.rounds, "results": rows, "load": load}, f, indent=1)
+        results = {"rows": a.rows, "threads": a.threads, "rounds": a.rounds, "results": rows, "load": load}
+        json.dump(results, f, indent=1)
     if not a.no_write:
-        doc = os.path.join(ROOT, "docs", "reference", "benchmarks.md")
-        s = open(doc).read()
         begin, end = "<!-- CLI-GENERATED-BEGIN -->", "<!-- CLI-GENERATED-END -->"
-        if begin in s:
-            s = s[: s.index(begin) + len(begin)] + "\n" + text + "\n" + s[s.index(end):]
-            open(doc, "w").write(s)
-        else:
+        if not write_doc_section(begin, end, text, append=False):
             print("docs/reference/benchmarks.md has no CLI markers; not written")
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The command-line benchmark (issue 12): boostlab train on CSV and Parquet vs LightGBM's own CSV
+# The command-line benchmark: boostlab train on CSV and Parquet vs LightGBM's own CSV
 # parser + training, fresh processes, peak RSS. Writes the "command-line path" section of
 # docs/reference/benchmarks.md. Options go to bench/cli_bench.py (--rows, --repeats, --threads, --rounds, --no-write).
 # BENCH_PYTHON=/path/to/python uses an interpreter that already has numpy, polars and lightgbm.

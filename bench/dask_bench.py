@@ -1,11 +1,11 @@
-"""Issue 13's benchmark: distributed boostlab on a Dask LocalCluster against the single-process fit
+"""The Dask benchmark: distributed boostlab on a Dask LocalCluster against the single-process fit
 and the Dask peers (lightgbm.dask, xgboost.dask) on the same cluster. Not a test.
 
-    .venv/bin/python bench/dask_bench.py [--rows 2000000] [--rounds 200] [--leaves 8] [--peers lightgbm,xgboost]
-        [--transport dask[,tcp]] [--repeat 1]
+    .venv/bin/python bench/dask_bench.py [--rows 2000000] [--rounds 200] [--leaves 8]
+        [--peers lightgbm,xgboost] [--transport dask[,tcp]] [--repeat 1]
 
 Data: scikit-learn's make_classification(rows, 28 features, 10 informative, random_state=0) as
-float32 (bench/run.py's synthetic data), split into one row block per worker. Workload: Real
+float32 (bench/harness.py's `make_synthetic`), split into one row block per worker. Workload: Real
 AdaBoost on 8-leaf trees, 200 rounds; the peers with the same tree size, rounds and 255/256 bins.
 Cluster: LocalCluster(2 workers × 1 thread, processes). Single process: the local estimator with
 n_jobs=2 in this process. Reports wall and CPU seconds (this process's for the single fit, the
@@ -28,6 +28,8 @@ import time
 
 import numpy as np
 
+from harness import make_synthetic
+
 
 def cpu_self():
     r = resource.getrusage(resource.RUSAGE_SELF)
@@ -46,12 +48,12 @@ def timed(client, fn):
 
 def _pingpong_rank(fit_id, rank, addrs, hub, n, reps, transport="dask"):
     """One rank of the transport's ping-pong: `reps` reductions of `n` values, nothing else."""
-    import boostlab.dask as bd
-    from boostlab._collective import Collective
+    from boostlab.dask import _training
+    from boostlab.dask._collective import Collective
 
     if rank == 0:
-        with bd._HUBS_LOCK:
-            coll = bd._HUBS.pop(fit_id)
+        with _training._HUBS_LOCK:
+            coll = _training._HUBS.pop(fit_id)
         coll.wait_connected()
     else:
         coll = Collective(fit_id, rank, addrs, 60, transport=transport)
@@ -68,13 +70,13 @@ def _pingpong_rank(fit_id, rank, addrs, hub, n, reps, transport="dask"):
 def pingpong(client, reps=500, transport="dask"):
     """The transport alone: wall and CPU milliseconds per reduction on each rank, for a small
     vector (a booster's sums) and a histogram (28 features × 256 bins × 2 + 4 values)."""
-    import boostlab.dask as bd
+    from boostlab.dask import _training
 
     ranks = sorted(client.scheduler_info()["workers"])
     out = {}
     for n in (15, 14340):
         fit_id = f"pingpong-{n}-{time.time_ns()}"
-        hub = client.submit(bd._open_hub, fit_id, ranks, 60, transport, workers=[ranks[0]], pure=False).result()
+        hub = client.submit(_training._open_hub, fit_id, ranks, 60, transport, workers=[ranks[0]], pure=False).result()
         futs = [client.submit(_pingpong_rank, fit_id, r, ranks, hub, n, reps, transport, workers=[a], pure=False)
                 for r, a in enumerate(ranks)]
         out[n] = [(round(w * 1e3, 3), round(c * 1e3, 3)) for w, c in client.gather(futs)]
@@ -88,19 +90,19 @@ def main():
     ap.add_argument("--rounds", type=int, default=200)
     ap.add_argument("--leaves", type=int, default=8)
     ap.add_argument("--peers", default="lightgbm,xgboost")
-    ap.add_argument("--transport", default="dask", help="the Dask estimators' transports: dask (the default), tcp or dask,tcp")
+    ap.add_argument("--transport", default="dask",
+                    help="the Dask estimators' transports: dask (the default), tcp or dask,tcp")
     ap.add_argument("--repeat", type=int, default=1, help="fits of boostlab.dask per transport (alternating)")
     ap.add_argument("--json", help="write the results to this file")
     args = ap.parse_args()
 
     import dask.array as da
     import distributed
-    from sklearn.datasets import make_classification
 
     import boostlab
     from boostlab.dask import DaskRealAdaBoostClassifier
 
-    X, y = make_classification(n_samples=args.rows, n_features=28, n_informative=10, random_state=0)
+    X, y = make_synthetic(args.rows)
     X = X.astype(np.float32)
     y = y.astype(np.int64)
     n, rounds, leaves = args.rows, args.rounds, args.leaves
@@ -139,12 +141,12 @@ def main():
                     pass
 
         client.run(warm)
-        from boostlab._collective import check_transport
+        from boostlab.dask._collective import check_transport
 
         transports = [check_transport(t) for t in args.transport.split(",") if t]
         res["pingpong"] = {t: pingpong(client, transport=t) for t in transports}
         if transports == ["tcp"]:
-            res["pingpong"] = res["pingpong"]["tcp"]  # the earlier sessions' layout
+            res["pingpong"] = res["pingpong"]["tcp"]  # the layout of a tcp-only run
 
         # The fits, the transports alternating (a shared machine's load drifts).
         runs = {t: [] for t in transports}
@@ -152,7 +154,7 @@ def main():
         for _ in range(max(1, args.repeat)):
             for t in transports:
                 est = DaskRealAdaBoostClassifier(n_estimators=rounds, max_leaves=leaves, client=client, transport=t)
-                _, w, c = timed(client, lambda: est.fit(dX, dy))
+                _, w, c = timed(client, lambda est=est: est.fit(dX, dy))
                 runs[t].append((w, c, est))
                 print(f"boostlab.dask (2 × 1 thr, transport={t}): wall {w:7.2f} s  cpu {c:7.2f} s")
         for t in transports:
@@ -183,7 +185,7 @@ def main():
             for r, s in enumerate(st["per_rank"]):
                 print(f"  rank {r}: training cpu {s['cpu']:.2f} s, wall {s['wall']:.2f} s, "
                       f"in allreduce {s['seconds']:.2f} s wall")
-                if "waits" in s:  # session 8: the wall seconds in the allreduce by kind of reduction
+                if "waits" in s:  # the wall seconds in the allreduce by kind of reduction
                     print("    waits: " + ", ".join(f"{k} {c} calls {t:.2f} s" for k, (c, t) in s["waits"].items()))
             # The same model as the single process on the rows in the training order.
             if est.training_order_ == [0, 1]:
@@ -218,7 +220,7 @@ def main():
             except ImportError as e:
                 print(f"{peer}: skipped ({e})")
                 continue
-            _, pw, pc = timed(client, lambda: model.fit(dX, dy))
+            _, pw, pc = timed(client, lambda model=model: model.fit(dX, dy))
             res[peer] = {"wall": pw, "cpu": pc}
             print(f"{peer + '.dask':26s} : wall {pw:7.2f} s  cpu {pc:7.2f} s  boostlab.dask / {peer} = {wall / pw:.2f}×")
     res["load_after"] = os.getloadavg()[0]

@@ -1,13 +1,14 @@
-"""Multi-class through the Python path (issue 18): boostlab's `AdaBoostMHClassifier` (real
+"""Multi-class through the Python path: boostlab's `AdaBoostMHClassifier` (real
 AdaBoost.MH, 8 leaves) against LightGBM's `LGBMClassifier(objective="multiclass", num_leaves=8)`,
 both `fit(X_float32, y)` on the same array, each fit in a fresh process; test accuracy on held-out
 rows.
 
-    python bench/multiclass_bench.py                       # 7-class 500k × 54 and 26-class 20k × 16, 2 threads, 3 repeats
+    python bench/multiclass_bench.py    # 7-class 500k × 54 and 26-class 20k × 16, 2 threads, 3 repeats
     python bench/multiclass_bench.py --sets letter --repeats 1 --no-write
-    python bench/multiclass_bench.py --no-write --omp-passive   # on a loaded machine: LightGBM's CPU time without spin-waits
+    python bench/multiclass_bench.py --no-write --omp-passive
+        # on a loaded machine: LightGBM's CPU time without spin-waits
 
-The data are bench/run.py's generators (make_classification, random_state=0; generated into
+The data are bench/harness.py's generators (make_classification, random_state=0; generated into
 bench/out/ if absent): `covertype_like(500000)` (7 classes, 54 features) and `letter_like(20000)`
 (26 classes, 16 features, the size of UCI letter). The interpreter needs boostlab (`maturin
 develop --release`), numpy, scikit-learn and LightGBM. Writes bench/out/multiclass.json and the
@@ -25,16 +26,24 @@ import platform
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import cpu_s, fresh, reset_peak, rss_kib  # noqa: E402  bench/timing.py
+from harness import (
+    OUT,
+    busy,
+    covertype_like,
+    cpu_s,
+    fresh_json,
+    letter_like,
+    letter_like_arrays,
+    module_versions,
+    reset_peak,
+    rss_kib,
+    thread_env,
+    write_doc_section,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "bench" / "out"
-DOC = ROOT / "docs" / "reference" / "benchmarks.md"
 BEGIN, END = "<!-- BEGIN MULTICLASS (bench/multiclass_bench.py) -->", "<!-- END MULTICLASS -->"
 LIBS = [("boostlab Real AdaBoost.MH", "boostlab"), ("boostlab Real AdaBoost.MH, criterion=gini", "boostlab-gini"),
         ("LightGBM multiclass", "lightgbm")]
@@ -75,12 +84,9 @@ def job(spec):
 def accuracy_job(spec):
     """Test accuracy of one library on the letter-sized data drawn with each generator seed (one
     process; the accuracy does not depend on the process): prints a JSON list, seed order."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    import run
-
     accs = []
     for seed in spec["seeds"]:
-        Xtr, ytr, Xte, yte = run.letter_like_arrays(spec["n"], seed)
+        Xtr, ytr, Xte, yte = letter_like_arrays(spec["n"], seed)
         model = make(spec["lib"], spec["rounds"], spec["leaves"], spec["threads"])
         model.fit(Xtr, ytr)
         accs.append(float(np.mean(model.predict(Xte) == yte)))
@@ -96,23 +102,19 @@ def seed_accuracies(a, env):
     for label, lib in LIBS:
         spec = {"lib": lib, "seeds": seeds, "n": 20_000, "rounds": a.rounds, "leaves": a.leaves,
                 "threads": a.threads}
-        res = fresh([sys.executable, __file__, "--accuracy-job", json.dumps(spec)], env)
-        out[label] = json.loads(res["stdout"].strip().splitlines()[-1])
+        out[label] = fresh_json([sys.executable, __file__, "--accuracy-job", json.dumps(spec)], env)
         print(f"letter seeds {seeds}: {label:42s} " + " ".join(f"{100 * v:.2f}" for v in out[label]), flush=True)
     return {"seeds": seeds, "accuracy": out}
 
 
 def datasets(names):
-    sys.path.insert(0, str(ROOT / "bench"))
     OUT.mkdir(parents=True, exist_ok=True)
-    import run  # bench/run.py: the shared data generators
-
     out = []
     for name in names:
         if name == "cov":
-            out.append(run.covertype_like(500_000))
+            out.append(covertype_like(500_000))
         elif name == "letter":
-            out.append(run.letter_like(20_000))
+            out.append(letter_like(20_000))
         else:
             raise SystemExit(f"unknown data set {name} (cov, letter)")
     return out
@@ -139,7 +141,7 @@ def main():
         return job(json.loads(a.job))
     if a.accuracy_job:
         return accuracy_job(json.loads(a.accuracy_job))
-    env = dict(os.environ, RAYON_NUM_THREADS=str(a.threads), OMP_NUM_THREADS=str(a.threads))
+    env = thread_env(a.threads)
     if a.omp_passive:
         env["OMP_WAIT_POLICY"] = "PASSIVE"
     loads = [os.getloadavg()[0]]
@@ -151,8 +153,7 @@ def main():
                 spec = {"lib": lib, "rounds": a.rounds, "leaves": a.leaves, "threads": a.threads, "d": ds["d"],
                         "train_x": ds["train"]["x"], "train_y": ds["train"]["y"],
                         "test_x": ds["test"]["x"], "test_y": ds["test"]["y"]}
-                out = fresh([sys.executable, __file__, "--job", json.dumps(spec)], env)
-                runs.append(json.loads(out["stdout"].strip().splitlines()[-1]))
+                runs.append(fresh_json([sys.executable, __file__, "--job", json.dumps(spec)], env))
                 loads.append(os.getloadavg()[0])
             r = {"data": ds["name"], "n": ds["N"], "d": ds["d"], "classes": ds["classes"], "config": label,
                  "library": lib, "fit_s_all": [x["fit_s"] for x in runs],
@@ -176,17 +177,11 @@ def main():
 
 
 def versions():
-    out = {}
-    for m in ("boostlab", "lightgbm", "numpy"):
-        try:
-            out[m] = __import__(m).__version__
-        except Exception:  # noqa: BLE001 - a missing library is reported as absent
-            out[m] = "absent"
-    return out
+    return module_versions("boostlab", "lightgbm", "numpy")
 
 
 def report(results, meta, seeds=None):
-    loaded = max(meta["load_average_1min"]) > 1.5
+    loaded = busy(meta["load_average_1min"])
     lines = [
         f"Generated by `python bench/multiclass_bench.py` on {meta['date']}: {meta['rounds']} rounds, "
         f"{meta['leaves']} leaves, {meta['threads']} threads, each `fit(X_float32, y)` in a fresh process, "
@@ -204,7 +199,10 @@ def report(results, meta, seeds=None):
     for r in results:
         peer = next((p for p in results if p["data"] == r["data"] and p["library"] == "lightgbm"), None)
         mine = r["library"].startswith("boostlab") and peer
-        ratio = (lambda k: f"{r[k] / peer[k]:.2f}×") if mine else (lambda k: "")
+
+        def ratio(k, r=r, peer=peer, mine=mine):
+            return f"{r[k] / peer[k]:.2f}×" if mine else ""
+
         lines.append(
             f"| {r['data']} ({r['n']:,} × {r['d']}, {r['classes']} classes) | {r['config']} | {r['fit_s']:.2f} s | "
             f"{r['fit_cpu_s']:.2f} s | +{r['over_loaded_mib']:.0f} MiB | {100 * r['accuracy']:.2f} % | "
@@ -227,13 +225,7 @@ def report(results, meta, seeds=None):
 
 
 def write_doc(text):
-    doc = DOC.read_text()
-    block = f"{BEGIN}\n{text}\n{END}"
-    if BEGIN in doc and END in doc:
-        doc = doc[: doc.index(BEGIN)] + block + doc[doc.index(END) + len(END):]
-    else:
-        doc = doc.rstrip() + "\n\n## Multi-class, the Python path (issue 18)\n\n" + block + "\n"
-    DOC.write_text(doc)
+    write_doc_section(BEGIN, END, text, heading="Multi-class, the Python path")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from timing import reset_peak, rss_kib  # bench/timing.py, shared with python_path.py
+from harness import reset_peak, rss_kib  # bench/harness.py, shared by the benchmark scripts
 
 
 def load(path, d):

@@ -1,15 +1,15 @@
-"""Side-by-side benchmark of boostlab against scikit-learn, LightGBM and XGBoost (issue 8).
+"""Side-by-side benchmark of boostlab against scikit-learn, LightGBM and XGBoost.
 
 Run through `bash bench/run.sh [options]` (which creates bench/.venv with the peers and builds
 the boostlab side in release); see bench/README.md. Every measurement runs in its own process:
 boostlab through `target/release/boostlab-bench`, each peer through bench/peer.py. Data are
-generated into bench/out (git-ignored) as raw float32 row-major matrices and uint8 labels.
+bench/harness.py's, generated into bench/out (git-ignored) as raw float32 row-major matrices and
+uint8 labels.
 Results: bench/out/results.json, docs/reference/benchmarks.md (the part between the GENERATED markers)
 and docs/figures/bench_time_vs_n.svg.
 """
 
 import argparse
-import csv
 import json
 import os
 import platform
@@ -21,127 +21,24 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "bench" / "out"
+from harness import (
+    DOC,
+    OUT,
+    ROOT,
+    adult,
+    covertype_like,
+    fmt_n,
+    package_versions,
+    predict_matrix,
+    synthetic,
+    thread_env,
+    write_doc_section,
+)
+
 BIN = ROOT / "target" / "release" / "boostlab-bench"
-ADULT = ROOT.parent / "shared" / "datasets" / "adult.csv"
-DOC = ROOT / "docs" / "reference" / "benchmarks.md"
 SVG = ROOT / "docs" / "figures" / "bench_time_vs_n.svg"
 BEGIN, END = "<!-- BEGIN GENERATED (bench/run.py) -->", "<!-- END GENERATED -->"
 ROUNDS = 200
-PREDICT_ROWS = 1_000_000
-
-
-# ------------------------------------------------------------------------------------------ data
-def save(name, X, y):
-    X = np.ascontiguousarray(X, dtype=np.float32)
-    X.tofile(OUT / f"{name}_X.f32")
-    np.asarray(y, dtype=np.uint8).tofile(OUT / f"{name}_y.u8")
-    return {"x": str(OUT / f"{name}_X.f32"), "y": str(OUT / f"{name}_y.u8"), "n": int(X.shape[0])}
-
-
-def cached(name):
-    x, y = OUT / f"{name}_X.f32", OUT / f"{name}_y.u8"
-    if x.exists() and y.exists():
-        return {"x": str(x), "y": str(y), "n": y.stat().st_size}
-    return None
-
-
-def synthetic(n):
-    """make_classification(N + T, 28 features, 10 informative, random_state=0): the first N rows
-    train, the last T = min(N/4, 100k) test."""
-    from sklearn.datasets import make_classification
-
-    t = min(n // 4, 100_000)
-    tr, te = cached(f"synth{n}_train"), cached(f"synth{n}_test")
-    if not (tr and te):
-        X, y = make_classification(n_samples=n + t, n_features=28, n_informative=10, random_state=0)
-        X = X.astype(np.float32)
-        tr, te = save(f"synth{n}_train", X[:n], y[:n]), save(f"synth{n}_test", X[n:], y[n:])
-    return {"name": f"synthetic {fmt_n(n)}", "key": f"synth{n}", "d": 28, "classes": 2, "train": tr, "test": te, "N": n}
-
-
-def predict_matrix():
-    """The 1M rows used to time prediction: the first 1M rows of make_classification(1.25M, ...),
-    i.e. the training rows of the 1M data set."""
-    c = cached("predict1m")
-    if c:
-        return c
-    from sklearn.datasets import make_classification
-
-    X, y = make_classification(n_samples=PREDICT_ROWS + PREDICT_ROWS // 4, n_features=28, n_informative=10, random_state=0)
-    return save("predict1m", X[:PREDICT_ROWS].astype(np.float32), y[:PREDICT_ROWS])
-
-
-def adult():
-    """adult.csv: numeric columns as they are, categorical ones as ordinal codes (levels sorted,
-    "?" one more level), the same matrix for every library; a seeded 80/20 split."""
-    if not ADULT.exists():
-        return None
-    tr, te = cached("adult_train"), cached("adult_test")
-    with open(ADULT) as f:
-        rows = list(csv.reader(f))
-    header, rows = rows[0], rows[1:]
-    d = len(header) - 1
-    if not (tr and te):
-        cols = list(zip(*rows))
-        feats = []
-        for j in range(d):
-            try:
-                feats.append(np.array([float(v) for v in cols[j]]))
-            except ValueError:
-                # Categorical: ordinal codes of the sorted levels; a missing "?" is one more level
-                # (no NaN: scikit-learn's AdaBoost rejects it).
-                levels = sorted(set(cols[j]))
-                code = {v: i for i, v in enumerate(levels)}
-                feats.append(np.array([code[v] for v in cols[j]], dtype=float))
-        X = np.stack(feats, axis=1).astype(np.float32)
-        labels = sorted(set(cols[d]))
-        y = np.array([labels.index(v) for v in cols[d]])
-        perm = np.random.default_rng(0).permutation(len(y))
-        cut = int(0.8 * len(y))
-        tr, te = save("adult_train", X[perm[:cut]], y[perm[:cut]]), save("adult_test", X[perm[cut:]], y[perm[cut:]])
-    return {"name": "adult", "key": "adult", "d": d, "classes": 2, "train": tr, "test": te, "N": tr["n"]}
-
-
-def covertype_like(n):
-    """Covertype-like multi-class data: make_classification(N + T, 54 features, 7 classes,
-    20 informative, random_state=0), T = min(N/4, 100k) test rows."""
-    from sklearn.datasets import make_classification
-
-    t = min(n // 4, 100_000)
-    tr, te = cached(f"cov{n}_train"), cached(f"cov{n}_test")
-    if not (tr and te):
-        X, y = make_classification(
-            n_samples=n + t, n_features=54, n_informative=20, n_redundant=10, n_classes=7, random_state=0
-        )
-        X = X.astype(np.float32)
-        tr, te = save(f"cov{n}_train", X[:n], y[:n]), save(f"cov{n}_test", X[n:], y[n:])
-    return {"name": f"7-class {fmt_n(n)}", "key": f"cov{n}", "d": 54, "classes": 7, "train": tr, "test": te, "N": n}
-
-
-def letter_like_arrays(n, seed):
-    """`letter_like`'s data drawn with generator seed `seed`, in memory: (X_train, y_train, X_test,
-    y_test), float32 features."""
-    from sklearn.datasets import make_classification
-
-    t = n // 4
-    X, y = make_classification(
-        n_samples=n + t, n_features=16, n_informative=12, n_redundant=2, n_classes=26,
-        n_clusters_per_class=1, random_state=seed,
-    )
-    X = X.astype(np.float32)
-    return X[:n], y[:n], X[n:], y[n:]
-
-
-def letter_like(n):
-    """Letter-sized multi-class data (issue 18): make_classification(N + T, 16 features, 26 classes,
-    12 informative, 1 cluster per class, random_state=0), T = N/4 test rows (20k × 16 as UCI letter)."""
-    tr, te = cached(f"letter{n}_train"), cached(f"letter{n}_test")
-    if not (tr and te):
-        Xtr, ytr, Xte, yte = letter_like_arrays(n, 0)
-        tr, te = save(f"letter{n}_train", Xtr, ytr), save(f"letter{n}_test", Xte, yte)
-    return {"name": f"26-class {fmt_n(n)}", "key": f"letter{n}", "d": 16, "classes": 26, "train": tr, "test": te, "N": n}
 
 
 # ------------------------------------------------------------------------------------- workloads
@@ -165,8 +62,7 @@ TITLES = {
 
 
 def run_job(cmd, env_threads, timeout=3600):
-    env = dict(os.environ, RAYON_NUM_THREADS=str(env_threads), OMP_NUM_THREADS=str(env_threads))
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=thread_env(env_threads), timeout=timeout)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd[:3])}...: {r.stderr.strip()[-2000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -212,10 +108,6 @@ def median_of(runs):
 
 
 # ------------------------------------------------------------------------------------ reporting
-def fmt_n(n):
-    return f"{n // 1_000_000}M" if n >= 1_000_000 and n % 1_000_000 == 0 else (f"{n // 1000}k" if n >= 1000 else str(n))
-
-
 def mib(kib):
     return f"{kib / 1024:.0f}"
 
@@ -281,8 +173,13 @@ def svg_plot(res, path):
     ys = [p[1] for s in series.values() for p in s]
     lx0, lx1 = np.log10(min(xs)) - 0.1, np.log10(max(xs)) + 0.1
     ly0, ly1 = np.floor(np.log10(min(ys))), np.ceil(np.log10(max(ys)))
-    px = lambda x: L + (np.log10(x) - lx0) / (lx1 - lx0) * (W - L - R)
-    py = lambda y: H - B - (np.log10(y) - ly0) / (ly1 - ly0) * (H - T - B)
+
+    def px(x):
+        return L + (np.log10(x) - lx0) / (lx1 - lx0) * (W - L - R)
+
+    def py(y):
+        return H - B - (np.log10(y) - ly0) / (ly1 - ly0) * (H - T - B)
+
     colors = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#17becf", "#bcbd22"]
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
            f'<rect width="{W}" height="{H}" fill="white"/>']
@@ -314,7 +211,7 @@ def svg_plot(res, path):
 
 def write_doc(res):
     m = res["meta"]
-    s = [BEGIN, "",
+    s = ["",
          f"Generated by `{m['command']}` on {m['date']} ({m['machine']}; {m['cpus']} logical CPUs shared with other "
          f"jobs, so times are noisy). Versions: {m['versions']}. {ROUNDS} rounds everywhere; times are medians of "
          f"{m['repeats']} runs (each in a fresh process).", ""]
@@ -365,32 +262,10 @@ def write_doc(res):
                 if t:
                     s.append(f"{thr} thread(s):\n\n{t}")
     s.append("![fit time vs N](../figures/bench_time_vs_n.svg)\n")
-    s.append(END)
-    block = "\n".join(s)
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n\n" + BEGIN + "\n" + END + "\n"
-    if BEGIN in text and END in text:
-        a, rest = text.split(BEGIN, 1)
-        _, b = rest.split(END, 1)
-        text = a + block + b
-    else:
-        text += "\n" + block + "\n"
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    DOC.write_text(text)
+    write_doc_section(BEGIN, END, "\n".join(s))
 
 
 # ------------------------------------------------------------------------------------------ main
-def versions():
-    import importlib.metadata as md
-
-    v = []
-    for p in ("scikit-learn", "lightgbm", "xgboost", "numpy"):
-        try:
-            v.append(f"{p} {md.version(p)}")
-        except md.PackageNotFoundError:
-            pass
-    return ", ".join(v)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="sizes 10k and 100k only, 7-class data at 50k")
@@ -436,9 +311,10 @@ def main():
     pred = predict_matrix()["x"] if "trees8" in workloads else None
     largest = max(sizes) if sizes else 0
 
+    versions = package_versions("scikit-learn", "lightgbm", "xgboost", "numpy")
     res = {"meta": {"command": "bash bench/run.sh " + " ".join(sys.argv[1:]), "date": time.strftime("%Y-%m-%d %H:%M"),
                     "machine": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
-                    "versions": versions(), "repeats": a.repeats}, "results": [], "curves": {}}
+                    "versions": versions, "repeats": a.repeats}, "results": [], "curves": {}}
 
     prev = json.loads((OUT / "results.json").read_text()) if a.append and (OUT / "results.json").exists() else None
     if prev:
@@ -526,8 +402,11 @@ def main():
     res["determinism"] = det
     # Bandwidth floor for workload 2 at the largest size, at the highest thread count measured.
     thr = max(r["threads"] for r in res["results"])
-    row = lambda lib: next((r for r in res["results"] if r["lib"] == lib and r["ds"] == f"synth{largest}"
-                            and r["threads"] == thr and r["workload"] == "trees8"), None)
+
+    def row(lib):
+        return next((r for r in res["results"] if r["lib"] == lib and r["ds"] == f"synth{largest}"
+                     and r["threads"] == thr and r["workload"] == "trees8"), None)
+
     real, tada = row("boostlab-real-adaboost"), row("boostlab-t-adaboost")
     if real and tada:
         nbytes = largest * (28 + 8)  # u8 bins + one signed f64 statistic per row

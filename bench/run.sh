@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark (issue 8): creates bench/.venv with the peers (scikit-learn, LightGBM,
+# Side-by-side benchmark: creates bench/.venv with the peers (scikit-learn, LightGBM,
 # XGBoost from pip), builds the boostlab side in release, runs bench/run.py and regenerates
 # docs/reference/benchmarks.md and docs/figures/bench_time_vs_n.svg. Not part of the test suite.
 #   bash bench/run.sh                 # full run: 10k, 100k, 1M rows, adult, 7-class; 2 and 1 threads

@@ -8,7 +8,6 @@ Estimators (one per booster family): :class:`AdaBoostClassifier` (discrete),
 command-line tool: :func:`load_model`, ``estimator.save_model(path)``.
 """
 
-from ._base import load_model
 from ._boostlab import __version__
 from ._estimators import (
     AdaBoostClassifier,
@@ -19,6 +18,7 @@ from ._estimators import (
     SecBoostClassifier,
     TAdaBoostClassifier,
 )
+from ._io import load_model
 
 __all__ = [
     "AdaBoostClassifier",

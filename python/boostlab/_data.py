@@ -3,7 +3,7 @@
 The extension module takes features as a list of names plus *columns*, in one of three forms:
 
 - ``("matrix", buffer, n, d, row_stride, col_stride)``: a 2-d float32 or float64 numpy array read
-  in place (issue 12) — C or Fortran order or any strided view, never converted or copied. The
+  in place — C or Fortran order or any strided view, never converted or copied. The
   buffer is a contiguous 1-d view spanning the array's elements (``as_strided``, no copy); the
   strides are in elements. NaN is missing;
 - a CSC tuple ``("csc", n_rows, indptr, indices, data)`` read in place (int32 or int64 indices,
@@ -50,7 +50,7 @@ def strided(a: np.ndarray):
     live = [(n, s) for n, s in zip(a.shape, a.strides) if n > 1]
     if not (a.dtype.isnative and a.flags.aligned) or any(s < 0 or s % size for _, s in live):
         # A copy: `ascontiguousarray` returns a contiguous but unaligned array as it is (e.g. a
-        # column that arrived over the network, deserialised in place: issue 13).
+        # column that arrived over the network, deserialised in place).
         a = np.array(a, dtype=a.dtype.newbyteorder("="), order="C", copy=True)
     # Dimensions of one element never move: stride 0.
     el = [s // size if n > 1 else 0 for n, s in zip(a.shape, a.strides)]

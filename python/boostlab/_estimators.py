@@ -44,7 +44,9 @@ import json
 
 import numpy as np
 
-from ._base import EXPLICIT_NULL, BoostClassifier, _choice, _float, _int, _seed, _user_value, register
+from ._estimator import BoostClassifier
+from ._io import register
+from ._parameters import EXPLICIT_NULL, _choice, _float, _int, _seed, _user_value
 
 
 def _common_doc(cls):
@@ -167,7 +169,7 @@ class RealAdaBoostClassifier(_Binary):
 
 
 def _t_schedule(v):
-    """`t_schedule` as the library's string form `linear:T0:T1[:N]` (issue 16); the library checks
+    """`t_schedule` as the library's string form `linear:T0:T1[:N]`; the library checks
     the values."""
     if isinstance(v, str):
         return v
@@ -193,7 +195,7 @@ class TAdaBoostClassifier(_Binary):
     t_grid: the candidate temperatures of ``t="auto"``. By default None:
     ``[0, 0.2, 0.4, 0.6, 0.8, 0.9, 1]``.
     t_folds: the inner folds of ``t="auto"``. By default None: 3.
-    t_schedule: a schedule of t over the rounds (issue 16), ``"linear:T0:T1"`` (from ``T0`` at the
+    t_schedule: a schedule of t over the rounds, ``"linear:T0:T1"`` (from ``T0`` at the
     first round to ``T1`` at the last), ``"linear:T0:T1:N"`` (``T1`` from round ``N`` on), or the
     tuple ``(T0, T1)`` / ``(T0, T1, N)``; replaces ``t``. The weights are carried across a change
     of t with their co-density fixed; the clipped model uses ``T1``; each round's t is in
@@ -208,7 +210,7 @@ class TAdaBoostClassifier(_Binary):
     grow_order: best-first leaf order, ``"weight"``, ``"count"`` or ``"gain"``. By default None:
     ``"weight"``, or the preset's choice.
     pure_leaves: ``"allow"`` or ``"forbid"`` splits that leave a child with one class only. By
-    default None: ``"forbid"`` (issue 16: the evidence is in docs/reproduction.md), or the preset's
+    default None: ``"forbid"`` (the evidence is in docs/reproduction.md), or the preset's
     choice.
     max_split_candidates: evaluate a seeded random subset of this many (feature, threshold)
     candidates per node; ``"all"`` for every candidate. By default None: all, or the preset's
@@ -290,7 +292,7 @@ class TAdaBoostClassifier(_Binary):
         }
 
     def _t_params(self):
-        """`t` as a number, or `t = "auto"` as the library's `auto_t` (issue 16)."""
+        """`t` as a number, or `t = "auto"` as the library's `auto_t`."""
         auto = isinstance(self.t, str) and self.t == "auto"
         if self.t_schedule is not None:
             if auto:
@@ -306,7 +308,9 @@ class TAdaBoostClassifier(_Binary):
             try:
                 grid = [float(v) for v in self.t_grid]
             except (TypeError, ValueError):
-                raise ValueError(f"invalid parameter `t_grid`: expected a list of numbers, got {self.t_grid!r}") from None
+                raise ValueError(
+                    f"invalid parameter `t_grid`: expected a list of numbers, got {self.t_grid!r}"
+                ) from None
             a["grid"] = [_float("t_grid", v) for v in grid]
         if self.t_folds is not None:
             a["folds"] = _int("t_folds", self.t_folds, minimum=2)
@@ -346,7 +350,7 @@ class TAdaBoostClassifier(_Binary):
         super()._set_model(model)
         # The clipping level δ = 1/(1 − t) of the clipped model (None when t ≥ 1).
         self.clip_ = model.clip
-        # t = "auto" (issue 16): {"grid", "scores", "t", "folds", "fold_seed"}, else None.
+        # t = "auto": {"grid", "scores", "t", "folds", "fold_seed"}, else None.
         sel = model.t_selection_json
         self.t_selection_ = None if sel is None else json.loads(sel)
 
@@ -377,7 +381,8 @@ class SecBoostClassifier(_Binary):
 
     loss: the loss on the edge ``z = y H(x)``: a name (``"logistic"``, ``"exponential"``,
     ``"square"``, ``"hinge"``, ``"zero-one"``, ``"clipped-logistic[:q=Q]"``, ``"spring[:Q=Q]"``
-    (the paper's appendix form), ``"spring-main"`` (its main-text form), ``"tempered:t=T"``) or a Python callable. A callable is called with a 1-d float64 numpy array of
+    (the paper's appendix form), ``"spring-main"`` (its main-text form), ``"tempered:t=T"``) or a
+    Python callable. A callable is called with a 1-d float64 numpy array of
     edges and returns their losses as an array of the same shape (it is only ever called with
     arrays: all the examples at once for the weights, each example's candidate offsets at once in the
     offset oracle). By default ``"logistic"``.
@@ -686,7 +691,7 @@ class AdaBoostMRClassifier(_Multi):
     ``y`` is 1-d class labels (trained as AdaBoost.M2) or a 2-d 0/1 indicator matrix (multi-label,
     AdaBoost.MR).
 
-    label_threshold: predicted label sets ``{ℓ : f(x, ℓ) > θ}`` (issue 16): ``"auto"`` or
+    label_threshold: predicted label sets ``{ℓ : f(x, ℓ) > θ}``: ``"auto"`` or
     ``"learned"`` — θ with the lowest Hamming loss on the training data (MR learns a ranking, not
     a threshold), in ``label_threshold_`` — or ``"zero"`` (θ = 0). By default ``"auto"`` (learned).
     """

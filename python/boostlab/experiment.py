@@ -1,4 +1,4 @@
-"""Experiment grids (SPEC §7) from Python, in this process or as Dask tasks (issue 13).
+"""Experiment grids (SPEC §7) from Python, in this process or as Dask tasks.
 
     import boostlab.experiment
     from distributed import Client
@@ -22,7 +22,6 @@ The command line runs the same code: ``boostlab experiment SPEC.toml --dask ADDR
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -104,7 +103,7 @@ def _batches(pending: list, batch_size: int) -> list:
     groups: dict = {}
     for index, _key, dataset, fold in pending:
         groups.setdefault((dataset, fold), []).append(index)
-    out = []
+    out: list[list[int]] = []
     for idx in groups.values():
         out.extend(idx[i : i + batch_size] for i in range(0, len(idx), batch_size))
     return out
@@ -114,7 +113,9 @@ def _spec_name(text: str) -> str:
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
-        raise ValueError("give `out` (the results directory): reading the spec's name needs Python ≥ 3.11")
+        raise ValueError(
+            "give `out` (the results directory): reading the spec's name needs Python ≥ 3.11"
+        ) from None
     return tomllib.loads(text).get("name", "")
 
 
@@ -254,7 +255,7 @@ def run(
 def main(argv=None) -> int:
     """``python -m boostlab.experiment SPEC [--dask ADDRESS] [--out DIR]``: exit status 0 when
     every cell is recorded, 1 when cells failed (rerun to retry them), 2 for a usage problem."""
-    p = argparse.ArgumentParser(prog="python -m boostlab.experiment", description=run.__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m boostlab.experiment", description=(run.__doc__ or "\n").splitlines()[0])
     p.add_argument("spec", help="the experiment spec (TOML)")
     p.add_argument("--out", "-o", help="results directory (default results/<spec name>)")
     p.add_argument("--dask", metavar="ADDRESS", help="Dask scheduler address (default: run in this process)")

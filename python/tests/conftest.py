@@ -1,4 +1,10 @@
-"""Shared fixtures: the repository, the `boostlab` command-line binary and the shared datasets."""
+"""Shared fixtures: the `boostlab` command-line binary and the Dask cluster of the distributed tests.
+
+The tests are grouped in folders by feature; `helpers.py` (data and comparisons) and
+`dask_helpers.py` are importable from every folder (`pythonpath` in pyproject.toml). Markers:
+`dask` (needs `distributed`, starts a local cluster) and `slow` (takes several seconds); for
+example `pytest -m "not slow and not dask"` runs the quick local tests.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "datasets"
+from helpers import ROOT
 
 
 @pytest.fixture(scope="session")
@@ -26,12 +31,30 @@ def cli() -> Path:
     return path
 
 
-def shared_dataset(name: str) -> Path:
-    """A file of ../shared/datasets: a missing file fails the test under CI and skips it
-    otherwise."""
-    path = SHARED / name
-    if not path.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{path} is missing (CI is set)")
-        pytest.skip(f"{path} not found")
-    return path
+@pytest.fixture(scope="session")
+def client():
+    """A `distributed.Client` on a local cluster of 2 worker processes × 1 thread, without work
+    stealing (so that a partition stays on the worker that holds its data: the tests place
+    partitions on purpose), shared by the Dask tests of the session. Without Dask installed the
+    tests that take it are skipped, except under CI (where scripts/test.sh installs it)."""
+    if not os.environ.get("CI"):
+        pytest.importorskip("distributed", reason="boostlab.dask needs pip install 'boostlab[dask]'")
+    import dask
+    import distributed
+
+    from dask_helpers import local_cluster
+
+    with dask.config.set({"distributed.scheduler.work-stealing": False}):
+        cluster = local_cluster()
+        c = distributed.Client(cluster)
+    with cluster, c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def bdask(client):
+    """`boostlab.dask`, for modules that mix local and Dask tests (imported once Dask is known to be
+    installed)."""
+    from boostlab import dask as bdask
+
+    return bdask

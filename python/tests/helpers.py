@@ -1,10 +1,31 @@
-"""Data and comparisons shared by the tests."""
+"""Data and comparisons shared by the tests (python/tests is on `sys.path`: `pythonpath` in
+pyproject.toml)."""
 
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import numpy as np
+import pytest
+
+import boostlab
+
+# The repository and the datasets shared beside it.
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = ROOT.parent / "shared" / "datasets"
+
+
+def shared_dataset(name: str) -> Path:
+    """A file of ../shared/datasets: a missing file fails the test under CI and skips it
+    otherwise."""
+    path = SHARED / name
+    if not path.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{path} is missing (CI is set)")
+        pytest.skip(f"{path} not found")
+    return path
 
 
 def mixed_frame(n: int = 160, seed: int = 7):
@@ -42,3 +63,42 @@ def model_dict(text: str) -> dict:
     m.pop("target_columns", None)
     m.pop("param_sources", None)
     return m
+
+
+def task_data(kind: str, n: int = 300, seed: int = 0):
+    """Five features and a `binary` (string labels), `multiclass` (4 classes) or `multilabel` (a 0/1
+    matrix of 4 labels) target."""
+    rng = np.random.RandomState(seed)
+    X = np.round(rng.uniform(-1, 1, size=(n, 5)), 2)
+    s = X[:, 0] + 0.6 * X[:, 1] * X[:, 2] - 0.3 * X[:, 3] + rng.uniform(-0.6, 0.6, size=n)
+    if kind == "binary":
+        return X, np.where(s > 0, "yes", "no")
+    classes = np.clip(((s + 2.0) * 4 / 4.0).astype(int), 0, 3)
+    if kind == "multiclass":
+        return X, classes
+    Y = np.zeros((n, 4), dtype=int)
+    Y[np.arange(n), classes] = 1
+    Y[(rng.rand(n) < 0.2) & (X[:, 4] > 0), 0] = 1
+    return X, Y
+
+
+# Every estimator, with data it trains on and settings that use its random choices.
+ESTIMATOR_CASES = [
+    (boostlab.AdaBoostClassifier, "binary", {}),
+    (boostlab.RealAdaBoostClassifier, "binary", {}),
+    (boostlab.TAdaBoostClassifier, "binary", {"t": 0.6}),
+    (boostlab.TAdaBoostClassifier, "binary", {"t": 0.5, "clipped": True}),
+    (boostlab.SecBoostClassifier, "binary", {}),
+    (boostlab.AdaBoostMHClassifier, "multiclass", {}),
+    (boostlab.AdaBoostMHClassifier, "multilabel", {"variant": "discrete"}),
+    (boostlab.AdaBoostMOClassifier, "multiclass", {"code": "random:5"}),
+    (boostlab.AdaBoostMRClassifier, "multiclass", {}),
+    (boostlab.AdaBoostMRClassifier, "multilabel", {}),
+]
+ESTIMATOR_IDS = [f"{c.__name__}-{k}-{i}" for i, (c, k, _) in enumerate(ESTIMATOR_CASES)]
+
+
+def small_estimator(cls, n, **kw):
+    base = {"max_leaves": 4, "random_state": 5, "split_ties": "random"}
+    base.update(kw)
+    return cls(n_estimators=n, **base)

@@ -1,0 +1,222 @@
+"""The estimators' parameters: checks of single values (each error names the parameter, what it
+expects and what it got) and the mapping between an estimator's parameters and the core's."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+# The core's integers are 64-bit: larger values cannot be converted.
+_INT_MAX = 2**63 - 1
+
+
+def _shown(value) -> str:
+    """`repr(value)`, shortened to 60 characters with an ellipsis (a 10 MB string is not echoed)."""
+    r = repr(value)
+    return r if len(r) <= 60 else f"{r[:60]}… ({len(r)} characters)"
+
+
+def _int(name: str, value, *, minimum: int = 0, optional: bool = False):
+    if value is None and optional:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"invalid parameter `{name}`: expected an integer, got {_shown(value)}")
+    if int(value) < minimum:
+        raise ValueError(f"invalid parameter `{name}`: expected an integer ≥ {minimum}, got {value}")
+    if int(value) > _INT_MAX:
+        raise ValueError(
+            f"invalid parameter `{name}`: expected an integer ≤ 2**63 - 1, got {_shown(value)}"
+        )
+    return int(value)
+
+
+def _float(name: str, value, *, optional: bool = False):
+    if value is None and optional:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"invalid parameter `{name}`: expected a number, got {_shown(value)}")
+    try:
+        v = float(value)
+    except (OverflowError, ValueError):
+        v = float("nan")
+    if not np.isfinite(v):
+        raise ValueError(f"invalid parameter `{name}`: expected a finite number, got {_shown(value)}")
+    return v
+
+
+def _callbacks(value):
+    """`None` or a list (tuple) of callables, called after each round with the round's record."""
+    if value is None:
+        return None
+    if callable(value):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(callable(f) for f in value):
+        raise ValueError(
+            f"invalid parameter `callbacks`: expected None or a list of callables, got {_shown(value)}"
+        )
+    return list(value)
+
+
+def _choice(name: str, value, options):
+    if value not in options:
+        raise ValueError(
+            f"invalid parameter `{name}`: expected one of {list(options)}, got {_shown(value)}"
+        )
+    return value
+
+
+def _criterion(value):
+    """`None`, `empirical`, `gini`, `entropy`, `matusita` or `tempered:t=T` (the CLI's syntax)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if value in ("empirical", "gini", "entropy", "matusita"):
+            return {"name": value}
+        if value.startswith("tempered:t="):
+            try:
+                return {"name": "tempered", "t": float(value[len("tempered:t=") :])}
+            except ValueError:
+                pass
+    raise ValueError(
+        "invalid parameter `criterion`: expected None, 'empirical', 'gini', 'entropy', "
+        f"'matusita' or 'tempered:t=T', got {_shown(value)}"
+    )
+
+
+def _criterion_str(c):
+    if c is None:
+        return None
+    if c.get("name") == "tempered":
+        return f"tempered:t={c['t']!r}"
+    return c["name"]
+
+
+class _Null:
+    """An explicit JSON null that survives `_given` (e.g. ``max_split_candidates="all"``)."""
+
+
+EXPLICIT_NULL = _Null()
+
+
+def _given(params):
+    """The parameters the user gave: `None` values dropped (they take the preset's value or the
+    core's default), `EXPLICIT_NULL` turned into `None`."""
+    out = {}
+    for k, v in params.items():
+        if isinstance(v, dict):
+            v = _given(v)
+            if v:
+                out[k] = v
+        elif v is EXPLICIT_NULL:
+            out[k] = None
+        elif v is not None:
+            out[k] = v
+    return out
+
+
+def _user_value(p, path, fallback=None):
+    """A parameter of a model's core parameters `p` as a reloaded estimator's argument: the value
+    the user gave, or None when it came from the default or the preset (so that the estimator
+    refits alike and `get_params` round-trips). Models without sources give the value itself."""
+    sub, _, field = path.rpartition(".")
+    sources = p.get("_sources")
+    if sources:
+        e = sources.get(path)
+        return e["value"] if e is not None and e["source"] == "user" else None
+    return (p.get(sub, {}) if sub else p).get(field, fallback)
+
+
+def _seed(random_state) -> int:
+    """The core's seed: `None` is 0 (boostlab is deterministic by default), an integer ≥ 0 is
+    itself, a `RandomState` draws one."""
+    if random_state is None:
+        return 0
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_)):
+        return _int("random_state", random_state)
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+class _ParamsMixin:
+    """The core's parameters of an estimator (checked at `fit`, before any work) and, back, the
+    estimator's arguments of a model's core parameters (`load_model`)."""
+
+    # Every estimator's parameters (set by its constructor) that the shared methods read.
+    n_estimators: Any
+    max_bins: Any
+    random_state: Any
+
+    def _tree_params(self):
+        return {
+            "max_leaves": _int("max_leaves", self.max_leaves),
+            "max_nodes": _int("max_nodes", self.max_nodes, optional=True),
+            "max_depth": _int("max_depth", self.max_depth, optional=True),
+            "criterion": _criterion(self.criterion),
+            "split_ties": _choice("split_ties", getattr(self, "split_ties", None), (None, "lowest", "random")),
+        }
+
+    def _params(self, multilabel: bool) -> dict:
+        p = {
+            "n_estimators": _int("n_estimators", self.n_estimators),
+            "max_bins": _int("max_bins", self.max_bins),
+            "seed": _seed(self.random_state),
+            "tree": self._tree_params(),
+            **self._practice_params(),
+        }
+        for k, v in self._core_params(multilabel).items():
+            if isinstance(v, dict) and isinstance(p.get(k), dict):
+                p[k].update(v)
+            else:
+                p[k] = v
+        # Only what the user gave: the core lays it over the preset and the defaults.
+        return _given(p)
+
+    def _practice_params(self) -> dict:
+        """Shrinkage and the validation settings (checked here, before any work)."""
+        lr = _float("learning_rate", getattr(self, "learning_rate", 1.0))
+        if not 0.0 < lr <= 1.0:
+            raise ValueError(f"invalid parameter `learning_rate`: expected a number in (0, 1], got {lr!r}")
+        metric = _choice(
+            "eval_metric", getattr(self, "eval_metric", None), (None, "error", "hamming", "one-error", "loss")
+        )
+        return {
+            "learning_rate": lr,
+            "early_stopping_rounds": _int(
+                "n_iter_no_change", getattr(self, "n_iter_no_change", None), minimum=1, optional=True
+            ),
+            "eval_metric": metric,
+        }
+
+    def _n_jobs(self):
+        n = getattr(self, "n_jobs", None)
+        if n is None:
+            return None
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral) or n == 0:
+            raise ValueError(f"invalid parameter `n_jobs`: expected None or a non-zero integer, got {_shown(n)}")
+        return int(n)
+
+    def _core_params(self, multilabel: bool) -> dict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _custom_loss(self):
+        return None
+
+    @classmethod
+    def _kwargs_from_core(cls, p: dict) -> dict:
+        """Constructor arguments from a model's core parameters (for `load_model`)."""
+        t = p.get("tree", {})
+        return {
+            "n_estimators": p["n_estimators"],
+            "max_leaves": t.get("max_leaves", 2),
+            "max_nodes": t.get("max_nodes"),
+            "max_depth": t.get("max_depth"),
+            "criterion": _criterion_str(t.get("criterion")),
+            "split_ties": _user_value(p, "tree.split_ties"),
+            "max_bins": p.get("max_bins", 255),
+            "random_state": p.get("seed", 0),
+            "learning_rate": p.get("learning_rate", 1.0),
+            "n_iter_no_change": p.get("early_stopping_rounds"),
+            "eval_metric": p.get("eval_metric"),
+        }

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Issue 16 §2: t = auto against t = 1 and against the oracle (the best fixed t per domain and
+"""T = auto against t = 1 and against the oracle (the best fixed t per domain and
 noise rate, chosen in hindsight on the test folds), from experiments/tadaboost-auto.toml's cells.
 
   python3 scripts/auto_t_eval.py AUTO_RESULTS FIXED_RESULTS [--svg docs/figures/auto-t.svg]
 
 FIXED_RESULTS holds the fixed-t cells as `forbid[t=…]` (experiments/tadaboost-ablation2.toml:
-the library's defaults since issue 16) or `default[t=…]`.
+the library's defaults) or `default[t=…]`.
 
 Prints markdown tables (mean test error %, paired two-sided t-tests at p < 0.1 over the 10 folds,
 the chosen t per fold) and writes a small SVG figure. No third-party package.

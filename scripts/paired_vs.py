@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 16: paired comparisons of experiment settings, per t and noise rate, from the harness's
+"""Paired comparisons of experiment settings, per t and noise rate, from the harness's
 cell records (results/cells/*.json).
 
   python3 scripts/paired_vs.py RESULTS REFERENCE_FAMILY [FAMILY ...] [--alpha 0.1] [--md]

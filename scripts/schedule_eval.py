@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 16 §2: t schedules and t = auto variants against t = 1 and the oracle (the best fixed t
+"""T schedules and t = auto variants against t = 1 and the oracle (the best fixed t
 per domain and noise rate, chosen in hindsight on the test folds), from the cells of
 experiments/tadaboost-schedule.toml.
 

@@ -22,8 +22,8 @@ lap "CLI release build"
 python3 -m venv .venv
 py=.venv/bin/python
 "$py" -m pip install --quiet --upgrade pip
-# matplotlib, onnx and onnxruntime: the plots and the ONNX export are tested (issue 15);
-# dask[distributed,dataframe]: the Dask estimators (issue 13, the `dask` extra); cryptography:
+# matplotlib, onnx and onnxruntime: the plots and the ONNX export are tested;
+# dask[distributed,dataframe]: the Dask estimators (the `dask` extra); cryptography:
 # the Dask test on a TLS cluster (`Security.temporary()`).
 "$py" -m pip install --quiet numpy scipy scikit-learn pandas polars pytest matplotlib onnx onnxruntime \
   'dask[distributed,dataframe]' cryptography

@@ -1,4 +1,4 @@
-"""Experiment grids (SPEC §7) from Python, in this process or as Dask tasks.
+"""Experiment grids (docs/explanation/experiments.md#experiments) from Python, in this process or as Dask tasks.
 
     import boostlab.experiment
     from distributed import Client

@@ -32,7 +32,7 @@ enum Cmd {
     /// Fit (and optionally predict) one model; prints a JSON object.
     Fit(Box<FitArgs>),
     /// Reads a CSV file into bins (`boostlab::data::read_csv_binned`, as `boostlab train` does) and
-    /// prints the time, the rows and a checksum of the bins (issue 12).
+    /// prints the time, the rows and a checksum of the bins.
     Csv {
         /// The CSV file (header, label in the last column).
         path: PathBuf,

@@ -44,7 +44,7 @@ pub fn strata(d: &Dataset) -> Vec<String> {
 }
 
 /// Cross-validates and returns each fold's metrics, in fold order. The folds run in parallel
-/// (issue 18: a 10-fold cv of small data was one core's serial loop); each fold's fit is the same
+/// (a 10-fold cv of small data would otherwise be one core's serial loop); each fold's fit is the same
 /// deterministic function of its rows whatever the thread count, so the numbers do not change.
 pub fn cross_validate(
     data: &Dataset,

@@ -1,4 +1,4 @@
-//! `boostlab plot` (issue 15): learning curves, feature importances and margin distributions of a
+//! `boostlab plot`: learning curves, feature importances and margin distributions of a
 //! saved model, as SVG. Presentation only: the numbers come from `boostlab::explain`.
 
 use std::path::{Path, PathBuf};
@@ -32,6 +32,7 @@ pub struct PlotArgs {
     #[arg(value_enum)]
     pub kind: PlotKind,
     /// The model file.
+    #[arg(long, value_name = "FILE")]
     pub model: PathBuf,
     /// Labelled data (required by `margins`; optional for `learning-curve`).
     #[arg(long)]
@@ -177,6 +178,7 @@ pub struct ExportArgs {
     #[command(flatten)]
     pub threads: crate::common::ThreadsArg,
     /// The model file.
+    #[arg(long, value_name = "FILE")]
     pub model: PathBuf,
     /// Write the linear model as an ONNX graph here (`ai.onnx.ml` TreeEnsembleRegressor; input
     /// `input`, float32 N × features; outputs `label`, `probabilities`, `scores`).
@@ -187,7 +189,7 @@ pub struct ExportArgs {
     pub clipped: bool,
 }
 
-/// `boostlab export --onnx` (issue 15).
+/// `boostlab export --onnx`.
 pub fn export(a: ExportArgs) -> Result<()> {
     let m = Ensemble::load(&a.model)?;
     #[cfg(feature = "onnx")]

@@ -20,11 +20,12 @@ mod experiment;
 mod explain;
 mod plot;
 mod predict;
+mod reference;
 mod report;
 mod signals;
 mod train;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Boosting from the AdaBoost family: discrete, Real, t-AdaBoost, SecBoost, AdaBoost.MH/MO/MR/M2.
 #[derive(Parser)]
@@ -55,13 +56,18 @@ enum Command {
     Export(explain::ExportArgs),
     /// Summarise a results directory: tables, paired t-tests against a reference, SVG plots.
     Report(report::ReportArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on standard output.
+    Completions(reference::CompletionsArgs),
+    /// Print the manual page on standard output: `boostlab man | man -l -` (roff), or the
+    /// Markdown command-line reference with `--format markdown`.
+    Man(reference::ManArgs),
 }
 
 fn main() {
     let cli = Cli::parse();
     signals::install();
-    // `--threads N` (issue 15): each command runs on a local pool of N worker threads; the
-    // experiment grid has its own `--threads` (cells in parallel).
+    // `--threads N`: each command runs on a local pool of N worker threads; the experiment grid
+    // has its own `--threads` (cells in parallel).
     let threads = match &cli.command {
         Command::Train(a) => a.threads.threads,
         Command::Predict(a) => a.threads.threads,
@@ -71,10 +77,12 @@ fn main() {
         Command::Report(a) => a.threads.threads,
         Command::Plot(a) => a.threads.threads,
         Command::Export(a) => a.threads.threads,
-        Command::Experiment(_) => None,
+        Command::Experiment(_) | Command::Completions(_) | Command::Man(_) => None,
     };
     let res = match cli.command {
         Command::Experiment(a) => experiment::run(a),
+        Command::Completions(a) => reference::completions(a, &mut Cli::command()),
+        Command::Man(a) => reference::man(a, &Cli::command()),
         command => common::with_threads(threads, move || match command {
             Command::Train(a) => train::run(a),
             Command::Predict(a) => predict::run(a),
@@ -84,7 +92,7 @@ fn main() {
             Command::Report(a) => report::run(a),
             Command::Plot(a) => explain::run(a),
             Command::Export(a) => explain::export(a),
-            Command::Experiment(a) => experiment::run(a),
+            Command::Experiment(_) | Command::Completions(_) | Command::Man(_) => unreachable!("handled above"),
         }),
     };
     if let Some(code) = signals::exit_code() {

@@ -134,7 +134,7 @@ pub fn line_chart(path: &Path, title: &str, y_label: &str, series: &[Series], lo
 pub const MAX_BARS: usize = 40;
 
 /// Horizontal bars, one per `(name, value)` in the given order from the top (at most
-/// [`MAX_BARS`]), into an SVG file (issue 15: feature importances).
+/// [`MAX_BARS`]), into an SVG file (feature importances).
 pub fn bar_chart(path: &Path, title: &str, x_label: &str, bars: &[(String, f64)]) -> Result<()> {
     let e = |e: &dyn std::fmt::Display| anyhow!("{}: {e}", path.display());
     let bars = &bars[..bars.len().min(MAX_BARS)];
@@ -176,8 +176,8 @@ pub fn bar_chart(path: &Path, title: &str, x_label: &str, bars: &[(String, f64)]
     Ok(())
 }
 
-/// Lines through `(x, y)` points, one per named curve, on x ∈ [−1, 1] and y ∈ [0, 1] (issue 15:
-/// cumulative margin distributions), into an SVG file.
+/// Lines through `(x, y)` points, one per named curve, on x ∈ [−1, 1] and y ∈ [0, 1]
+/// (cumulative margin distributions), into an SVG file.
 pub fn xy_chart(
     path: &Path,
     title: &str,

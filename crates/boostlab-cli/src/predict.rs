@@ -35,7 +35,7 @@ pub struct PredictArgs {
     pub proba: bool,
     #[command(flatten)]
     pub threads: crate::common::ThreadsArg,
-    /// Write exact TreeSHAP contributions instead of predictions (issue 15): one column per
+    /// Write exact TreeSHAP contributions instead of predictions: one column per
     /// feature and a bias column, per output (`FEATURE` and `bias`; `FEATURE@OUTPUT` and
     /// `bias@OUTPUT` for several outputs). Each row's sum is its score. Not for `--clipped`.
     #[arg(long, conflicts_with = "proba")]
@@ -135,7 +135,7 @@ fn blocks(a: &PredictArgs, model: &Ensemble) -> Result<Box<dyn Iterator<Item = b
 
 pub fn run(a: PredictArgs) -> Result<()> {
     match predict(&a) {
-        // `boostlab predict ... | head -1`: the reader has all it wanted (issue 14); exit quietly.
+        // `boostlab predict ... | head -1`: the reader has all it wanted; exit quietly.
         Err(e) if a.output.is_none() && is_broken_pipe(&e) => std::process::exit(0),
         r => r,
     }
@@ -253,7 +253,7 @@ fn predict(a: &PredictArgs) -> Result<()> {
     Ok(())
 }
 
-/// `predict --contrib`: the contributions of every row, block by block (issue 15).
+/// `predict --contrib`: the contributions of every row, block by block.
 fn contributions(a: &PredictArgs, model: &Ensemble) -> Result<()> {
     let (d, k) = (model.schema.names.len(), model.n_outputs);
     let outputs = model.output_names();
@@ -378,16 +378,16 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
         outln!("last round     {}", serde_json::to_string(r)?);
     }
     if let Some(b) = m.best_iteration {
-        // Issue 15: early stopping truncated the model to its best iteration (0-based).
+        // Early stopping truncated the model to its best iteration (0-based).
         let metric = m.eval_metric.as_deref().unwrap_or("?");
         outln!("early stopping best iteration {b} (validation {metric}); the model keeps {} trees", m.n_trees());
     }
     if let Some(theta) = m.label_threshold {
-        // Issue 16 (SPEC §4.7): the label sets of an MR model.
+        // SPEC §4.7: the label sets of an MR model.
         outln!("label sets     {{ℓ : f(x, ℓ) > θ}}, θ = {theta} (learned on the training data)");
     }
     if let Some(sel) = &m.t_selection {
-        // Issue 16: t = auto's choice and the inner cross-validated error of every grid value.
+        // T = auto's choice and the inner cross-validated error of every grid value.
         outln!("t = auto       chose t = {} by {}-fold inner cross-validation; inner error per t:", sel.t, sel.folds);
         for (t, s) in sel.grid.iter().zip(&sel.scores) {
             outln!("  t = {t:<5} {s:.6}{}", if *t == sel.t { "  ← chosen" } else { "" });
@@ -396,7 +396,7 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
     if m.param_sources.is_empty() {
         outln!("parameters     {}", serde_json::to_string(&m.params)?);
     } else {
-        // Issue 17: every parameter's effective value and where it came from, for the tables that
+        // Every parameter's effective value and where it came from, for the tables that
         // apply to the model's algorithm.
         outln!("parameters (value, source: default | preset | user)");
         let own = match m.params.algorithm {
@@ -423,7 +423,7 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             outln!("  {name:<width$}  {gain:>8.4}  {split:>8.4}  {count:>6}");
         }
         if m.trees.iter().all(|t| t.gains.is_empty()) {
-            outln!("  (a model written before issue 15 has no recorded gains: gain shares are 0)");
+            outln!("  (a model from a version that did not record split gains: gain shares are 0)");
         }
     }
     Ok(())

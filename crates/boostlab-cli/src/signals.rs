@@ -1,4 +1,4 @@
-//! Interrupts (issue 14): SIGINT and SIGTERM set the library's cancellation flag, which the
+//! Interrupts: SIGINT and SIGTERM set the library's cancellation flag, which the
 //! boosting loop checks between rounds and the tree grower between nodes, so `train`, `cv` and
 //! `experiment` stop within a node's work; `main` then exits with 128 + the signal's number (130
 //! for SIGINT, 143 for SIGTERM). Steps that do not check the flag (reading a large file) are cut

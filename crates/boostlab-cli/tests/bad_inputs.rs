@@ -1,9 +1,7 @@
-//! Issue 14, section 6: every `cli` row of the bad-input table in docs/reference/errors.md is run here,
+//! Every `cli` row of the bad-input table in docs/reference/errors.md is run here,
 //! in a directory holding the table's fixture files, and must print its "what the user sees" line
 //! exactly (one whole line of standard error), exit with a failure status, and never panic. The
 //! table cannot drift from the program: a changed message fails this test.
-
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::path::Path;
 use std::process::Command;
@@ -92,7 +90,7 @@ fn fixtures(dir: &Path) {
 }
 
 #[test]
-fn issue_14_every_cli_row_of_the_bad_input_table() {
+fn every_cli_row_of_the_bad_input_table() {
     let rows = table_rows();
     assert!(rows.len() >= 30, "at least 30 bad inputs, the table has {}", rows.len());
     let dir = tempfile::tempdir().unwrap();

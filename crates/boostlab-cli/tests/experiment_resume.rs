@@ -1,4 +1,4 @@
-//! Issue 6: `boostlab experiment` end to end on a small generated grid (2 datasets × 2 settings ×
+//! `boostlab experiment` end to end on a small generated grid (2 datasets × 2 settings ×
 //! 3 folds × 1 noise rate): an interrupted run (abrupt exit, then a real SIGKILL) resumes where
 //! it stopped, and the resumed results equal an uninterrupted run; `boostlab report` then writes
 //! its tables and SVG plots.
@@ -82,7 +82,7 @@ fn merged(out: &Path) -> String {
 }
 
 #[test]
-fn issue_6_killed_experiment_resumes_to_the_uninterrupted_results() {
+fn killed_experiment_resumes_to_the_uninterrupted_results() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let spec = write_spec(tmp.path());
 
@@ -157,7 +157,7 @@ fn a_bad_parameter_fails_the_cells_with_a_clear_message() {
     let o = experiment(&spec, &tmp.path().join("out"), &[]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    // Issue 14: a setup error is reported once, before any cell runs, not once per fold.
+    // A setup error is reported once, before any cell runs, not once per fold.
     assert_eq!(err.matches("unknown parameter `tt`").count(), 1, "{err}");
     assert!(
         err.contains("invalid experiment resume-test: setting `tada` on datasets `a`, `b`: unknown parameter `tt`"),

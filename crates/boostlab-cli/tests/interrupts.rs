@@ -1,10 +1,9 @@
-//! Issue 14, section 4 and the issue's CLI examples: SIGINT / SIGTERM stop `train` within a second
+//! Section 4 and the issue's CLI examples: SIGINT / SIGTERM stop `train` within a second
 //! with exit status 130 / 143 and no model or temporary file; an interrupted `experiment` keeps its
 //! finished cells and resumes; `predict | head -1` exits quietly on the closed pipe; an experiment
 //! whose name is a path is refused; huge random codes are refused at once.
 
 #![cfg(unix)]
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -89,17 +88,17 @@ fn interrupted_train(sig: &str, code: i32) {
 }
 
 #[test]
-fn issue_14_sigint_stops_train_with_130_and_no_model() {
+fn sigint_stops_train_with_130_and_no_model() {
     interrupted_train("-INT", 130);
 }
 
 #[test]
-fn issue_14_sigterm_stops_train_with_143_and_no_model() {
+fn sigterm_stops_train_with_143_and_no_model() {
     interrupted_train("-TERM", 143);
 }
 
 #[test]
-fn issue_14_interrupted_experiment_keeps_finished_cells_and_resumes() {
+fn interrupted_experiment_keeps_finished_cells_and_resumes() {
     let dir = tempfile::tempdir().unwrap();
     write_data(&dir.path().join("d.csv"), 3000);
     let spec = "name = \"int\"\nseed = 1\nfolds = 10\nnoise = [0.0]\n[params]\nrounds = 400\nmax_leaves = 16\n\
@@ -157,7 +156,7 @@ fn train_small_model(dir: &Path) {
 }
 
 #[test]
-fn issue_14_predict_into_a_closed_pipe_exits_quietly() {
+fn predict_into_a_closed_pipe_exits_quietly() {
     let dir = tempfile::tempdir().unwrap();
     write_data(&dir.path().join("d.csv"), 200_000);
     train_small_model(dir.path());
@@ -183,7 +182,7 @@ fn issue_14_predict_into_a_closed_pipe_exits_quietly() {
 /// `inspect` and `cv` into a pipe whose reader has gone (`| head -0`): status 0, no panic, nothing
 /// on stderr (they printed with `println!`, which panics on a closed pipe).
 #[test]
-fn issue_14_inspect_and_cv_into_a_closed_pipe_exit_quietly() {
+fn inspect_and_cv_into_a_closed_pipe_exit_quietly() {
     let dir = tempfile::tempdir().unwrap();
     write_data(&dir.path().join("d.csv"), 2_000);
     train_small_model(dir.path());

@@ -1,8 +1,6 @@
 //! Cross-checks between boosters through the whole pipeline (binning, trees, driver, model):
 //! where the algorithms coincide mathematically, their models must coincide numerically.
 
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
-
 use boostlab::boost::adaboost::AlphaRule;
 use boostlab::data::{Column, Dataset, Features, Target};
 use boostlab::tree::{Criterion, PureLeaves};
@@ -35,7 +33,7 @@ fn data(seed: u64, n: usize) -> Dataset {
 /// SPEC §5: at t = 1 t-AdaBoost is AdaBoost with the linear-bound α on h/R, on the same trees
 /// (Matusita = L^(1), the t = 1 link = ½ ln(W+/W−), pure leaves forbidden as in the paper).
 #[test]
-fn issue_3_t_equal_one_is_adaboost_with_the_linear_bound_alpha() {
+fn t_equal_one_is_adaboost_with_the_linear_bound_alpha() {
     for seed in 0..4 {
         let d = data(seed, 400);
         let mut t1 = BoostParams { algorithm: Algorithm::TAdaBoost, n_estimators: 15, ..Default::default() };
@@ -72,7 +70,7 @@ fn issue_3_t_equal_one_is_adaboost_with_the_linear_bound_alpha() {
 /// Random sample weights avoid exact weight ties in a leaf, where the two break differently (the
 /// binary sign leaf votes +1; MH votes +1 for both labels and the arg-max takes the first class).
 #[test]
-fn issue_5_two_class_mh_predicts_like_binary_adaboost() {
+fn two_class_mh_predicts_like_binary_adaboost() {
     for seed in 0..4 {
         let mut d = data(seed + 10, 300);
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
@@ -97,7 +95,7 @@ fn issue_5_two_class_mh_predicts_like_binary_adaboost() {
 /// A batch loss (how a Python callable arrives) equal to the built-in logistic trains the same
 /// SecBoost model, and is called a bounded number of times per round — not once per example.
 #[test]
-fn issue_7_batch_loss_equals_builtin_and_is_called_per_step_not_per_example() {
+fn batch_loss_equals_builtin_and_is_called_per_step_not_per_example() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
     let d = data(3, 300);

@@ -1,4 +1,4 @@
-//! Issue 14: replays every committed fuzz corpus file (`fuzz/corpus/<target>/`) and every input
+//! Replays every committed fuzz corpus file (`fuzz/corpus/<target>/`) and every input
 //! that once crashed a target (`fuzz/regressions/<target>/`) through the same harness the fuzz
 //! targets run (`boostlab::fuzzing`), on stable Rust, so a regression fails the normal test suite.
 
@@ -37,7 +37,7 @@ fn replay(kind: &str) -> usize {
 }
 
 #[test]
-fn issue_14_fuzz_corpora_replay() {
+fn fuzz_corpora_replay() {
     for t in TARGETS {
         let n = files(&fuzz_dir().join("corpus").join(t)).len();
         assert!(n >= 3, "fuzz/corpus/{t} has {n} files: the minimised corpus is missing");
@@ -47,7 +47,7 @@ fn issue_14_fuzz_corpora_replay() {
 }
 
 #[test]
-fn issue_14_fuzz_regressions_replay() {
+fn fuzz_regressions_replay() {
     let n = replay("regressions");
-    assert!(n >= 1, "the crash inputs of issue 14 are missing from fuzz/regressions");
+    assert!(n >= 1, "the recorded crash inputs are missing from fuzz/regressions");
 }

@@ -1,13 +1,13 @@
 //! The Rust API reproduces, bit for bit, the models and scores the Python package produced on the
 //! same CSV data (STYLE 9: the same predictions through every entry point). The expected values
-//! are written by `python/tests/test_consistency.py`, which also checks that Python still produces
+//! are written by `python/tests/model_files/test_consistency.py`, which also checks that Python still produces
 //! them and that the CLI agrees; this test needs no Python.
 
 use boostlab::data::{read_csv_from, CsvOptions, LabelSelector};
 use boostlab::{fit, Ensemble};
 
 #[test]
-fn issue_7_rust_api_reproduces_python_models_and_scores() {
+fn rust_api_reproduces_python_models_and_scores() {
     let text = include_str!("../../../python/tests/golden/consistency.json");
     let golden: serde_json::Value = serde_json::from_str(text).unwrap();
     let cases = golden["cases"].as_array().unwrap();

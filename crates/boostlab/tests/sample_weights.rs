@@ -1,10 +1,8 @@
-//! Issue 14 §3: sample weights are frequency weights, everywhere. For every booster, a dataset
+//! Sample weights are frequency weights, everywhere. For every booster, a dataset
 //! with integer sample weights gives the model of the dataset whose rows are repeated that many
 //! times (in place, `np.repeat` order; a row of weight 0 is a removed row): the same trees, α
 //! and leaf values equal to 1e−12 relative (the same sums taken in another order), and the same
 //! predictions.
-
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use boostlab::boost::multiclass::CodeSpec;
 use boostlab::data::{Column, Dataset, Features, Target};
@@ -132,7 +130,7 @@ fn params(algorithm: Algorithm, leaves: usize) -> BoostParams {
 }
 
 #[test]
-fn issue_14_adaboost_discrete_real_abstaining_weights_are_repetitions() {
+fn adaboost_discrete_real_abstaining_weights_are_repetitions() {
     check("adaboost stumps", Kind::Binary, &params(Algorithm::AdaBoost, 2));
     check("adaboost 4 leaves", Kind::Binary, &params(Algorithm::AdaBoost, 4));
     check("real-adaboost", Kind::Binary, &params(Algorithm::RealAdaBoost, 4));
@@ -144,7 +142,7 @@ fn issue_14_adaboost_discrete_real_abstaining_weights_are_repetitions() {
 }
 
 #[test]
-fn issue_14_t_adaboost_weights_are_repetitions() {
+fn t_adaboost_weights_are_repetitions() {
     for t in [0.0, 0.5, 0.8, 1.0, 1.3, 1.7] {
         check(&format!("t-adaboost t = {t}"), Kind::Binary, &{
             let mut p = params(Algorithm::TAdaBoost, 4);
@@ -165,7 +163,7 @@ fn issue_14_t_adaboost_weights_are_repetitions() {
 }
 
 #[test]
-fn issue_14_secboost_weights_are_repetitions() {
+fn secboost_weights_are_repetitions() {
     for loss in ["logistic", "square", "exponential", "tempered:t=0.5", "clipped-logistic:q=-2"] {
         let mut p = params(Algorithm::SecBoost, 4);
         p.secboost.loss = loss.parse().unwrap();
@@ -183,7 +181,7 @@ fn issue_14_secboost_weights_are_repetitions() {
 /// the offset oracle's choice jumps with the last bits of an edge near a cusp, so weighted and
 /// repeated rows agree only as long as no edge is near one (here: the first rounds).
 #[test]
-fn issue_14_secboost_spring_loss_first_rounds() {
+fn secboost_spring_loss_first_rounds() {
     let mut p = params(Algorithm::SecBoost, 4);
     p.secboost.loss = "spring:Q=500".parse().unwrap();
     p.n_estimators = 2;
@@ -191,7 +189,7 @@ fn issue_14_secboost_spring_loss_first_rounds() {
 }
 
 #[test]
-fn issue_14_multiclass_and_multilabel_weights_are_repetitions() {
+fn multiclass_and_multilabel_weights_are_repetitions() {
     for algo in [
         Algorithm::AdaBoostMH,
         Algorithm::RealAdaBoostMH,
@@ -213,10 +211,10 @@ fn issue_14_multiclass_and_multilabel_weights_are_repetitions() {
     }
 }
 
-/// Issue 14's example: weights positive on one class only are refused (as Python refuses them),
+/// Weights positive on one class only are refused (as Python refuses them),
 /// and a weight-0 row is a removed row also for the trainability check.
 #[test]
-fn issue_14_positive_weight_on_one_class_is_refused() {
+fn positive_weight_on_one_class_is_refused() {
     let (f, t, _) = weighted_data(1, 30, Kind::Binary);
     let Target::Classes { y, .. } = &t else { unreachable!() };
     let w: Vec<f64> = y.iter().map(|&c| if c == 1 { 2.0 } else { 0.0 }).collect();
@@ -234,7 +232,7 @@ fn issue_14_positive_weight_on_one_class_is_refused() {
 }
 
 #[test]
-fn issue_14_weights_summing_to_infinity_are_refused() {
+fn weights_summing_to_infinity_are_refused() {
     let (f, t, _) = weighted_data(2, 10, Kind::Binary);
     let err = Dataset::new(f, Some(t), Some(vec![1e308; 10])).unwrap_err().to_string();
     assert!(err.contains("sum to inf"), "{err}");

@@ -1,8 +1,6 @@
 //! The "done when" runs of the issues on the papers' datasets (../shared/datasets).
 
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
-
-mod common;
+use crate::common;
 
 use boostlab::data::{read_csv, CsvOptions, LabelSelector};
 use boostlab::eval::folds::{stratified_fold_ids, train_test_indices};
@@ -22,7 +20,7 @@ fn classes(d: &Dataset) -> Vec<u32> {
 }
 
 #[test]
-fn issue_3_t_adaboost_on_sonar_for_every_t() {
+fn t_adaboost_on_sonar_for_every_t() {
     let Some(data) = common::shared_csv("sonar.csv") else { return };
     for t in [0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 1.0, 1.1] {
         let mut p = BoostParams { algorithm: Algorithm::TAdaBoost, n_estimators: 20, ..Default::default() };
@@ -56,7 +54,7 @@ fn issue_3_t_adaboost_on_sonar_for_every_t() {
 }
 
 #[test]
-fn issue_3_authors_mode_on_sonar() {
+fn authors_mode_on_sonar() {
     let Some(data) = common::shared_csv("sonar.csv") else { return };
     let mut p = BoostParams::with_preset(boostlab::boost::preset::Preset::Authors);
     p.algorithm = Algorithm::TAdaBoost;
@@ -70,7 +68,7 @@ fn issue_3_authors_mode_on_sonar() {
 }
 
 #[test]
-fn issue_4_secboost_on_tictactoe_every_setting() {
+fn secboost_on_tictactoe_every_setting() {
     let Some(data) = common::shared_csv("tictactoe.csv") else { return };
     for loss in ["logistic", "clipped-logistic:q=-2", "spring:Q=500"] {
         for max_nodes in [None, Some(20)] {
@@ -93,7 +91,7 @@ fn issue_4_secboost_on_tictactoe_every_setting() {
 }
 
 #[test]
-fn issue_5_every_multiclass_booster_on_the_papers_domains() {
+fn every_multiclass_booster_on_the_papers_domains() {
     let algos = [
         Algorithm::AdaBoostMH,
         Algorithm::RealAdaBoostMH,
@@ -120,7 +118,7 @@ fn issue_5_every_multiclass_booster_on_the_papers_domains() {
 }
 
 #[test]
-fn issue_5_multilabel_yeast_and_emotions() {
+fn multilabel_yeast_and_emotions() {
     for (name, hamming_ceiling) in [("yeast.multilabel.csv", 0.25), ("emotions.multilabel.csv", 0.3)] {
         let Some(path) = common::shared(name) else { return };
         let opts = CsvOptions { label: LabelSelector::Prefix("label_".into()), ..Default::default() };
@@ -140,7 +138,7 @@ fn issue_5_multilabel_yeast_and_emotions() {
 }
 
 #[test]
-fn issue_2_adult_with_categoricals_and_missing_values() {
+fn adult_with_categoricals_and_missing_values() {
     let Some(data) = common::shared_csv("adult.csv") else { return };
     let mut p = BoostParams { algorithm: Algorithm::RealAdaBoost, n_estimators: 100, ..Default::default() };
     p.tree.max_leaves = 8;

@@ -3,14 +3,12 @@
 //! binary α is twice AdaBoost's). The expected values were produced by
 //! `scripts/golden/sklearn_adaboost_curve.py`; this test needs no Python.
 
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
-
 use boostlab::data::{Column, Dataset, Features, Target};
 use boostlab::tree::Criterion;
 use boostlab::{fit, BoostParams};
 
 #[test]
-fn issue_2_staged_training_error_matches_sklearn() {
+fn staged_training_error_matches_sklearn() {
     let text = include_str!("golden/sklearn_adaboost_breast_cancer.json");
     let g: serde_json::Value = serde_json::from_str(text).unwrap();
     let rows: Vec<Vec<f64>> = serde_json::from_value(g["X"].clone()).unwrap();

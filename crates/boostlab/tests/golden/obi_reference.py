@@ -1,4 +1,4 @@
-"""Issue 18: 50-digit references for the closed-form OBI of the convex built-in losses.
+"""50-digit references for the closed-form OBI of the convex built-in losses.
 
     python3 crates/boostlab/tests/golden/obi_reference.py > crates/boostlab/tests/golden/obi_reference.json
 

@@ -1,7 +1,5 @@
-//! Issue 17 through the binary: presets yield to explicit flags, seeded random ties, negative
+//! Options through the binary: presets yield to explicit flags, seeded random ties, negative
 //! numbers after flags, and the terminal output (in a pipe, and in a pseudo-terminal).
-
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -60,11 +58,11 @@ fn shared(name: &str) -> Option<PathBuf> {
     None
 }
 
-/// Issue 17 acceptance: with the preset's candidate cap really off and ties lowest-first, the
+/// With the preset's candidate cap really off and ties lowest-first, the
 /// authors' mode reproduces the authors' code run lowest-first on the same folds (which agrees
 /// with it bit for bit): mean test error 0.2847. Before the fix the cap silently stayed at 2000.
 #[test]
-fn issue_17_authors_mode_with_explicit_flags_reproduces_the_authors_code_on_sonar() {
+fn authors_mode_with_explicit_flags_reproduces_the_authors_code_on_sonar() {
     let (Some(data), Some(folds)) = (shared("sonar.csv"), shared("folds/sonar.folds10.txt")) else { return };
     let (ok, so, se) = run(&[
         "cv",
@@ -93,11 +91,11 @@ fn issue_17_authors_mode_with_explicit_flags_reproduces_the_authors_code_on_sona
     assert_eq!(format!("{mean:.4}"), "0.2847", "{so}");
 }
 
-/// Issue 17: each field of the `authors` preset yields to the flag that sets it (to any value,
+/// Each field of the `authors` preset yields to the flag that sets it (to any value,
 /// also the library default), the others keep the preset's value, and `inspect` shows every
 /// parameter's effective value and source.
 #[test]
-fn issue_17_every_preset_field_yields_to_its_flag() {
+fn every_preset_field_yields_to_its_flag() {
     let dir = tempfile::tempdir().unwrap();
     let data = write_twins(dir.path(), 200);
     let preset = [
@@ -158,10 +156,10 @@ fn issue_17_every_preset_field_yields_to_its_flag() {
     assert!(!so.contains("secboost."), "only the algorithm's own table: {so}");
 }
 
-/// Issue 17: random ties follow the seed (same seed, same model; bit-identical for 1, 2 and 3
+/// Random ties follow the seed (same seed, same model; bit-identical for 1, 2 and 3
 /// threads) and differ between seeds; `lowest` ignores the seed.
 #[test]
-fn issue_17_random_ties_are_seeded_and_thread_independent() {
+fn random_ties_are_seeded_and_thread_independent() {
     let dir = tempfile::tempdir().unwrap();
     // 6000 rows × 6 features: above the size where histograms and split searches go parallel.
     let data = write_twins(dir.path(), 6000);
@@ -201,9 +199,9 @@ fn issue_17_random_ties_are_seeded_and_thread_independent() {
     assert_eq!(train("1", "lowest", "1", "l1.json"), train("9", "lowest", "3", "l9.json"));
 }
 
-/// Issue 17: a negative number after a flag is its value.
+/// A negative number after a flag is its value.
 #[test]
-fn issue_17_negative_numbers_after_flags_are_values() {
+fn negative_numbers_after_flags_are_values() {
     let dir = tempfile::tempdir().unwrap();
     let data = write_twins(dir.path(), 120);
     let d = data.to_str().unwrap();
@@ -219,11 +217,11 @@ fn issue_17_negative_numbers_after_flags_are_values() {
     assert!(!ok && se.contains("smoothing"), "{se}");
 }
 
-/// Issue 17: in a pipe, `train` prints a summary (last round's key diagnostics, time, where the
+/// In a pipe, `train` prints a summary (last round's key diagnostics, time, where the
 /// model went) and no table; `--log-every K` adds a row every K rounds; `--verbose` every round;
 /// the table fits `COLUMNS`; `--log-json` keeps every diagnostic of every round.
 #[test]
-fn issue_17_train_prints_a_summary_and_a_table_on_request() {
+fn train_prints_a_summary_and_a_table_on_request() {
     let dir = tempfile::tempdir().unwrap();
     let data = write_twins(dir.path(), 200);
     let model = dir.path().join("m.json");
@@ -290,10 +288,10 @@ fn issue_17_train_prints_a_summary_and_a_table_on_request() {
     assert!(so.contains(&format!("({} more columns in --log-json)", full.len() - shown.len())), "{so}");
 }
 
-/// Issue 17: on a terminal (a pseudo-terminal through `script`), reading shows progress and a
+/// On a terminal (a pseudo-terminal through `script`), reading shows progress and a
 /// line saying what was read, for CSV and LIBSVM input.
 #[test]
-fn issue_17_reading_progress_on_a_terminal() {
+fn reading_progress_on_a_terminal() {
     if Command::new("script").arg("--version").output().is_err() {
         eprintln!("note: `script` (util-linux) not found, pseudo-terminal test skipped");
         return;

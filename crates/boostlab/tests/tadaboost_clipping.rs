@@ -1,13 +1,13 @@
-//! Issue 16 §4 (SPEC §5): t-AdaBoost's clip events per round, and the expectation that the clipped
+//! SPEC §5: t-AdaBoost's clip events per round, and the expectation that the clipped
 //! and the linear model predict alike (Lemma E: on the training sample the upper clip never binds).
 
-mod common;
+use crate::common;
 
 use boostlab::eval::folds::stratified_fold_ids;
 use boostlab::{fit, Algorithm, BoostParams};
 
 #[test]
-fn issue_16_clipped_and_linear_models_predict_alike() {
+fn clipped_and_linear_models_predict_alike() {
     for dataset in ["sonar.csv", "tictactoe.csv"] {
         let Some(data) = common::shared_csv(dataset) else { return };
         let labels: Vec<u32> = match data.target().expect("labels") {

@@ -1,8 +1,6 @@
 //! End-to-end tests of the `boostlab` command: every command runs, bad input gets a clear error
 //! (exit code 1, a message naming the problem, never a panic).
 
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -42,7 +40,7 @@ fn write_data(dir: &Path, name: &str, n: usize, classes: &[&str]) -> PathBuf {
 }
 
 #[test]
-fn issue_2_train_predict_inspect_round_trip() {
+fn train_predict_inspect_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let data = write_data(dir.path(), "d.csv", 300, &["no", "yes"]);
     let model = dir.path().join("m.json");
@@ -109,7 +107,7 @@ fn issue_2_train_predict_inspect_round_trip() {
 }
 
 #[test]
-fn issue_2_cv_json_reports_folds_and_means() {
+fn cv_json_reports_folds_and_means() {
     let dir = tempfile::tempdir().unwrap();
     let data = write_data(dir.path(), "d.csv", 200, &["a", "b"]);
     let (ok, so, se) = run(&["cv", "--data", data.to_str().unwrap(), "--folds", "4", "--rounds", "5", "--json"]);
@@ -139,7 +137,7 @@ fn issue_2_cv_json_reports_folds_and_means() {
 }
 
 #[test]
-fn issue_5_cv_json_reports_multiclass_metrics() {
+fn cv_json_reports_multiclass_metrics() {
     let dir = tempfile::tempdir().unwrap();
     let data = write_data(dir.path(), "d.csv", 300, &["p", "q", "r"]);
     for algo in ["adaboost-mh", "real-adaboost-mh", "adaboost-mo", "adaboost-mr", "adaboost-m2"] {
@@ -155,7 +153,7 @@ fn issue_5_cv_json_reports_multiclass_metrics() {
 }
 
 #[test]
-fn issue_2_bad_input_gets_clear_errors() {
+fn bad_input_gets_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let p = |name: &str, text: &str| {
         let f = dir.path().join(name);
@@ -198,7 +196,7 @@ fn issue_2_bad_input_gets_clear_errors() {
 }
 
 #[test]
-fn issue_3_t_adaboost_cli_and_clipped_prediction() {
+fn t_adaboost_cli_and_clipped_prediction() {
     let dir = tempfile::tempdir().unwrap();
     let data = write_data(dir.path(), "d.csv", 200, &["0", "1"]);
     let model = dir.path().join("m.json");
@@ -250,7 +248,7 @@ fn issue_3_t_adaboost_cli_and_clipped_prediction() {
 }
 
 #[test]
-fn issue_4_secboost_cli() {
+fn secboost_cli() {
     let dir = tempfile::tempdir().unwrap();
     let data = write_data(dir.path(), "d.csv", 200, &["0", "1"]);
     let log = dir.path().join("log.jsonl");
@@ -278,7 +276,7 @@ fn issue_4_secboost_cli() {
 }
 
 #[test]
-fn issue_16_solve_alpha_and_kappa_flags() {
+fn solve_alpha_and_kappa_flags() {
     let dir = tempfile::tempdir().unwrap();
     let data = write_data(dir.path(), "d.csv", 200, &["0", "1"]);
     let d = data.to_str().unwrap();
@@ -323,18 +321,18 @@ fn issue_16_solve_alpha_and_kappa_flags() {
 }
 
 #[test]
-fn issue_2_demo_runs_without_files() {
+fn demo_runs_without_files() {
     let (ok, so, se) = run(&["demo", "--rounds", "20"]);
     assert!(ok, "{se}");
     assert!(so.contains("AdaBoost (stumps)") && so.contains("Real AdaBoost"), "{so}");
 }
 
-/// Issue 14 §3: the `--weight` column holds frequency weights. The CSV with integer weights and
+/// The `--weight` column holds frequency weights. The CSV with integer weights and
 /// the CSV whose rows are repeated that many times (weight 0: left out) train the same model file:
 /// equal apart from the last bits of sums taken in another order (1e−12; 1e−9 for the per-round
 /// diagnostics, which include products of sums such as `bound`).
 #[test]
-fn issue_14_weight_column_equals_repeated_rows() {
+fn weight_column_equals_repeated_rows() {
     let dir = tempfile::tempdir().unwrap();
     let (mut weighted, mut repeated) = (String::from("x,color,z,w,label\n"), String::from("x,color,z,label\n"));
     for i in 0..80usize {
@@ -343,7 +341,7 @@ fn issue_14_weight_column_equals_repeated_rows() {
         let z = ((i * 31) % 17) as f64 / 3.0;
         // Every category moves the labels differently: categories whose fractions of positives
         // tie exactly are sorted by the rounding of their sums (SPEC §2.2's prefix order), which
-        // may differ between weights and repeated rows (a known limit, docs/python.md).
+        // may differ between weights and repeated rows (a known limit, docs/how-to/sample-weights.md).
         let bump = if i % 5 == 0 { 0.0 } else { [3.0, 1.3, 0.0][i % 3] };
         let class = ["lo", "mid", "hi"][usize::from(x + z + bump > 8.0) + usize::from(x - z + bump > 4.0)];
         // Weights 0..=3, positive on the first rows so that every category appears in both files
@@ -419,10 +417,10 @@ fn same_json(path: &str, a: &serde_json::Value, b: &serde_json::Value, tol: f64)
     }
 }
 
-/// Issue 14's example: `train --weight w` with all the positive weight on one class is refused
+/// `train --weight w` with all the positive weight on one class is refused
 /// (it used to train a constant model), with the error Python gives.
 #[test]
-fn issue_14_positive_weight_on_one_class_is_refused() {
+fn positive_weight_on_one_class_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = String::from("x,w,label\n");
     for i in 0..40 {
@@ -459,7 +457,7 @@ fn set_lists(text: &str, key: &str, value: &str) -> String {
 }
 
 #[test]
-fn issue_14_hostile_model_files_and_inputs_get_clear_errors() {
+fn hostile_model_files_and_inputs_get_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let data = write_data(dir.path(), "d.csv", 120, &["no", "yes"]);
     let d = data.to_str().unwrap();
@@ -525,7 +523,7 @@ fn write_parquet_copy(csv: &Path, name: &str) -> PathBuf {
 
 #[cfg(feature = "arrow")]
 #[test]
-fn issue_12_parquet_train_and_streamed_predict_match_csv() {
+fn parquet_train_and_streamed_predict_match_csv() {
     let dir = tempfile::tempdir().unwrap();
     let csv = write_data(dir.path(), "d.csv", 500, &["no", "yes"]);
     let pq = write_parquet_copy(&csv, "d.parquet");
@@ -611,7 +609,7 @@ fn numbers(text: &str) -> (Vec<String>, Vec<Vec<f64>>) {
 }
 
 #[test]
-fn issue_15_inspect_importance_predict_contrib_and_plots() {
+fn inspect_importance_predict_contrib_and_plots() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let data = write_data(d, "train.csv", 240, &["no", "yes"]);
@@ -675,7 +673,8 @@ fn issue_15_inspect_importance_predict_contrib_and_plots() {
         }
         // Plots: well-formed SVG with the expected series.
         let svg = d.join("p.svg");
-        let (ok, _, se) = run(&["plot", "learning-curve", &ms(&model), "--data", &ms(data), "--out", &ms(&svg)]);
+        let (ok, _, se) =
+            run(&["plot", "learning-curve", "--model", &ms(&model), "--data", &ms(data), "--out", &ms(&svg)]);
         assert!(ok, "{se}");
         let texts = svg_texts(&svg);
         let train_key = if k == 1 { "train (train_error)" } else { "train (" };
@@ -684,29 +683,50 @@ fn issue_15_inspect_importance_predict_contrib_and_plots() {
         assert!(texts.iter().any(|t| *t == format!("{file} (test_error)")), "{texts:?}");
         // No validation curve in these models' history: none drawn.
         assert!(!texts.iter().any(|t| t.starts_with("valid")), "{texts:?}");
-        let (ok, _, se) = run(&["plot", "importance", &ms(&model), "--out", &ms(&svg)]);
+        let (ok, _, se) = run(&["plot", "importance", "--model", &ms(&model), "--out", &ms(&svg)]);
         assert!(ok, "{se}");
         let texts = svg_texts(&svg);
         for f in ["x", "color", "z"] {
             assert!(texts.iter().any(|t| t == f), "{texts:?}");
         }
-        let (ok, _, se) =
-            run(&["plot", "margins", &ms(&model), "--data", &ms(data), "--rounds", "1,6,12", "--out", &ms(&svg)]);
+        let (ok, _, se) = run(&[
+            "plot",
+            "margins",
+            "--model",
+            &ms(&model),
+            "--data",
+            &ms(data),
+            "--rounds",
+            "1,6,12",
+            "--out",
+            &ms(&svg),
+        ]);
         assert!(ok, "{se}");
         let texts = svg_texts(&svg);
         for r in ["round 1", "round 6", "round 12"] {
             assert!(texts.iter().any(|t| t == r), "{texts:?}");
         }
     }
-    fails_with(&["plot", "margins", &ms(&model), "--out", &ms(&d.join("x.svg"))], "needs --data");
+    fails_with(&["plot", "margins", "--model", &ms(&model), "--out", &ms(&d.join("x.svg"))], "needs --data");
     fails_with(
-        &["plot", "margins", &ms(&model), "--data", &ms(&multi), "--rounds", "99", "--out", &ms(&d.join("x.svg"))],
+        &[
+            "plot",
+            "margins",
+            "--model",
+            &ms(&model),
+            "--data",
+            &ms(&multi),
+            "--rounds",
+            "99",
+            "--out",
+            &ms(&d.join("x.svg")),
+        ],
         "rounds",
     );
 }
 
 #[test]
-fn issue_15_export_onnx_and_its_refusals() {
+fn export_onnx_and_its_refusals() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let ms = |p: &Path| p.to_str().unwrap().to_string();
@@ -739,14 +759,14 @@ fn issue_15_export_onnx_and_its_refusals() {
         ]);
         assert!(ok, "{se}");
         if ok_export {
-            let (ok, so, se) = run(&["export", &ms(&model), "--onnx", &ms(&onnx)]);
+            let (ok, so, se) = run(&["export", "--model", &ms(&model), "--onnx", &ms(&onnx)]);
             assert!(ok && so.contains("written"), "{algo}: {se}");
             let bytes = std::fs::read(&onnx).unwrap();
             // A ModelProto: field 1 (ir_version, varint) first, and the operator's name inside.
             assert_eq!(bytes[0], 0x08);
             assert!(bytes.windows(21).any(|w| w == b"TreeEnsembleRegressor"));
         } else {
-            fails_with(&["export", &ms(&model), "--onnx", &ms(&onnx)], "output-code");
+            fails_with(&["export", "--model", &ms(&model), "--onnx", &ms(&onnx)], "output-code");
         }
     }
     let (ok, _, se) = run(&[
@@ -763,14 +783,14 @@ fn issue_15_export_onnx_and_its_refusals() {
         &ms(&model),
     ]);
     assert!(ok, "{se}");
-    fails_with(&["export", &ms(&model), "--onnx", &ms(&onnx), "--clipped"], "not a sum of trees");
+    fails_with(&["export", "--model", &ms(&model), "--onnx", &ms(&onnx), "--clipped"], "not a sum of trees");
 }
 
-/// Issue 16: `--t auto` chooses t by inner cross-validation; the model keeps the choice and the
+/// `--t auto` chooses t by inner cross-validation; the model keeps the choice and the
 /// inner errors (`inspect`), and equals `--t <chosen>` trained directly; `--t-grid` / `--t-folds`
 /// change the search, and go only with `--t auto`.
 #[test]
-fn issue_16_t_auto_through_the_cli() {
+fn t_auto_through_the_cli() {
     let dir = tempfile::tempdir().unwrap();
     let data = write_data(dir.path(), "d.csv", 240, &["0", "1"]);
     let d = data.to_str().unwrap();
@@ -813,7 +833,7 @@ fn issue_16_t_auto_through_the_cli() {
 }
 
 #[test]
-fn issue_16_t_schedule_through_the_cli() {
+fn t_schedule_through_the_cli() {
     let dir = tempfile::tempdir().unwrap();
     let data = write_data(dir.path(), "d.csv", 240, &["0", "1"]);
     let d = data.to_str().unwrap();

@@ -1,4 +1,4 @@
-//! Issue 8: a full `fit` gives a bit-identical model (its JSON, byte for byte) whatever the number
+//! A full `fit` gives a bit-identical model (its JSON, byte for byte) whatever the number
 //! of threads, and prediction gives bit-identical scores. The data are large enough for every
 //! parallel path (binning, histograms, split search, row-block prediction) to split work.
 
@@ -31,7 +31,7 @@ fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
 }
 
 #[test]
-fn issue_8_fit_is_bit_identical_for_1_and_2_threads() {
+fn fit_is_bit_identical_for_1_and_2_threads() {
     // 150k rows: more than four of the library's fixed 32k-row chunks, so the chunked passes
     // (row partition, gathers, leaf assignment, the boosters' sums and updates) split work.
     let binary = data(150_000, 6, 2, 8);

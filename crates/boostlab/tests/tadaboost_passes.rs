@@ -1,4 +1,4 @@
-//! Issue 18 (session 8): t-AdaBoost's per-row passes were fused (the step reads the rows' leaves
+//! T-AdaBoost's per-row passes were fused (the step reads the rows' leaves
 //! instead of a written `h`; the models move in the update's pass) without changing a bit of any
 //! model. The model files (JSON: trees, α, every per-round diagnostic) of fits
 //! covering every kernel and regime of the update are hashed and compared with the hashes the
@@ -7,7 +7,7 @@
 //! (the whole files are byte-identical at 1 and 2 threads).
 //!
 //! Regenerate (only for a deliberate model change, with the reason in the commit message) with
-//! `BOOSTLAB_BLESS=1 cargo test -p boostlab --test issue_18_tadaboost_passes -- --nocapture`,
+//! `BOOSTLAB_REGENERATE=1 cargo test -p boostlab --test tests tadaboost_passes:: -- --nocapture`,
 //! which prints the new table instead of checking it.
 
 use boostlab::boost::tadaboost::{LearnerWeights, TAdaBoostParams, TSchedule};
@@ -93,9 +93,9 @@ const BEFORE: &[(&str, u64)] = &[
 ];
 
 #[test]
-fn issue_18_fused_passes_keep_every_model_bit_for_bit() {
+fn fused_passes_keep_every_model_bit_for_bit() {
     let (plain, weighted) = (data(false), data(true));
-    let bless = std::env::var_os("BOOSTLAB_BLESS").is_some();
+    let bless = std::env::var_os("BOOSTLAB_REGENERATE").is_some();
     let mut table = Vec::new();
     for (name, w, p) in cases() {
         let ds = if w { &weighted } else { &plain };

@@ -1,11 +1,9 @@
 //! Golden runs on the papers' data: any change to these numbers must be deliberate.
 //!
-//! Regenerate with `BOOSTLAB_BLESS=1 cargo test -p boostlab --test golden_runs` (writes the files
+//! Regenerate with `BOOSTLAB_REGENERATE=1 cargo test -p boostlab --test tests goldens::` (writes the files
 //! under tests/golden/), then review the diff.
 
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
-
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 
@@ -33,7 +31,7 @@ fn check(name: &str, params: &BoostParams, dataset: &str, keys: &[&str], tol: f6
         })
         .collect();
     let path = golden_path(name);
-    if std::env::var_os("BOOSTLAB_BLESS").is_some() {
+    if std::env::var_os("BOOSTLAB_REGENERATE").is_some() {
         std::fs::write(&path, serde_json::to_string_pretty(&got).unwrap() + "\n").unwrap();
         return;
     }
@@ -57,7 +55,7 @@ fn check(name: &str, params: &BoostParams, dataset: &str, keys: &[&str], tol: f6
 }
 
 #[test]
-fn issue_3_golden_t_adaboost_stumps_on_sonar() {
+fn golden_t_adaboost_stumps_on_sonar() {
     for t in [0.0, 0.6, 1.0] {
         let mut p = BoostParams { algorithm: Algorithm::TAdaBoost, n_estimators: 20, ..Default::default() };
         p.t_adaboost.t = t;
@@ -67,19 +65,19 @@ fn issue_3_golden_t_adaboost_stumps_on_sonar() {
 }
 
 #[test]
-fn issue_4_golden_secboost_logistic_stumps_on_tictactoe() {
+fn golden_secboost_logistic_stumps_on_tictactoe() {
     let mut p = BoostParams { algorithm: Algorithm::SecBoost, n_estimators: 20, seed: 7, ..Default::default() };
     // The paper's procedure: Solve_α (not the closed form), grid oracle.
     p.secboost.alpha_rule = SecAlpha::Solve;
-    // The paper's Solve_α (issue 16 made the certified rule the default; this golden predates it).
+    // The paper's Solve_α (the certified rule is the default; this golden pins the paper's rule).
     p.secboost.solve_alpha = boostlab::boost::secboost::SolveAlphaRule::Paper;
     check("secboost_tictactoe_logistic.json", &p, "tictactoe.csv", &["alpha", "w2", "epsilon"], 1e-9);
 }
 
 #[test]
-fn issue_16_golden_secboost_certified_spring_stumps_on_tictactoe() {
-    // The certified Solve_α (κ = ½), the default since issue 16, on the issue's repro setting.
-    // Blessed from this implementation (BOOSTLAB_BLESS=1); 1e−9 relative: the values are sums over
+fn golden_secboost_certified_spring_stumps_on_tictactoe() {
+    // The certified Solve_α (κ = ½), the default, with the spring loss on stumps.
+    // Regenerated from this implementation (BOOSTLAB_REGENERATE=1); 1e−9 relative: the values are sums over
     // 958 rows whose order is fixed, so only libm differences could move them.
     let mut p = BoostParams { algorithm: Algorithm::SecBoost, n_estimators: 20, seed: 0, ..Default::default() };
     p.secboost.loss = "spring:Q=500".parse().unwrap();
@@ -87,11 +85,11 @@ fn issue_16_golden_secboost_certified_spring_stumps_on_tictactoe() {
     check("secboost_tictactoe_spring_certified.json", &p, "tictactoe.csv", &keys, 1e-9);
 }
 
-/// Issue 16: t-AdaBoost's defaults forbid pure leaves (`tree.pure_leaves = auto` resolves to
+/// T-AdaBoost's defaults forbid pure leaves (`tree.pure_leaves = auto` resolves to
 /// `forbid` for t-AdaBoost). Pins the default configuration on 15-node trees, where the pure-leaf
 /// policy matters, and checks that the default is `forbid` exactly and not `allow`.
 #[test]
-fn issue_16_golden_t_adaboost_default_trees_on_sonar() {
+fn golden_t_adaboost_default_trees_on_sonar() {
     use boostlab::tree::PureLeaves;
     let Some(data) = common::shared_csv("sonar.csv") else { return };
     for t in [0.6, 1.0] {
@@ -100,7 +98,7 @@ fn issue_16_golden_t_adaboost_default_trees_on_sonar() {
         p.t_adaboost.t = t;
         // Tolerance 1e-9 (relative): bit-level changes in summation order are allowed, nothing else.
         check(
-            &format!("issue_16_t_adaboost_default_15nodes_sonar_t{t}.json"),
+            &format!("t_adaboost_default_15nodes_sonar_t{t}.json"),
             &p,
             "sonar.csv",
             &["rho", "alpha", "z", "train_error"],

@@ -1,4 +1,4 @@
-//! Issue 16 §3: SecBoost's per-round certificate (SPEC §6 as corrected).
+//! SecBoost's per-round certificate (SPEC §6 as corrected).
 //!
 //! Every round records `risk_prev` = F(S, H_(t−1)), `risk` = F(S, H_t), `b` = B_t, `qbar` = q̄_t,
 //! `pi` = π_t and `certified_decrease` = B_t − q̄_t. For any α (either Solve_α rule) the theorem's
@@ -6,7 +6,7 @@
 //! makes B_t − q̄_t ≥ (1 − κ) B_t > 0, so the risk falls every round. Checked for every shipped loss
 //! on tic-tac-toe, sonar and qsar (../shared/datasets; a failure under CI when missing).
 
-mod common;
+use crate::common;
 
 use boostlab::boost::secboost::{AlphaRule, SolveAlphaRule};
 use boostlab::{fit, Algorithm, BoostParams, Ensemble};
@@ -99,7 +99,7 @@ const LOSSES: &[&str] = &[
 ];
 
 #[test]
-fn issue_16_certificate_holds_every_round_for_every_loss_on_three_domains() {
+fn certificate_holds_every_round_for_every_loss_on_three_domains() {
     for dataset in ["tictactoe.csv", "sonar.csv", "qsar.csv"] {
         let Some(data) = common::shared_csv(dataset) else { return };
         for loss in LOSSES {
@@ -134,7 +134,7 @@ fn issue_16_certificate_holds_every_round_for_every_loss_on_three_domains() {
 }
 
 #[test]
-fn issue_16_paper_rule_obeys_the_inequality_without_the_guarantee() {
+fn paper_rule_obeys_the_inequality_without_the_guarantee() {
     // The inequality is a fact about any α; only the certified rule makes its right side fall.
     let Some(data) = common::shared_csv("tictactoe.csv") else { return };
     for loss in ["logistic", "clipped-logistic:q=-2", "spring:Q=500", "spring-main"] {
@@ -148,7 +148,7 @@ fn issue_16_paper_rule_obeys_the_inequality_without_the_guarantee() {
 }
 
 #[test]
-fn issue_16_repro_spring_q500_stumps_risk_never_rises_when_certified() {
+fn repro_spring_q500_stumps_risk_never_rises_when_certified() {
     // The issue's repro: `boostlab train --data tictactoe.csv --algo secboost --loss spring:Q=500
     // --delta-init 1 --max-leaves 2 --rounds 20` (CLI defaults: seed 0).
     let Some(data) = common::shared_csv("tictactoe.csv") else { return };

@@ -1,4 +1,4 @@
-//! Issue 18: `boostlab cv` runs its folds in parallel; the numbers must not depend on it.
+//! `boostlab cv` runs its folds in parallel; the numbers must not depend on it.
 
 use std::path::Path;
 use std::process::Command;
@@ -33,7 +33,7 @@ fn cv(data: &Path, threads: &str) -> serde_json::Value {
 }
 
 #[test]
-fn issue_18_cv_folds_in_parallel_equal_one_thread() {
+fn cv_folds_in_parallel_equal_one_thread() {
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("wide.csv");
     write_data(&data);

@@ -1,7 +1,5 @@
-//! Issue 15 through the binary: `--learning-rate`, `--valid` with `--early-stopping-rounds`,
+//! Training practice through the binary: `--learning-rate`, `--valid` with `--early-stopping-rounds`,
 //! `--threads` on every command, and `train --init-model` (warm start).
-
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -45,7 +43,7 @@ fn model_json(p: &Path) -> serde_json::Value {
 }
 
 #[test]
-fn issue_15_init_model_continues_to_the_one_go_model() {
+fn init_model_continues_to_the_one_go_model() {
     let dir = tempfile::tempdir().unwrap();
     let bin2 = write_csv(dir.path(), "b.csv", 300, 2, 1);
     let multi = write_csv(dir.path(), "m.csv", 300, 4, 2);
@@ -104,7 +102,7 @@ fn issue_15_init_model_continues_to_the_one_go_model() {
 }
 
 #[test]
-fn issue_15_early_stopping_keeps_the_best_iteration_of_the_validation_file() {
+fn early_stopping_keeps_the_best_iteration_of_the_validation_file() {
     let dir = tempfile::tempdir().unwrap();
     let tr = write_csv(dir.path(), "tr.csv", 250, 2, 3);
     let va = write_csv(dir.path(), "va.csv", 400, 2, 4);
@@ -152,7 +150,7 @@ fn issue_15_early_stopping_keeps_the_best_iteration_of_the_validation_file() {
     let text = ok(&["inspect", "--model", es.to_str().unwrap()]);
     assert!(text.contains(&format!("early stopping best iteration {best} (validation error)")), "{text}");
     let svg = dir.path().join("lc.svg");
-    ok(&["plot", "learning-curve", es.to_str().unwrap(), "--out", svg.to_str().unwrap()]);
+    ok(&["plot", "learning-curve", "--model", es.to_str().unwrap(), "--out", svg.to_str().unwrap()]);
     let svg = std::fs::read_to_string(&svg).unwrap();
     assert!(svg.contains("valid_metric"), "no validation series in the learning curve");
     // Errors name the problem.
@@ -172,7 +170,7 @@ fn issue_15_early_stopping_keeps_the_best_iteration_of_the_validation_file() {
 }
 
 #[test]
-fn issue_15_threads_give_bit_identical_models_and_predictions_on_every_command() {
+fn threads_give_bit_identical_models_and_predictions_on_every_command() {
     let dir = tempfile::tempdir().unwrap();
     let tr = write_csv(dir.path(), "tr.csv", 3000, 3, 5);
     let va = write_csv(dir.path(), "va.csv", 500, 3, 6);

@@ -1,4 +1,4 @@
-//! Issue 14, section 2: hostile model files are refused with an error naming the field, or
+//! Hostile model files are refused with an error naming the field, or
 //! predict finite values; every booster's model file loads back and predicts bit-identically.
 
 use boostlab::boost::multiclass::{CodeSpec, Decode};
@@ -54,7 +54,7 @@ fn roundtrip(m: &Ensemble, d: &Dataset, what: &str) {
 }
 
 #[test]
-fn issue_14_every_booster_writes_a_model_that_loads() {
+fn every_booster_writes_a_model_that_loads() {
     let binary = data(|n| classes(n, 2));
     let multi = data(|n| classes(n, 4));
     let ml = data(multilabel);
@@ -155,7 +155,7 @@ fn load_err(v: &Value) -> String {
 }
 
 #[test]
-fn issue_14_huge_n_outputs_is_refused() {
+fn huge_n_outputs_is_refused() {
     // The issue's example: a multi-label model edited to n_outputs = 1e12 with no trees.
     let mut v = model_json(Algorithm::AdaBoostMH, &data(multilabel));
     v["n_outputs"] = json!(1_000_000_000_000u64);
@@ -176,7 +176,7 @@ fn issue_14_huge_n_outputs_is_refused() {
 }
 
 #[test]
-fn issue_14_huge_alpha_and_leaves_are_refused_or_finite() {
+fn huge_alpha_and_leaves_are_refused_or_finite() {
     let d = data(|n| classes(n, 2));
     // α = leaf = 1e200: the product overflows; refused, naming the field.
     let mut v = model_json(Algorithm::RealAdaBoost, &d);
@@ -222,7 +222,7 @@ fn issue_14_huge_alpha_and_leaves_are_refused_or_finite() {
 type Edit = Box<dyn Fn(&mut Value)>;
 
 #[test]
-fn issue_14_inconsistent_models_name_the_field() {
+fn inconsistent_models_name_the_field() {
     let d = data(|n| classes(n, 2));
     let base = model_json(Algorithm::AdaBoost, &d);
     let cases: Vec<(&str, Edit)> = vec![
@@ -267,7 +267,7 @@ fn issue_14_inconsistent_models_name_the_field() {
 }
 
 #[test]
-fn issue_14_tempered_criterion_rejects_infinite_t() {
+fn tempered_criterion_rejects_infinite_t() {
     let d = data(|n| classes(n, 2));
     for t in [f64::NEG_INFINITY, f64::INFINITY, f64::NAN, 2.5] {
         let mut p = BoostParams::default();
@@ -278,7 +278,7 @@ fn issue_14_tempered_criterion_rejects_infinite_t() {
 }
 
 #[test]
-fn issue_14_libsvm_huge_indices_do_not_allocate() {
+fn libsvm_huge_indices_do_not_allocate() {
     let read = |text: &str| read_libsvm_from(text.as_bytes(), "a.svm", &LibsvmOptions::default());
     // The issue's examples: 1e12 (an abort), 2^64 − 1 (a capacity overflow), 1e8 (7.7 GB).
     for (text, want) in [

@@ -1,4 +1,4 @@
-//! Issue 13: distributed training through the `Collective` seam. For every booster, on data with
+//! Distributed training through the `Collective` seam. For every booster, on data with
 //! a categorical feature, missing values and sample weights, split into uneven shards over 2 and
 //! 3 in-process ranks ([`ThreadCollective`], one shard empty in one case): the same trees as the
 //! single-machine fit on the same rows (splits exactly), α and leaf values within 1e−9 relative
@@ -6,8 +6,6 @@
 //! amplified by at most a few orders over the rounds), the same predicted classes; every rank
 //! returns the same model, and two distributed runs are bit-identical. A collective that fails
 //! mid-fit gives a clean error on every rank.
-
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -181,7 +179,7 @@ fn params(algorithm: Algorithm) -> BoostParams {
 }
 
 #[test]
-fn issue_13_adaboost_discrete_and_real_distributed_equal_single_machine() {
+fn adaboost_discrete_and_real_distributed_equal_single_machine() {
     check("adaboost", &params(Algorithm::AdaBoost), 2);
     check("real-adaboost", &params(Algorithm::RealAdaBoost), 2);
     let mut p = params(Algorithm::RealAdaBoost);
@@ -193,7 +191,7 @@ fn issue_13_adaboost_discrete_and_real_distributed_equal_single_machine() {
 }
 
 #[test]
-fn issue_13_t_adaboost_distributed_equal_single_machine() {
+fn t_adaboost_distributed_equal_single_machine() {
     let mut p = params(Algorithm::TAdaBoost);
     p.t_adaboost.t = 0.8;
     // t < 1: the model is clipped (δ = 1/(1 − t)); the clipped scores are compared too.
@@ -201,7 +199,7 @@ fn issue_13_t_adaboost_distributed_equal_single_machine() {
     let mut co = p.clone();
     co.t_adaboost.learner_weights = boostlab::boost::tadaboost::LearnerWeights::CoDensity;
     check("t-adaboost t = 0.8, co-density", &co, 2);
-    // A t schedule (issue 16): every rank retempers alike (the renormaliser summed over the ranks).
+    // A t schedule: every rank retempers alike (the renormaliser summed over the ranks).
     let mut sch = p.clone();
     sch.t_adaboost.t_schedule = Some(boostlab::boost::tadaboost::TSchedule::parse("linear:0.4:1.2:6").unwrap());
     check("t-adaboost linear:0.4:1.2:6", &sch, 2);
@@ -219,7 +217,7 @@ fn issue_13_t_adaboost_distributed_equal_single_machine() {
 }
 
 #[test]
-fn issue_13_secboost_distributed_equal_single_machine() {
+fn secboost_distributed_equal_single_machine() {
     for loss in ["logistic", "tempered:t=0.5"] {
         let mut p = params(Algorithm::SecBoost);
         p.secboost.loss = loss.parse().unwrap();
@@ -234,7 +232,7 @@ fn issue_13_secboost_distributed_equal_single_machine() {
 }
 
 #[test]
-fn issue_13_multiclass_distributed_equal_single_machine() {
+fn multiclass_distributed_equal_single_machine() {
     for algo in [
         Algorithm::AdaBoostMH,
         Algorithm::RealAdaBoostMH,
@@ -249,7 +247,7 @@ fn issue_13_multiclass_distributed_equal_single_machine() {
 /// A rank whose collective fails at its 6th call: every rank's fit ends with an error naming
 /// the problem (the failing rank's own, the others' "rank 1 left"), no hang, no panic.
 #[test]
-fn issue_13_a_failing_collective_fails_every_rank_cleanly() {
+fn a_failing_collective_fails_every_rank_cleanly() {
     let d = data(13, 300, 2);
     let p = params(Algorithm::RealAdaBoost);
     let fail = |r: usize, rank: boostlab::collective::ThreadRank| -> Arc<dyn Collective> {
@@ -270,7 +268,7 @@ fn issue_13_a_failing_collective_fails_every_rank_cleanly() {
 }
 
 #[test]
-fn issue_13_refused_options_are_errors() {
+fn refused_options_are_errors() {
     let d = data(13, 100, 2);
     let mut p = params(Algorithm::AbstainingAdaBoost);
     p.tree.max_leaves = 2;
@@ -279,9 +277,9 @@ fn issue_13_refused_options_are_errors() {
 }
 
 /// The number of allreduce calls and f64 values per round, per booster, for 8-leaf trees on 28
-/// numeric features with 255 bins (printed for docs/distributed.md; asserted for the tree).
+/// numeric features with 255 bins (printed for docs/explanation/distributed.md; asserted for the tree).
 #[test]
-fn issue_13_communication_per_round() {
+fn communication_per_round() {
     let n = 3000;
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let cols: Vec<Vec<f64>> = (0..28).map(|_| (0..n).map(|_| rng.gen_range(0.0..1.0)).collect()).collect();
@@ -351,7 +349,7 @@ fn issue_13_communication_per_round() {
 /// mapper — unsampled, sampled (more than 200 000 rows) and weighted-sampled (Σ w > 200 000) —
 /// with an empty shard among them.
 #[test]
-fn issue_13_distributed_binning_equals_single_machine() {
+fn distributed_binning_equals_single_machine() {
     let n = 260_000;
     let mut rng = ChaCha8Rng::seed_from_u64(5);
     let x: Vec<f64> = (0..n).map(|_| if rng.gen_bool(0.1) { f64::NAN } else { rng.gen::<f64>().powi(3) }).collect();
@@ -399,13 +397,13 @@ fn issue_13_distributed_binning_equals_single_machine() {
     }
 }
 
-/// Session 8: a rank's rows given as its partitions (read in place, no concatenation), its sample
+/// A rank's rows given as its partitions (read in place, no concatenation), its sample
 /// sorted and sent as f32 when the values are f32, merged as sorted lists: still the single
 /// machine's mapper — f64 and f32 columns, weighted or not, sampled or not, ranks of several
 /// uneven parts (an empty part, an empty rank), and columns whose sample has few distinct values
 /// while the column has a few more (values the sample missed: exact midpoints) or many more.
 #[test]
-fn issue_13_binning_from_partitions_equals_single_machine() {
+fn binning_from_partitions_equals_single_machine() {
     let n = 260_000;
     let mut rng = ChaCha8Rng::seed_from_u64(13);
     let x: Vec<f64> =
@@ -521,7 +519,7 @@ fn distributed_with(
 }
 
 #[test]
-fn issue_13_early_stopping_over_ranks_equals_single_machine() {
+fn early_stopping_over_ranks_equals_single_machine() {
     let d = data(21, 400, 2);
     let v = data(22, 200, 2);
     let full = BinnedData::from_dataset(&d, 255).unwrap();
@@ -567,7 +565,7 @@ fn issue_13_early_stopping_over_ranks_equals_single_machine() {
 }
 
 #[test]
-fn issue_13_warm_start_over_ranks_equals_single_machine() {
+fn warm_start_over_ranks_equals_single_machine() {
     let d = data(31, 300, 2);
     let full = BinnedData::from_dataset(&d, 255).unwrap();
     for algo in [Algorithm::RealAdaBoost, Algorithm::TAdaBoost, Algorithm::SecBoost] {
@@ -590,12 +588,12 @@ fn issue_13_warm_start_over_ranks_equals_single_machine() {
     }
 }
 
-/// Session 7: Real AdaBoost on 8-leaf trees costs 8 reductions a round — the 7 histograms and one
+/// Real AdaBoost on 8-leaf trees costs 8 reductions a round — the 7 histograms and one
 /// for the booster's step (Z, the training errors and the edge sums in one call) — and the trees'
 /// covers one call at the end of the fit (asserted from the calls of a 12-round fit minus those
 /// of a 4-round one, so the set-up's calls cancel); the covers equal the single machine's.
 #[test]
-fn issue_13_real_adaboost_reduces_eight_times_a_round() {
+fn real_adaboost_reduces_eight_times_a_round() {
     let d = data(7, 3000, 2);
     let calls = |rounds: usize| {
         let mut p = params(Algorithm::RealAdaBoost);
@@ -630,10 +628,10 @@ fn issue_13_real_adaboost_reduces_eight_times_a_round() {
     assert_eq!(many_values - few_values, 8 * per_round, "values a round ({bins} bins)");
 }
 
-/// Session 7: t = auto over the ranks (uneven shards, one empty; sample weights) chooses the
+/// T = auto over the ranks (uneven shards, one empty; sample weights) chooses the
 /// single machine's t, with its inner scores within rounding, and the same model.
 #[test]
-fn issue_13_t_auto_over_ranks_chooses_the_single_machine_t() {
+fn t_auto_over_ranks_chooses_the_single_machine_t() {
     let n = 600;
     let d = data(21, n, 2);
     let mut p = params(Algorithm::TAdaBoost);

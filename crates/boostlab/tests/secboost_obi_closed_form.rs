@@ -1,4 +1,4 @@
-//! Issue 18: the closed-form OBI of the built-in convex losses (SPEC §6: "the OBI (closed form or
+//! The closed-form OBI of the built-in convex losses (SPEC §6: "the OBI (closed form or
 //! a unimodal search, since line − F is concave)").
 //!
 //! References: `golden/obi_reference.json`, 50-digit values from `golden/obi_reference.py`
@@ -20,7 +20,7 @@ fn as_closure(s: &str) -> Loss {
 }
 
 #[test]
-fn issue_18_closed_form_obi_matches_50_digit_references() {
+fn closed_form_obi_matches_50_digit_references() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/obi_reference.json");
     let text = std::fs::read_to_string(path).expect("reference file");
     let refs: Vec<serde_json::Value> = serde_json::from_str(&text).expect("json");
@@ -49,7 +49,7 @@ fn issue_18_closed_form_obi_matches_50_digit_references() {
 }
 
 #[test]
-fn issue_18_closed_form_is_the_maximum_the_search_approaches() {
+fn closed_form_is_the_maximum_the_search_approaches() {
     // The search returns the best of its grid points: a lower bound of the exact maximum, within
     // its resolution (a bracket of ≈ 4e−10 of the secant's width) where the gap is not cancelled
     // (|v| ≥ 0.01 here).
@@ -71,7 +71,7 @@ fn issue_18_closed_form_is_the_maximum_the_search_approaches() {
 }
 
 #[test]
-fn issue_18_hinge_obi_is_the_gap_at_the_kink() {
+fn hinge_obi_is_the_gap_at_the_kink() {
     let l = builtin("hinge");
     // Line through (0, 1) and (2, 0): at the kink x = 1 the line is at ½ and F = 0.
     assert_eq!(obi_convex(&l, 0.0, 2.0), 0.5);
@@ -88,7 +88,7 @@ fn issue_18_hinge_obi_is_the_gap_at_the_kink() {
 }
 
 #[test]
-fn issue_18_batch_and_scalar_closed_forms_agree_bit_for_bit() {
+fn batch_and_scalar_closed_forms_agree_bit_for_bit() {
     for s in ["logistic", "exponential", "square", "hinge", "tempered:t=0.5", "tempered:t=1.5"] {
         let l = builtin(s);
         let zs: Vec<f64> = (0..60).map(|i| -3.0 + 0.1 * i as f64).collect();

@@ -10,11 +10,14 @@ the library's defaults) or `default[t=…]`.
 Prints markdown tables (mean test error %, paired two-sided t-tests at p < 0.1 over the 10 folds,
 the chosen t per fold) and writes a small SVG figure. No third-party package.
 """
-import os, sys
+import os
+import sys
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(__file__))
-import glob, json
+import glob
+import json
+
 from paired_vs import paired_p  # noqa: E402
 
 ALPHA = 0.1
@@ -24,7 +27,6 @@ def main():
     results, fixed_dir = sys.argv[1], sys.argv[2]
     svg = sys.argv[sys.argv.index("--svg") + 1] if "--svg" in sys.argv else None
     err, chosen = {}, {}
-    order = []
     files = glob.glob(os.path.join(results, "cells", "*.json")) + glob.glob(os.path.join(fixed_dir, "cells", "*.json"))
     for f in sorted(files):
         r = json.load(open(f))

@@ -9,7 +9,12 @@ error (%) per dataset of F[t] and REFERENCE[t], and a two-sided paired Student t
 (p < alpha: better / worse). A family named `NAME@t=X` compares NAME (no grid) to REFERENCE[t=X].
 Pure Python (the t distribution by numerical integration), no third-party package.
 """
-import glob, json, math, os, re, sys
+import glob
+import json
+import math
+import os
+import re
+import sys
 from collections import defaultdict
 
 

@@ -10,7 +10,10 @@ error (%) per domain, paired two-sided t-tests over the folds at p < 0.1 against
 the oracle, the counts better / equivalent / worse and the mean gap to the oracle. No third-party
 package.
 """
-import glob, json, os, sys
+import glob
+import json
+import os
+import sys
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(__file__))

@@ -37,9 +37,9 @@ use serde::{Deserialize, Serialize};
 use super::{Booster, Diagnostics, Labels, Step};
 use crate::collective::Shared;
 use crate::error::{Error, Result};
-use crate::fastmath::{powi_seq, snapped_int_exponent};
-use crate::tempered::{co_simplex_normalize, is_one, t_star, update_factor};
+use crate::math::tempered::{co_simplex_normalize, is_one, t_star, update_factor};
 use crate::tree::{Criterion, LeafRule, TemperedLink};
+use crate::util::fastmath::{powi_seq, snapped_int_exponent};
 
 /// At `t = 1`, a round whose weighted error `ε = (1 − |ρ|)/2` is below this is a perfect (or
 /// perfectly wrong) weak hypothesis: boosting keeps it with `ε` clamped here and stops.
@@ -89,9 +89,9 @@ pub struct TAdaBoostParams {
     pub overflow: OverflowPolicy,
     /// `t = auto` (issue 16): when set, `t` is chosen from `auto_t.grid` by inner stratified
     /// cross-validation on the training rows and the model is refit with it (see
-    /// [`super::auto_t`]); the model's `t` is then the chosen one. By default none (`t` as given).
+    /// [`crate::select::auto_t`]); the model's `t` is then the chosen one. By default none (`t` as given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auto_t: Option<super::auto_t::AutoT>,
+    pub auto_t: Option<crate::select::auto_t::AutoT>,
     /// A schedule of t over the rounds (issue 16), e.g. `linear:0.5:1`: round j runs at the
     /// schedule's `t_j` (weights, `µ`, `α`, and the default criterion and leaf link), and the
     /// weights are carried across each change of t by [`TAdaBoost::retemper`]. When set, `t` is
@@ -547,7 +547,7 @@ const KERNEL_POWER_INT: u8 = 3;
 /// - `KERNEL_POWER_INT` (issue 18): `KERNEL_POWER` when `1/(1−t)` is an integer `n ≤ 16` up to the
 ///   rounding of `t` (t = 0, ½, ¾, 0.8, …): the power is [`powi_seq`]'s `n − 1` multiplications or
 ///   fewer instead of a `pow` (relative error `≤ (n−1)·2^−53`; a deliberate change of the weights'
-///   last bits against `powf(x, 1/(1−t))`, see `crate::fastmath`).
+///   last bits against `powf(x, 1/(1−t))`, see `crate::util::fastmath`).
 ///
 /// The same pass moves the models (issue 18, session 8; they were the last pass's): `H += α h`
 /// and, with `CLIP`, `S = clip_[−δ, δ](S + α h)`, with the training errors and clip events of the
@@ -795,7 +795,9 @@ impl TAdaBoost {
     /// thread count).
     fn local_q_sum(&self) -> f64 {
         let (q, c) = (&self.q[..], self.c.as_deref());
-        crate::par::map_chunks_of(q.len(), CHUNK, |rows| rows.map(|i| q[i] * mult(c, i)).sum::<f64>()).into_iter().sum()
+        crate::util::par::map_chunks_of(q.len(), CHUNK, |rows| rows.map(|i| q[i] * mult(c, i)).sum::<f64>())
+            .into_iter()
+            .sum()
     }
 
     /// Recomputes `q^(1−t)` from `q` (at construction, and where the update's recurrence does
@@ -949,7 +951,7 @@ impl TAdaBoost {
         let (q, qs, y, w, c) = (&self.q[..], &self.qs[..], &self.y[..], self.w.as_deref(), self.c.as_deref());
         let below = self.regime == Regime::Below;
         // One pass (issue 18): the tree outputs' finiteness, `umax` and the unscaled sums.
-        let parts = crate::par::map_chunks_of(n, CHUNK, |rows| {
+        let parts = crate::util::par::map_chunks_of(n, CHUNK, |rows| {
             let mut p = EdgeSums::default();
             for i in rows {
                 let hi = h.at(i);
@@ -1652,7 +1654,7 @@ impl TAdaBoost {
 #[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
-    use crate::tempered::{k_t, tempered_update};
+    use crate::math::tempered::{k_t, tempered_update};
     use proptest::prelude::*;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
@@ -1849,7 +1851,7 @@ mod tests {
                 let scale = b.ln_prod_z.exp();
                 for i in 0..n {
                     let lhs = b.weights()[i] * scale;
-                    let rhs = (n as f64).powf(-t_star(t)) * crate::tempered::exp_t(-y[i] * b.scores()[i], t);
+                    let rhs = (n as f64).powf(-t_star(t)) * crate::math::tempered::exp_t(-y[i] * b.scores()[i], t);
                     assert!(rel_close(lhs, rhs, 1e-9), "t={t} round={round} i={i}: {lhs} vs {rhs}");
                 }
             }

@@ -159,13 +159,15 @@ impl BinMapper {
         sampled.resize_with(columns.len(), || None);
         // Features are independent: learn them in parallel (each result is the same as alone).
         // The first bad feature in order, whichever thread finished first.
-        let out =
-            crate::par::try_map_in_order(columns.par_iter().zip(sampled).enumerate(), |(f, (col, pre))| match col {
+        let out = crate::util::par::try_map_in_order(
+            columns.par_iter().zip(sampled).enumerate(),
+            |(f, (col, pre))| match col {
                 ColumnView::Numeric(v) => Ok(FeatureBins::Numeric {
                     thresholds: numeric_bins(*v, max_bins, sample_weight, sample.as_deref(), pre),
                 }),
                 ColumnView::Categorical { n_levels, .. } => categorical_bins(name(f), *n_levels, max_bins),
-            })?;
+            },
+        )?;
         Ok(BinMapper { features: out })
     }
 

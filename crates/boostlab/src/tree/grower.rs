@@ -14,12 +14,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::tree::{Node, SplitRule, Tree};
 use super::{Criterion, GrowOrder, LeafRule, PureLeaves, SplitTies, TreeParams};
-use crate::cancel::Cancel;
 use crate::collective::{Collective, Local};
 use crate::data::{BinData, BinMapper, BinnedMatrix, FeatureBins};
 use crate::error::{Error, Result};
-use crate::par::ROW_CHUNK;
-use crate::tempered::RiskBounds;
+use crate::math::tempered::RiskBounds;
+use crate::util::cancel::Cancel;
+use crate::util::par::ROW_CHUNK;
 
 /// Resolution of the positive fractions that order a categorical feature's categories (their
 /// multiples of 2^−36; see `best_for_feature`).
@@ -1990,7 +1990,7 @@ pub(crate) fn grow_ranks(
     }
     // Session 6: a branch-free test per fixed chunk, in parallel (it was a serial early-exit scan
     // of every statistic each round); the first bad one is found only for the message.
-    if !crate::par::map_chunks(stats.len(), |r| stats[r].iter().fold(true, |ok, s| ok & s.is_finite()))
+    if !crate::util::par::map_chunks(stats.len(), |r| stats[r].iter().fold(true, |ok, s| ok & s.is_finite()))
         .iter()
         .all(|&ok| ok)
     {
@@ -2065,7 +2065,7 @@ pub(crate) fn grow_ranks(
     let mut last: Option<LastSplit> = None;
 
     while leaves.len() < max_leaves {
-        crate::cancel::check(cancel)?;
+        crate::util::cancel::check(cancel)?;
         // Pick the next leaf among those with an admissible split (SPEC §2.2 orders).
         let mut pick: Option<usize> = None;
         for (i, l) in leaves.iter().enumerate() {

@@ -2,19 +2,21 @@
 //! task it predicts, its parameters and its training history. Saved as versioned JSON.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::boost::driver::{BoostParams, RoundRecord};
-use crate::boost::multiclass::MultiOutput;
-use crate::cancel::Cancel;
 use crate::data::{Column, ColumnView, Dataset, FeatureKind, Features, Target, MISSING_CODE};
 use crate::error::{Error, Result};
 use crate::tree::{FlatTree, MaskTree, Node, SplitRule, Tree, MASK_TREE_MAX_LEAVES};
+use crate::util::cancel::Cancel;
+pub mod outputs;
+
+pub use crate::data::Schema;
+pub use crate::util::fs::{write_atomic, TMP_SUFFIX};
+pub use outputs::MultiOutput;
 
 /// Rows per parallel prediction task.
 const PREDICT_BLOCK: usize = 4096;
@@ -155,52 +157,19 @@ fn numeric_slices(columns: &[Column]) -> Vec<&[f64]> {
 /// The model-file format version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
 
-/// Names, kinds and category levels of the features a model was trained on.
+/// What `t = auto` chose, kept in the model ([`Ensemble::t_selection`]) and shown by `inspect`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Schema {
-    /// Feature names.
-    pub names: Vec<String>,
-    /// Feature kinds.
-    pub kinds: Vec<FeatureKind>,
-    /// Level names of categorical features (`None` for numeric ones).
-    pub levels: Vec<Option<Vec<String>>>,
-}
-
-impl Schema {
-    /// The schema of `features`.
-    pub fn from_features(features: &Features) -> Schema {
-        Schema {
-            names: features.names.clone(),
-            kinds: features.kinds(),
-            levels: features
-                .columns
-                .iter()
-                .map(|c| match c {
-                    Column::Categorical { levels, .. } => Some(levels.clone()),
-                    Column::Numeric(_) => None,
-                })
-                .collect(),
-        }
-    }
-
-    /// Category codes of feature `f` given against `levels`, re-coded onto the model's levels by
-    /// name: a level the model never saw, and [`MISSING_CODE`], become [`MISSING_CODE`].
-    pub fn remap_codes(&self, f: usize, levels: &[String], codes: &[u32]) -> Vec<u32> {
-        let model_levels = self.levels.get(f).and_then(|l| l.as_deref()).unwrap_or(&[]);
-        if model_levels == levels {
-            return codes.to_vec();
-        }
-        let map: Vec<u32> = levels
-            .iter()
-            .map(|l| model_levels.iter().position(|m| m == l).map_or(MISSING_CODE, |p| p as u32))
-            .collect();
-        codes.iter().map(|&c| map.get(c as usize).copied().unwrap_or(MISSING_CODE)).collect()
-    }
-
-    /// Name/kind pairs, to force kinds when reading prediction data.
-    pub fn kinds_by_name(&self) -> Vec<(String, FeatureKind)> {
-        self.names.iter().cloned().zip(self.kinds.iter().copied()).collect()
-    }
+pub struct TSelection {
+    /// The grid, in the order tried.
+    pub grid: Vec<f64>,
+    /// Inner cross-validated error of each grid value (same order).
+    pub scores: Vec<f64>,
+    /// The chosen temperature (the model's `params.t_adaboost.t`).
+    pub t: f64,
+    /// Number of inner folds.
+    pub folds: usize,
+    /// Seed of the inner fold assignment (derived from the parameters' seed).
+    pub fold_seed: u64,
 }
 
 /// What the model predicts.
@@ -297,10 +266,10 @@ pub struct Ensemble {
     /// How `t = auto` chose t-AdaBoost's temperature: the grid, the inner cross-validated errors,
     /// the choice (issue 16). None for every other model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub t_selection: Option<crate::boost::auto_t::TSelection>,
+    pub t_selection: Option<TSelection>,
     /// The threshold θ of the predicted label sets `{ℓ : f(x, ℓ) > θ}` of a multi-class or
     /// multi-label model, learned on the training data (issue 16, SPEC §4.7: AdaBoost.MR/M2 by
-    /// default, see [`crate::boost::multiclass::LabelThreshold`]). None: θ = 0 (every model
+    /// default, see [`outputs::LabelThreshold`]). None: θ = 0 (every model
     /// written before it). It moves every label's score alike, so rankings and arg-max
     /// predictions do not depend on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -497,7 +466,7 @@ impl Ensemble {
         let trees = self.compile(t_max, &self.schema.kinds)?;
         let clip = if clipped { self.clip } else { None };
         let block = |scratch: &mut Vec<Column>, (b, o): (usize, &mut [f64])| -> Result<()> {
-            crate::cancel::check(cancel)?;
+            crate::util::cancel::check(cancel)?;
             let r0 = b * PREDICT_BLOCK;
             self.gather_block(columns, r0, o.len() / k, scratch)?;
             let num_cols = numeric_slices(scratch);
@@ -555,7 +524,7 @@ impl Ensemble {
         let blocks: Vec<Result<Vec<f64>>> = (0..n.div_ceil(PREDICT_BLOCK))
             .into_par_iter()
             .map_init(Vec::new, |scratch, b| {
-                crate::cancel::check(cancel)?;
+                crate::util::cancel::check(cancel)?;
                 let r0 = b * PREDICT_BLOCK;
                 let m = PREDICT_BLOCK.min(n - r0);
                 self.gather_block(columns, r0, m, scratch)?;
@@ -700,7 +669,7 @@ impl Ensemble {
         } else {
             out.chunks_mut(PREDICT_BLOCK * k).enumerate().for_each(block);
         }
-        crate::cancel::check(cancel)
+        crate::util::cancel::check(cancel)
     }
 
     /// The model's columns of `features`: borrowed when they already match the schema (same
@@ -889,19 +858,15 @@ impl Ensemble {
                 let c = code.n_classes;
                 let mut v = vec![0.0; scores.len() / self.n_outputs * c];
                 for (row, o) in scores.chunks_exact(self.n_outputs).zip(v.chunks_exact_mut(c)) {
-                    crate::boost::multiclass::decode_losses_into(code, row, *decode, o);
+                    outputs::decode_losses_into(code, row, *decode, o);
                     for (y, x) in o.iter_mut().enumerate() {
                         *x = match decode {
                             // Exponential losses overflow any probability map: use their log.
-                            crate::boost::multiclass::Decode::Loss if x.is_finite() && *x >= f64::MIN_POSITIVE => {
-                                -x.ln()
-                            }
+                            outputs::Decode::Loss if x.is_finite() && *x >= f64::MIN_POSITIVE => -x.ln(),
                             // The loss itself over- or underflowed: its log, −ln Σ_ℓ e^(−λ_ℓ f_ℓ),
                             // by log-sum-exp (issue 14: no −∞ class score, no NaN probability).
-                            crate::boost::multiclass::Decode::Loss => {
-                                -crate::boost::multiclass::log_decode_loss(code.codeword(y), row)
-                            }
-                            crate::boost::multiclass::Decode::Hamming => -*x,
+                            outputs::Decode::Loss => -outputs::log_decode_loss(code.codeword(y), row),
+                            outputs::Decode::Hamming => -*x,
                         };
                     }
                 }
@@ -910,79 +875,6 @@ impl Ensemble {
             (_, Task::Binary { .. }) => scores.iter().flat_map(|&f| [-f, f]).collect(),
             _ => scores.to_vec(),
         }
-    }
-
-    /// Metrics of precomputed scores on a labelled dataset, by name: `test_error` always (the
-    /// error rate for single-label data — for multi-class data it equals the one-error —, the
-    /// Hamming loss for multi-label data), `accuracy`, and for multi-class and multi-label data
-    /// `hamming_loss`, `one_error`, `ranking_loss`, `coverage`, `average_precision`,
-    /// `subset_accuracy`, `jaccard_accuracy`, `micro_f1`, `macro_f1` (see [`crate::eval::multilabel`]).
-    pub fn metrics_from_scores(&self, data: &Dataset, scores: &[f64]) -> Result<BTreeMap<String, f64>> {
-        let mut m = BTreeMap::new();
-        let target = data.target()?;
-        let names = self.task.names();
-        let (y_pm, k) = match target {
-            Target::Classes { y, classes } => {
-                let pred = self.classes_from_scores(scores);
-                let wrong =
-                    pred.iter().zip(y).filter(|(p, y)| names.get(**p as usize) != classes.get(**y as usize)).count();
-                let err = wrong as f64 / y.len().max(1) as f64;
-                m.insert("test_error".to_string(), err);
-                m.insert("accuracy".to_string(), 1.0 - err);
-                if matches!(self.task, Task::Binary { .. }) {
-                    return Ok(m);
-                }
-                // One-hot ±1 in the model's class order.
-                let k = names.len();
-                let mut v = vec![-1.0; y.len() * k];
-                for (i, &c) in y.iter().enumerate() {
-                    if let Some(j) = names.iter().position(|n| *n == classes[c as usize]) {
-                        v[i * k + j] = 1.0;
-                    }
-                }
-                (v, k)
-            }
-            Target::Multilabel { y, labels } => {
-                if labels.len() != self.n_outputs {
-                    return Err(Error::InvalidData(format!(
-                        "{} labels in the data, the model predicts {}",
-                        labels.len(),
-                        self.n_outputs
-                    )));
-                }
-                (y.iter().map(|&v| if v == 1 { 1.0 } else { -1.0 }).collect(), labels.len())
-            }
-        };
-        let mut cs = self.class_scores(scores);
-        if let Some(theta) = self.label_threshold {
-            // Issue 16: label sets {f > θ}; one shift of every label keeps the rankings.
-            cs.iter_mut().for_each(|v| *v -= theta);
-        }
-        let r = crate::eval::multilabel::report(&y_pm, &cs, k, None)?;
-        for (name, v) in [
-            ("hamming_loss", r.hamming_loss),
-            ("one_error", r.one_error),
-            ("ranking_loss", r.ranking_loss),
-            ("coverage", r.coverage),
-            ("average_precision", r.average_precision),
-            ("subset_accuracy", r.subset_accuracy),
-            ("jaccard_accuracy", r.jaccard_accuracy),
-            ("micro_f1", r.micro_f1),
-            ("macro_f1", r.macro_f1),
-        ] {
-            m.insert(name.to_string(), v);
-        }
-        if matches!(target, Target::Multilabel { .. }) {
-            m.insert("test_error".to_string(), r.hamming_loss);
-            m.insert("accuracy".to_string(), r.subset_accuracy);
-        }
-        Ok(m)
-    }
-
-    /// Metrics of the model on a labelled dataset (see [`Ensemble::metrics_from_scores`]).
-    pub fn evaluate(&self, data: &Dataset, clipped: bool) -> Result<BTreeMap<String, f64>> {
-        let s = self.decision_function(&data.features, clipped)?;
-        self.metrics_from_scores(data, &s)
     }
 
     /// Serialises to JSON.
@@ -1200,37 +1092,6 @@ impl Ensemble {
     }
 }
 
-/// Suffix of the temporary files of [`write_atomic`] (`.NAME.PID.N.tmp`), so that leftovers of a
-/// killed process can be recognised and removed.
-pub const TMP_SUFFIX: &str = ".tmp";
-
-static TMP_COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// Writes `bytes` to `path` atomically: to a temporary file in the same directory (unique per
-/// process and call, so parallel writers never share one), flushed to disk, renamed over `path`,
-/// then the directory is synced. A crash leaves either the old file or the new one, never a part.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
-    let n = TMP_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(".{name}.{}.{n}{TMP_SUFFIX}", std::process::id()));
-    let res = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = res {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Error::io(path, e));
-    }
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1334,8 +1195,8 @@ mod tests {
 mod multiclass_tests {
     use super::*;
     use crate::boost::driver::{fit, Algorithm, BoostParams};
-    use crate::boost::multiclass::MultiVariant;
     use crate::data::{Column, Features};
+    use crate::boost::multiclass::MultiVariant;
 
     #[test]
     fn output_code_probabilities_follow_the_decoded_class() {

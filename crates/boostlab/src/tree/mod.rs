@@ -5,13 +5,17 @@
 //! the binned features. It never knows which booster called it. A stump is a tree of two leaves.
 
 mod abstain;
-mod grower;
+mod grow;
+mod histogram;
+mod partition;
+mod pool;
+mod split;
 #[allow(clippy::module_inception)]
 mod tree;
 
 pub use abstain::abstaining_stump;
-pub use grower::{grow, grow_cancellable, grow_distributed, GrowSpec, Grown};
-pub(crate) use grower::{grow_ranks, RowBuffers};
+pub use grow::{grow, grow_cancellable, grow_distributed, GrowSpec, Grown};
+pub(crate) use grow::{grow_ranks, RowBuffers};
 #[cfg(test)]
 pub(crate) use tree::test_support;
 pub(crate) use tree::{FlatTree, MaskTree, MASK_TREE_MAX_LEAVES};

@@ -79,4 +79,20 @@ impl Ensemble {
         let s = self.decision_function(&data.features, clipped)?;
         self.metrics_from_scores(data, &s)
     }
+
+    /// Error rate of the model on a labelled dataset (single-label tasks).
+    pub fn error_rate(&self, data: &Dataset, clipped: bool) -> Result<f64> {
+        let pred = self.predict(&data.features, clipped)?;
+        match data.target()? {
+            Target::Classes { y, classes } => {
+                let names = self.task.names();
+                let wrong =
+                    pred.iter().zip(y).filter(|(p, y)| names.get(**p as usize) != classes.get(**y as usize)).count();
+                Ok(wrong as f64 / y.len().max(1) as f64)
+            }
+            Target::Multilabel { .. } => {
+                Err(Error::InvalidData("error rate of multi-label data: use the multi-label metrics".into()))
+            }
+        }
+    }
 }

@@ -19,7 +19,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::boost::driver::{fit_inner, fit_inner_on, BoostParams, RoundRecord};
 use crate::boost::validation::FitOptions;
-use crate::util::cancel::Cancel;
 use crate::collective::Shared;
 use crate::data::{BinData, BinnedData, BinnedMatrix, Target};
 use crate::error::{Error, Result};
@@ -27,6 +26,7 @@ use crate::eval::folds::stratified_fold_ids;
 use crate::math::loss::Loss;
 use crate::model::Ensemble;
 pub use crate::model::TSelection;
+use crate::util::cancel::Cancel;
 
 /// How `t = auto` chooses t-AdaBoost's temperature (set [`crate::boost::tadaboost::TAdaBoostParams::auto_t`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -459,11 +459,11 @@ mod tests {
     use super::super::split::*;
     use super::super::{PureLeaves, SplitTies};
     use super::*;
-    use rand_chacha::ChaCha8Rng;
     use crate::boost::signed_of_pairs;
     use crate::data::{BinMapper, Column, Features, MISSING_CODE};
     use proptest::prelude::*;
     use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
 
     /// Random mixed data: numeric features with ties and missing values, one categorical.
     fn random_features(seed: u64, n: usize) -> Features {

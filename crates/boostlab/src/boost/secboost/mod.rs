@@ -61,10 +61,11 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use oracle::{offset_convex, offset_grid, offset_grid_and_obi, offsets_many, OffsetChoice};
-pub use solve_alpha::{solve_alpha, solve_alpha_certified, AlphaInput, AlphaSolution, CertifiedAlpha};
 use solve_alpha::{
-    edge, mean_obi, secant_from_values, secant_pass, shifted, solve_alpha_certified_on, solve_alpha_on, Red, Scratch, QBAR_GRID,
+    edge, mean_obi, secant_from_values, secant_pass, shifted, solve_alpha_certified_on, solve_alpha_on, Red, Scratch,
+    QBAR_GRID,
 };
+pub use solve_alpha::{solve_alpha, solve_alpha_certified, AlphaInput, AlphaSolution, CertifiedAlpha};
 
 use super::{Booster, Diagnostics, Labels, Step};
 use crate::collective::Shared;

@@ -42,7 +42,13 @@ pub(in crate::tree) struct Lazy {
 impl Lazy {
     /// The exact gain (computed once), with the generic scan's arithmetic.
     #[inline]
-    pub(in crate::tree) fn exact<C: PairCost>(&mut self, cost: &C, ctx: &SearchCtx<'_>, miss: (f64, f64), total: (f64, f64)) -> f64 {
+    pub(in crate::tree) fn exact<C: PairCost>(
+        &mut self,
+        cost: &C,
+        ctx: &SearchCtx<'_>,
+        miss: (f64, f64),
+        total: (f64, f64),
+    ) -> f64 {
         if !self.exact {
             let (x0, x1) = if self.missing_left { miss } else { (0.0, 0.0) };
             let l = (self.a.0 + x0, self.a.1 + x1);

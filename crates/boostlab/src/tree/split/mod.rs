@@ -10,12 +10,12 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-pub(crate) use bounded::RiskBounds;
-pub(in crate::tree) use bounded::{Bounded, GainBounds, Lazy};
 use super::histogram::PARALLEL_CELLS;
 use super::pool::{SCAN_ACC, SCAN_BINS, SCAN_GAINS, SCAN_HI, SCAN_OUTPUTS};
 use super::{Criterion, PureLeaves, SplitTies};
 use crate::data::{BinMapper, BinnedMatrix, FeatureBins};
+pub(in crate::tree) use bounded::RiskBounds;
+pub(in crate::tree) use bounded::{Bounded, GainBounds, Lazy};
 
 /// Resolution of the positive fractions that order a categorical feature's categories (their
 /// multiples of 2^−36; see `best_for_feature`).
@@ -253,7 +253,13 @@ impl SearchCtx<'_> {
     /// Best splits of feature `f` from its histogram slice, among the allowed candidate ordinals:
     /// the best one (`lowest`), or every one within the tolerance of the best (`random`), in scan
     /// order.
-    pub(in crate::tree) fn best_for_feature(&self, f: usize, hist_f: &[f64], total: &[f64], allowed: Option<&[u32]>) -> Vec<Candidate> {
+    pub(in crate::tree) fn best_for_feature(
+        &self,
+        f: usize,
+        hist_f: &[f64],
+        total: &[f64],
+        allowed: Option<&[u32]>,
+    ) -> Vec<Candidate> {
         if self.width == 2 && matches!(self.mapper.features[f], FeatureBins::Numeric { .. }) {
             // Issue 18: the common case (one output, numeric feature) has its own scan.
             return match (self.criterion, self.bounds) {

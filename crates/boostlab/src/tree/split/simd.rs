@@ -24,12 +24,7 @@ pub(in crate::tree) fn avx2() -> bool {
 /// [`super::SearchCtx::lowest_exact`]'s pass 2: every candidate's exact gain into `out`
 /// (`acc.len()` or, with a missing side, `2·acc.len()` values, in the generic scan's order).
 #[inline(always)]
-fn exact_gains_body<C: PairCost>(
-    g: &ExactGain<'_, C>,
-    acc: &[(f64, f64)],
-    miss: Option<(f64, f64)>,
-    out: &mut [f64],
-) {
+fn exact_gains_body<C: PairCost>(g: &ExactGain<'_, C>, acc: &[(f64, f64)], miss: Option<(f64, f64)>, out: &mut [f64]) {
     // `+ 0.0`: the generic scan adds the (empty) missing side's zeros too (a −0 becomes +0).
     match miss {
         None => {

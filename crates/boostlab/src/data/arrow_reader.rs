@@ -22,7 +22,7 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::DataType;
 use rayon::prelude::*;
 
-use super::binning::{BinData, BinMapper, BinnedMatrix, FeatureSummary, NumericSummary};
+use super::bins::{BinData, BinMapper, BinnedMatrix, FeatureSummary, NumericSummary};
 use super::csv_reader::{is_missing, LabelSelector};
 use super::csv_stream::{BinnedTable, StreamOptions};
 use super::{Block, BlockLabels, Column, Dataset, FeatureKind, Features, Target, MISSING_CODE};

@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::binning::{BinData, BinMapper, BinnedMatrix, FeatureBins, BIN_SAMPLE_ROWS};
+use super::bins::{BinData, BinMapper, BinnedMatrix, FeatureBins, BIN_SAMPLE_ROWS};
 use super::csv_reader::{is_missing, LabelSelector};
 use super::fast_csv::{is_plain_finite, parse_f64, Records};
 use super::{Column, FeatureKind, Features, Target};

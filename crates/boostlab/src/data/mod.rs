@@ -7,7 +7,7 @@
 #[cfg(feature = "arrow")]
 mod arrow_reader;
 mod binned;
-mod binning;
+mod bins;
 mod blocks;
 mod csv_reader;
 mod csv_stream;
@@ -20,7 +20,7 @@ mod weights;
 #[cfg(feature = "arrow")]
 pub use arrow_reader::{arrow_schema, read_arrow, read_arrow_binned, ArrowBlocks, ArrowFormat};
 pub use binned::BinnedData;
-pub use binning::{
+pub use bins::{
     bin_sample_rows, merge_summaries, shard_summaries, shard_summaries_parts, summaries_from_bytes, summaries_to_bytes,
     weight_prefix, BinData, BinMapper, BinnedMatrix, FeatureBins, FeatureSummary, NumericSummary, ShardSpec,
     BIN_SAMPLE_ROWS, BIN_SAMPLE_SEED,

@@ -688,7 +688,7 @@ impl BoostArgs {
         match self.t {
             Some(TArg::Value(t)) => put("t_adaboost", "t", finite("t", t)?),
             Some(TArg::Auto) => {
-                let mut a = boostlab::boost::auto_t::AutoT::default();
+                let mut a = boostlab::select::auto_t::AutoT::default();
                 if let Some(g) = &self.t_grid {
                     a.grid.clone_from(g);
                 }
@@ -714,7 +714,7 @@ impl BoostArgs {
             put("t_adaboost", "overflow", parse_enum::<OverflowPolicy>("overflow", v)?);
         }
         if let Some(l) = &self.loss {
-            let loss: boostlab::loss::LossSpec = l.parse()?;
+            let loss: boostlab::math::loss::LossSpec = l.parse()?;
             put("secboost", "loss", serde_json::to_value(loss)?);
         }
         if let Some(d) = self.delta_init {

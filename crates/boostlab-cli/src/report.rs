@@ -1,5 +1,5 @@
 //! `boostlab report RESULTS_DIR`: summary tables, the papers' paired comparison and SVG plots of
-//! an experiment's recorded cells (computations in `boostlab::eval::experiment`; presentation
+//! an experiment's recorded cells (computations in `boostlab::experiment`; presentation
 //! here).
 
 use std::fmt::Write as _;

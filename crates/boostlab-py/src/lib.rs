@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 
 use boostlab::data::{BinnedData, ColumnView, FeatureKind, Indices, NumericView, Target, MISSING_CODE};
 use boostlab::data::{Column, Features};
-use boostlab::loss::{BatchLossFn, Loss};
+use boostlab::math::loss::{BatchLossFn, Loss};
 use boostlab::model::{Schema, Task};
 use boostlab::{fit_binned_with_options, BoostParams, Cancel, Ensemble, Error, FitOptions, RoundRecord, Validation};
 use numpy::ndarray::{Array1, Array2, Array3};

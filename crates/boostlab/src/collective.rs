@@ -154,7 +154,7 @@ impl Shared {
     /// `(n, Σ w)` over the ranks: the rows and the total sample weight (`n` without weights) of
     /// every rank, in one call.
     pub fn totals(&self, n: usize, sample_weight: Option<&[f64]>) -> Result<(usize, f64)> {
-        let mut b = [n as f64, crate::boost::total_weight(n, sample_weight)];
+        let mut b = [n as f64, crate::data::total_weight(n, sample_weight)];
         self.sum(&mut b)?;
         Ok((b[0] as usize, b[1]))
     }

@@ -19,9 +19,9 @@ use crate::data::{
     read_csv_binned, read_csv_from, read_libsvm_from, BinMapper, Column, CsvOptions, Dataset, FeatureKind, Features,
     LabelSelector, LibsvmOptions, Target, MISSING_CODE,
 };
-use crate::eval::experiment::ExperimentSpec;
 use crate::eval::folds::parse_fold_ids;
-use crate::loss::LossSpec;
+use crate::experiment::ExperimentSpec;
+use crate::math::loss::LossSpec;
 use crate::model::Ensemble;
 use crate::tree::{Criterion, GrowOrder, PureLeaves, SplitTies, TemperedLink};
 

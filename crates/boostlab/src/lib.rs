@@ -9,34 +9,39 @@
 //! Data flow one way:
 //!
 //! ```text
-//! rows ─ data::read_csv / read_libsvm ─▶ Dataset ─ BinMapper ─▶ BinnedMatrix (column-major u8 bins,
+//! rows ─ data readers ─▶ Dataset ─ BinMapper ─▶ BinnedMatrix (column-major u8 bins,
 //!   one bin for missing values)
 //! each round:  booster ─ statistics (n × width) ─▶ tree::grow (histograms, best-first) ─▶ Tree
 //!              Tree's outputs on the training rows ─▶ booster: α, weight update or stop ─▶ Ensemble
 //! ```
 //!
-//! * [`data`]: datasets, readers, binning. The input seam (issue 12): every source is read as
-//!   [`data::ColumnView`]s (numpy buffers in place — `f32` or `f64`, any stride —, owned columns,
-//!   chunks of a streamed file) into a [`data::BinMapper`] and a [`data::BinnedMatrix`]; training
-//!   needs only the resulting [`data::BinnedData`] ([`boost::driver::fit_binned`]), and
-//!   prediction reads views too ([`Ensemble::decision_function_views_into`]).
-//! * [`tree`]: the one weak learner. It sees only a fixed-width block of non-negative statistics
-//!   per example — `(W+, W−)` for binary boosters, `2k` values for the multi-label ones — and the
-//!   bins; split criteria are the Bayes risks of proper losses ([`tree::Criterion`]).
-//! * [`boost`]: the boosters, each implementing [`boost::Booster`], and [`boost::driver`], the single
-//!   boosting loop ([`fit`]). Boosters never see histograms; the tree never sees what weights mean.
-//! * [`model`]: the [`Ensemble`], prediction (staged, clipped), versioned JSON model files.
-//! * [`tempered`], [`loss`]: the tempered arithmetic of t-AdaBoost and the value-only losses of
-//!   SecBoost.
-//! * [`explain`]: feature importances, exact TreeSHAP contributions and margin distributions of
-//!   a trained model (issue 15), from the gains and covers the grower records in each tree.
-//! * [`eval`]: metrics, stratified folds, label noise, the paired t-test, the experiment harness.
-//! * [`collective`]: distributed training (issue 13): the one seam, `allreduce_sum`, through
-//!   which the tree learner and the driver sum over the rows of several workers
-//!   ([`fit_binned_distributed`]); the identity on one machine.
+//! The modules form layers; each imports only from its own layer and those above it in this list
+//! (`scripts/check_layers.py` checks it):
+//!
+//! 1. [`error`] and `util` (deterministic parallel maps, fast powers, cancellation, atomic file
+//!    writes).
+//! 2. [`math`] ([`math::tempered`] arithmetic, [`math::loss`]: value-only losses) and [`data`]
+//!    (schema, column views, sample weights, binning, the readers). Every source is read as
+//!    [`data::ColumnView`]s into a [`data::BinMapper`] and a [`data::BinnedMatrix`]; training
+//!    needs only the resulting [`data::BinnedData`].
+//! 3. `params`: every parameter declared once.
+//! 4. [`tree`] (criterion, split search, histograms, partitions, growth) and [`collective`]. The
+//!    tree is the one weak learner: it sees only a fixed-width block of non-negative statistics
+//!    per example and the bins, never what the statistics mean; split criteria are the Bayes risks
+//!    of proper losses ([`tree::Criterion`]). The collective is the one seam of distributed
+//!    training, `allreduce_sum`, through which the tree learner and the trainer sum over the rows
+//!    of several workers; the identity on one machine.
+//! 5. [`model`]: the [`Ensemble`] — prediction (staged, clipped), what its outputs mean and how
+//!    they are decoded, the versioned model file and its validation.
+//! 6. [`eval`]: metrics, stratified folds, label noise, the paired t-test.
+//! 7. [`boost`]: the boosters, each implementing [`boost::Booster`], and the single boosting loop
+//!    ([`fit`]) with early stopping and warm start. Boosters never see histograms.
+//! 8. [`select`]: model selection around the trainer (t-AdaBoost's `t` chosen from the data).
+//! 9. [`experiment`], [`explain`], `onnx`, and the fuzzing entry points: built on everything
+//!    below.
 //!
 //! The key design choice: every booster is expressed as "statistics in, tree outputs back", so one
-//! optimised histogram learner serves all of them, and a new booster is one file.
+//! optimised histogram learner serves all of them, and a new booster is its own module.
 //!
 //! Determinism: every sum over examples runs in a fixed order inside one feature (parallelism is
 //! across features), so the same data, parameters and seed give bit-identical models whatever the
@@ -44,30 +49,28 @@
 #![deny(missing_docs)]
 
 pub mod boost;
-mod cancel;
 pub mod collective;
 pub mod data;
 pub mod error;
 pub mod eval;
 pub mod experiment;
 pub mod explain;
-mod fastmath;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod loss;
+pub mod math;
 pub mod model;
 #[cfg(feature = "onnx")]
 pub mod onnx;
-mod par;
-pub mod tempered;
+pub mod select;
 pub mod tree;
+mod util;
 
 pub use boost::driver::{
     fit, fit_binned, fit_binned_cancellable, fit_binned_distributed, fit_binned_with_options, fit_cancellable,
     fit_with, fit_with_options, Algorithm, BoostParams, RoundRecord,
 };
 pub use boost::validation::{EvalMetric, FitOptions, Validation};
-pub use cancel::Cancel;
 pub use data::{BinnedData, ColumnView, Dataset, Features, Indices, NumericView, Target};
 pub use error::{Error, Result};
 pub use model::Ensemble;
+pub use util::cancel::Cancel;

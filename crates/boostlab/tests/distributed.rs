@@ -638,7 +638,7 @@ fn t_auto_over_ranks_chooses_the_single_machine_t() {
     p.n_estimators = 5;
     p.tree.max_leaves = 4;
     p.t_adaboost.auto_t =
-        Some(boostlab::boost::auto_t::AutoT { grid: vec![0.0, 0.5, 0.9, 1.0], folds: 3, ..Default::default() });
+        Some(boostlab::select::auto_t::AutoT { grid: vec![0.0, 0.5, 0.9, 1.0], folds: 3, ..Default::default() });
     let want = fit_binned(&BinnedData::from_dataset(&d, p.max_bins).unwrap(), &p, &mut |_| {}).unwrap();
     let want_sel = want.t_selection.clone().unwrap();
     assert!(want_sel.scores.iter().any(|s| *s != want_sel.scores[0]), "the grid's errors differ");

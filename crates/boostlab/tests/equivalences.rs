@@ -108,10 +108,11 @@ fn batch_loss_equals_builtin_and_is_called_per_step_not_per_example() {
         let c = calls.clone();
         let logistic = move |z: &[f64], out: &mut [f64]| {
             c.fetch_add(1, Ordering::Relaxed);
-            let reference = boostlab::loss::Loss::from_spec(&boostlab::loss::LossSpec::Logistic).unwrap();
+            let reference = boostlab::math::loss::Loss::from_spec(&boostlab::math::loss::LossSpec::Logistic).unwrap();
             reference.eval_many(z, out);
         };
-        let loss = boostlab::loss::Loss::custom_batch("my-logistic", Arc::new(logistic), true, Some(0.25)).unwrap();
+        let loss =
+            boostlab::math::loss::Loss::custom_batch("my-logistic", Arc::new(logistic), true, Some(0.25)).unwrap();
         let user = boostlab::boost::driver::fit_with_loss(&d, &p, loss, &mut |_| {}).unwrap();
         assert_eq!(user.trees, builtin.trees, "{oracle:?}");
         assert_eq!(user.alphas, builtin.alphas, "{oracle:?}");

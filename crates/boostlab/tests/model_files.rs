@@ -3,7 +3,7 @@
 
 use boostlab::boost::multiclass::{CodeSpec, Decode};
 use boostlab::data::{read_libsvm_from, Column, LibsvmOptions, Target, MAX_LIBSVM_INDEX};
-use boostlab::loss::LossSpec;
+use boostlab::math::loss::LossSpec;
 use boostlab::model::MAX_SCORE_BOUND;
 use boostlab::tree::Criterion;
 use boostlab::{fit, Algorithm, BoostParams, Dataset, Ensemble, Features};

@@ -7,7 +7,8 @@
 
 use std::sync::Arc;
 
-use boostlab::loss::{obi, obi_convex, obi_convex_many, Loss, LossSpec};
+use boostlab::boost::secboost::obi::{obi, obi_convex, obi_convex_many};
+use boostlab::math::loss::{Loss, LossSpec};
 
 fn builtin(s: &str) -> Loss {
     Loss::from_spec(&s.parse::<LossSpec>().expect("valid spec")).expect("valid loss")

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 use super::{Booster, Diagnostics, Labels, Step};
 use crate::collective::Shared;
 use crate::error::{Error, Result};
-use crate::par;
 use crate::tree::{Criterion, LeafRule};
+use crate::util::par;
 
 /// The largest vote a round can get: the discrete α of a learner with weighted error 1e−10
 /// (`½ ln((1 − 1e−10)/1e−10) ≈ 11.51`). A perfect weak learner is kept with this vote and

@@ -15,14 +15,14 @@ use super::secboost::{SecBoost, SecBoostParams};
 use super::tadaboost::{TAdaBoost, TAdaBoostParams};
 use super::validation::{self, FitOptions};
 use super::{Booster, Diagnostics, Labels, Step};
-use crate::cancel::{self, Cancel};
 use crate::collective::{Collective, Shared};
 use crate::data::{BinnedData, Dataset, FeatureBins, Target};
 use crate::error::{Error, Result};
-use crate::loss::Loss;
+use crate::math::loss::Loss;
 use crate::model::{Ensemble, Task};
-use crate::par::ROW_CHUNK;
 use crate::tree::{abstaining_stump, grow_ranks, GrowSpec, PureLeaves, RowBuffers, TreeParams};
+use crate::util::cancel::{self, Cancel};
+use crate::util::par::ROW_CHUNK;
 
 /// The boosting algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -483,7 +483,7 @@ fn fit_options(
         refuse_auto_t_with(&opts)?;
         params.check()?;
         data.check_trainable()?;
-        return super::auto_t::fit(data, params, loss, opts.cancel, on_round);
+        return crate::select::auto_t::fit(data, params, loss, opts.cancel, on_round);
     }
     fit_inner(data, params, loss, opts, on_round)
 }
@@ -535,7 +535,7 @@ pub fn fit_binned_distributed(
         // Session 7: the inner cross-validation over the ranks (issue 16's `t = auto`).
         refuse_auto_t_with(&opts)?;
         params.check()?;
-        return super::auto_t::fit_on(data, params, loss, opts.cancel, on_round, &coll);
+        return crate::select::auto_t::fit_on(data, params, loss, opts.cancel, on_round, &coll);
     }
     fit_inner_on(data, params, loss, opts, on_round, &coll)
 }

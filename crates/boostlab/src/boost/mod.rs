@@ -5,7 +5,6 @@
 //! Boosters never see histograms, and the tree learner never sees what the weights mean.
 
 pub mod adaboost;
-pub mod auto_t;
 pub mod driver;
 pub mod multiclass;
 pub mod preset;
@@ -15,6 +14,7 @@ pub mod validation;
 
 use std::collections::BTreeMap;
 
+pub(crate) use crate::data::total_weight;
 use crate::error::Result;
 use crate::tree::{Criterion, LeafRule};
 
@@ -45,14 +45,6 @@ impl Labels<'_> {
     /// row repeated `w` times, so every count of rows is a sum of weights.
     pub fn total_weight(&self) -> f64 {
         total_weight(self.n, self.sample_weight)
-    }
-}
-
-/// `Σ wᵢ`, or `n` without sample weights (see [`Labels::total_weight`]).
-pub(crate) fn total_weight(n: usize, sample_weight: Option<&[f64]>) -> f64 {
-    match sample_weight {
-        Some(w) => w.iter().sum(),
-        None => n as f64,
     }
 }
 

@@ -24,15 +24,15 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::driver::{Algorithm, BoostParams};
-use crate::cancel::Cancel;
 use crate::collective::Shared;
 use crate::data::{BinnedData, BinnedMatrix, Column, Features, Target};
 use crate::error::{Error, Result};
 use crate::eval::multilabel;
-use crate::loss::Loss;
+use crate::math::loss::Loss;
 use crate::model::{Ensemble, Task};
-use crate::par::ROW_CHUNK;
 use crate::tree::{Node, SplitRule, Tree};
+use crate::util::cancel::Cancel;
+use crate::util::par::ROW_CHUNK;
 
 /// The validation metric of early stopping (smaller is better).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

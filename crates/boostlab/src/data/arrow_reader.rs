@@ -22,12 +22,12 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::DataType;
 use rayon::prelude::*;
 
-use super::binning::{BinData, BinMapper, BinnedMatrix, FeatureSummary, NumericSummary};
+use super::bins::{BinData, BinMapper, BinnedMatrix, FeatureSummary, NumericSummary};
 use super::csv_reader::{is_missing, LabelSelector};
 use super::csv_stream::{BinnedTable, StreamOptions};
 use super::{Block, BlockLabels, Column, Dataset, FeatureKind, Features, Target, MISSING_CODE};
 use crate::error::{Error, Result};
-use crate::par::try_map_in_order;
+use crate::util::par::try_map_in_order;
 
 /// Columnar file formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -626,7 +626,7 @@ pub fn read_arrow_binned(path: impl AsRef<Path>, format: ArrowFormat, opts: &Str
         let d = read_arrow(path, format, &csv)?;
         let mapper = BinMapper::fit(&d.features, opts.max_bins, d.sample_weight.as_deref())?;
         let bins = mapper.transform(&d.features)?;
-        let schema = crate::model::Schema::from_features(&d.features);
+        let schema = crate::data::Schema::from_features(&d.features);
         let target = d.target.ok_or_else(|| Error::InvalidData("the data have no label column".into()))?;
         return Ok(BinnedTable {
             names: schema.names,

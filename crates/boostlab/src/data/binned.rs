@@ -7,8 +7,8 @@
 //! bins) plus the per-row state of the boosting loop (see the README's memory formula).
 
 use super::{check_target_and_weights, check_trainable_target, BinMapper, BinnedMatrix, ColumnView, Dataset, Target};
+use crate::data::Schema;
 use crate::error::{Error, Result};
-use crate::model::Schema;
 
 /// Binned training data: the schema (names, kinds, levels), the bin mapper, the bins, the target
 /// and the sample weights. [`crate::boost::driver::fit_binned`] trains on it.
@@ -168,7 +168,7 @@ mod tests {
         let views = c_order_views(&x, n, d);
         let mut plain = vec![0.0; 5 * n];
         model.staged_views_into(&views, false, &mut plain).unwrap();
-        let cancel = crate::cancel::Cancel::new();
+        let cancel = crate::util::cancel::Cancel::new();
         let mut out = vec![0.0; 5 * n];
         model.staged_views_cancellable(&views, false, &mut out, &cancel).unwrap();
         assert_eq!(out, plain);

@@ -29,12 +29,12 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::binning::{BinData, BinMapper, BinnedMatrix, FeatureBins, BIN_SAMPLE_ROWS};
+use super::bins::{BinData, BinMapper, BinnedMatrix, FeatureBins, BIN_SAMPLE_ROWS};
 use super::csv_reader::{is_missing, LabelSelector};
 use super::fast_csv::{is_plain_finite, parse_f64, Records};
 use super::{Column, FeatureKind, Features, Target};
 use crate::error::{Error, Result};
-use crate::par::try_map_in_order;
+use crate::util::par::try_map_in_order;
 
 /// Default chunk size of the streaming readers: 4 MiB of text per parallel task.
 pub const DEFAULT_CHUNK_BYTES: usize = 4 << 20;
@@ -124,7 +124,7 @@ pub struct BinnedTable {
 impl BinnedTable {
     /// The training data [`crate::boost::driver::fit_binned`] takes.
     pub fn into_binned_data(self) -> Result<super::BinnedData> {
-        let schema = crate::model::Schema { names: self.names, kinds: self.kinds, levels: self.levels };
+        let schema = crate::data::Schema { names: self.names, kinds: self.kinds, levels: self.levels };
         super::BinnedData::new(schema, self.mapper, self.bins, self.target, self.sample_weight)
     }
 }
@@ -1036,7 +1036,7 @@ mod tests {
         let d = read_csv(path, csv)?;
         let mapper = BinMapper::fit(&d.features, max_bins, d.sample_weight.as_deref())?;
         let bins = mapper.transform(&d.features)?;
-        let s = crate::model::Schema::from_features(&d.features);
+        let s = crate::data::Schema::from_features(&d.features);
         Ok(BinnedTable {
             names: s.names,
             kinds: s.kinds,

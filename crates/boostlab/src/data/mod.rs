@@ -7,18 +7,20 @@
 #[cfg(feature = "arrow")]
 mod arrow_reader;
 mod binned;
-mod binning;
+mod bins;
 mod blocks;
 mod csv_reader;
 mod csv_stream;
 mod fast_csv;
 mod libsvm;
+mod schema;
 mod view;
+mod weights;
 
 #[cfg(feature = "arrow")]
 pub use arrow_reader::{arrow_schema, read_arrow, read_arrow_binned, ArrowBlocks, ArrowFormat};
 pub use binned::BinnedData;
-pub use binning::{
+pub use bins::{
     bin_sample_rows, merge_summaries, shard_summaries, shard_summaries_parts, summaries_from_bytes, summaries_to_bytes,
     weight_prefix, BinData, BinMapper, BinnedMatrix, FeatureBins, FeatureSummary, NumericSummary, ShardSpec,
     BIN_SAMPLE_ROWS, BIN_SAMPLE_SEED,
@@ -27,7 +29,9 @@ pub use blocks::{Block, BlockLabels, CsvBlocks};
 pub use csv_reader::{csv_header, read_csv, read_csv_from, CsvOptions, LabelSelector};
 pub use csv_stream::{read_csv_binned, BinnedTable, ProgressFn, ReadProgress, StreamOptions, DEFAULT_CHUNK_BYTES};
 pub use libsvm::{dense_cell_budget, read_libsvm, read_libsvm_from, LibsvmOptions, MAX_LIBSVM_INDEX};
+pub use schema::Schema;
 pub use view::{ColumnView, Indices, NumericView};
+pub(crate) use weights::total_weight;
 
 use serde::{Deserialize, Serialize};
 

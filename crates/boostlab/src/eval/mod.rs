@@ -1,17 +1,14 @@
 //! Evaluation: metrics, stratified folds, label noise and the paired t-test (SPEC §7).
 //!
 //! Everything here is independent of how a model is trained. The experiment harness that builds
-//! on it lives in [`crate::experiment`] (re-exported here as `eval::experiment` for older code).
+//! on it lives in [`crate::experiment`].
 //!
 //! Randomness is always explicit: every function that draws takes a `u64` seed and uses
 //! `ChaCha8Rng::seed_from_u64`, and the experiment harness derives per-cell seeds with a
 //! documented, stable hash ([`crate::experiment::derive_seed`]), so results never depend on thread
 //! scheduling.
 
-/// The experiment harness, moved to [`crate::experiment`]; this path keeps working.
-pub mod experiment {
-    pub use crate::experiment::*;
-}
+mod ensemble;
 pub mod folds;
 pub mod metrics;
 pub mod multilabel;

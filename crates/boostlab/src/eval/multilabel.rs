@@ -14,8 +14,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::boost::multiclass::top_label;
 use crate::error::{Error, Result};
+use crate::model::outputs::top_label;
 
 /// Checks the shapes and values; returns n and the weights (uniform when not given).
 fn check(y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64]>) -> Result<usize> {

@@ -163,7 +163,7 @@ pub fn boost_params(table: &toml::Table, seed: u64) -> Result<BoostParams> {
             // Issue 16: `t = "auto"` (with optional `t_grid`, `t_folds`) is t-AdaBoost's auto_t.
             let grid = table.get("t_grid").map(|g| json(g, "t_grid")).transpose()?;
             let folds = table.get("t_folds").map(|f| json(f, "t_folds")).transpose()?;
-            let mut a = json(crate::boost::auto_t::AutoT::default(), "t")?;
+            let mut a = json(crate::select::auto_t::AutoT::default(), "t")?;
             if let Some(g) = grid {
                 a["grid"] = g;
             }

@@ -2,7 +2,8 @@
 //! for numeric features with missing values, "missing" — each output −1, 0 (abstain) or +1,
 //! chosen together with the test to minimise `Z = W_0 + 2√(W_+ W_−)`.
 
-use super::grower::{build_histogram, Grown};
+use super::grow::Grown;
+use super::histogram::build_histogram;
 use super::tree::{Node, SplitRule, Tree};
 use crate::data::{BinMapper, BinnedMatrix, FeatureBins};
 use crate::error::{Error, Result};

@@ -5,13 +5,17 @@
 //! the binned features. It never knows which booster called it. A stump is a tree of two leaves.
 
 mod abstain;
-mod grower;
+mod grow;
+mod histogram;
+mod partition;
+mod pool;
+mod split;
 #[allow(clippy::module_inception)]
 mod tree;
 
 pub use abstain::abstaining_stump;
-pub use grower::{grow, grow_cancellable, grow_distributed, GrowSpec, Grown};
-pub(crate) use grower::{grow_ranks, RowBuffers};
+pub use grow::{grow, grow_cancellable, grow_distributed, GrowSpec, Grown};
+pub(crate) use grow::{grow_ranks, RowBuffers};
 #[cfg(test)]
 pub(crate) use tree::test_support;
 pub(crate) use tree::{FlatTree, MaskTree, MASK_TREE_MAX_LEAVES};
@@ -54,7 +58,7 @@ impl Criterion {
             Criterion::Gini => 4.0 * u * (1.0 - u),
             Criterion::Entropy => -u * u.ln() - (1.0 - u) * (1.0 - u).ln(),
             Criterion::Matusita => 2.0 * (u * (1.0 - u)).sqrt(),
-            Criterion::Tempered { t } => crate::tempered::bayes_risk(u, t),
+            Criterion::Tempered { t } => crate::math::tempered::bayes_risk(u, t),
         }
     }
 
@@ -72,7 +76,7 @@ impl Criterion {
             Criterion::Empirical => 2.0 * wp.min(wn),
             Criterion::Matusita => 2.0 * (wp * wn).sqrt(),
             // SPEC §2.2: W·L^(t)(W+/W).
-            Criterion::Tempered { t } => crate::tempered::weighted_bayes_risk(wp, wn, t),
+            Criterion::Tempered { t } => crate::math::tempered::weighted_bayes_risk(wp, wn, t),
             _ => w * self.risk(wp / w),
         }
     }
@@ -147,8 +151,8 @@ impl LeafRule {
                 } else {
                     let p = wp / w;
                     match link {
-                        TemperedLink::Optimal => crate::tempered::link_optimal(p, t),
-                        TemperedLink::Canonical => crate::tempered::link_canonical(p, t),
+                        TemperedLink::Optimal => crate::math::tempered::link_optimal(p, t),
+                        TemperedLink::Canonical => crate::math::tempered::link_canonical(p, t),
                     }
                 }
             }
@@ -294,7 +298,7 @@ impl TreeParams {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tempered::reference_weighted_bayes_risk;
+    use crate::math::tempered::reference_weighted_bayes_risk;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 

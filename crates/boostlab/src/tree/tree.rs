@@ -92,7 +92,7 @@ impl Tree {
             // rows share a leaf) and summed: the serial count's values bit for bit.
             None => {
                 let nl = per_leaf.len();
-                let parts = crate::par::map_chunks(leaf_of_row.len(), |r| {
+                let parts = crate::util::par::map_chunks(leaf_of_row.len(), |r| {
                     let mut c = vec![[0u32; 4]; nl];
                     let rows = &leaf_of_row[r];
                     let mut quads = rows.chunks_exact(4);

@@ -5,8 +5,8 @@ use super::{decode_into, MultiVariant};
 use crate::boost::{Booster, Diagnostics, Labels, Step};
 use crate::collective::Shared;
 use crate::error::{Error, Result};
-use crate::par;
 use crate::tree::{Criterion, LeafRule};
+use crate::util::par;
 
 /// AdaBoost.MO (SPEC §4.6): single-label data with k classes, a code λ with k' columns, and
 /// AdaBoost.MH (discrete or real) run on the coded labels `λ(y_i) ∈ {−1, +1}^{k'}`. The tree

@@ -8,8 +8,8 @@ use crate::boost::{Booster, Diagnostics, Labels, Step};
 use crate::collective::Shared;
 use crate::error::{Error, Result};
 use crate::eval::multilabel;
-use crate::par::{self, ROW_CHUNK};
 use crate::tree::{Criterion, LeafRule};
+use crate::util::par::{self, ROW_CHUNK};
 
 /// Discrete AdaBoost.MR (SPEC §4.7), and AdaBoost.M2 = MR on single-label data.
 ///

@@ -1032,7 +1032,7 @@ fn issue_18_chunked_steps_equal_the_serial_loops() {
     // One chunk: the serial loop bit for bit. Three chunks: the same values up to the order of
     // the sums — a serial sum of n·k terms is within n·k·ε (relative) of the exact one, so the two
     // orders agree within 2·n·k·ε per round (4 rounds).
-    for (n, exact) in [(3000, true), (2 * crate::par::ROW_CHUNK + 777, false)] {
+    for (n, exact) in [(3000, true), (2 * crate::util::par::ROW_CHUNK + 777, false)] {
         for (variant, multi) in [
             (MultiVariant::MhReal, false),
             (MultiVariant::MhDiscrete, true),
@@ -1098,7 +1098,7 @@ fn issue_18_chunked_steps_equal_the_serial_loops() {
 #[test]
 fn issue_18_chunked_steps_are_bit_identical_for_1_2_and_3_threads() {
     // Three chunks of rows (and a partial one), every variant, the fused step.
-    let n = 2 * crate::par::ROW_CHUNK + 777;
+    let n = 2 * crate::util::par::ROW_CHUNK + 777;
     for (variant, multi) in [
         (MultiVariant::MhReal, false),
         (MultiVariant::MhDiscrete, true),
@@ -1169,7 +1169,7 @@ fn issue_18_mh_fused_step_on_leaves_is_bit_identical_to_the_dense_step() {
     // and three chunks of rows, with and without shrinkage and sample weights, 1 and 3 threads,
     // and a last round whose tree is 0 everywhere (the step stops and changes nothing).
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    for n in [3000, 2 * crate::par::ROW_CHUNK + 777] {
+    for n in [3000, 2 * crate::util::par::ROW_CHUNK + 777] {
         let p = random_problem(23, n, 5, 2, false);
         let sw: Vec<f64> = (0..n).map(|i| 0.5 + (i % 7) as f64 * 0.25).collect();
         for (lr, weighted, zero_last) in [(1.0, false, false), (0.3, true, true), (1.0, true, true)] {

@@ -1,20 +1,15 @@
-//! The trained model: an [`Ensemble`] of weighted trees with the schema of its features, the
-//! task it predicts, its parameters and its training history. Saved as versioned JSON.
+//! Prediction: the ensemble's scores by blocks of rows (trees compiled to flat or leaf-mask
+//! walks), staged scores, classes, probabilities and label sets.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::Path;
 
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
-use crate::boost::driver::{BoostParams, RoundRecord};
-use crate::boost::multiclass::MultiOutput;
-use crate::cancel::Cancel;
-use crate::data::{Column, ColumnView, Dataset, FeatureKind, Features, Target, MISSING_CODE};
+use super::{outputs, Ensemble, MultiOutput, Task};
+use crate::data::{Column, ColumnView, FeatureKind, Features, MISSING_CODE};
 use crate::error::{Error, Result};
 use crate::tree::{FlatTree, MaskTree, Node, SplitRule, Tree, MASK_TREE_MAX_LEAVES};
+use crate::util::cancel::Cancel;
 
 /// Rows per parallel prediction task.
 const PREDICT_BLOCK: usize = 4096;
@@ -114,11 +109,6 @@ fn add_trees<const CLIP: bool>(
     }
 }
 
-/// The largest score magnitude a model may produce: a loaded model's
-/// `|base_score| + Σ_t |α_t|·max_leaf |h_t|` must not exceed it (issue 14), so sums of scores
-/// never overflow to ±∞ or NaN.
-pub const MAX_SCORE_BOUND: f64 = 1e300;
-
 /// `ln(1 + e^x)` without overflow.
 fn softplus(x: f64) -> f64 {
     x.max(0.0) + (-x.abs()).exp().ln_1p()
@@ -134,12 +124,6 @@ fn softmax_into(x: &[f64], out: &mut [f64]) {
     out.iter_mut().for_each(|o| *o /= z);
 }
 
-/// The first string that appears twice in `v`, if any.
-fn first_duplicate(v: &[String]) -> Option<&str> {
-    let mut seen = std::collections::HashSet::with_capacity(v.len());
-    v.iter().find(|x| !seen.insert(x.as_str())).map(String::as_str)
-}
-
 /// Plain slices of the numeric columns for flat walks (empty for categorical columns, which a
 /// flat walk never reads).
 fn numeric_slices(columns: &[Column]) -> Vec<&[f64]> {
@@ -152,197 +136,7 @@ fn numeric_slices(columns: &[Column]) -> Vec<&[f64]> {
         .collect()
 }
 
-/// The model-file format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
-
-/// Names, kinds and category levels of the features a model was trained on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Schema {
-    /// Feature names.
-    pub names: Vec<String>,
-    /// Feature kinds.
-    pub kinds: Vec<FeatureKind>,
-    /// Level names of categorical features (`None` for numeric ones).
-    pub levels: Vec<Option<Vec<String>>>,
-}
-
-impl Schema {
-    /// The schema of `features`.
-    pub fn from_features(features: &Features) -> Schema {
-        Schema {
-            names: features.names.clone(),
-            kinds: features.kinds(),
-            levels: features
-                .columns
-                .iter()
-                .map(|c| match c {
-                    Column::Categorical { levels, .. } => Some(levels.clone()),
-                    Column::Numeric(_) => None,
-                })
-                .collect(),
-        }
-    }
-
-    /// Category codes of feature `f` given against `levels`, re-coded onto the model's levels by
-    /// name: a level the model never saw, and [`MISSING_CODE`], become [`MISSING_CODE`].
-    pub fn remap_codes(&self, f: usize, levels: &[String], codes: &[u32]) -> Vec<u32> {
-        let model_levels = self.levels.get(f).and_then(|l| l.as_deref()).unwrap_or(&[]);
-        if model_levels == levels {
-            return codes.to_vec();
-        }
-        let map: Vec<u32> = levels
-            .iter()
-            .map(|l| model_levels.iter().position(|m| m == l).map_or(MISSING_CODE, |p| p as u32))
-            .collect();
-        codes.iter().map(|&c| map.get(c as usize).copied().unwrap_or(MISSING_CODE)).collect()
-    }
-
-    /// Name/kind pairs, to force kinds when reading prediction data.
-    pub fn kinds_by_name(&self) -> Vec<(String, FeatureKind)> {
-        self.names.iter().cloned().zip(self.kinds.iter().copied()).collect()
-    }
-}
-
-/// What the model predicts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "kind")]
-pub enum Task {
-    /// Two classes; `classes[1]` is the positive class (score > 0).
-    Binary {
-        /// Class names `[negative, positive]`.
-        classes: Vec<String>,
-    },
-    /// Single-label multi-class.
-    Multiclass {
-        /// Class names.
-        classes: Vec<String>,
-    },
-    /// Multi-label.
-    Multilabel {
-        /// Label names.
-        labels: Vec<String>,
-    },
-}
-
-impl Task {
-    /// The task of a training target (binary when there are two classes).
-    pub fn from_target(t: &Target) -> Task {
-        match t {
-            Target::Classes { classes, .. } if classes.len() == 2 => Task::Binary { classes: classes.clone() },
-            Target::Classes { classes, .. } => Task::Multiclass { classes: classes.clone() },
-            Target::Multilabel { labels, .. } => Task::Multilabel { labels: labels.clone() },
-        }
-    }
-
-    /// Class or label names.
-    pub fn names(&self) -> &[String] {
-        match self {
-            Task::Binary { classes } | Task::Multiclass { classes } => classes,
-            Task::Multilabel { labels } => labels,
-        }
-    }
-}
-
-/// A trained ensemble `H(x) = Σ_t α_t h_t(x)` (with `n_outputs` scores per example).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Ensemble {
-    /// Model-file format version ([`FORMAT_VERSION`]).
-    pub format_version: u32,
-    /// The features the model expects.
-    pub schema: Schema,
-    /// What it predicts.
-    pub task: Task,
-    /// The parameters it was trained with.
-    pub params: BoostParams,
-    /// Scores per example (1 for binary models).
-    pub n_outputs: usize,
-    /// The trees.
-    pub trees: Vec<Tree>,
-    /// Their weights α_t.
-    pub alphas: Vec<f64>,
-    /// Clipping level δ of the clipped model (t-AdaBoost, t < 1): the clipped score is
-    /// `S_t = clip(S_{t−1} + α_t h_t(x), [−δ, δ])`, clipping after every addition.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clip: Option<f64>,
-    /// Constant added to every score before the trees (SecBoost's `h_0`). By default 0.
-    #[serde(default)]
-    pub base_score: f64,
-    /// How multi-class / multi-label outputs are decoded (AdaBoost.MH/MO/MR/M2).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output: Option<MultiOutput>,
-    /// Name of the user-defined loss a SecBoost model was trained with (`params.secboost.loss`
-    /// then only holds the default). Informational.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub custom_loss: Option<String>,
-    /// Per-round training diagnostics.
-    pub history: Vec<RoundRecord>,
-    /// How the training file's label column(s) were named (the CLI's `--label` / `--labels`
-    /// syntax: `NAME`, `A,B,C` or `PREFIX*`), so that `predict` finds them in a file of the same
-    /// layout. Informational; not used by the library.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target_columns: Option<String>,
-    /// Every parameter's effective value and where it came from (default, preset, user), by
-    /// dotted path (`tree.max_split_candidates`); see [`BoostParams::sources`]. Informational;
-    /// empty in models written before issue 17.
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub param_sources: std::collections::BTreeMap<String, crate::boost::preset::ParamEntry>,
-    /// The validation metric whose value each round's record holds as `valid_metric` (issue 15:
-    /// `error`, `hamming`, `one-error`, `loss`); None when trained without validation data.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub eval_metric: Option<String>,
-    /// Early stopping's best iteration (0-based): the model was truncated to its first
-    /// `best_iteration + 1` trees (issue 15). None without early stopping.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub best_iteration: Option<usize>,
-    /// How `t = auto` chose t-AdaBoost's temperature: the grid, the inner cross-validated errors,
-    /// the choice (issue 16). None for every other model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub t_selection: Option<crate::boost::auto_t::TSelection>,
-    /// The threshold θ of the predicted label sets `{ℓ : f(x, ℓ) > θ}` of a multi-class or
-    /// multi-label model, learned on the training data (issue 16, SPEC §4.7: AdaBoost.MR/M2 by
-    /// default, see [`crate::boost::multiclass::LabelThreshold`]). None: θ = 0 (every model
-    /// written before it). It moves every label's score alike, so rankings and arg-max
-    /// predictions do not depend on it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label_threshold: Option<f64>,
-}
-
 impl Ensemble {
-    /// An empty ensemble.
-    pub fn new(schema: Schema, task: Task, params: BoostParams, n_outputs: usize) -> Ensemble {
-        Ensemble {
-            format_version: FORMAT_VERSION,
-            schema,
-            task,
-            params,
-            n_outputs,
-            trees: Vec::new(),
-            alphas: Vec::new(),
-            clip: None,
-            base_score: 0.0,
-            output: None,
-            custom_loss: None,
-            history: Vec::new(),
-            target_columns: None,
-            param_sources: Default::default(),
-            eval_metric: None,
-            best_iteration: None,
-            t_selection: None,
-            label_threshold: None,
-        }
-    }
-
-    /// Appends a tree with weight α.
-    pub fn push(&mut self, tree: Tree, alpha: f64) {
-        self.trees.push(tree);
-        self.alphas.push(alpha);
-    }
-
-    /// Number of trees.
-    pub fn n_trees(&self) -> usize {
-        self.trees.len()
-    }
-
     /// Maps `features` onto the model's schema: columns by name when every model feature is
     /// present, else by position when the counts match; category codes re-mapped by level name
     /// (unseen levels become missing).
@@ -497,7 +291,7 @@ impl Ensemble {
         let trees = self.compile(t_max, &self.schema.kinds)?;
         let clip = if clipped { self.clip } else { None };
         let block = |scratch: &mut Vec<Column>, (b, o): (usize, &mut [f64])| -> Result<()> {
-            crate::cancel::check(cancel)?;
+            crate::util::cancel::check(cancel)?;
             let r0 = b * PREDICT_BLOCK;
             self.gather_block(columns, r0, o.len() / k, scratch)?;
             let num_cols = numeric_slices(scratch);
@@ -555,7 +349,7 @@ impl Ensemble {
         let blocks: Vec<Result<Vec<f64>>> = (0..n.div_ceil(PREDICT_BLOCK))
             .into_par_iter()
             .map_init(Vec::new, |scratch, b| {
-                crate::cancel::check(cancel)?;
+                crate::util::cancel::check(cancel)?;
                 let r0 = b * PREDICT_BLOCK;
                 let m = PREDICT_BLOCK.min(n - r0);
                 self.gather_block(columns, r0, m, scratch)?;
@@ -700,7 +494,7 @@ impl Ensemble {
         } else {
             out.chunks_mut(PREDICT_BLOCK * k).enumerate().for_each(block);
         }
-        crate::cancel::check(cancel)
+        crate::util::cancel::check(cancel)
     }
 
     /// The model's columns of `features`: borrowed when they already match the schema (same
@@ -889,19 +683,15 @@ impl Ensemble {
                 let c = code.n_classes;
                 let mut v = vec![0.0; scores.len() / self.n_outputs * c];
                 for (row, o) in scores.chunks_exact(self.n_outputs).zip(v.chunks_exact_mut(c)) {
-                    crate::boost::multiclass::decode_losses_into(code, row, *decode, o);
+                    outputs::decode_losses_into(code, row, *decode, o);
                     for (y, x) in o.iter_mut().enumerate() {
                         *x = match decode {
                             // Exponential losses overflow any probability map: use their log.
-                            crate::boost::multiclass::Decode::Loss if x.is_finite() && *x >= f64::MIN_POSITIVE => {
-                                -x.ln()
-                            }
+                            outputs::Decode::Loss if x.is_finite() && *x >= f64::MIN_POSITIVE => -x.ln(),
                             // The loss itself over- or underflowed: its log, −ln Σ_ℓ e^(−λ_ℓ f_ℓ),
                             // by log-sum-exp (issue 14: no −∞ class score, no NaN probability).
-                            crate::boost::multiclass::Decode::Loss => {
-                                -crate::boost::multiclass::log_decode_loss(code.codeword(y), row)
-                            }
-                            crate::boost::multiclass::Decode::Hamming => -*x,
+                            outputs::Decode::Loss => -outputs::log_decode_loss(code.codeword(y), row),
+                            outputs::Decode::Hamming => -*x,
                         };
                     }
                 }
@@ -911,431 +701,13 @@ impl Ensemble {
             _ => scores.to_vec(),
         }
     }
-
-    /// Metrics of precomputed scores on a labelled dataset, by name: `test_error` always (the
-    /// error rate for single-label data — for multi-class data it equals the one-error —, the
-    /// Hamming loss for multi-label data), `accuracy`, and for multi-class and multi-label data
-    /// `hamming_loss`, `one_error`, `ranking_loss`, `coverage`, `average_precision`,
-    /// `subset_accuracy`, `jaccard_accuracy`, `micro_f1`, `macro_f1` (see [`crate::eval::multilabel`]).
-    pub fn metrics_from_scores(&self, data: &Dataset, scores: &[f64]) -> Result<BTreeMap<String, f64>> {
-        let mut m = BTreeMap::new();
-        let target = data.target()?;
-        let names = self.task.names();
-        let (y_pm, k) = match target {
-            Target::Classes { y, classes } => {
-                let pred = self.classes_from_scores(scores);
-                let wrong =
-                    pred.iter().zip(y).filter(|(p, y)| names.get(**p as usize) != classes.get(**y as usize)).count();
-                let err = wrong as f64 / y.len().max(1) as f64;
-                m.insert("test_error".to_string(), err);
-                m.insert("accuracy".to_string(), 1.0 - err);
-                if matches!(self.task, Task::Binary { .. }) {
-                    return Ok(m);
-                }
-                // One-hot ±1 in the model's class order.
-                let k = names.len();
-                let mut v = vec![-1.0; y.len() * k];
-                for (i, &c) in y.iter().enumerate() {
-                    if let Some(j) = names.iter().position(|n| *n == classes[c as usize]) {
-                        v[i * k + j] = 1.0;
-                    }
-                }
-                (v, k)
-            }
-            Target::Multilabel { y, labels } => {
-                if labels.len() != self.n_outputs {
-                    return Err(Error::InvalidData(format!(
-                        "{} labels in the data, the model predicts {}",
-                        labels.len(),
-                        self.n_outputs
-                    )));
-                }
-                (y.iter().map(|&v| if v == 1 { 1.0 } else { -1.0 }).collect(), labels.len())
-            }
-        };
-        let mut cs = self.class_scores(scores);
-        if let Some(theta) = self.label_threshold {
-            // Issue 16: label sets {f > θ}; one shift of every label keeps the rankings.
-            cs.iter_mut().for_each(|v| *v -= theta);
-        }
-        let r = crate::eval::multilabel::report(&y_pm, &cs, k, None)?;
-        for (name, v) in [
-            ("hamming_loss", r.hamming_loss),
-            ("one_error", r.one_error),
-            ("ranking_loss", r.ranking_loss),
-            ("coverage", r.coverage),
-            ("average_precision", r.average_precision),
-            ("subset_accuracy", r.subset_accuracy),
-            ("jaccard_accuracy", r.jaccard_accuracy),
-            ("micro_f1", r.micro_f1),
-            ("macro_f1", r.macro_f1),
-        ] {
-            m.insert(name.to_string(), v);
-        }
-        if matches!(target, Target::Multilabel { .. }) {
-            m.insert("test_error".to_string(), r.hamming_loss);
-            m.insert("accuracy".to_string(), r.subset_accuracy);
-        }
-        Ok(m)
-    }
-
-    /// Metrics of the model on a labelled dataset (see [`Ensemble::metrics_from_scores`]).
-    pub fn evaluate(&self, data: &Dataset, clipped: bool) -> Result<BTreeMap<String, f64>> {
-        let s = self.decision_function(&data.features, clipped)?;
-        self.metrics_from_scores(data, &s)
-    }
-
-    /// Serialises to JSON.
-    pub fn to_json(&self) -> Result<String> {
-        serde_json::to_string(self).map_err(|e| Error::InvalidModel(e.to_string()))
-    }
-
-    /// Parses and validates a model from JSON.
-    pub fn from_json(text: &str) -> Result<Ensemble> {
-        let v: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| Error::InvalidModel(format!("not valid JSON: {e}")))?;
-        match v.get("format_version").and_then(serde_json::Value::as_u64) {
-            Some(x) if x == u64::from(FORMAT_VERSION) => {}
-            Some(x) => {
-                return Err(Error::InvalidModel(format!("format_version {x}; this build reads {FORMAT_VERSION}")))
-            }
-            None => return Err(Error::InvalidModel("no format_version: not a boostlab model".into())),
-        }
-        let m: Ensemble = serde_json::from_value(v).map_err(|e| Error::InvalidModel(e.to_string()))?;
-        m.validate()?;
-        Ok(m)
-    }
-
-    /// Checks the model's consistency (issue 14: a model file from an untrusted source either
-    /// predicts finite values or is refused, with an error naming the field). Every size is
-    /// checked against the others, none trusted on its own: `n_outputs` must equal the number of
-    /// class or label names (or the code's columns, whose entries must be present), so the file's
-    /// own length bounds every buffer prediction allocates. Also: unique feature, class, label and
-    /// category names; kinds against category levels; valid trees whose splits test existing
-    /// features of the right kind with sorted, known category codes; finite numbers; valid
-    /// parameters; and the score bound `|base_score| + Σ_t |α_t|·max_leaf |h_t| ≤`
-    /// [`MAX_SCORE_BOUND`], so that no score can overflow (probabilities and decodings are
-    /// computed stably from finite scores).
-    pub fn validate(&self) -> Result<()> {
-        let bad = |field: &str, msg: String| Error::InvalidModel(format!("{field}: {msg}"));
-        let s = &self.schema;
-        let nf = s.names.len();
-        if s.kinds.len() != nf || s.levels.len() != nf {
-            return Err(bad(
-                "schema",
-                format!("{nf} names but {} kinds and {} level lists", s.kinds.len(), s.levels.len()),
-            ));
-        }
-        if let Some(dup) = first_duplicate(&s.names) {
-            return Err(bad("schema.names", format!("feature name '{}' appears twice", crate::error::shown(dup))));
-        }
-        for (f, (kind, levels)) in s.kinds.iter().zip(&s.levels).enumerate() {
-            match (kind, levels) {
-                (FeatureKind::Numeric, None) => {}
-                (FeatureKind::Categorical, Some(lv)) => {
-                    if let Some(dup) = first_duplicate(lv) {
-                        return Err(bad(
-                            "schema.levels",
-                            format!("feature {f}: category '{}' appears twice", crate::error::shown(dup)),
-                        ));
-                    }
-                    if lv.len() >= MISSING_CODE as usize {
-                        return Err(bad("schema.levels", format!("feature {f}: {} categories", lv.len())));
-                    }
-                }
-                (FeatureKind::Numeric, Some(_)) => {
-                    return Err(bad("schema.levels", format!("feature {f} is numeric but has category levels")))
-                }
-                (FeatureKind::Categorical, None) => {
-                    return Err(bad("schema.levels", format!("feature {f} is categorical but has no levels")))
-                }
-            }
-        }
-        let names = self.task.names();
-        if names.is_empty() {
-            return Err(bad("task", "no class or label names".into()));
-        }
-        if let Some(dup) = first_duplicate(names) {
-            return Err(bad("task", format!("class or label '{}' appears twice", crate::error::shown(dup))));
-        }
-        if self.trees.len() != self.alphas.len() {
-            return Err(bad("alphas", format!("{} trees but {} weights", self.trees.len(), self.alphas.len())));
-        }
-        if self.n_outputs == 0 {
-            return Err(bad("n_outputs", "0".into()));
-        }
-        if let Some(a) = self.alphas.iter().find(|a| !a.is_finite()) {
-            return Err(bad("alphas", format!("non-finite tree weight {a}")));
-        }
-        if let Some(d) = self.clip {
-            if !(d.is_finite() && d > 0.0) {
-                return Err(bad("clip", format!("clipping level {d}")));
-            }
-        }
-        if !self.base_score.is_finite() {
-            return Err(bad("base_score", format!("{}", self.base_score)));
-        }
-        if let Some(t) = self.label_threshold {
-            if !t.is_finite() || self.output.is_none() {
-                return Err(bad(
-                    "label_threshold",
-                    format!("{t} (a finite threshold of a multi-class or multi-label model)"),
-                ));
-            }
-        }
-        let names_len = names.len();
-        let (outputs_ok, expected) = match (&self.task, &self.output) {
-            (Task::Binary { classes }, None) => (classes.len() == 2 && self.n_outputs == 1, "1 (binary: 2 classes)"),
-            (Task::Binary { .. }, Some(_)) => (false, "a binary model without `output`"),
-            (_, Some(out)) => {
-                out.check()?;
-                (
-                    out.n_outputs() == self.n_outputs && out.n_classes() == names_len,
-                    "output's size (labels, or the code's columns), with one code row per class",
-                )
-            }
-            (Task::Multiclass { .. }, None) => {
-                (names_len == self.n_outputs && names_len > 2, "the number of classes (> 2)")
-            }
-            (Task::Multilabel { .. }, None) => (names_len == self.n_outputs, "the number of labels"),
-        };
-        if !outputs_ok {
-            return Err(bad(
-                "n_outputs",
-                format!(
-                    "{} does not match the task ({} names{}); expected {expected}",
-                    self.n_outputs,
-                    names_len,
-                    match &self.output {
-                        Some(o) => format!(", output of {} classes × {} outputs", o.n_classes(), o.n_outputs()),
-                        None => String::new(),
-                    }
-                ),
-            ));
-        }
-        let mut bound = self.base_score.abs();
-        for (t, (tree, &a)) in self.trees.iter().zip(&self.alphas).enumerate() {
-            if tree.n_outputs != self.n_outputs {
-                return Err(bad(
-                    "trees",
-                    format!("tree {t} has {} outputs, expected {}", tree.n_outputs, self.n_outputs),
-                ));
-            }
-            tree.validate(nf).map_err(|e| bad("trees", format!("tree {t}: {e}")))?;
-            for node in &tree.nodes {
-                if let crate::tree::Node::Split { feature, rule, .. } = node {
-                    let f = *feature as usize;
-                    match (rule, s.kinds[f]) {
-                        (crate::tree::SplitRule::Numeric { .. }, FeatureKind::Numeric) => {}
-                        (crate::tree::SplitRule::Categorical { left, .. }, FeatureKind::Categorical) => {
-                            let n_levels = s.levels[f].as_ref().map_or(0, Vec::len);
-                            let sorted = left.windows(2).all(|w| w[0] < w[1]);
-                            if !sorted || left.last().is_some_and(|&c| c as usize >= n_levels) {
-                                return Err(bad(
-                                    "trees",
-                                    format!(
-                                        "tree {t}: the category set of a split on feature {f} is not a sorted set of \
-                                         codes below its {n_levels} levels"
-                                    ),
-                                ));
-                            }
-                        }
-                        _ => {
-                            return Err(bad("trees", format!("tree {t}: split kind does not match feature {f}")));
-                        }
-                    }
-                }
-            }
-            // SPEC intro, H(x) = Σ_t α_t h_t(x): bound every score's magnitude.
-            let h_max = tree.leaf_values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            bound += a.abs() * h_max;
-        }
-        if bound.is_nan() || bound > MAX_SCORE_BOUND {
-            return Err(bad(
-                "alphas",
-                format!(
-                    "the scores can reach {bound:e} (|base_score| + Σ |α_t|·max |leaf value|), above the limit of \
-                     {MAX_SCORE_BOUND:e}"
-                ),
-            ));
-        }
-        for r in &self.history {
-            if let Some((k, v)) = r.values.iter().find(|(_, v)| !v.is_finite()) {
-                return Err(bad("history", format!("round {}: non-finite {} = {v}", r.round, crate::error::shown(k))));
-            }
-        }
-        self.params.check().map_err(|e| bad("params", e.to_string()))?;
-        Ok(())
-    }
-
-    /// Writes the model atomically: to a temporary file beside `path`, flushed, then renamed.
-    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        write_atomic(path.as_ref(), self.to_json()?.as_bytes())
-    }
-
-    /// Reads and validates a model file.
-    pub fn load(path: impl AsRef<Path>) -> Result<Ensemble> {
-        let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        Ensemble::from_json(&text).map_err(|e| match e {
-            Error::InvalidModel(m) => Error::InvalidModel(format!("{}: {m}", path.display())),
-            other => other,
-        })
-    }
-
-    /// Error rate of the model on a labelled dataset (single-label tasks).
-    pub fn error_rate(&self, data: &Dataset, clipped: bool) -> Result<f64> {
-        let pred = self.predict(&data.features, clipped)?;
-        match data.target()? {
-            Target::Classes { y, classes } => {
-                let names = self.task.names();
-                let wrong =
-                    pred.iter().zip(y).filter(|(p, y)| names.get(**p as usize) != classes.get(**y as usize)).count();
-                Ok(wrong as f64 / y.len().max(1) as f64)
-            }
-            Target::Multilabel { .. } => {
-                Err(Error::InvalidData("error rate of multi-label data: use the multi-label metrics".into()))
-            }
-        }
-    }
-}
-
-/// Suffix of the temporary files of [`write_atomic`] (`.NAME.PID.N.tmp`), so that leftovers of a
-/// killed process can be recognised and removed.
-pub const TMP_SUFFIX: &str = ".tmp";
-
-static TMP_COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// Writes `bytes` to `path` atomically: to a temporary file in the same directory (unique per
-/// process and call, so parallel writers never share one), flushed to disk, renamed over `path`,
-/// then the directory is synced. A crash leaves either the old file or the new one, never a part.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
-    let n = TMP_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(".{name}.{}.{n}{TMP_SUFFIX}", std::process::id()));
-    let res = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = res {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Error::io(path, e));
-    }
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::boost::driver::{fit, Algorithm, BoostParams};
-    use crate::data::{read_csv_from, CsvOptions};
-
-    fn data() -> Dataset {
-        let mut text = String::from("a,b,c,label\n");
-        for i in 0..120 {
-            let a = (i * 7 % 23) as f64 / 3.0;
-            let b = ["x", "y", "z", ""][i % 4];
-            let c = if i % 11 == 0 { String::new() } else { format!("{}", (i * 13 % 17) as f64 - 8.5) };
-            let y = if a + if b == "y" { 3.0 } else { 0.0 } > 4.0 { "pos" } else { "neg" };
-            text.push_str(&format!("{a},{b},{c},{y}\n"));
-        }
-        read_csv_from(text.as_bytes(), "m.csv", &CsvOptions::default()).unwrap()
-    }
-
-    fn model() -> Ensemble {
-        let mut p = BoostParams { algorithm: Algorithm::RealAdaBoost, n_estimators: 15, ..Default::default() };
-        p.tree.max_leaves = 5;
-        fit(&data(), &p).unwrap()
-    }
-
-    #[test]
-    fn save_and_load_predict_bit_identically() {
-        let m = model();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("m.json");
-        m.save(&path).unwrap();
-        let back = Ensemble::load(&path).unwrap();
-        assert_eq!(back, m);
-        let d = data();
-        let a = m.decision_function(&d.features, false).unwrap();
-        let b = back.decision_function(&d.features, false).unwrap();
-        assert_eq!(
-            a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-            b.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
-        );
-        // No temporary file is left behind.
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-    }
-
-    #[test]
-    fn training_scores_match_raw_prediction() {
-        // The booster's own training scores (via bins) equal prediction from raw values.
-        let d = data();
-        let m = model();
-        let s = m.decision_function(&d.features, false).unwrap();
-        let err = m.error_rate(&d, false).unwrap();
-        assert_eq!(err, m.history.last().unwrap().values["train_error"]);
-        assert_eq!(s.len(), d.n_rows());
-    }
-
-    #[test]
-    fn corrupt_and_hostile_files_are_rejected() {
-        let good = model().to_json().unwrap();
-        let cases: Vec<(String, &str)> = vec![
-            ("{not json".into(), "not valid JSON"),
-            ("{}".into(), "no format_version"),
-            (good.replacen("\"format_version\":1", "\"format_version\":99", 1), "format_version 99"),
-            (good.replacen("\"left\":1", "\"left\":0", 1), "reached twice"),
-            (good.replacen("\"left\":1", "\"left\":999", 1), "out of range"),
-            (good.replacen("\"alphas\":[1.0", "\"alphas\":[1e999", 1), "invalid model"),
-            (good.replacen("\"n_outputs\":1", "\"n_outputs\":0", 1), "n_outputs"),
-            (good.replacen("\"feature\":", "\"feature\":77,\"x\":", 1), "invalid model"),
-        ];
-        for (text, want) in cases {
-            let e = Ensemble::from_json(&text).unwrap_err().to_string();
-            assert!(e.contains(want), "expected '{want}' in '{e}'");
-        }
-        let e = Ensemble::load("/nonexistent/m.json").unwrap_err().to_string();
-        assert!(e.contains("/nonexistent/m.json"), "{e}");
-    }
-
-    #[test]
-    fn align_by_name_remaps_categories_and_checks_kinds() {
-        let m = model();
-        // Columns reordered and levels in another order: same predictions.
-        let d = data();
-        let mut f2 = d.features.clone();
-        f2.names.reverse();
-        f2.columns.reverse();
-        if let Column::Categorical { codes, levels } = &mut f2.columns[1] {
-            levels.reverse();
-            let k = levels.len() as u32;
-            for c in codes.iter_mut() {
-                if *c != MISSING_CODE {
-                    *c = k - 1 - *c;
-                }
-            }
-        }
-        assert_eq!(m.decision_function(&f2, false).unwrap(), m.decision_function(&d.features, false).unwrap());
-        let mut f3 = d.features.clone();
-        f3.columns[0] = Column::Categorical { codes: vec![0; d.n_rows()], levels: vec!["q".into()] };
-        assert!(m.decision_function(&f3, false).unwrap_err().to_string().contains("categorical in the data"));
-    }
 }
 
 #[cfg(test)]
 mod multiclass_tests {
-    use super::*;
     use crate::boost::driver::{fit, Algorithm, BoostParams};
     use crate::boost::multiclass::MultiVariant;
-    use crate::data::{Column, Features};
+    use crate::data::{Column, Dataset, Features, Target};
 
     #[test]
     fn output_code_probabilities_follow_the_decoded_class() {
@@ -1377,6 +749,7 @@ mod prediction_tests {
     use super::*;
     use crate::boost::driver::{fit, Algorithm, BoostParams};
     use crate::data::{read_csv_from, CsvOptions};
+    use crate::data::{Dataset, Schema};
     use crate::tree::test_support::{random_columns, random_kinds, random_tree};
 
     /// The reference: every row walks every tree with [`Tree::values_of`] and adds `α·h` in tree

@@ -17,17 +17,18 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::driver::{fit_inner, fit_inner_on, BoostParams, RoundRecord};
-use super::validation::FitOptions;
-use crate::cancel::Cancel;
+use crate::boost::driver::{fit_inner, fit_inner_on, BoostParams, RoundRecord};
+use crate::boost::validation::FitOptions;
 use crate::collective::Shared;
 use crate::data::{BinData, BinnedData, BinnedMatrix, Target};
 use crate::error::{Error, Result};
 use crate::eval::folds::stratified_fold_ids;
-use crate::loss::Loss;
+use crate::math::loss::Loss;
 use crate::model::Ensemble;
+pub use crate::model::TSelection;
+use crate::util::cancel::Cancel;
 
-/// How `t = auto` chooses t-AdaBoost's temperature (set [`super::tadaboost::TAdaBoostParams::auto_t`]).
+/// How `t = auto` chooses t-AdaBoost's temperature (set [`crate::boost::tadaboost::TAdaBoostParams::auto_t`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AutoT {
@@ -90,21 +91,6 @@ impl AutoT {
         }
         Ok(())
     }
-}
-
-/// What `t = auto` chose, kept in the model ([`Ensemble::t_selection`]) and shown by `inspect`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TSelection {
-    /// The grid, in the order tried.
-    pub grid: Vec<f64>,
-    /// Inner cross-validated error of each grid value (same order).
-    pub scores: Vec<f64>,
-    /// The chosen temperature (the model's `params.t_adaboost.t`).
-    pub t: f64,
-    /// Number of inner folds.
-    pub folds: usize,
-    /// Seed of the inner fold assignment (derived from the parameters' seed).
-    pub fold_seed: u64,
 }
 
 /// The inner folds' seed: a fixed offset of the run's seed (any change of `seed` changes both the
@@ -489,7 +475,7 @@ mod tests {
     #[test]
     fn issue_16_auto_t_is_bit_identical_across_thread_counts_and_round_trips() {
         let d = data(400, 7, true);
-        let p = params(&crate::boost::auto_t::DEFAULT_T_GRID, 3);
+        let p = params(&crate::select::auto_t::DEFAULT_T_GRID, 3);
         let run = |threads: usize| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             pool.install(|| fit(&d, &p).unwrap())

@@ -1,0 +1,513 @@
+//! Solve_α (SPEC §6): the step size α of a round from the edges, weights and offsets — the
+//! paper's rule ([`solve_alpha`]) and the certified one ([`solve_alpha_certified`]).
+
+use rayon::prelude::*;
+
+use super::max_abs_weighted;
+use super::obi::obi_star_many;
+use crate::collective::Shared;
+use crate::error::{Error, Result};
+use crate::math::loss::Loss;
+
+/// The inputs of [`solve_alpha`]: the current round's state, all slices of length `m`.
+#[derive(Debug, Clone, Copy)]
+pub struct AlphaInput<'a> {
+    /// The loss.
+    pub loss: &'a Loss,
+    /// Labels `y_i ∈ {−1, +1}`.
+    pub y: &'a [f64],
+    /// The weak hypothesis on the training set, `h_t(x_i)` (finite, not all 0).
+    pub h: &'a [f64],
+    /// Sample weights, rescaled to mean 1 (all ones when unweighted).
+    pub sample_weight: &'a [f64],
+    /// The previous edges `ẽ_(t−1)i = y_i H_(t−1)(x_i)`.
+    pub edges: &'a [f64],
+    /// The previous offsets `v_(t−1)i`.
+    pub offsets: &'a [f64],
+    /// The current weights `w_ti = −δ_{v_(t−1)i} F(ẽ_(t−1)i)`.
+    pub weights: &'a [f64],
+}
+
+/// The output of [`solve_alpha`] (or of the closed form).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AlphaSolution {
+    /// The leveraging coefficient α (finite, non-zero, the sign of η).
+    pub alpha: f64,
+    /// `W̄_2`, the bound on the weighted order-2 v-derivative (> 0).
+    pub w2: f64,
+    /// ε > 0, such that `|α| = |η| / ((1 + ε) M² W̄)`.
+    pub epsilon: f64,
+    /// How many times α was halved.
+    pub halvings: usize,
+}
+
+/// `η(w, h) = mean_i s_i w_i y_i h_i` (SPEC §6).
+pub(super) fn edge(sw: &[f64], w: &[f64], y: &[f64], h: &[f64]) -> f64 {
+    let m = w.len() as f64;
+    sw.iter().zip(w).zip(y).zip(h).map(|(((s, w), y), h)| s * w * y * h).sum::<f64>() / m
+}
+
+/// Means and maxima over the examples of every rank (issue 13): `n` examples in all, `coll` the
+/// ranks' collective; [`Red::local`] on one machine (nothing reduced, the same arithmetic).
+#[derive(Clone, Copy)]
+pub(super) struct Red<'a> {
+    pub(super) coll: &'a Shared,
+    pub(super) n: f64,
+}
+
+impl Red<'_> {
+    pub(super) fn local(n: usize) -> Red<'static> {
+        static LOCAL: std::sync::OnceLock<Shared> = std::sync::OnceLock::new();
+        Red { coll: LOCAL.get_or_init(Shared::default), n: n as f64 }
+    }
+
+    /// `Σ / n` of this rank's sum `local` over every rank.
+    pub(super) fn mean(&self, local: f64) -> Result<f64> {
+        let mut b = [local];
+        self.coll.sum(&mut b)?;
+        Ok(b[0] / self.n)
+    }
+
+    pub(super) fn max(&self, x: f64) -> Result<f64> {
+        self.coll.max(x)
+    }
+}
+
+/// [`edge`] over every rank.
+fn edge_on(sw: &[f64], w: &[f64], y: &[f64], h: &[f64], red: Red<'_>) -> Result<f64> {
+    if !red.coll.is_distributed() {
+        return Ok(edge(sw, w, y, h));
+    }
+    red.mean(sw.iter().zip(w).zip(y).zip(h).map(|(((s, w), y), h)| s * w * y * h).sum::<f64>())
+}
+
+/// Scratch buffers for secant weights.
+#[derive(Debug, Default)]
+pub(super) struct Scratch {
+    pub(super) z: Vec<f64>,
+    zv: Vec<f64>,
+    pub(super) fz: Vec<f64>,
+    fzv: Vec<f64>,
+}
+
+impl Scratch {
+    /// `out_i = −δ_{v_i} F(z_i)` (SPEC §6: the weights, or with `z = ẽ + α y h` the partial weights
+    /// w̃(α)). Leaves `F(z)` in `self.fz`.
+    pub(super) fn secant_weights(&mut self, loss: &Loss, z: impl Iterator<Item = f64>, v: &[f64], out: &mut [f64]) {
+        self.z.clear();
+        self.z.extend(z);
+        let m = self.z.len();
+        self.zv.clear();
+        self.zv.extend(self.z.iter().zip(v).map(|(z, v)| z + v));
+        self.fz.resize(m, 0.0);
+        self.fzv.resize(m, 0.0);
+        loss.eval_many(&self.z, &mut self.fz);
+        loss.eval_many(&self.zv, &mut self.fzv);
+        for i in 0..m {
+            // SPEC §6: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
+            out[i] = -(self.fzv[i] - self.fz[i]) / v[i];
+        }
+    }
+}
+
+/// `ẽ_i + α y_i h_i`.
+pub(super) fn shifted<'a>(edges: &'a [f64], alpha: f64, y: &'a [f64], h: &'a [f64]) -> impl Iterator<Item = f64> + 'a {
+    edges.iter().zip(y).zip(h).map(move |((e, y), h)| e + alpha * y * h)
+}
+
+/// Rows per chunk of [`secant_pass`] (fixed, so its sums do not depend on the thread count; with
+/// at most this many rows there is one chunk and the sums are the serial loop's, bit for bit).
+pub(super) const SECANT_CHUNK: usize = crate::util::par::ROW_CHUNK;
+
+thread_local! {
+    /// The chunk temporaries of [`secant_pass`] and [`secant_from_values`] (`z`, `z + v`,
+    /// `F(z + v)`), reused by each thread (session 9): fresh ones were three new mappings of
+    /// 256 KiB per chunk and pass in a Dask worker, whose `MALLOC_TRIM_THRESHOLD_` turns glibc's
+    /// adaptive mmap threshold off (see `RowBuffers` in the grower).
+    static CHUNK_TMP: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Runs `f` on three zeroed buffers of `len` values from this thread's [`CHUNK_TMP`] (as fresh
+/// ones: a batch loss that leaves values unwritten sees zeros); kept for the next call when they
+/// are of at most [`SECANT_CHUNK`] values.
+fn with_chunk_tmp<R>(len: usize, f: impl FnOnce(&mut [f64], &mut [f64], &mut [f64]) -> R) -> R {
+    let mut buf = CHUNK_TMP.take();
+    buf.clear();
+    buf.resize(3 * len, 0.0);
+    let (a, rest) = buf[..3 * len].split_at_mut(len);
+    let (b, c) = rest.split_at_mut(len);
+    let r = f(a, b, c);
+    if buf.len() <= 3 * SECANT_CHUNK {
+        CHUNK_TMP.set(buf);
+    }
+    r
+}
+
+/// The order-2 term of `W` (SPEC §6) asked of [`secant_pass`]: the weights `w` at α = 0, the
+/// sample weights and `M`.
+#[derive(Clone, Copy)]
+pub(super) struct Order2<'a> {
+    pub(super) w: &'a [f64],
+    pub(super) sw: &'a [f64],
+    pub(super) m_t: f64,
+}
+
+/// Issue 18: one pass for the (partial) weights and `W`. `out_i = −δ_{v_i} F(ẽ_i + α y_i h_i)`
+/// and `fz_i = F(ẽ_i + α y_i h_i)` (SPEC §6: the weights at α = 0, the partial weights w̃(α)
+/// otherwise), and, with `order2`, the sum `Σ_i s_i (h_i/M)² (w_i − w̃_i)/(α y_i h_i)` of
+/// [`order2_bound`] (rows with `α y_i h_i = 0` left out). Parallel over fixed chunks, partial sums
+/// in chunk order; a batch loss runs as one chunk on this thread (it is never called concurrently).
+/// Per-row values are those of [`Scratch::secant_weights`], bit for bit.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn secant_pass(
+    loss: &Loss,
+    edges: &[f64],
+    alpha: f64,
+    y: &[f64],
+    h: &[f64],
+    v: &[f64],
+    out: &mut [f64],
+    fz: &mut [f64],
+    order2: Option<Order2<'_>>,
+) -> f64 {
+    let m = edges.len();
+    let chunk = if loss.is_batch() { m.max(1) } else { SECANT_CHUNK };
+    let one = |k: usize, out: &mut [f64], fz: &mut [f64]| -> f64 {
+        let a = k * chunk;
+        let b = a + out.len();
+        with_chunk_tmp(b - a, |z, zv, fzv| {
+            z.iter_mut().zip(shifted(&edges[a..b], alpha, &y[a..b], &h[a..b])).for_each(|(d, s)| *d = s);
+            zv.iter_mut().zip(z.iter().zip(&v[a..b])).for_each(|(d, (z, v))| *d = z + v);
+            loss.eval_many(z, fz);
+            loss.eval_many(zv, fzv);
+            for i in 0..z.len() {
+                // SPEC §6: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
+                out[i] = -(fzv[i] - fz[i]) / v[a + i];
+            }
+        });
+        let Some(Order2 { w, sw, m_t }) = order2 else { return 0.0 };
+        let mut acc = 0.0;
+        for i in a..b {
+            let e = alpha * y[i] * h[i];
+            if e != 0.0 {
+                let r = h[i] / m_t;
+                acc += sw[i] * r * r * (w[i] - out[i - a]) / e;
+            }
+        }
+        acc
+    };
+    let parts: Vec<f64> = if loss.is_batch() || m <= chunk {
+        vec![one(0, out, fz)]
+    } else {
+        out.par_chunks_mut(chunk).zip(fz.par_chunks_mut(chunk)).enumerate().map(|(k, (o, f))| one(k, o, f)).collect()
+    };
+    parts.iter().sum()
+}
+
+/// Issue 18, session 7: `out_i = −(F(z_i + v_i) − fz_i) / v_i` with `fz_i = F(z_i)` already known
+/// (the weights of [`secant_pass`] at α = 0, bit for bit, with one loss evaluation a row instead
+/// of two). Parallel over fixed chunks (a batch loss as one chunk on this thread).
+pub(super) fn secant_from_values(loss: &Loss, z: &[f64], v: &[f64], fz: &[f64], out: &mut [f64]) {
+    let m = z.len();
+    let chunk = if loss.is_batch() { m.max(1) } else { SECANT_CHUNK };
+    let one = |k: usize, out: &mut [f64]| {
+        let a = k * chunk;
+        let b = a + out.len();
+        with_chunk_tmp(b - a, |zv, fzv, _| {
+            zv.iter_mut().zip(z[a..b].iter().zip(&v[a..b])).for_each(|(d, (z, v))| *d = z + v);
+            loss.eval_many(zv, fzv);
+            for i in 0..zv.len() {
+                // SPEC §6: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
+                out[i] = -(fzv[i] - fz[a + i]) / v[a + i];
+            }
+        });
+    };
+    if loss.is_batch() || m <= chunk {
+        one(0, out);
+    } else {
+        out.par_chunks_mut(chunk).enumerate().for_each(|(k, o)| one(k, o));
+    }
+}
+
+/// `W = |mean_i s_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)|` (SPEC §6), from the weights `w` at α = 0
+/// and the partial weights `wt` at α: `δ_{e,v}F(ẽ) = (δ_vF(ẽ + e) − δ_vF(ẽ))/e = (w − w̃)/e`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn order2_bound(
+    sw: &[f64],
+    y: &[f64],
+    h: &[f64],
+    w: &[f64],
+    wt: &[f64],
+    alpha: f64,
+    m_t: f64,
+    red: Red<'_>,
+) -> Result<f64> {
+    let mut acc = 0.0;
+    for i in 0..w.len() {
+        let e = alpha * y[i] * h[i];
+        if e != 0.0 {
+            let r = h[i] / m_t;
+            acc += sw[i] * r * r * (w[i] - wt[i]) / e;
+        }
+    }
+    // Issue 13: over every rank (`n` = the number of examples).
+    Ok(red.mean(acc)?.abs())
+}
+
+/// Solve_α, extended (SPEC §6): the leveraging coefficient α, the bound `W̄` and ε.
+///
+/// 1. `α = δ·sign(η₀)` with `δ = delta_init, delta_init/2, ...` until
+///    `|η(w̃(α), h) − η₀| < |η₀|` (at most `max_halvings` halvings);
+/// 2. `W = |mean_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)|`; if it is (machine) zero, `W = 1` halved
+///    while `|α| > |η₀|/(W M²)`;
+/// 3. `ε = |η₀|/(W M² |α|) − 1`; if `ε ≤ 0`, α is halved and `W`, ε recomputed (bounded too).
+///
+/// Step 1 needs `F` continuous at the current edges (Theorem 5.8 of the paper): for a loss that
+/// jumps there (the 0/1 loss with every edge at 0) no α is accepted.
+///
+/// # Errors
+/// [`Error::InvalidData`] if the slices differ in length or `η₀` is 0 or not finite;
+/// [`Error::Numerical`] if no α is accepted within the halvings, or W/ε cannot be made finite
+/// and positive.
+pub fn solve_alpha(input: &AlphaInput<'_>, delta_init: f64, max_halvings: usize) -> Result<AlphaSolution> {
+    solve_alpha_on(input, delta_init, max_halvings, Red::local(input.y.len()), &mut Vec::new())
+}
+
+/// [`solve_alpha`] over the examples of every rank (issue 13): one call per trial α. On success
+/// `fz` holds `F(ẽ_i + α y_i h_i)` at the returned α (issue 18, session 7: the step reuses it).
+pub(super) fn solve_alpha_on(
+    input: &AlphaInput<'_>,
+    delta_init: f64,
+    max_halvings: usize,
+    red: Red<'_>,
+    fz: &mut Vec<f64>,
+) -> Result<AlphaSolution> {
+    let AlphaInput { loss, y, h, sample_weight: sw, edges, offsets, weights: w } = *input;
+    let (m, m_t, eta0) = checked_input(input, red)?;
+    let mut wt = vec![0.0; m];
+    fz.clear();
+    fz.resize(m, 0.0);
+    let mut delta = delta_init;
+    let mut accepted = None;
+    // SPEC §6 Solve_α step 1: α = δ·sign(η₀), accept if |η(w̃(α), h) − η₀| < |η₀|, else halve δ.
+    for k in 0..=max_halvings {
+        let alpha = delta * eta0.signum();
+        secant_pass(loss, edges, alpha, y, h, offsets, &mut wt, fz, None);
+        let eta_new = edge_on(sw, &wt, y, h, red)?;
+        if (eta_new - eta0).abs() < eta0.abs() {
+            accepted = Some((alpha, k));
+            break;
+        }
+        delta *= 0.5;
+    }
+    let Some((mut alpha, mut halvings)) = accepted else {
+        return Err(Error::Numerical(format!(
+            "Solve_α accepted no α after {max_halvings} halvings from δ_init = {delta_init} (loss `{}`): \
+             the loss is probably discontinuous at some current edge (e.g. the zero-one loss with h0 = 0; \
+             choose h0 ≠ 0)",
+            loss.name()
+        )));
+    };
+    for _ in 0..=max_halvings {
+        // SPEC §6 Solve_α step 2: W = |mean (h/M)² δ_{αyh, v} F(ẽ)|.
+        let mut big_w = order2_bound(sw, y, h, w, &wt, alpha, m_t, red)?;
+        if !big_w.is_finite() {
+            return Err(Error::Numerical(format!("Solve_α: W̄ is not finite ({big_w}) at α = {alpha}")));
+        }
+        if big_w < f64::MIN_POSITIVE {
+            // Machine zero: any W with |α| ≤ |η₀|/(W M²) will do.
+            big_w = 1.0;
+            while alpha.abs() > eta0.abs() / (big_w * m_t * m_t) && big_w >= f64::MIN_POSITIVE {
+                big_w *= 0.5;
+            }
+        }
+        // SPEC §6 Solve_α step 3: ε = |η₀|/(W M² |α|) − 1.
+        let epsilon = eta0.abs() / (big_w * m_t * m_t * alpha.abs()) - 1.0;
+        if epsilon > 0.0 && epsilon.is_finite() && big_w > 0.0 {
+            return Ok(AlphaSolution { alpha, w2: big_w, epsilon, halvings });
+        }
+        // ε ≤ 0: α lies outside η₀·(0, 1/(M² W)); halve it and recompute W and ε.
+        alpha *= 0.5;
+        halvings += 1;
+        secant_pass(loss, edges, alpha, y, h, offsets, &mut wt, fz, None);
+    }
+    Err(Error::Numerical(format!(
+        "Solve_α: no α with ε > 0 after {max_halvings} further halvings (loss `{}`)",
+        loss.name()
+    )))
+}
+
+/// Grid points of `q̄`'s OBI per unit of `oracle_precision` (the offset oracle's check uses the
+/// same `4Z`).
+pub(super) const QBAR_GRID: usize = 4;
+
+/// The certified Solve_α needs `B > B_ROUNDING·|α η₀|` (B above the rounding of its two terms).
+const B_ROUNDING: f64 = 64.0 * f64::EPSILON;
+
+/// A step `|α| M` at most this many units of `max(1, max |ẽ|)` is numerically zero.
+const NULL_STEP: f64 = 1e-10;
+
+/// Examples per parallel chunk of [`mean_obi`] (fixed, so sums do not depend on the thread count).
+const QBAR_CHUNK: usize = 256;
+
+/// `q̄ = mean_i s_i Q*_F(new_edges_i, edges_i, offsets_i)` (SPEC §6) on `n + 1` grid points, over
+/// the rows of positive sample weight. Per-example values are computed in fixed chunks (in
+/// parallel unless the loss is a batch closure, which is called from this thread only) and summed
+/// in order, so the result does not depend on the thread count. NaN if some value is NaN.
+pub(super) fn mean_obi(
+    loss: &Loss,
+    sw: &[f64],
+    new_edges: &[f64],
+    edges: &[f64],
+    offsets: &[f64],
+    n: usize,
+    red: Red<'_>,
+) -> Result<f64> {
+    let m = sw.len();
+    let q: Vec<f64> = if loss.is_batch() {
+        obi_star_many(loss, new_edges, edges, offsets, n)
+    } else {
+        let starts: Vec<usize> = (0..m).step_by(QBAR_CHUNK).collect();
+        let parts: Vec<Vec<f64>> = starts
+            .into_par_iter()
+            .map(|a| {
+                let b = (a + QBAR_CHUNK).min(m);
+                obi_star_many(loss, &new_edges[a..b], &edges[a..b], &offsets[a..b], n)
+            })
+            .collect();
+        parts.concat()
+    };
+    // SPEC §6: q̄ = mean_i Q*_F(ẽ_ti, ẽ_(t−1)i, v_(t−1)i); rows of weight 0 are left out.
+    // Issue 13: over every rank (`red.n` examples; `m` on one machine).
+    red.mean(q.iter().zip(sw).filter(|(_, s)| **s > 0.0).map(|(q, s)| s * q).sum::<f64>())
+}
+
+/// The output of [`solve_alpha_certified`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CertifiedAlpha {
+    /// α, `W̄`, ε (with `ε α² M² W̄ = κB`) and the number of halvings.
+    pub solution: AlphaSolution,
+    /// `B = |α η₀| − α² M² W̄ > 0`.
+    pub b: f64,
+    /// `q̄ = mean_i Q*_F(ẽ_i + α y_i h_i, ẽ_i, v_i) ≤ κB`.
+    pub qbar: f64,
+}
+
+/// Both Solve_α rules' input checks: `(m, M, η)` of equal-length non-empty slices with a finite
+/// non-zero edge η and a finite non-zero `M = max |h|` (over examples of positive weight).
+fn checked_input(input: &AlphaInput<'_>, red: Red<'_>) -> Result<(usize, f64, f64)> {
+    let AlphaInput { y, h, sample_weight: sw, edges, offsets, weights: w, .. } = *input;
+    let m = y.len();
+    // Issue 13: a rank may hold no examples; `red.n` counts every rank's.
+    if [h.len(), sw.len(), edges.len(), offsets.len(), w.len()].iter().any(|&l| l != m) || red.n == 0.0 {
+        return Err(Error::InvalidData("solve_alpha: the input slices must be non-empty and of equal length".into()));
+    }
+    let m_t = red.max(max_abs_weighted(h, sw))?;
+    let eta0 = edge_on(sw, w, y, h, red)?;
+    if !(eta0 != 0.0 && eta0.is_finite() && m_t > 0.0 && m_t.is_finite()) {
+        return Err(Error::InvalidData(format!(
+            "solve_alpha needs a finite non-zero edge η and a finite non-zero h (η = {eta0}, M = {m_t})"
+        )));
+    }
+    Ok((m, m_t, eta0))
+}
+
+/// Solve_α, certified (SPEC §6 as corrected; issue 16).
+///
+/// For `δ = delta_init, delta_init/2, ...` (at most `max_halvings` halvings), `α = δ·sign(η₀)`:
+/// - `W = |mean_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)|`; if it is (machine) 0, `W = 1` halved while
+///   `|α| ≥ |η₀|/(W M²)`;
+/// - `B = |α η₀| − α² M² W` and `q̄ = mean_i Q*_F(ẽ_i + α y_i h_i, ẽ_i, v_i)` on `obi_points + 1`
+///   grid points;
+/// - accept if `B > 0` and `q̄ ≤ κB`; then `ε = κ(|η₀|/(W M² |α|) − 1)`, so that the OBI budget
+///   `z = ε α² M² W` is `κB` and the round decreases the risk by at least `(1 − κ)B`.
+///
+/// Returns `Ok(None)` when no α is accepted (SecBoost then stops and keeps `H_(t−1)`).
+///
+/// # Errors
+/// [`Error::InvalidData`] if the slices differ in length or `η₀` is 0 or not finite;
+/// [`Error::InvalidParam`] if κ is not in `(0, 1)`.
+pub fn solve_alpha_certified(
+    input: &AlphaInput<'_>,
+    delta_init: f64,
+    max_halvings: usize,
+    kappa: f64,
+    obi_points: usize,
+) -> Result<Option<CertifiedAlpha>> {
+    let red = Red::local(input.y.len());
+    solve_alpha_certified_on(input, delta_init, max_halvings, kappa, obi_points, red, &mut Vec::new())
+}
+
+/// [`solve_alpha_certified`] over the examples of every rank (issue 13): two calls per trial α.
+/// When an α is accepted, `fz` holds `F(ẽ_i + α y_i h_i)` at it (issue 18, session 7: the step
+/// reuses it).
+pub(super) fn solve_alpha_certified_on(
+    input: &AlphaInput<'_>,
+    delta_init: f64,
+    max_halvings: usize,
+    kappa: f64,
+    obi_points: usize,
+    red: Red<'_>,
+    fz: &mut Vec<f64>,
+) -> Result<Option<CertifiedAlpha>> {
+    let AlphaInput { loss, y, h, sample_weight: sw, edges, offsets, weights: w } = *input;
+    let (m, m_t, eta0) = checked_input(input, red)?;
+    if !(kappa > 0.0 && kappa < 1.0) {
+        return Err(Error::param("kappa", "a real in (0, 1)", kappa));
+    }
+    let mut wt = vec![0.0; m];
+    fz.clear();
+    fz.resize(m, 0.0);
+    let mut new_edges = vec![0.0; m];
+    let edge_scale =
+        red.max(edges.iter().zip(sw).filter(|(_, s)| **s > 0.0).fold(1.0_f64, |a, (e, _)| a.max(e.abs())))?;
+    let mut delta = delta_init;
+    for k in 0..=max_halvings {
+        let alpha = delta * eta0.signum();
+        delta *= 0.5;
+        // SPEC §6: W = |mean_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)| — issue 18: in the pass that
+        // computes the partial weights (parallel chunks).
+        let acc = secant_pass(loss, edges, alpha, y, h, offsets, &mut wt, fz, Some(Order2 { w, sw, m_t }));
+        // Issue 13: over every rank (`n` = the number of examples).
+        let mut big_w = red.mean(acc)?.abs();
+        if !big_w.is_finite() {
+            continue;
+        }
+        if big_w < f64::MIN_POSITIVE {
+            // Machine zero: W = 1, halved while |α| ≥ |η₀|/(W M²) (strict, so B > 0).
+            big_w = 1.0;
+            while alpha.abs() >= eta0.abs() / (big_w * m_t * m_t) && big_w >= f64::MIN_POSITIVE {
+                big_w *= 0.5;
+            }
+        }
+        // SPEC §6: B = |α η₀| − α² M² W.
+        let b = (alpha * eta0).abs() - alpha * alpha * m_t * m_t * big_w;
+        // B > 0 beyond rounding: a B within a few ulps of |α η₀| − α²M²W is a 0 (e.g. the 0/1
+        // loss from its jump, where B = 0 exactly but rounds to ±1e−14).
+        if !(b > B_ROUNDING * (alpha * eta0).abs() && b.is_finite()) {
+            continue;
+        }
+        if alpha.abs() * m_t <= NULL_STEP * edge_scale {
+            // The step is numerically zero next to the edges (the oracle's "numerically zero
+            // offset" threshold): its B and q̄ would be rounding, and so would every smaller α's.
+            break;
+        }
+        for (ne, e) in new_edges.iter_mut().zip(shifted(edges, alpha, y, h)) {
+            *ne = e;
+        }
+        let qbar = mean_obi(loss, sw, &new_edges, edges, offsets, obi_points, red)?;
+        // SPEC §6: accept if B > 0 and q̄ ≤ κB.
+        if qbar <= kappa * b {
+            // SPEC §6: ε = κ(|η₀|/(W M² |α|) − 1), so z = ε α² M² W = κB.
+            let epsilon = kappa * (eta0.abs() / (big_w * m_t * m_t * alpha.abs()) - 1.0);
+            if epsilon > 0.0 && epsilon.is_finite() {
+                return Ok(Some(CertifiedAlpha {
+                    solution: AlphaSolution { alpha, w2: big_w, epsilon, halvings: k },
+                    b,
+                    qbar,
+                }));
+            }
+        }
+    }
+    Ok(None)
+}

@@ -1,0 +1,274 @@
+//! The trained model: an [`Ensemble`] of weighted trees with the schema of its features, the
+//! task it predicts, its parameters and its training history. Saved as versioned JSON.
+
+use serde::{Deserialize, Serialize};
+
+use crate::boost::driver::{BoostParams, RoundRecord};
+use crate::data::Target;
+use crate::tree::Tree;
+
+mod file;
+pub mod outputs;
+mod predict;
+mod validation;
+
+pub use crate::data::Schema;
+pub use crate::util::fs::{write_atomic, TMP_SUFFIX};
+pub use file::FORMAT_VERSION;
+pub use outputs::MultiOutput;
+pub use validation::MAX_SCORE_BOUND;
+
+/// What `t = auto` chose, kept in the model ([`Ensemble::t_selection`]) and shown by `inspect`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TSelection {
+    /// The grid, in the order tried.
+    pub grid: Vec<f64>,
+    /// Inner cross-validated error of each grid value (same order).
+    pub scores: Vec<f64>,
+    /// The chosen temperature (the model's `params.t_adaboost.t`).
+    pub t: f64,
+    /// Number of inner folds.
+    pub folds: usize,
+    /// Seed of the inner fold assignment (derived from the parameters' seed).
+    pub fold_seed: u64,
+}
+
+/// What the model predicts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Task {
+    /// Two classes; `classes[1]` is the positive class (score > 0).
+    Binary {
+        /// Class names `[negative, positive]`.
+        classes: Vec<String>,
+    },
+    /// Single-label multi-class.
+    Multiclass {
+        /// Class names.
+        classes: Vec<String>,
+    },
+    /// Multi-label.
+    Multilabel {
+        /// Label names.
+        labels: Vec<String>,
+    },
+}
+
+impl Task {
+    /// The task of a training target (binary when there are two classes).
+    pub fn from_target(t: &Target) -> Task {
+        match t {
+            Target::Classes { classes, .. } if classes.len() == 2 => Task::Binary { classes: classes.clone() },
+            Target::Classes { classes, .. } => Task::Multiclass { classes: classes.clone() },
+            Target::Multilabel { labels, .. } => Task::Multilabel { labels: labels.clone() },
+        }
+    }
+
+    /// Class or label names.
+    pub fn names(&self) -> &[String] {
+        match self {
+            Task::Binary { classes } | Task::Multiclass { classes } => classes,
+            Task::Multilabel { labels } => labels,
+        }
+    }
+}
+
+/// A trained ensemble `H(x) = Σ_t α_t h_t(x)` (with `n_outputs` scores per example).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ensemble {
+    /// Model-file format version ([`FORMAT_VERSION`]).
+    pub format_version: u32,
+    /// The features the model expects.
+    pub schema: Schema,
+    /// What it predicts.
+    pub task: Task,
+    /// The parameters it was trained with.
+    pub params: BoostParams,
+    /// Scores per example (1 for binary models).
+    pub n_outputs: usize,
+    /// The trees.
+    pub trees: Vec<Tree>,
+    /// Their weights α_t.
+    pub alphas: Vec<f64>,
+    /// Clipping level δ of the clipped model (t-AdaBoost, t < 1): the clipped score is
+    /// `S_t = clip(S_{t−1} + α_t h_t(x), [−δ, δ])`, clipping after every addition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clip: Option<f64>,
+    /// Constant added to every score before the trees (SecBoost's `h_0`). By default 0.
+    #[serde(default)]
+    pub base_score: f64,
+    /// How multi-class / multi-label outputs are decoded (AdaBoost.MH/MO/MR/M2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<MultiOutput>,
+    /// Name of the user-defined loss a SecBoost model was trained with (`params.secboost.loss`
+    /// then only holds the default). Informational.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom_loss: Option<String>,
+    /// Per-round training diagnostics.
+    pub history: Vec<RoundRecord>,
+    /// How the training file's label column(s) were named (the CLI's `--label` / `--labels`
+    /// syntax: `NAME`, `A,B,C` or `PREFIX*`), so that `predict` finds them in a file of the same
+    /// layout. Informational; not used by the library.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_columns: Option<String>,
+    /// Every parameter's effective value and where it came from (default, preset, user), by
+    /// dotted path (`tree.max_split_candidates`); see [`BoostParams::sources`]. Informational;
+    /// empty in models written before issue 17.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub param_sources: std::collections::BTreeMap<String, crate::boost::preset::ParamEntry>,
+    /// The validation metric whose value each round's record holds as `valid_metric` (issue 15:
+    /// `error`, `hamming`, `one-error`, `loss`); None when trained without validation data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eval_metric: Option<String>,
+    /// Early stopping's best iteration (0-based): the model was truncated to its first
+    /// `best_iteration + 1` trees (issue 15). None without early stopping.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_iteration: Option<usize>,
+    /// How `t = auto` chose t-AdaBoost's temperature: the grid, the inner cross-validated errors,
+    /// the choice (issue 16). None for every other model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_selection: Option<TSelection>,
+    /// The threshold θ of the predicted label sets `{ℓ : f(x, ℓ) > θ}` of a multi-class or
+    /// multi-label model, learned on the training data (issue 16, SPEC §4.7: AdaBoost.MR/M2 by
+    /// default, see [`outputs::LabelThreshold`]). None: θ = 0 (every model
+    /// written before it). It moves every label's score alike, so rankings and arg-max
+    /// predictions do not depend on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_threshold: Option<f64>,
+}
+
+impl Ensemble {
+    /// An empty ensemble.
+    pub fn new(schema: Schema, task: Task, params: BoostParams, n_outputs: usize) -> Ensemble {
+        Ensemble {
+            format_version: FORMAT_VERSION,
+            schema,
+            task,
+            params,
+            n_outputs,
+            trees: Vec::new(),
+            alphas: Vec::new(),
+            clip: None,
+            base_score: 0.0,
+            output: None,
+            custom_loss: None,
+            history: Vec::new(),
+            target_columns: None,
+            param_sources: Default::default(),
+            eval_metric: None,
+            best_iteration: None,
+            t_selection: None,
+            label_threshold: None,
+        }
+    }
+
+    /// Appends a tree with weight α.
+    pub fn push(&mut self, tree: Tree, alpha: f64) {
+        self.trees.push(tree);
+        self.alphas.push(alpha);
+    }
+
+    /// Number of trees.
+    pub fn n_trees(&self) -> usize {
+        self.trees.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::boost::driver::{fit, Algorithm, BoostParams};
+    use crate::data::{read_csv_from, Column, CsvOptions, Dataset, MISSING_CODE};
+
+    fn data() -> Dataset {
+        let mut text = String::from("a,b,c,label\n");
+        for i in 0..120 {
+            let a = (i * 7 % 23) as f64 / 3.0;
+            let b = ["x", "y", "z", ""][i % 4];
+            let c = if i % 11 == 0 { String::new() } else { format!("{}", (i * 13 % 17) as f64 - 8.5) };
+            let y = if a + if b == "y" { 3.0 } else { 0.0 } > 4.0 { "pos" } else { "neg" };
+            text.push_str(&format!("{a},{b},{c},{y}\n"));
+        }
+        read_csv_from(text.as_bytes(), "m.csv", &CsvOptions::default()).unwrap()
+    }
+
+    fn model() -> Ensemble {
+        let mut p = BoostParams { algorithm: Algorithm::RealAdaBoost, n_estimators: 15, ..Default::default() };
+        p.tree.max_leaves = 5;
+        fit(&data(), &p).unwrap()
+    }
+
+    #[test]
+    fn save_and_load_predict_bit_identically() {
+        let m = model();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.json");
+        m.save(&path).unwrap();
+        let back = Ensemble::load(&path).unwrap();
+        assert_eq!(back, m);
+        let d = data();
+        let a = m.decision_function(&d.features, false).unwrap();
+        let b = back.decision_function(&d.features, false).unwrap();
+        assert_eq!(
+            a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            b.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
+        // No temporary file is left behind.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn training_scores_match_raw_prediction() {
+        // The booster's own training scores (via bins) equal prediction from raw values.
+        let d = data();
+        let m = model();
+        let s = m.decision_function(&d.features, false).unwrap();
+        let err = m.error_rate(&d, false).unwrap();
+        assert_eq!(err, m.history.last().unwrap().values["train_error"]);
+        assert_eq!(s.len(), d.n_rows());
+    }
+
+    #[test]
+    fn corrupt_and_hostile_files_are_rejected() {
+        let good = model().to_json().unwrap();
+        let cases: Vec<(String, &str)> = vec![
+            ("{not json".into(), "not valid JSON"),
+            ("{}".into(), "no format_version"),
+            (good.replacen("\"format_version\":1", "\"format_version\":99", 1), "format_version 99"),
+            (good.replacen("\"left\":1", "\"left\":0", 1), "reached twice"),
+            (good.replacen("\"left\":1", "\"left\":999", 1), "out of range"),
+            (good.replacen("\"alphas\":[1.0", "\"alphas\":[1e999", 1), "invalid model"),
+            (good.replacen("\"n_outputs\":1", "\"n_outputs\":0", 1), "n_outputs"),
+            (good.replacen("\"feature\":", "\"feature\":77,\"x\":", 1), "invalid model"),
+        ];
+        for (text, want) in cases {
+            let e = Ensemble::from_json(&text).unwrap_err().to_string();
+            assert!(e.contains(want), "expected '{want}' in '{e}'");
+        }
+        let e = Ensemble::load("/nonexistent/m.json").unwrap_err().to_string();
+        assert!(e.contains("/nonexistent/m.json"), "{e}");
+    }
+
+    #[test]
+    fn align_by_name_remaps_categories_and_checks_kinds() {
+        let m = model();
+        // Columns reordered and levels in another order: same predictions.
+        let d = data();
+        let mut f2 = d.features.clone();
+        f2.names.reverse();
+        f2.columns.reverse();
+        if let Column::Categorical { codes, levels } = &mut f2.columns[1] {
+            levels.reverse();
+            let k = levels.len() as u32;
+            for c in codes.iter_mut() {
+                if *c != MISSING_CODE {
+                    *c = k - 1 - *c;
+                }
+            }
+        }
+        assert_eq!(m.decision_function(&f2, false).unwrap(), m.decision_function(&d.features, false).unwrap());
+        let mut f3 = d.features.clone();
+        f3.columns[0] = Column::Categorical { codes: vec![0; d.n_rows()], levels: vec!["q".into()] };
+        assert!(m.decision_function(&f3, false).unwrap_err().to_string().contains("categorical in the data"));
+    }
+}

@@ -1,0 +1,822 @@
+//! The split search at one node: every feature's best split from the node's histogram (numeric
+//! thresholds with the missing bin on either side, categorical subsets ordered by positive
+//! fraction), under the tie rule and the candidate cap.
+
+mod bounded;
+pub(in crate::tree) mod simd;
+
+use rand::seq::index::sample;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+use super::histogram::PARALLEL_CELLS;
+use super::pool::{SCAN_ACC, SCAN_BINS, SCAN_GAINS, SCAN_HI, SCAN_OUTPUTS};
+use super::{Criterion, PureLeaves, SplitTies};
+use crate::data::{BinMapper, BinnedMatrix, FeatureBins};
+pub(in crate::tree) use bounded::RiskBounds;
+pub(in crate::tree) use bounded::{Bounded, GainBounds, Lazy};
+
+/// Resolution of the positive fractions that order a categorical feature's categories (their
+/// multiples of 2^−36; see `best_for_feature`).
+pub(in crate::tree) const CAT_FRACTION_GRID: f64 = (1u64 << 36) as f64;
+
+/// Gains per block of the `lowest` rule's blocked running maximum ([`SearchCtx::lowest_exact`]).
+pub(in crate::tree) const GAIN_BLOCK: usize = 16;
+
+/// The largest of `b` ignoring NaN (`−∞` when empty or all NaN), by four independent chains.
+#[inline]
+fn block_max(b: &[f64]) -> f64 {
+    let mut m = [f64::NEG_INFINITY; 4];
+    let mut it = b.chunks_exact(4);
+    for c in &mut it {
+        for (m, &g) in m.iter_mut().zip(c) {
+            *m = m.max(g);
+        }
+    }
+    for &g in it.remainder() {
+        m[0] = m[0].max(g);
+    }
+    m[0].max(m[1]).max(m[2].max(m[3]))
+}
+
+/// The best split found for one leaf.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Candidate {
+    pub gain: f64,
+    pub feature: usize,
+    pub kind: CandKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum CandKind {
+    /// Value bins `≤ bin` go left; the missing bin goes left iff `missing_left`.
+    Numeric { bin: usize, missing_left: bool },
+    /// `left[b]` tells whether bin `b` (missing bin last) goes left.
+    Categorical { left: Vec<bool> },
+}
+
+impl CandKind {
+    #[inline]
+    pub(in crate::tree) fn goes_left(&self, bin: usize, missing_bin: usize) -> bool {
+        match self {
+            CandKind::Numeric { bin: t, missing_left } => {
+                if bin == missing_bin {
+                    *missing_left
+                } else {
+                    bin <= *t
+                }
+            }
+            CandKind::Categorical { left } => left[bin],
+        }
+    }
+}
+
+/// Summed cost Σ_ℓ W·L(p) of a statistics block.
+#[inline]
+pub(crate) fn block_cost(c: &Criterion, s: &[f64]) -> f64 {
+    s.chunks_exact(2).map(|p| c.cost(p[0], p[1])).sum()
+}
+
+/// [`Criterion::Matusita`]'s cost `2√(W+W−)` (0 when `W+ + W− ≤ 0`) with the same arithmetic as
+/// [`Criterion::cost`] — the same values bit for bit for every input — but branch-free (the test
+/// selects the result), so that a loop of them vectorises (session 8, issue 18).
+#[inline(always)]
+fn matusita_cost(wp: f64, wn: f64) -> f64 {
+    let (wp, wn) = (wp.max(0.0), wn.max(0.0));
+    let v = 2.0 * (wp * wn).sqrt();
+    if wp + wn <= 0.0 {
+        0.0
+    } else {
+        v
+    }
+}
+
+/// Whether a split into children with sums `l` and `r` is admissible. Weights at or below `tiny`
+/// (a 1e−12 fraction of the node's weight) count as zero, so that rounding residues of sums taken
+/// in different orders never decide admissibility.
+#[inline]
+pub(in crate::tree) fn admissible(l: &[f64], r: &[f64], min_w: f64, pure: PureLeaves, tiny: f64) -> bool {
+    let wl: f64 = l.iter().sum();
+    let wr: f64 = r.iter().sum();
+    if !(wl > tiny && wr > tiny && wl >= min_w && wr >= min_w) {
+        return false;
+    }
+    match pure {
+        PureLeaves::Allow | PureLeaves::Auto => true,
+        PureLeaves::Forbid => l.chunks_exact(2).chain(r.chunks_exact(2)).all(|p| p[0] > tiny && p[1] > tiny),
+    }
+}
+
+/// A child's sum obtained by subtraction, with rounding residues (below `tiny`, a 1e−12 fraction
+/// of the node's weight, either sign) made exact zeros: a side that is empty in exact arithmetic
+/// must cost nothing, and Matusita's `√(W+W−)` would turn a 1e−16 residue into a 1e−8 penalty,
+/// enough to break an exact tie between two features in favour of the wrong one.
+#[inline]
+pub(in crate::tree) fn residue_free(d: f64, tiny: f64) -> f64 {
+    if d <= tiny {
+        0.0
+    } else {
+        d
+    }
+}
+
+/// The seed of the node numbered `serial` (0 for the root, then in creation order) of a tree
+/// grown with seed `seed`: the candidate cap draws from its stream 0, random tie-breaking from
+/// its stream 1.
+#[inline]
+fn node_seed(seed: u64, serial: usize) -> u64 {
+    seed ^ (serial as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// `split_ties = random`: the index, uniform in `0..n_tied`, of the winner among the `n_tied`
+/// candidates (in feature, then scan order) whose gains tie with the best at node `serial`.
+pub(crate) fn tie_winner(seed: u64, serial: usize, n_tied: usize) -> usize {
+    if n_tied <= 1 {
+        return 0;
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(node_seed(seed, serial));
+    rng.set_stream(1);
+    rng.gen_range(0..n_tied)
+}
+
+/// Adds a candidate of gain `gain` (built by `make` only if kept) to `pool` under the tie rule:
+/// `lowest` keeps the single best (a later candidate wins only by more than `tol`); `random` keeps
+/// every candidate within `tol` of the largest gain seen so far.
+#[inline]
+fn offer(pool: &mut Vec<Candidate>, ties: SplitTies, tol: f64, gain: f64, make: &dyn Fn() -> Candidate) {
+    match ties {
+        SplitTies::Lowest => {
+            if pool.first().is_none_or(|b| gain > b.gain + tol) {
+                pool.clear();
+                pool.push(make());
+            }
+        }
+        SplitTies::Random => {
+            let max = pool.iter().map(|c| c.gain).fold(f64::NEG_INFINITY, f64::max);
+            if gain >= max - tol {
+                if gain > max {
+                    pool.retain(|c| c.gain >= gain - tol);
+                }
+                pool.push(make());
+            }
+        }
+    }
+}
+
+/// Context of the split search at one node.
+pub(in crate::tree) struct SearchCtx<'a> {
+    pub(in crate::tree) criterion: Criterion,
+    pub(in crate::tree) ties: SplitTies,
+    pub(in crate::tree) width: usize,
+    pub(in crate::tree) min_w: f64,
+    pub(in crate::tree) pure: PureLeaves,
+    pub(in crate::tree) parent_cost: f64,
+    pub(in crate::tree) tol: f64,
+    pub(in crate::tree) binned: &'a BinnedMatrix,
+    pub(in crate::tree) mapper: &'a BinMapper,
+    /// Cheap guaranteed bounds of the tempered cost (issue 18), when the criterion is tempered
+    /// at a supported temperature.
+    pub(in crate::tree) bounds: Option<&'a RiskBounds>,
+}
+
+/// A binary leaf cost `W·L(W+/W)` as the width-2 scan needs it (issue 18).
+pub(in crate::tree) trait PairCost {
+    /// Whether [`Self::bounds`] gives bounds (else the scan computes exact gains only).
+    const BOUNDED: bool;
+    /// The exact cost, bit for bit [`Criterion::cost`].
+    fn cost(&self, wp: f64, wn: f64) -> f64;
+    /// Guaranteed `(lo, hi)` around [`Self::cost`], cheaper than it; `None` when the exact cost is
+    /// as cheap.
+    fn bounds(&self, wp: f64, wn: f64) -> Option<(f64, f64)>;
+    /// The table behind [`Self::bounds`], when there is one (session 7: the flat `lowest` scan).
+    fn risk_bounds(&self) -> Option<&RiskBounds> {
+        None
+    }
+}
+
+/// A criterion whose exact cost is cheap (a closed form, one `sqrt`, `ln`).
+pub(in crate::tree) struct Exact<F>(pub(in crate::tree) F);
+
+impl<F: Fn(f64, f64) -> f64> PairCost for Exact<F> {
+    const BOUNDED: bool = false;
+    #[inline(always)]
+    fn cost(&self, wp: f64, wn: f64) -> f64 {
+        (self.0)(wp, wn)
+    }
+    #[inline(always)]
+    fn bounds(&self, _: f64, _: f64) -> Option<(f64, f64)> {
+        None
+    }
+}
+
+/// What [`SearchCtx::lowest_exact`] needs to compute one candidate's exact gain (session 8: a
+/// struct rather than a closure, so that the gain pass inlines into its AVX2 build, [`simd`]).
+pub(in crate::tree) struct ExactGain<'a, C> {
+    pub(in crate::tree) cost: &'a C,
+    pub(in crate::tree) t0: f64,
+    pub(in crate::tree) t1: f64,
+    pub(in crate::tree) tol: f64,
+    pub(in crate::tree) parent: f64,
+    pub(in crate::tree) min_w: f64,
+    pub(in crate::tree) forbid: bool,
+}
+
+impl<C: PairCost> ExactGain<'_, C> {
+    /// The gain of the split whose left child has sums `(l0, l1)`, or NaN when the split is not
+    /// admissible ([`admissible`]'s comparisons without short-circuits).
+    #[inline(always)]
+    pub(in crate::tree) fn gain(&self, l0: f64, l1: f64) -> f64 {
+        let tol = self.tol;
+        let (r0, r1) = (residue_free(self.t0 - l0, tol), residue_free(self.t1 - l1, tol));
+        let (wl, wr) = (l0 + l1, r0 + r1);
+        let sides_ok = (l0 > tol) & (l1 > tol) & (r0 > tol) & (r1 > tol);
+        let ok = (wl > tol) & (wr > tol) & (wl >= self.min_w) & (wr >= self.min_w) & (!self.forbid | sides_ok);
+        let g = self.parent - self.cost.cost(l0, l1) - self.cost.cost(r0, r1);
+        if ok {
+            g
+        } else {
+            f64::NAN
+        }
+    }
+}
+
+/// Number of (feature, threshold) candidates of a feature at a node.
+fn n_candidates(hist_f: &[f64], width: usize, numeric: bool) -> usize {
+    let nb = hist_f.len() / width;
+    let nonempty = |b: usize| hist_f[b * width..(b + 1) * width].iter().sum::<f64>() > 0.0;
+    let value_bins = if numeric { nb - 1 } else { nb };
+    (0..value_bins).filter(|&b| nonempty(b)).count().saturating_sub(1)
+}
+
+impl SearchCtx<'_> {
+    /// Best splits of feature `f` from its histogram slice, among the allowed candidate ordinals:
+    /// the best one (`lowest`), or every one within the tolerance of the best (`random`), in scan
+    /// order.
+    pub(in crate::tree) fn best_for_feature(
+        &self,
+        f: usize,
+        hist_f: &[f64],
+        total: &[f64],
+        allowed: Option<&[u32]>,
+    ) -> Vec<Candidate> {
+        if self.width == 2 && matches!(self.mapper.features[f], FeatureBins::Numeric { .. }) {
+            // Issue 18: the common case (one output, numeric feature) has its own scan.
+            return match (self.criterion, self.bounds) {
+                (Criterion::Tempered { .. }, Some(rb)) => {
+                    self.scan_pair(&Bounded { crit: self.criterion, rb }, f, hist_f, total, allowed)
+                }
+                (Criterion::Empirical, _) => {
+                    self.scan_pair(&Exact(|p, n| Criterion::Empirical.cost(p, n)), f, hist_f, total, allowed)
+                }
+                (Criterion::Gini, _) => {
+                    self.scan_pair(&Exact(|p, n| Criterion::Gini.cost(p, n)), f, hist_f, total, allowed)
+                }
+                (Criterion::Entropy, _) => {
+                    self.scan_pair(&Exact(|p, n| Criterion::Entropy.cost(p, n)), f, hist_f, total, allowed)
+                }
+                (Criterion::Matusita, _) => {
+                    self.scan_pair(&Exact(|p, n| Criterion::Matusita.cost(p, n)), f, hist_f, total, allowed)
+                }
+                (c @ Criterion::Tempered { .. }, None) => {
+                    self.scan_pair(&Exact(|p, n| c.cost(p, n)), f, hist_f, total, allowed)
+                }
+            };
+        }
+        if self.width > 2 && matches!(self.mapper.features[f], FeatureBins::Numeric { .. }) {
+            // Session 8 (issue 18): several outputs (AdaBoost.MH's 2k-wide blocks), numeric feature.
+            return match self.criterion {
+                Criterion::Matusita => self.scan_outputs(matusita_cost, f, hist_f, total, allowed),
+                Criterion::Empirical => {
+                    self.scan_outputs(|p, n| Criterion::Empirical.cost(p, n), f, hist_f, total, allowed)
+                }
+                Criterion::Gini => self.scan_outputs(|p, n| Criterion::Gini.cost(p, n), f, hist_f, total, allowed),
+                Criterion::Entropy => {
+                    self.scan_outputs(|p, n| Criterion::Entropy.cost(p, n), f, hist_f, total, allowed)
+                }
+                c @ Criterion::Tempered { .. } => self.scan_outputs(|p, n| c.cost(p, n), f, hist_f, total, allowed),
+            };
+        }
+        self.best_for_feature_generic(f, hist_f, total, allowed)
+    }
+
+    /// The numeric scan of several outputs (session 8, issue 18): the candidates of
+    /// [`Self::best_for_feature_generic`], in its order, with its arithmetic (the same running
+    /// sums, children's sums, [`admissible`] test, summed pair costs and tie rule), so the same
+    /// result bit for bit. Faster because the cost is one function known at compile time (no
+    /// match on the criterion per pair) that writes the `k` pair costs of a child into a buffer —
+    /// branch-free, so the square roots of Matusita's `2√(W+W−)` run in vector lanes — before they
+    /// are summed in order, and because its arrays are this thread's, reused across features,
+    /// nodes and rounds.
+    fn scan_outputs<F: Fn(f64, f64) -> f64>(
+        &self,
+        cost: F,
+        f: usize,
+        hist_f: &[f64],
+        total: &[f64],
+        allowed: Option<&[u32]>,
+    ) -> Vec<Candidate> {
+        let w = self.width;
+        let k = w / 2;
+        let nb = hist_f.len() / w;
+        let (hist, miss) = hist_f.split_at((nb - 1) * w);
+        let has_missing = miss.iter().sum::<f64>() > 0.0;
+        let mut buf = SCAN_OUTPUTS.take();
+        buf.clear();
+        buf.resize(4 * w, 0.0);
+        let (acc, rest) = buf.split_at_mut(w);
+        let (left, rest) = rest.split_at_mut(w);
+        let (right, costs) = rest.split_at_mut(w);
+        let costs = &mut costs[..k];
+        // Sums of a child's pair costs, in pair order (as `block_cost`).
+        let block = |s: &[f64], costs: &mut [f64]| -> f64 {
+            for (c, p) in costs.iter_mut().zip(s.chunks_exact(2)) {
+                *c = cost(p[0], p[1]);
+            }
+            costs.iter().sum::<f64>()
+        };
+        let mut best: Vec<Candidate> = Vec::new();
+        // The generic scan's candidates: each non-empty value bin but the last, `ord` counting
+        // them; the running sums add every bin up to the candidate (empty bins add +0.0).
+        let mut prev: Option<usize> = None;
+        let (mut from, mut ord) = (0usize, 0u32);
+        for (b, cell) in hist.chunks_exact(w).enumerate() {
+            let nonempty = cell.iter().sum::<f64>() > 0.0;
+            if !nonempty {
+                continue;
+            }
+            let Some(pb) = prev.replace(b) else { continue };
+            for c in hist[from * w..(pb + 1) * w].chunks_exact(w) {
+                for (a, &x) in acc.iter_mut().zip(c) {
+                    *a += x;
+                }
+            }
+            from = pb + 1;
+            let o = ord;
+            ord += 1;
+            if allowed.is_some_and(|a| a.binary_search(&o).is_err()) {
+                continue;
+            }
+            for missing_left in [false, true] {
+                if missing_left && !has_missing {
+                    break;
+                }
+                for (((l, r), &a), (&m, &t)) in
+                    left.iter_mut().zip(right.iter_mut()).zip(&*acc).zip(miss.iter().zip(total))
+                {
+                    *l = a + if missing_left { m } else { 0.0 };
+                    *r = residue_free(t - *l, self.tol);
+                }
+                if !admissible(left, right, self.min_w, self.pure, self.tol) {
+                    continue;
+                }
+                let gain = self.parent_cost - block(left, costs) - block(right, costs);
+                let kind = CandKind::Numeric { bin: pb, missing_left };
+                offer(&mut best, self.ties, self.tol, gain, &|| Candidate { gain, feature: f, kind: kind.clone() });
+            }
+        }
+        SCAN_OUTPUTS.set(buf);
+        best
+    }
+
+    /// [`Self::best_for_feature`] for any width and feature kind: the reference of the width-2
+    /// numeric scan ([`Self::scan_pair`]), which must return the same candidates bit for bit.
+    pub(in crate::tree) fn best_for_feature_generic(
+        &self,
+        f: usize,
+        hist_f: &[f64],
+        total: &[f64],
+        allowed: Option<&[u32]>,
+    ) -> Vec<Candidate> {
+        let w = self.width;
+        let nb = hist_f.len() / w;
+        let miss = &hist_f[(nb - 1) * w..];
+        let mut best: Vec<Candidate> = Vec::new();
+        let mut left = vec![0.0; w];
+        let mut right = vec![0.0; w];
+        let consider = |gain: f64, kind: &dyn Fn() -> CandKind, best: &mut Vec<Candidate>| {
+            offer(best, self.ties, self.tol, gain, &|| Candidate { gain, feature: f, kind: kind() });
+        };
+        let is_allowed = |ord: u32| allowed.is_none_or(|a| a.binary_search(&ord).is_ok());
+        let nonempty = |b: usize| hist_f[b * w..(b + 1) * w].iter().sum::<f64>() > 0.0;
+        match &self.mapper.features[f] {
+            FeatureBins::Numeric { .. } => {
+                let has_missing = miss.iter().sum::<f64>() > 0.0;
+                let value_bins: Vec<usize> = (0..nb - 1).filter(|&b| nonempty(b)).collect();
+                let mut acc = vec![0.0; w];
+                for (ord, pair) in value_bins.windows(2).enumerate() {
+                    let b = pair[0];
+                    // Accumulate every value bin up to b (empty bins add nothing).
+                    let from = if ord == 0 { 0 } else { value_bins[ord - 1] + 1 };
+                    for bb in from..=b {
+                        for k in 0..w {
+                            acc[k] += hist_f[bb * w + k];
+                        }
+                    }
+                    if !is_allowed(ord as u32) {
+                        continue;
+                    }
+                    for missing_left in [false, true] {
+                        if missing_left && !has_missing {
+                            break;
+                        }
+                        for k in 0..w {
+                            left[k] = acc[k] + if missing_left { miss[k] } else { 0.0 };
+                            right[k] = residue_free(total[k] - left[k], self.tol);
+                        }
+                        if !admissible(&left, &right, self.min_w, self.pure, self.tol) {
+                            continue;
+                        }
+                        let gain =
+                            self.parent_cost - block_cost(&self.criterion, &left) - block_cost(&self.criterion, &right);
+                        consider(gain, &|| CandKind::Numeric { bin: b, missing_left }, &mut best);
+                    }
+                }
+            }
+            FeatureBins::Categorical { .. } => {
+                // SPEC §2.2: sort categories (the missing bin is one more category) by the weighted
+                // fraction of positives; the best partition is a prefix of that order.
+                let mut cats: Vec<(f64, usize)> = (0..nb)
+                    .filter(|&b| nonempty(b))
+                    .map(|b| {
+                        let s = &hist_f[b * w..(b + 1) * w];
+                        let pos: f64 = s.iter().step_by(2).sum();
+                        // Fractions equal in exact arithmetic (every category of single-label data
+                        // has the fraction 1/k in AdaBoost.MH's first round) differ by rounding
+                        // residues only, which the order of summation decides (issue 13: sums over
+                        // ranks): fractions within 2^−36 sort as ties, by bin.
+                        ((pos / s.iter().sum::<f64>() * CAT_FRACTION_GRID).round(), b)
+                    })
+                    .collect();
+                cats.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                left.iter_mut().for_each(|x| *x = 0.0);
+                for ord in 0..cats.len().saturating_sub(1) {
+                    let b = cats[ord].1;
+                    for k in 0..w {
+                        left[k] += hist_f[b * w + k];
+                    }
+                    if !is_allowed(ord as u32) {
+                        continue;
+                    }
+                    for k in 0..w {
+                        right[k] = residue_free(total[k] - left[k], self.tol);
+                    }
+                    if !admissible(&left, &right, self.min_w, self.pure, self.tol) {
+                        continue;
+                    }
+                    let gain =
+                        self.parent_cost - block_cost(&self.criterion, &left) - block_cost(&self.criterion, &right);
+                    consider(
+                        gain,
+                        &|| {
+                            let mut set = vec![false; nb];
+                            for c in &cats[..=ord] {
+                                set[c.1] = true;
+                            }
+                            CandKind::Categorical { left: set }
+                        },
+                        &mut best,
+                    );
+                }
+            }
+        }
+        best
+    }
+
+    /// The width-2 numeric scan (issue 18): the same candidates, in the same order, with the same
+    /// arithmetic and the same tie rule as [`Self::best_for_feature_generic`], so the same result
+    /// bit for bit; faster because it works on scalars, and because with a [`Bounded`] cost the
+    /// exact cost runs only where cheap bounds cannot decide.
+    ///
+    /// **Why pruning keeps the result.** Let `g̃` be a candidate's gain as the generic scan
+    /// computes it, `fl(fl(P − C̃_l) − C̃_r)`. From bounds `lo ≤ C̃ ≤ hi` of both children
+    /// ([`RiskBounds`]), `[P − hi_l − hi_r − m, P − lo_l − lo_r + m]` contains `g̃`, where the
+    /// margin `m = 1e−10 (|P| + W)` covers the rounding of both subtractions and of this interval's
+    /// own arithmetic (≤ 4 ulp of `|P| + W_l + W_r ≤ |P| + W(1 + 1e−12)`). The generic scan's
+    /// rule (`lowest`) keeps the first candidate and replaces the kept one `k` by a later `i`
+    /// exactly when `g̃_i > fl(g̃_k + tol)`. Here that test is decided from the intervals when they
+    /// separate by more than `m` (`hi_i < lo_k + tol − m`: no; `lo_i > hi_k + tol + m`: yes —
+    /// `m` also covers the rounding of `g̃_k + tol`), and by computing both exact gains
+    /// otherwise, so every decision, hence the kept candidate, is the generic scan's; its exact
+    /// gain is computed at the end. With `random` ties a candidate is a no-op of the generic scan
+    /// when `g̃_i < max_{j<i} g̃_j − tol`; it is skipped when `hi_i < max_{j<i} lo_j − tol − m`,
+    /// which implies that, and every other candidate is offered with its exact gain.
+    fn scan_pair<C: PairCost>(
+        &self,
+        cost: &C,
+        f: usize,
+        hist_f: &[f64],
+        total: &[f64],
+        allowed: Option<&[u32]>,
+    ) -> Vec<Candidate> {
+        let nb = hist_f.len() / 2;
+        let (m0, m1) = (hist_f[2 * (nb - 1)], hist_f[2 * (nb - 1) + 1]);
+        let has_missing = m0 + m1 > 0.0;
+        let nonempty = |b: usize| hist_f[2 * b] + hist_f[2 * b + 1] > 0.0;
+        // Thresholds are the non-empty value bins but the last one.
+        let Some(last) = (0..nb - 1).rev().find(|&b| nonempty(b)) else {
+            return Vec::new();
+        };
+        let (t0, t1) = (total[0], total[1]);
+        let (tol, parent) = (self.tol, self.parent_cost);
+        let margin = 1e-10 * (parent.abs() + t0 + t1);
+        // Pass 1: the thresholds (allowed non-empty value bins but the last) and their prefix
+        // sums. Empty bins add +0.0 in the generic scan: the same sums.
+        // Session 6: the pass arrays are reused from this thread's last scan (no allocation per
+        // feature and node); every element read is written first.
+        let (mut bins, mut acc) = (SCAN_BINS.take(), SCAN_ACC.take());
+        bins.clear();
+        acc.clear();
+        let (mut a0, mut a1) = (0.0f64, 0.0f64);
+        let mut ord = 0u32;
+        if allowed.is_none() {
+            // Branch-free (empty bins are data-dependent): every bin is written and only non-empty
+            // ones advance the cursor; an empty bin's (+0, +0) leaves the sums unchanged.
+            bins.resize(last, 0);
+            acc.resize(last, (0.0, 0.0));
+            let mut n = 0;
+            for b in 0..last {
+                let (h0, h1) = (hist_f[2 * b], hist_f[2 * b + 1]);
+                a0 += h0;
+                a1 += h1;
+                bins[n] = b;
+                acc[n] = (a0, a1);
+                n += usize::from(h0 + h1 > 0.0);
+            }
+            bins.truncate(n);
+            acc.truncate(n);
+        }
+        for b in (0..last).filter(|_| allowed.is_some()) {
+            let (h0, h1) = (hist_f[2 * b], hist_f[2 * b + 1]);
+            if h0 + h1 <= 0.0 {
+                continue;
+            }
+            a0 += h0;
+            a1 += h1;
+            let o = ord;
+            ord += 1;
+            if allowed.is_some_and(|a| a.binary_search(&o).is_err()) {
+                continue;
+            }
+            bins.push(b);
+            acc.push((a0, a1));
+        }
+        let lowest = self.ties == SplitTies::Lowest;
+        if lowest && !C::BOUNDED {
+            // Exact gains and the `lowest` rule (Real and discrete AdaBoost's common case): passes
+            // 2 and 3 on flat arrays, without the bounds' pairs (session 6).
+            let out = self.lowest_exact(cost, f, &bins, &acc, has_missing.then_some((m0, m1)), (t0, t1));
+            SCAN_BINS.set(bins);
+            SCAN_ACC.set(acc);
+            return out;
+        }
+        if lowest {
+            if let Some(rb) = cost.risk_bounds() {
+                // t-AdaBoost's common case: flat bounds and a blocked lazy rule (session 7).
+                let miss = has_missing.then_some((m0, m1));
+                let out = self.lowest_bounded(cost, rb, f, &bins, &acc, miss, (t0, t1), margin);
+                SCAN_BINS.set(bins);
+                SCAN_ACC.set(acc);
+                return out;
+            }
+        }
+        // Pass 2: every candidate's gain (or its bounds), one branch-light loop per missing side;
+        // NaN marks an inadmissible candidate (a real gain is finite).
+        let sides: &[bool] = if has_missing { &[false, true] } else { &[false] };
+        let mut bounds: Vec<[(f64, f64); 2]> = vec![[(f64::NAN, f64::NAN); 2]; acc.len()];
+        for (si, &missing_left) in sides.iter().enumerate() {
+            let (x0, x1) = if missing_left { (m0, m1) } else { (0.0, 0.0) };
+            for (out, &(a0, a1)) in bounds.iter_mut().zip(&acc) {
+                let l = (a0 + x0, a1 + x1);
+                let r = (residue_free(t0 - l.0, tol), residue_free(t1 - l.1, tol));
+                if !admissible(&[l.0, l.1], &[r.0, r.1], self.min_w, self.pure, tol) {
+                    continue;
+                }
+                out[si] = match (cost.bounds(l.0, l.1), cost.bounds(r.0, r.1)) {
+                    (Some((ll, lh)), Some((rl, rh))) => (parent - lh - rh - margin, parent - ll - rl + margin),
+                    _ => {
+                        let g = parent - cost.cost(l.0, l.1) - cost.cost(r.0, r.1);
+                        (g, g)
+                    }
+                };
+            }
+        }
+        // Pass 3: the generic scan's tie rule, in its order (bins, then the missing side).
+        let mut kept: Option<Lazy> = None;
+        let mut pool: Vec<Candidate> = Vec::new();
+        let mut max_lo = f64::NEG_INFINITY;
+        for (i, (&b, &(a0, a1))) in bins.iter().zip(&acc).enumerate() {
+            for (si, &missing_left) in sides.iter().enumerate() {
+                let (lo, hi) = bounds[i][si];
+                if lo.is_nan() {
+                    continue;
+                }
+                let mut c = Lazy { bin: b, missing_left, a: (a0, a1), lo, hi, exact: !C::BOUNDED };
+                if lowest {
+                    let Some(k) = kept.as_mut() else {
+                        kept = Some(c);
+                        continue;
+                    };
+                    if c.replaces(k, cost, self, (tol, margin), (m0, m1), (t0, t1)) {
+                        kept = Some(c);
+                    }
+                } else {
+                    if c.hi < max_lo - tol - margin {
+                        continue;
+                    }
+                    let g = c.exact(cost, self, (m0, m1), (t0, t1));
+                    max_lo = max_lo.max(g);
+                    let kind = CandKind::Numeric { bin: b, missing_left };
+                    offer(&mut pool, self.ties, tol, g, &|| Candidate { gain: g, feature: f, kind: kind.clone() });
+                }
+            }
+        }
+        if let Some(mut k) = kept {
+            let gain = k.exact(cost, self, (m0, m1), (t0, t1));
+            pool.push(Candidate {
+                gain,
+                feature: f,
+                kind: CandKind::Numeric { bin: k.bin, missing_left: k.missing_left },
+            });
+        }
+        SCAN_BINS.set(bins);
+        SCAN_ACC.set(acc);
+        pool
+    }
+
+    /// [`Self::scan_pair`]'s passes 2 and 3 for an exact cost and the `lowest` tie rule (session 6,
+    /// Real and discrete AdaBoost's common case). Pass 2 writes every candidate's gain into one
+    /// flat array in the generic scan's order (bins, then the missing side: `miss` holds the
+    /// missing bin's sums when it is not empty), branch-free — an inadmissible candidate is NaN,
+    /// the admissibility test is [`admissible`]'s comparisons without short-circuits. Pass 3 is the
+    /// rule "a later gain replaces the kept one when `g > kept + tol`", over blocks of
+    /// [`GAIN_BLOCK`] gains: the kept gain changes only by a replacement, so a block whose largest
+    /// gain (NaN ignored) is not above `kept + tol` replaces nothing and is skipped after a
+    /// reduction with independent chains; any other block runs the rule gain by gain. Same kept
+    /// candidate and gain bits as the serial rule, hence as the generic scan.
+    fn lowest_exact<C: PairCost>(
+        &self,
+        cost: &C,
+        f: usize,
+        bins: &[usize],
+        acc: &[(f64, f64)],
+        miss: Option<(f64, f64)>,
+        (t0, t1): (f64, f64),
+    ) -> Vec<Candidate> {
+        let (tol, parent, min_w) = (self.tol, self.parent_cost, self.min_w);
+        let forbid = self.pure == PureLeaves::Forbid;
+        let gain = ExactGain { cost, t0, t1, tol, parent, min_w, forbid };
+        let mut gains = SCAN_GAINS.take();
+        gains.clear();
+        let ns = if miss.is_some() { 2 } else { 1 };
+        gains.resize(acc.len() * ns, 0.0);
+        // Session 8: the pass compiled for AVX2 when the CPU has it (same bits, see `simd`).
+        simd::exact_gains(&gain, acc, miss, &mut gains);
+        let (mut kg, mut kj) = (f64::NEG_INFINITY, usize::MAX);
+        for (bi, block) in gains.chunks(GAIN_BLOCK).enumerate() {
+            // NaN (inadmissible) never compares greater; the first finite gain beats −∞. Neither
+            // side is NaN here (`block_max` skips NaN, `kg` is −∞ or a kept gain).
+            if block_max(block) <= kg + tol {
+                continue;
+            }
+            for (o, &g) in block.iter().enumerate() {
+                let better = g > kg + tol;
+                kg = if better { g } else { kg };
+                kj = if better { bi * GAIN_BLOCK + o } else { kj };
+            }
+        }
+        SCAN_GAINS.set(gains);
+        if kj == usize::MAX {
+            return Vec::new();
+        }
+        let kind = CandKind::Numeric { bin: bins[kj / ns], missing_left: kj % ns == 1 };
+        vec![Candidate { gain: kg, feature: f, kind }]
+    }
+
+    /// [`Self::scan_pair`]'s passes 2 and 3 for a bounded cost (the tempered criterion) and the
+    /// `lowest` tie rule (session 7, t-AdaBoost's common case), with the same decisions as
+    /// `scan_pair`'s lazy rule, hence the generic scan's candidate and gain bits.
+    ///
+    /// Pass 2 writes every candidate's gain interval `[lo, hi]` (`scan_pair`'s, from
+    /// [`RiskBounds::cost_bounds`] of both children, widened by `margin`) into two flat arrays in
+    /// the generic scan's order (bins, then the missing side), branch-free: an inadmissible
+    /// candidate is NaN, the admissibility test is [`admissible`]'s comparisons without
+    /// short-circuits, as in [`Self::lowest_exact`]. Pass 3 is the lazy rule of `scan_pair` over
+    /// blocks of [`GAIN_BLOCK`] candidates: its first test, "`hi < k.lo + tol − margin`: not a
+    /// replacement", leaves the kept candidate `k` untouched, so a block whose largest `hi`
+    /// (NaN ignored) is below `k.lo + tol − margin` passes that test for each of its candidates
+    /// and is skipped whole; any other block runs the rule candidate by candidate.
+    #[allow(clippy::too_many_arguments)]
+    fn lowest_bounded<C: PairCost>(
+        &self,
+        cost: &C,
+        rb: &RiskBounds,
+        f: usize,
+        bins: &[usize],
+        acc: &[(f64, f64)],
+        miss: Option<(f64, f64)>,
+        (t0, t1): (f64, f64),
+        margin: f64,
+    ) -> Vec<Candidate> {
+        let (tol, parent, min_w) = (self.tol, self.parent_cost, self.min_w);
+        let forbid = self.pure == PureLeaves::Forbid;
+        let bounds = GainBounds { rb, t0, t1, tol, parent, min_w, forbid, margin };
+        let (mut los, mut his) = (SCAN_GAINS.take(), SCAN_HI.take());
+        los.clear();
+        his.clear();
+        // `+ 0.0`: the generic scan adds the (empty) missing side's zeros too (a −0 becomes +0).
+        let (m0, m1) = miss.unwrap_or((0.0, 0.0));
+        let ns = if miss.is_some() { 2 } else { 1 };
+        los.resize(acc.len() * ns, 0.0);
+        his.resize(acc.len() * ns, 0.0);
+        // Session 8: the pass compiled for AVX2 when the CPU has it (same bits, see `simd`).
+        simd::gain_intervals(&bounds, acc, miss, &mut los, &mut his);
+        let mut kept: Option<Lazy> = None;
+        for (bi, (blo, bhi)) in los.chunks(GAIN_BLOCK).zip(his.chunks(GAIN_BLOCK)).enumerate() {
+            // `k.lo` changes only within the rule's other tests, which no candidate of a skipped
+            // block reaches.
+            if kept.as_ref().is_some_and(|k| block_max(bhi) < k.lo + tol - margin) {
+                continue;
+            }
+            for (o, (&lo, &hi)) in blo.iter().zip(bhi).enumerate() {
+                if lo.is_nan() {
+                    continue;
+                }
+                let idx = bi * GAIN_BLOCK + o;
+                let mut c =
+                    Lazy { bin: bins[idx / ns], missing_left: idx % ns == 1, a: acc[idx / ns], lo, hi, exact: false };
+                let Some(k) = kept.as_mut() else {
+                    kept = Some(c);
+                    continue;
+                };
+                // `scan_pair`'s lazy rule (a fresh candidate is never exact).
+                if c.replaces(k, cost, self, (tol, margin), (m0, m1), (t0, t1)) {
+                    kept = Some(c);
+                }
+            }
+        }
+        SCAN_GAINS.set(los);
+        SCAN_HI.set(his);
+        let Some(mut k) = kept else {
+            return Vec::new();
+        };
+        let gain = k.exact(cost, self, (m0, m1), (t0, t1));
+        vec![Candidate { gain, feature: f, kind: CandKind::Numeric { bin: k.bin, missing_left: k.missing_left } }]
+    }
+
+    /// Best split over all features of a node with histogram `hist` and sums `total`.
+    pub(in crate::tree) fn best_split(
+        &self,
+        hist: &[f64],
+        total: &[f64],
+        n_rows: usize,
+        cap: Option<usize>,
+        (seed, serial): (u64, usize),
+    ) -> Option<Candidate> {
+        let bm = self.binned;
+        let w = self.width;
+        let slice = |f: usize| &hist[bm.offsets[f] * w..bm.offsets[f + 1] * w];
+        let numeric = |f: usize| matches!(self.mapper.features[f], FeatureBins::Numeric { .. });
+        // Candidate cap: a seeded random subset of the (feature, threshold) pairs.
+        let mut allowed: Option<Vec<Vec<u32>>> = None;
+        if let Some(cap) = cap {
+            let counts: Vec<usize> = (0..bm.n_features).map(|f| n_candidates(slice(f), w, numeric(f))).collect();
+            let total_c: usize = counts.iter().sum();
+            if total_c > cap {
+                let mut rng = ChaCha8Rng::seed_from_u64(node_seed(seed, serial));
+                let mut picked = sample(&mut rng, total_c, cap).into_vec();
+                picked.sort_unstable();
+                let mut per = vec![Vec::new(); bm.n_features];
+                let mut f = 0;
+                let mut start = 0;
+                for p in picked {
+                    while p >= start + counts[f] {
+                        start += counts[f];
+                        f += 1;
+                    }
+                    per[f].push((p - start) as u32);
+                }
+                allowed = Some(per);
+            }
+        }
+        let eval = |f: usize| self.best_for_feature(f, slice(f), total, allowed.as_ref().map(|a| a[f].as_slice()));
+        let found: Vec<Vec<Candidate>> = if n_rows * bm.n_features >= PARALLEL_CELLS {
+            (0..bm.n_features).into_par_iter().map(eval).collect()
+        } else {
+            (0..bm.n_features).map(eval).collect()
+        };
+        // SPEC §2.1: ties go to the lowest feature index, or (random) to a seeded uniform draw
+        // among the candidates within the tolerance of the best, in feature then scan order.
+        let mut best: Vec<Candidate> = Vec::new();
+        for c in found.into_iter().flatten() {
+            offer(&mut best, self.ties, self.tol, c.gain, &|| c.clone());
+        }
+        if best.len() > 1 {
+            let max = best.iter().map(|c| c.gain).fold(f64::NEG_INFINITY, f64::max);
+            best.retain(|c| c.gain >= max - self.tol);
+            let i = tie_winner(seed, serial, best.len());
+            return Some(best.swap_remove(i));
+        }
+        best.pop()
+    }
+}

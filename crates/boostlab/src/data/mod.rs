@@ -13,6 +13,7 @@ mod csv_reader;
 mod csv_stream;
 mod fast_csv;
 mod libsvm;
+pub mod source;
 mod view;
 
 #[cfg(feature = "arrow")]

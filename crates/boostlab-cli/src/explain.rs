@@ -4,11 +4,12 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use boostlab::data::source::SourceOptions;
 use boostlab::explain::{margin_cdf, ImportanceKind};
 use boostlab::{Dataset, Ensemble};
 use clap::{Args, ValueEnum};
 
-use crate::common::{load, Format};
+use crate::common::Format;
 use crate::plot::{bar_chart, line_chart, xy_chart, Series};
 
 /// What `boostlab plot` draws.
@@ -70,16 +71,14 @@ pub fn validation_curve(m: &Ensemble) -> Option<(String, Vec<f64>)> {
 }
 
 fn load_data(a: &PlotArgs, path: &Path, m: &Ensemble) -> Result<Dataset> {
-    let d = load(
-        path,
-        Format::of(path, a.format),
-        crate::predict::selector(m.target_columns.as_deref()),
-        None,
-        None,
-        None,
-        Some(m.schema.kinds_by_name()),
-        Some(m.schema.names.len()),
-    )?;
+    let options = SourceOptions {
+        label: crate::predict::selector(m.target_columns.as_deref()),
+        label_optional: true,
+        kinds: Some(m.schema.kinds_by_name()),
+        n_features: Some(m.schema.names.len()),
+        ..Default::default()
+    };
+    let d = crate::input::read(path, a.format, options, true)?;
     if d.target.is_none() {
         bail!("{}: no label column (the plot needs labelled data)", path.display());
     }

@@ -229,9 +229,10 @@ pub fn open(
         SourceFormat::Arrow => Box::new(ArrowSource::new(path, options)),
         #[cfg(not(feature = "arrow"))]
         SourceFormat::Parquet | SourceFormat::Arrow => {
-            return Err(Error::Failed(
-                "this boostlab was built without Parquet/Arrow support (cargo feature `arrow`)".into(),
-            ))
+            return Err(Error::Failed(format!(
+                "{}: this boostlab was built without Parquet/Arrow support (cargo feature `arrow`)",
+                path.display()
+            )))
         }
     })
 }

@@ -226,6 +226,15 @@ fn extensions_name_their_formats() {
     assert_eq!(SourceFormat::from_path(Path::new("a.txt")), None);
 }
 
+#[cfg(not(feature = "arrow"))]
+#[test]
+fn columnar_formats_need_the_arrow_feature() {
+    for name in ["t.parquet", "t.feather"] {
+        let msg = open(name, None, SourceOptions::default()).err().expect("an error").to_string();
+        assert!(msg.contains(name) && msg.contains("cargo feature `arrow`"), "{msg}");
+    }
+}
+
 #[cfg(feature = "arrow")]
 mod columnar {
     use std::fs::File;

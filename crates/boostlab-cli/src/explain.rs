@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use boostlab::data::source::SourceOptions;
 use boostlab::explain::{margin_cdf, ImportanceKind};
 use boostlab::{Dataset, Ensemble};
 use clap::{Args, ValueEnum};
@@ -71,14 +70,7 @@ pub fn validation_curve(m: &Ensemble) -> Option<(String, Vec<f64>)> {
 }
 
 fn load_data(a: &PlotArgs, path: &Path, m: &Ensemble) -> Result<Dataset> {
-    let options = SourceOptions {
-        label: crate::predict::selector(m.target_columns.as_deref()),
-        label_optional: true,
-        kinds: Some(m.schema.kinds_by_name()),
-        n_features: Some(m.schema.names.len()),
-        ..Default::default()
-    };
-    let d = crate::input::read(path, a.format, options, true)?;
+    let d = crate::input::read(path, a.format, crate::input::model_options(m), true)?;
     if d.target.is_none() {
         bail!("{}: no label column (the plot needs labelled data)", path.display());
     }

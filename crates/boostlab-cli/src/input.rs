@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::{bail, Result};
 use boostlab::data::source::{self, SourceFormat, SourceOptions, TableSource};
 use boostlab::data::{BinnedData, ReadProgress};
-use boostlab::Dataset;
+use boostlab::{Dataset, Ensemble};
 
 use crate::common::Format;
 
@@ -77,6 +77,18 @@ pub fn read_binned(
         said_read(path, data.n_rows(), data.n_features(), start);
     }
     Ok(data)
+}
+
+/// How to read data for a trained model: its features (by name, of its kinds; a LIBSVM file at its
+/// width) and its label columns, read when the file has them.
+pub fn model_options(model: &Ensemble) -> SourceOptions {
+    SourceOptions {
+        label: crate::predict::selector(model.target_columns.as_deref()),
+        label_optional: true,
+        kinds: Some(model.schema.kinds_by_name()),
+        n_features: Some(model.schema.names.len()),
+        ..Default::default()
+    }
 }
 
 /// The name of the last column of `path` (the default label column), when its format names columns.

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use boostlab::data::source::{SourceOptions, TableSource};
+use boostlab::data::source::TableSource;
 use boostlab::data::{BlockLabels, LabelSelector, Target};
 use boostlab::model::Task;
 use boostlab::{Algorithm, Dataset, Ensemble, Error, Features};
@@ -112,14 +112,7 @@ impl Drop for Sink {
 /// The file to predict, read in blocks of the model's features (and its label columns, when the
 /// file has them).
 fn source(a: &PredictArgs, model: &Ensemble) -> Result<Box<dyn TableSource>> {
-    let options = SourceOptions {
-        label: selector(model.target_columns.as_deref()),
-        label_optional: true,
-        kinds: Some(model.schema.kinds_by_name()),
-        n_features: Some(model.schema.names.len()),
-        ..Default::default()
-    };
-    crate::input::open(&a.data, a.format, options)
+    crate::input::open(&a.data, a.format, crate::input::model_options(model))
 }
 
 pub fn run(a: PredictArgs) -> Result<()> {

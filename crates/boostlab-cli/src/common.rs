@@ -3,13 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use std::fs::File;
-use std::io::{BufRead, BufReader, IsTerminal};
 
-use boostlab::data::{
-    read_csv_binned, read_csv_from, read_libsvm_from, BinnedData, CsvOptions, FeatureKind, LabelSelector,
-    LibsvmOptions, ReadProgress, StreamOptions,
-};
+use boostlab::data::source::SourceOptions;
+use boostlab::data::{BinnedData, LabelSelector};
 use std::collections::BTreeMap;
 
 use boostlab::boost::preset::Preset;
@@ -61,38 +57,6 @@ pub enum Format {
     Arrow,
 }
 
-impl Format {
-    /// The format given with `--format`, or else the one the file's extension says: LIBSVM for
-    /// `.svm`, `.libsvm`, `.svmlight`, Parquet for `.parquet`, `.pq`, Arrow IPC for `.arrow`,
-    /// `.feather`, `.ipc`, `.arrows`, CSV otherwise.
-    pub fn of(path: &Path, given: Option<Format>) -> Format {
-        given.unwrap_or_else(|| {
-            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_lowercase();
-            match ext.as_str() {
-                "svm" | "libsvm" | "svmlight" => Format::Libsvm,
-                "parquet" | "pq" => Format::Parquet,
-                "arrow" | "feather" | "ipc" | "arrows" => Format::Arrow,
-                _ => Format::Csv,
-            }
-        })
-    }
-
-    /// The library's columnar format, or an error when this build has no Parquet/Arrow support.
-    #[cfg(feature = "arrow")]
-    pub fn columnar(self) -> Result<boostlab::data::ArrowFormat> {
-        Ok(match self {
-            Format::Parquet => boostlab::data::ArrowFormat::Parquet,
-            _ => boostlab::data::ArrowFormat::Ipc,
-        })
-    }
-
-    /// The library's columnar format, or an error when this build has no Parquet/Arrow support.
-    #[cfg(not(feature = "arrow"))]
-    pub fn columnar(self) -> Result<std::convert::Infallible> {
-        bail!("this boostlab was built without Parquet/Arrow support (cargo feature `arrow`)")
-    }
-}
-
 impl DataArgs {
     /// The label selector these flags describe.
     pub fn selector(&self) -> LabelSelector {
@@ -109,207 +73,33 @@ impl DataArgs {
         }
     }
 
-    fn format(&self) -> Format {
-        Format::of(&self.data, self.format)
-    }
-
-    /// Reads the training data straight into bins (issue 12): CSV in parallel chunks, Parquet and
-    /// Arrow one column at a time; the table is never held as text or floats. LIBSVM files are
-    /// read whole, then binned. `progress`: show the reading progress on a terminal (the CSV
-    /// reader's three passes over the file as one bar).
-    pub fn load_binned(&self, max_bins: usize, progress: bool) -> Result<BinnedData> {
-        let path = &self.data;
-        if self.format() == Format::Libsvm {
-            let d = self.load_with_progress(progress)?;
-            d.check_trainable()?;
-            return Ok(BinnedData::from_dataset(&d, max_bins)?);
-        }
-        let bar = reading_bar(path, progress);
-        if let Some(b) = &bar {
-            b.set_length(b.length().unwrap_or(0) * 3);
-        }
-        let hook = bar.clone().map(|b| {
-            std::sync::Arc::new(move |p: ReadProgress| b.set_position(u64::from(p.pass - 1) * p.total + p.bytes))
-                as boostlab::data::ProgressFn
-        });
-        let opts = StreamOptions {
+    /// How to read the file: the label, positive class, weight column and row limit of these flags.
+    fn options(&self) -> SourceOptions {
+        SourceOptions {
             label: self.selector(),
             positive: self.positive.clone(),
             weight: self.weight.clone(),
             max_rows: self.max_rows,
-            max_bins,
-            progress: hook,
             ..Default::default()
-        };
-        let start = std::time::Instant::now();
-        let table = match self.format() {
-            // (LIBSVM files were read above.)
-            Format::Csv | Format::Libsvm => read_csv_binned(path, &opts),
-            f @ (Format::Parquet | Format::Arrow) => {
-                #[cfg(feature = "arrow")]
-                {
-                    boostlab::data::read_arrow_binned(path, f.columnar()?, &opts)
-                }
-                #[cfg(not(feature = "arrow"))]
-                match f.columnar()? {}
-            }
-        };
-        if let Some(b) = bar {
-            b.finish_and_clear();
         }
-        let data = table?.into_binned_data()?;
-        if progress && std::io::stderr().is_terminal() {
-            eprintln!(
-                "read {} rows × {} features from {} in {:.2} s",
-                data.n_rows(),
-                data.n_features(),
-                path.display(),
-                start.elapsed().as_secs_f64()
-            );
-        }
-        Ok(data)
+    }
+
+    /// Reads the training data straight into bins: CSV in parallel chunks, Parquet and Arrow one
+    /// column at a time; the table is never held as text or floats. LIBSVM files are read whole,
+    /// then binned. `progress`: show the reading progress on a terminal.
+    pub fn load_binned(&self, max_bins: usize, progress: bool) -> Result<BinnedData> {
+        crate::input::read_binned(&self.data, self.format, self.options(), max_bins, progress)
     }
 
     /// Reads the training data (with a progress bar on a terminal).
     pub fn load(&self) -> Result<Dataset> {
-        self.load_with_progress(true)
+        crate::input::read(&self.data, self.format, self.options(), true)
     }
 
-    /// Reads the training data; `progress`: show the reading progress on a terminal.
-    pub fn load_with_progress(&self, progress: bool) -> Result<Dataset> {
-        load_from(
-            &self.data,
-            self.format(),
-            self.selector(),
-            self.positive.clone(),
-            self.weight.clone(),
-            self.max_rows,
-            None,
-            None,
-            progress,
-        )
-    }
-}
-
-/// Reads a data file. `kinds` forces feature kinds (a model's schema); `n_features` fixes the
-/// LIBSVM width. Shows the reading progress on a terminal.
-#[allow(clippy::too_many_arguments)]
-pub fn load(
-    path: &Path,
-    format: Format,
-    label: LabelSelector,
-    positive: Option<String>,
-    weight: Option<String>,
-    max_rows: Option<usize>,
-    kinds: Option<Vec<(String, FeatureKind)>>,
-    n_features: Option<usize>,
-) -> Result<Dataset> {
-    load_from(path, format, label, positive, weight, max_rows, kinds, n_features, true)
-}
-
-/// A progress bar of the bytes read from `path`, on standard error when it is a terminal (issue
-/// 17: reading a large file took seconds with nothing on the screen). `None` otherwise.
-fn reading_bar(path: &Path, show: bool) -> Option<indicatif::ProgressBar> {
-    if !show || !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let len = std::fs::metadata(path).ok()?.len();
-    let b = indicatif::ProgressBar::new(len);
-    let style = indicatif::ProgressStyle::with_template(
-        "reading {prefix} {bar:30} {bytes}/{total_bytes} [{elapsed_precise} < {eta_precise}]",
-    )
-    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-    b.set_style(style);
-    b.set_prefix(path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
-    b.set_position(0);
-    Some(b)
-}
-
-/// The file as a buffered reader, counted by the progress bar when there is one.
-fn open_counted(path: &Path, bar: Option<&indicatif::ProgressBar>) -> Result<Box<dyn BufRead>> {
-    // The same words as every other reader: "FILE: the OS error".
-    let f = File::open(path).with_context(|| path.display().to_string())?;
-    Ok(match bar {
-        Some(b) => Box::new(BufReader::with_capacity(1 << 16, b.wrap_read(f))),
-        None => Box::new(BufReader::with_capacity(1 << 16, f)),
-    })
-}
-
-/// [`load`], with the reading progress shown only when `progress` (and on a terminal).
-#[allow(clippy::too_many_arguments)]
-pub fn load_from(
-    path: &Path,
-    format: Format,
-    label: LabelSelector,
-    positive: Option<String>,
-    weight: Option<String>,
-    max_rows: Option<usize>,
-    kinds: Option<Vec<(String, FeatureKind)>>,
-    n_features: Option<usize>,
-    progress: bool,
-) -> Result<Dataset> {
-    let bar = reading_bar(path, progress);
-    let start = std::time::Instant::now();
-    let d = read_any(path, format, label, positive, weight, max_rows, kinds, n_features, bar.as_ref());
-    if let Some(b) = bar {
-        b.finish_and_clear();
-        if let Ok(d) = &d {
-            eprintln!(
-                "read {} rows × {} features from {} in {:.2} s",
-                d.n_rows(),
-                d.n_features(),
-                path.display(),
-                start.elapsed().as_secs_f64()
-            );
-        }
-    }
-    d
-}
-
-#[allow(clippy::too_many_arguments)]
-fn read_any(
-    path: &Path,
-    format: Format,
-    label: LabelSelector,
-    positive: Option<String>,
-    weight: Option<String>,
-    max_rows: Option<usize>,
-    kinds: Option<Vec<(String, FeatureKind)>>,
-    n_features: Option<usize>,
-    bar: Option<&indicatif::ProgressBar>,
-) -> Result<Dataset> {
-    let label_optional = kinds.is_some();
-    let name = path.display().to_string();
-    match format {
-        Format::Csv => {
-            let opts = CsvOptions { label, positive, weight, kinds, max_rows, label_optional };
-            Ok(read_csv_from(open_counted(path, bar)?, &name, &opts)?)
-        }
-        Format::Libsvm => {
-            if weight.is_some() {
-                bail!("--weight is for CSV files");
-            }
-            let opts = LibsvmOptions { positive, n_features, ..Default::default() };
-            let mut d = read_libsvm_from(open_counted(path, bar)?, &name, &opts)?;
-            if let Some(m) = max_rows {
-                if m < d.n_rows() {
-                    d = d.subset(&(0..m).collect::<Vec<_>>());
-                }
-            }
-            Ok(d)
-        }
-        f @ (Format::Parquet | Format::Arrow) => {
-            #[cfg(feature = "arrow")]
-            {
-                let opts = CsvOptions { label, positive, weight, kinds, max_rows, label_optional };
-                Ok(boostlab::data::read_arrow(path, f.columnar()?, &opts)?)
-            }
-            #[cfg(not(feature = "arrow"))]
-            {
-                let _ = (label, positive, weight, max_rows, label_optional);
-                match f.columnar()? {}
-            }
-        }
+    /// Reads another file of the same layout (validation data): the same label, positive class
+    /// and weight column, every row. `progress`: show the reading progress on a terminal.
+    pub fn load_other(&self, path: &Path, progress: bool) -> Result<Dataset> {
+        crate::input::read(path, self.format, SourceOptions { max_rows: None, ..self.options() }, progress)
     }
 }
 

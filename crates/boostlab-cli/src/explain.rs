@@ -8,7 +8,7 @@ use boostlab::explain::{margin_cdf, ImportanceKind};
 use boostlab::{Dataset, Ensemble};
 use clap::{Args, ValueEnum};
 
-use crate::common::{load, Format};
+use crate::common::Format;
 use crate::plot::{bar_chart, line_chart, xy_chart, Series};
 
 /// What `boostlab plot` draws.
@@ -71,16 +71,7 @@ pub fn validation_curve(m: &Ensemble) -> Option<(String, Vec<f64>)> {
 }
 
 fn load_data(a: &PlotArgs, path: &Path, m: &Ensemble) -> Result<Dataset> {
-    let d = load(
-        path,
-        Format::of(path, a.format),
-        crate::predict::selector(m.target_columns.as_deref()),
-        None,
-        None,
-        None,
-        Some(m.schema.kinds_by_name()),
-        Some(m.schema.names.len()),
-    )?;
+    let d = crate::input::read(path, a.format, crate::input::model_options(m), true)?;
     if d.target.is_none() {
         bail!("{}: no label column (the plot needs labelled data)", path.display());
     }

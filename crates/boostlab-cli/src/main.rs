@@ -18,6 +18,7 @@ mod cv;
 mod demo;
 mod experiment;
 mod explain;
+mod input;
 mod plot;
 mod predict;
 mod reference;

@@ -5,12 +5,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use boostlab::data::{Block, BlockLabels, CsvBlocks, LabelSelector, Target};
+use boostlab::data::source::TableSource;
+use boostlab::data::{BlockLabels, LabelSelector, Target};
 use boostlab::model::Task;
 use boostlab::{Algorithm, Dataset, Ensemble, Error, Features};
 use clap::Args;
 
-use crate::common::{load, Format};
+use crate::common::Format;
 
 /// Arguments of `boostlab predict`.
 #[derive(Args, Debug)]
@@ -108,29 +109,10 @@ impl Drop for Sink {
     }
 }
 
-/// Blocks of rows of the file to predict, in the model's feature kinds.
-fn blocks(a: &PredictArgs, model: &Ensemble) -> Result<Box<dyn Iterator<Item = boostlab::Result<Block>>>> {
-    let kinds = model.schema.kinds_by_name();
-    let label = selector(model.target_columns.as_deref());
-    Ok(match Format::of(&a.data, a.format) {
-        Format::Csv => Box::new(CsvBlocks::open(&a.data, kinds, label, BLOCK_ROWS)?),
-        #[cfg(feature = "arrow")]
-        f @ (Format::Parquet | Format::Arrow) => {
-            Box::new(boostlab::data::ArrowBlocks::open(&a.data, f.columnar()?, kinds, label, BLOCK_ROWS)?)
-        }
-        // LIBSVM (and columnar files without the `arrow` feature): the whole file, one block.
-        format => {
-            let d = load(&a.data, format, label, None, None, None, Some(kinds), Some(model.schema.names.len()))?;
-            let labels = match d.target {
-                Some(Target::Classes { y, classes }) => {
-                    Some(BlockLabels::Single(y.iter().map(|&c| classes[c as usize].clone()).collect()))
-                }
-                Some(Target::Multilabel { y, .. }) => Some(BlockLabels::Multi(y)),
-                None => None,
-            };
-            Box::new(std::iter::once(Ok(Block { features: d.features, labels })))
-        }
-    })
+/// The file to predict, read in blocks of the model's features (and its label columns, when the
+/// file has them).
+fn source(a: &PredictArgs, model: &Ensemble) -> Result<Box<dyn TableSource>> {
+    crate::input::open(&a.data, a.format, crate::input::model_options(model))
 }
 
 pub fn run(a: PredictArgs) -> Result<()> {
@@ -180,7 +162,8 @@ fn predict(a: &PredictArgs) -> Result<()> {
     // Multi-label metrics need every row's scores and labels (n × k numbers, not the features).
     let (mut all_scores, mut all_y, mut multi) = (Vec::new(), Vec::new(), false);
     let mut line = String::new();
-    for block in blocks(a, &model)? {
+    let source = source(a, &model)?;
+    for block in source.blocks(&model.schema, BLOCK_ROWS)? {
         // Interrupted (SIGINT/SIGTERM): stop between blocks; the sink's temporary file is removed.
         if crate::signals::cancelled() {
             return Err(Error::Cancelled.into());
@@ -273,7 +256,8 @@ fn contributions(a: &PredictArgs, model: &Ensemble) -> Result<()> {
     sink.out.write_all(header.as_bytes())?;
     let mut n = 0usize;
     let mut line = String::new();
-    for block in blocks(a, model)? {
+    let source = source(a, model)?;
+    for block in source.blocks(&model.schema, BLOCK_ROWS)? {
         if crate::signals::cancelled() {
             return Err(Error::Cancelled.into());
         }

@@ -230,19 +230,9 @@ pub fn run(mut a: TrainArgs) -> Result<()> {
     params.check()?;
     let valid = match &a.valid {
         Some(p) => {
-            let d = &a.data;
-            let v = crate::common::load_from(
-                p,
-                crate::common::Format::of(p, d.format),
-                d.selector(),
-                d.positive.clone(),
-                d.weight.clone(), // a weight column is not a feature (its values are not used)
-                None,
-                None,
-                None,
-                !a.quiet,
-            )
-            .with_context(|| format!("reading --valid {}", p.display()))?;
+            // The same label and weight columns (a weight column is not a feature; its values are
+            // not used).
+            let v = a.data.load_other(p, !a.quiet).with_context(|| format!("reading --valid {}", p.display()))?;
             let target = v.target()?.clone();
             Some(boostlab::Validation { features: v.features, target })
         }
@@ -345,17 +335,6 @@ pub fn run(mut a: TrainArgs) -> Result<()> {
 
 /// The label column names to look for when predicting on a file of the same layout.
 pub fn target_columns(d: &DataArgs) -> Option<String> {
-    d.labels.clone().or_else(|| d.label.clone()).or_else(|| {
-        // The default label is the last column of a CSV (or Parquet/Arrow) file.
-        match crate::common::Format::of(&d.data, d.format) {
-            crate::common::Format::Csv => boostlab::data::csv_header(&d.data).ok().and_then(|h| h.last().cloned()),
-            #[cfg(feature = "arrow")]
-            f @ (crate::common::Format::Parquet | crate::common::Format::Arrow) => f
-                .columnar()
-                .ok()
-                .and_then(|f| boostlab::data::arrow_schema(&d.data, f).ok())
-                .and_then(|s| s.last().map(|c| c.0.clone())),
-            _ => None,
-        }
-    })
+    // The default label is the last column of a CSV (or Parquet/Arrow) file.
+    d.labels.clone().or_else(|| d.label.clone()).or_else(|| crate::input::last_column(&d.data, d.format))
 }

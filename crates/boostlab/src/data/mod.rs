@@ -14,6 +14,7 @@ mod csv_stream;
 mod fast_csv;
 mod libsvm;
 mod schema;
+pub mod source;
 mod view;
 mod weights;
 

@@ -19,30 +19,30 @@ pub struct TrainArgs {
     #[command(flatten)]
     pub boost: BoostArgs,
     /// Where to save the model (JSON, written atomically).
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub model: Option<PathBuf>,
     /// Write per-round diagnostics as JSON lines (one object per round, every diagnostic) to
     /// this file.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub log_json: Option<PathBuf>,
     /// Print a row of the per-round table every K rounds (and for the last round). By default
     /// only a summary of the last round is printed.
-    #[arg(long, value_name = "K")]
+    #[arg(long, help_heading = "Output", value_name = "K")]
     pub log_every: Option<usize>,
     /// Print the per-round table for every round (= --log-every 1).
-    #[arg(long, short, conflicts_with = "quiet")]
+    #[arg(long, help_heading = "Output", short, conflicts_with = "quiet")]
     pub verbose: bool,
     /// Print no per-round rows and no progress, only the summary.
-    #[arg(long, short)]
+    #[arg(long, help_heading = "Output", short)]
     pub quiet: bool,
     /// Validation data (read like --data, with the same label options): each round's validation
     /// metric goes into the history (`valid_metric`); --early-stopping-rounds stops on it.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, help_heading = "Validation", value_name = "FILE")]
     pub valid: Option<PathBuf>,
     /// Continue this model (warm start) on the data it was trained on, for --rounds more rounds
     /// (100 by default); its parameters are used (only --rounds and the validation options may be
     /// given). The result equals a model trained in one go.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, help_heading = "Data", value_name = "FILE")]
     pub init_model: Option<PathBuf>,
     #[command(flatten)]
     pub threads: crate::common::ThreadsArg,

@@ -21,6 +21,7 @@
 //! and the exception propagates. A `callbacks` function that raises stops the fit the same way.
 
 mod experiment;
+mod registry;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -1344,6 +1345,8 @@ fn _boostlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bin_mapper_from_summaries, m)?)?;
     m.add_function(wrap_pyfunction!(fit_shard, m)?)?;
     m.add_function(wrap_pyfunction!(bin_shard, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::parameter_registry, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::check_parameter, m)?)?;
     m.add_class::<ShardBins>()?;
     // Issue 13: experiment grids on Dask (src/experiment.rs).
     m.add_class::<experiment::ExperimentRun>()?;

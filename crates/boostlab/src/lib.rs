@@ -59,6 +59,7 @@ pub mod model;
 #[cfg(feature = "onnx")]
 pub mod onnx;
 mod par;
+pub mod params;
 pub mod tempered;
 pub mod tree;
 

@@ -8,11 +8,10 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::adaboost::{AdaBoost, AdaBoostParams};
-use super::multiclass::{MultiBooster, MultiOutput, MultiParams, MultiVariant};
-use super::preset::Preset;
-use super::secboost::{SecBoost, SecBoostParams};
-use super::tadaboost::{TAdaBoost, TAdaBoostParams};
+use super::adaboost::AdaBoost;
+use super::multiclass::{MultiBooster, MultiOutput, MultiVariant};
+use super::secboost::SecBoost;
+use super::tadaboost::TAdaBoost;
 use super::validation::{self, FitOptions};
 use super::{Booster, Diagnostics, Labels, Step};
 use crate::cancel::{self, Cancel};
@@ -24,199 +23,7 @@ use crate::model::{Ensemble, Task};
 use crate::par::ROW_CHUNK;
 use crate::tree::{abstaining_stump, grow_ranks, GrowSpec, PureLeaves, RowBuffers, TreeParams};
 
-/// The boosting algorithm.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Algorithm {
-    /// Discrete AdaBoost (SPEC §3). Default.
-    #[default]
-    #[serde(rename = "adaboost")]
-    AdaBoost,
-    /// Real (confidence-rated, domain-partitioning) AdaBoost (SPEC §4.4).
-    #[serde(rename = "real-adaboost")]
-    RealAdaBoost,
-    /// Confidence-rated AdaBoost with abstaining stumps `h ∈ {−1, 0, +1}` (SPEC §4.2(c)).
-    #[serde(rename = "abstaining-adaboost")]
-    AbstainingAdaBoost,
-    /// t-AdaBoost: tempered exponential measures, clipped models, tempered trees (SPEC §5).
-    #[serde(rename = "t-adaboost")]
-    TAdaBoost,
-    /// SecBoost: boosting any loss from loss values only (SPEC §6).
-    #[serde(rename = "secboost")]
-    SecBoost,
-    /// Discrete AdaBoost.MH (Hamming loss, SPEC §4.5).
-    #[serde(rename = "adaboost-mh")]
-    AdaBoostMH,
-    /// Real AdaBoost.MH (SPEC §4.5).
-    #[serde(rename = "real-adaboost-mh")]
-    RealAdaBoostMH,
-    /// AdaBoost.MO with discrete MH on the code columns (SPEC §4.6).
-    #[serde(rename = "adaboost-mo")]
-    AdaBoostMO,
-    /// AdaBoost.MO with real MH on the code columns (SPEC §4.6).
-    #[serde(rename = "real-adaboost-mo")]
-    RealAdaBoostMO,
-    /// Discrete AdaBoost.MR (ranking loss, SPEC §4.7).
-    #[serde(rename = "adaboost-mr")]
-    AdaBoostMR,
-    /// AdaBoost.M2 = discrete MR on single-label data (SPEC §4.7).
-    #[serde(rename = "adaboost-m2")]
-    AdaBoostM2,
-}
-
-impl Algorithm {
-    /// Every algorithm with its CLI name.
-    pub const ALL: &'static [(&'static str, Algorithm)] = &[
-        ("adaboost", Algorithm::AdaBoost),
-        ("real-adaboost", Algorithm::RealAdaBoost),
-        ("abstaining-adaboost", Algorithm::AbstainingAdaBoost),
-        ("t-adaboost", Algorithm::TAdaBoost),
-        ("secboost", Algorithm::SecBoost),
-        ("adaboost-mh", Algorithm::AdaBoostMH),
-        ("real-adaboost-mh", Algorithm::RealAdaBoostMH),
-        ("adaboost-mo", Algorithm::AdaBoostMO),
-        ("real-adaboost-mo", Algorithm::RealAdaBoostMO),
-        ("adaboost-mr", Algorithm::AdaBoostMR),
-        ("adaboost-m2", Algorithm::AdaBoostM2),
-    ];
-
-    /// The CLI / model-file name.
-    pub fn name(self) -> &'static str {
-        Self::ALL.iter().find(|(_, a)| *a == self).map_or("?", |(n, _)| n)
-    }
-
-    /// Parses a CLI name (the same names serde uses in model files).
-    pub fn parse(s: &str) -> Result<Algorithm> {
-        Self::ALL.iter().find(|(n, _)| *n == s).map(|(_, a)| *a).ok_or_else(|| {
-            Error::param("algorithm", format!("one of {:?}", Self::ALL.iter().map(|p| p.0).collect::<Vec<_>>()), s)
-        })
-    }
-
-    /// True for the boosters of binary problems.
-    pub fn is_binary(self) -> bool {
-        matches!(
-            self,
-            Algorithm::AdaBoost
-                | Algorithm::RealAdaBoost
-                | Algorithm::AbstainingAdaBoost
-                | Algorithm::TAdaBoost
-                | Algorithm::SecBoost
-        )
-    }
-
-    /// The multi-class / multi-label variant of this algorithm, if it is one.
-    pub fn multi_variant(self) -> Option<MultiVariant> {
-        Some(match self {
-            Algorithm::AdaBoostMH => MultiVariant::MhDiscrete,
-            Algorithm::RealAdaBoostMH => MultiVariant::MhReal,
-            Algorithm::AdaBoostMO => MultiVariant::MoDiscrete,
-            Algorithm::RealAdaBoostMO => MultiVariant::MoReal,
-            Algorithm::AdaBoostMR => MultiVariant::Mr,
-            Algorithm::AdaBoostM2 => MultiVariant::M2,
-            _ => return None,
-        })
-    }
-}
-
-/// All parameters of a boosting run. Plain data: serialisable, validated by [`BoostParams::check`]
-/// at the start of every fit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct BoostParams {
-    /// The algorithm. By default discrete AdaBoost.
-    pub algorithm: Algorithm,
-    /// Number of boosting rounds (trees). By default 100; valid range ≥ 1.
-    pub n_estimators: usize,
-    /// The tree learner's parameters. By default stumps.
-    pub tree: TreeParams,
-    /// Maximum number of value bins per feature. By default 255; valid range 2..=65535.
-    pub max_bins: usize,
-    /// Seed of every random choice (candidate subsampling, random codes, ...). By default 0.
-    pub seed: u64,
-    /// Discrete / Real / abstaining AdaBoost parameters.
-    pub adaboost: AdaBoostParams,
-    /// t-AdaBoost parameters.
-    pub t_adaboost: TAdaBoostParams,
-    /// SecBoost parameters.
-    pub secboost: SecBoostParams,
-    /// AdaBoost.MH / MO / MR / M2 parameters (the variant itself comes from `algorithm`).
-    pub multiclass: MultiParams,
-    /// The preset these parameters were built from (its settings are already in the fields
-    /// above; recorded to tell preset values from the user's, see [`BoostParams::with_preset`]).
-    /// By default none.
-    pub preset: Option<Preset>,
-    /// Shrinkage ν (issue 15): each round adds `ν·α·h`, with α scaled before the weight update
-    /// (see [`super::validation`] and the README's "Shrinkage"). By default 1 (no shrinkage);
-    /// valid range (0, 1]. (Fields of issue 15 at their defaults are not written, so model files
-    /// of runs without them are unchanged.)
-    #[serde(skip_serializing_if = "validation::is_one")]
-    pub learning_rate: f64,
-    /// Early stopping (issue 15): stop once the validation metric has not improved for this many
-    /// rounds, and keep the best iteration. Needs validation data. By default None (off); ≥ 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub early_stopping_rounds: Option<usize>,
-    /// The validation metric (issue 15). By default None: the task's (see
-    /// [`super::validation::EvalMetric::default_for`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub eval_metric: Option<super::validation::EvalMetric>,
-    /// Score the validation data with the clipped model (t-AdaBoost with t < 1; issue 15). By
-    /// default false (the linear model).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub eval_clipped: bool,
-}
-
-impl Default for BoostParams {
-    fn default() -> Self {
-        BoostParams {
-            algorithm: Algorithm::AdaBoost,
-            n_estimators: 100,
-            tree: TreeParams::default(),
-            max_bins: 255,
-            seed: 0,
-            adaboost: AdaBoostParams::default(),
-            t_adaboost: TAdaBoostParams::default(),
-            secboost: SecBoostParams::default(),
-            multiclass: MultiParams::default(),
-            preset: None,
-            learning_rate: 1.0,
-            early_stopping_rounds: None,
-            eval_metric: None,
-            eval_clipped: false,
-        }
-    }
-}
-
-impl BoostParams {
-    /// Validates every parameter.
-    pub fn check(&self) -> Result<()> {
-        if self.n_estimators == 0 {
-            return Err(Error::param("n_estimators", "an integer ≥ 1", 0));
-        }
-        if !(2..=65535).contains(&self.max_bins) {
-            return Err(Error::param("max_bins", "an integer in 2..=65535", self.max_bins));
-        }
-        if let Some(p) = self.preset {
-            if !p.algorithms().contains(&self.algorithm) {
-                let names: Vec<&str> = p.algorithms().iter().map(|a| a.name()).collect();
-                return Err(Error::param(
-                    "preset",
-                    format!("a preset of the algorithm: `{}` is for {}", p.name(), names.join(", ")),
-                    self.algorithm.name(),
-                ));
-            }
-        }
-        super::validation::check_params(self)?;
-        self.tree.check()?;
-        self.adaboost.check()?;
-        match self.algorithm {
-            Algorithm::TAdaBoost => self.t_adaboost.check()?,
-            Algorithm::SecBoost => self.secboost.check()?,
-            a if a.multi_variant().is_some() => self.multiclass.check()?,
-            _ => {}
-        }
-        Ok(())
-    }
-}
+pub use crate::params::{default_pure_leaves, Algorithm, BoostParams};
 
 /// One round of training, as logged (`--log-json`) and stored in the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -685,16 +492,6 @@ fn learn_label_threshold(data: &BinnedData, model: &Ensemble, variant: MultiVari
         None => coll.gather(&vec![1.0; data.n_rows()])?,
     };
     crate::eval::multilabel::best_threshold(&y, &f, k, Some(&w))
-}
-
-/// The pure-leaf policy `auto` stands for (issue 16): `forbid` for t-AdaBoost, whose t = 1 with
-/// pure leaves allowed lost to the authors' configuration on 7 of the 10 reproduction domains
-/// (docs/reproduction.md, "Defaults chosen by evidence"); `allow` for every other booster.
-pub fn default_pure_leaves(algorithm: Algorithm) -> PureLeaves {
-    match algorithm {
-        Algorithm::TAdaBoost => PureLeaves::Forbid,
-        _ => PureLeaves::Allow,
-    }
 }
 
 /// `h` (`n × k`) = the leaf values of each row's leaf; parallel over fixed row chunks.

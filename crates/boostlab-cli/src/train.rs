@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use boostlab::model::write_atomic;
-use boostlab::{fit_binned_with_options, Error, FitOptions, RoundRecord};
+use boostlab::{Error, RoundRecord, Trainer};
 use clap::Args;
 
 use crate::common::{BoostArgs, DataArgs};
@@ -276,8 +276,7 @@ pub fn run(mut a: TrainArgs) -> Result<()> {
     };
     let start = Instant::now();
     let last_round = params.n_estimators;
-    let opts = FitOptions { valid: valid.as_ref(), init_model: init.as_ref(), cancel: Some(crate::signals::cancel()) };
-    let mut model = fit_binned_with_options(&data, &params, None, opts, &mut |r| {
+    let mut on_round = |r: &RoundRecord| {
         if let Some(b) = &bar {
             b.set_position(r.round as u64);
             if let Some(e) = r.values.get("train_error") {
@@ -294,8 +293,14 @@ pub fn run(mut a: TrainArgs) -> Result<()> {
                 emit(l.row(r));
             }
         }
-    })
-    .with_context(|| format!("training on {}", a.data.data.display()))?;
+    };
+    let mut model = Trainer::new(&params)
+        .validation(valid.as_ref())
+        .init_model(init.as_ref())
+        .cancel(crate::signals::cancel())
+        .on_round(&mut on_round)
+        .fit_binned(&data)
+        .with_context(|| format!("training on {}", a.data.data.display()))?;
     let secs = start.elapsed().as_secs_f64();
     if let Some(b) = bar {
         b.finish_and_clear();

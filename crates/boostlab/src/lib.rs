@@ -18,13 +18,16 @@
 //! * [`data`]: datasets, readers, binning. The input seam (issue 12): every source is read as
 //!   [`data::ColumnView`]s (numpy buffers in place — `f32` or `f64`, any stride —, owned columns,
 //!   chunks of a streamed file) into a [`data::BinMapper`] and a [`data::BinnedMatrix`]; training
-//!   needs only the resulting [`data::BinnedData`] ([`boost::driver::fit_binned`]), and
+//!   needs only the resulting [`data::BinnedData`] ([`Trainer::fit_binned`]), and
 //!   prediction reads views too ([`Ensemble::decision_function_views_into`]).
 //! * [`tree`]: the one weak learner. It sees only a fixed-width block of non-negative statistics
 //!   per example — `(W+, W−)` for binary boosters, `2k` values for the multi-label ones — and the
 //!   bins; split criteria are the Bayes risks of proper losses ([`tree::Criterion`]).
+//! * [`params`]: every training parameter, declared once ([`params::registry`]); the CLI, the
+//!   experiment TOML keys, the Python estimators and the parameters reference page are held to it.
 //! * [`boost`]: the boosters, each implementing [`boost::Booster`], and [`boost::driver`], the single
-//!   boosting loop ([`fit`]). Boosters never see histograms; the tree never sees what weights mean.
+//!   boosting loop, run by [`Trainer`], the one training entry point. Boosters never see
+//!   histograms; the tree never sees what weights mean.
 //! * [`model`]: the [`Ensemble`], prediction (staged, clipped), versioned JSON model files.
 //! * [`tempered`], [`loss`]: the tempered arithmetic of t-AdaBoost and the value-only losses of
 //!   SecBoost.
@@ -33,7 +36,7 @@
 //! * [`eval`]: metrics, stratified folds, label noise, the paired t-test, the experiment harness.
 //! * [`collective`]: distributed training (issue 13): the one seam, `allreduce_sum`, through
 //!   which the tree learner and the driver sum over the rows of several workers
-//!   ([`fit_binned_distributed`]); the identity on one machine.
+//!   ([`Trainer::collective`]); the identity on one machine.
 //!
 //! The key design choice: every booster is expressed as "statistics in, tree outputs back", so one
 //! optimised histogram learner serves all of them, and a new booster is one file.
@@ -63,12 +66,11 @@ pub mod params;
 pub mod tempered;
 pub mod tree;
 
-pub use boost::driver::{
-    fit, fit_binned, fit_binned_cancellable, fit_binned_distributed, fit_binned_with_options, fit_cancellable,
-    fit_with, fit_with_options, Algorithm, BoostParams, RoundRecord,
-};
+pub use boost::driver::RoundRecord;
+pub use boost::trainer::Trainer;
 pub use boost::validation::{EvalMetric, FitOptions, Validation};
 pub use cancel::Cancel;
 pub use data::{BinnedData, ColumnView, Dataset, Features, Indices, NumericView, Target};
 pub use error::{Error, Result};
 pub use model::Ensemble;
+pub use params::{Algorithm, BoostParams};

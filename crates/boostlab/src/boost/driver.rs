@@ -1,5 +1,5 @@
-//! The single boosting loop: on binned data ([`BinnedData`]; [`fit`] bins a [`Dataset`] first,
-//! [`fit_binned`] takes bins from any source), then each round ask the booster for statistics,
+//! The single boosting loop behind [`Trainer`](super::trainer::Trainer): on binned data
+//! ([`BinnedData`]; a [`Dataset`] is binned first), each round ask the booster for statistics,
 //! grow a tree on them, hand the tree's training outputs back to the booster, and record α and the
 //! round's diagnostics.
 
@@ -145,23 +145,30 @@ fn make_booster(
     Ok((b, extras))
 }
 
-/// Trains an ensemble.
-pub fn fit(data: &Dataset, params: &BoostParams) -> Result<Ensemble> {
-    fit_with(data, params, &mut |_| {})
+/// Test shorthand: [`Trainer::fit`](super::trainer::Trainer::fit) with nothing but the parameters.
+#[cfg(test)]
+pub(crate) fn fit(data: &Dataset, params: &BoostParams) -> Result<Ensemble> {
+    super::trainer::Trainer::new(params).fit(data)
 }
 
-/// Trains an ensemble, calling `on_round` after every round (progress, logs): bins the data
-/// ([`BinnedData::from_dataset`] with `params.max_bins`), then [`fit_binned`].
-pub fn fit_with(data: &Dataset, params: &BoostParams, on_round: &mut dyn FnMut(&RoundRecord)) -> Result<Ensemble> {
-    fit_full(&bin_dataset(data, params)?, params, None, on_round)
+/// Test shorthand: [`Trainer::fit`](super::trainer::Trainer::fit) with a round callback.
+#[cfg(test)]
+pub(crate) fn fit_with(
+    data: &Dataset,
+    params: &BoostParams,
+    on_round: &mut dyn FnMut(&RoundRecord),
+) -> Result<Ensemble> {
+    super::trainer::Trainer::new(params).on_round(on_round).fit(data)
 }
 
-/// Trains an ensemble on binned data (issue 12: the one training entry every input feeds),
-/// calling `on_round` after every round. The bins must come from a mapper learned with at most
-/// `params.max_bins` bins per feature. The same rows, bins, target, weights and parameters give
-/// the same model as [`fit_with`] on a [`Dataset`] of those values.
-pub fn fit_binned(data: &BinnedData, params: &BoostParams, on_round: &mut dyn FnMut(&RoundRecord)) -> Result<Ensemble> {
-    fit_full(data, params, None, on_round)
+/// Test shorthand: [`Trainer::fit_binned`](super::trainer::Trainer::fit_binned) with a round callback.
+#[cfg(test)]
+pub(crate) fn fit_binned(
+    data: &BinnedData,
+    params: &BoostParams,
+    on_round: &mut dyn FnMut(&RoundRecord),
+) -> Result<Ensemble> {
+    super::trainer::Trainer::new(params).on_round(on_round).fit_binned(data)
 }
 
 /// The checks of a fit on a dataset (parameters, then the data, then the labels against the
@@ -182,76 +189,10 @@ fn custom_loss_needs_secboost(params: &BoostParams) -> Result<()> {
     }
 }
 
-/// Trains SecBoost with a user-defined loss (a Rust closure, or a Python callable through the
-/// bindings); `params.algorithm` must be `secboost`.
-pub fn fit_with_loss(
-    data: &Dataset,
-    params: &BoostParams,
-    loss: Loss,
-    on_round: &mut dyn FnMut(&RoundRecord),
-) -> Result<Ensemble> {
-    custom_loss_needs_secboost(params)?;
-    fit_full(&bin_dataset(data, params)?, params, Some(loss), on_round)
-}
-
-/// [`fit_with_loss`] on binned data (see [`fit_binned`]).
-pub fn fit_binned_with_loss(
-    data: &BinnedData,
-    params: &BoostParams,
-    loss: Loss,
-    on_round: &mut dyn FnMut(&RoundRecord),
-) -> Result<Ensemble> {
-    custom_loss_needs_secboost(params)?;
-    fit_full(data, params, Some(loss), on_round)
-}
-
-/// Trains an ensemble that stops with [`Error::Cancelled`] once `cancel` is set (checked between
-/// rounds and between the tree's nodes; see [`Cancel`]). `loss`: a user loss for SecBoost, as
-/// [`fit_with_loss`]. `on_round` may set the flag to stop the fit (a Python callback that raised).
-pub fn fit_cancellable(
-    data: &Dataset,
-    params: &BoostParams,
-    loss: Option<Loss>,
-    cancel: &Cancel,
-    on_round: &mut dyn FnMut(&RoundRecord),
-) -> Result<Ensemble> {
-    fit_with_options(data, params, loss, FitOptions { cancel: Some(cancel), ..FitOptions::default() }, on_round)
-}
-
-/// [`fit_cancellable`] on binned data (see [`fit_binned`]).
-pub fn fit_binned_cancellable(
-    data: &BinnedData,
-    params: &BoostParams,
-    loss: Option<Loss>,
-    cancel: &Cancel,
-    on_round: &mut dyn FnMut(&RoundRecord),
-) -> Result<Ensemble> {
-    fit_binned_with_options(data, params, loss, FitOptions { cancel: Some(cancel), ..FitOptions::default() }, on_round)
-}
-
-fn fit_full(
-    data: &BinnedData,
-    params: &BoostParams,
-    loss: Option<Loss>,
-    on_round: &mut dyn FnMut(&RoundRecord),
-) -> Result<Ensemble> {
-    fit_cancel(data, params, loss, None, on_round)
-}
-
-fn fit_cancel(
-    data: &BinnedData,
-    params: &BoostParams,
-    loss: Option<Loss>,
-    cancel: Option<&Cancel>,
-    on_round: &mut dyn FnMut(&RoundRecord),
-) -> Result<Ensemble> {
-    fit_options(data, params, loss, FitOptions { cancel, ..FitOptions::default() }, on_round)
-}
-
-/// Trains an ensemble on a dataset with the options of issue 15 (validation data and early
-/// stopping, warm start; see [`FitOptions`]): bins the data, then [`fit_binned_with_options`].
-/// `loss`: a user loss for SecBoost, as [`fit_with_loss`].
-pub fn fit_with_options(
+/// Trains on a dataset with the options of [`FitOptions`] (validation data and early stopping,
+/// warm start, cancel flag): bins the data, then [`fit_binned_with_options`]. `loss`: a user
+/// loss for SecBoost. The body of [`Trainer::fit`](super::trainer::Trainer::fit).
+pub(crate) fn fit_with_options(
     data: &Dataset,
     params: &BoostParams,
     loss: Option<Loss>,
@@ -264,8 +205,9 @@ pub fn fit_with_options(
     fit_options(&bin_dataset(data, params)?, params, loss, opts, on_round)
 }
 
-/// [`fit_with_options`] on binned data (see [`fit_binned`]).
-pub fn fit_binned_with_options(
+/// [`fit_with_options`] on binned data: the body of
+/// [`Trainer::fit_binned`](super::trainer::Trainer::fit_binned) on one machine.
+pub(crate) fn fit_binned_with_options(
     data: &BinnedData,
     params: &BoostParams,
     loss: Option<Loss>,
@@ -304,7 +246,7 @@ fn fit_options(
 /// over the rows — histograms, leaf sums and covers, each booster's sums for α, its normalisers,
 /// line searches, Solve_α steps, training errors — is summed over the ranks by
 /// [`Collective::allreduce_sum`]; see the README's "Distributed training" for the calls per
-/// round. `loss`: a user loss for SecBoost, as [`fit_with_loss`]. `opts.cancel` stops this rank
+/// round. `loss`: a user loss for SecBoost. `opts.cancel` stops this rank
 /// (the others then fail in their next reduction).
 ///
 /// Validation data (`opts.valid`): each rank passes its own validation rows (possibly none); the
@@ -319,7 +261,7 @@ fn fit_options(
 /// distributed (an error): abstaining AdaBoost. Nothing in training samples rows (the only random choices —
 /// the candidate cap and random tie-breaking — are seeded per node from the summed histograms),
 /// so every rank draws the same. A collective of one rank is exactly [`fit_binned_with_options`].
-pub fn fit_binned_distributed(
+pub(crate) fn fit_binned_distributed(
     data: &BinnedData,
     params: &BoostParams,
     loss: Option<Loss>,

@@ -68,6 +68,10 @@ pub mod tree;
 
 pub use boost::driver::RoundRecord;
 pub use boost::trainer::Trainer;
+// Test shorthands over `Trainer` (the Arrow reader's tests, behind a feature, call them).
+#[cfg(test)]
+#[allow(unused_imports)]
+pub(crate) use boost::driver::{fit, fit_binned};
 pub use boost::validation::{EvalMetric, FitOptions, Validation};
 pub use cancel::Cancel;
 pub use data::{BinnedData, ColumnView, Dataset, Features, Indices, NumericView, Target};

@@ -249,6 +249,9 @@ const BASE: ParamSpec = ParamSpec {
 };
 
 /// Every training parameter, grouped by topic.
+// Every entry ends in `..BASE`, also those that give every field, so that a new field of
+// `ParamSpec` has one default.
+#[allow(clippy::needless_update)]
 pub static PARAMETERS: &[ParamSpec] = &[
     // ---------------------------------------------------------------------------------- data
     ParamSpec {

@@ -36,6 +36,9 @@ Common parameters (every estimator):
 - ``split_ties``: how ties between equally good splits (gains within 1e−12 of the node weight)
   are broken: ``"lowest"`` (the lowest feature index) or ``"random"`` (a uniform draw from
   ``random_state``). By default None: ``"lowest"``, or the preset's choice.
+- ``min_leaf_weight``: the minimum total weight (the sum of the boosting weights the tree
+  learner sees) in each child of a split; a split leaving less in a child is not made. By default
+  None, which is 0 (a child only needs positive weight); a finite number ≥ 0.
 """
 
 from __future__ import annotations
@@ -54,6 +57,10 @@ def _common_doc(cls):
     return cls
 
 
+# AdaBoost's α rules (`alpha`); None is the algorithm's own.
+_ALPHA_RULES = (None, "discrete", "one", "linear-bound", "line-search", "abstain", "abstain-conservative")
+
+
 class _Binary(BoostClassifier):
     _binary_only = True
     _multilabel = False
@@ -65,6 +72,10 @@ class AdaBoostClassifier(_Binary):
     """Discrete AdaBoost (Freund & Schapire) on histogram trees with sign leaves.
 
     Binary classification only.
+
+    alpha: how α is chosen each round: ``"discrete"`` (½ ln((1 − ε)/ε)), ``"linear-bound"``,
+    ``"line-search"`` (the exact minimiser of Z), ``"one"``, ``"abstain"`` or
+    ``"abstain-conservative"``. By default None: ``"discrete"``.
     """
 
     def __init__(
@@ -74,6 +85,7 @@ class AdaBoostClassifier(_Binary):
         max_leaves=2,
         max_nodes=None,
         max_depth=None,
+        min_leaf_weight=None,
         criterion=None,
         max_bins=255,
         random_state=None,
@@ -85,11 +97,13 @@ class AdaBoostClassifier(_Binary):
         warm_start=False,
         n_jobs=None,
         split_ties=None,
+        alpha=None,
     ):
         self.n_estimators = n_estimators
         self.max_leaves = max_leaves
         self.max_nodes = max_nodes
         self.max_depth = max_depth
+        self.min_leaf_weight = min_leaf_weight
         self.criterion = criterion
         self.max_bins = max_bins
         self.random_state = random_state
@@ -101,9 +115,16 @@ class AdaBoostClassifier(_Binary):
         self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.split_ties = split_ties
+        self.alpha = alpha
 
     def _core_params(self, multilabel):
-        return {"algorithm": "adaboost"}
+        return {"algorithm": "adaboost", "adaboost": {"alpha": _choice("alpha", self.alpha, _ALPHA_RULES)}}
+
+    @classmethod
+    def _kwargs_from_core(cls, p):
+        kw = super()._kwargs_from_core(p)
+        kw["alpha"] = _user_value(p, "adaboost.alpha")
+        return kw
 
 
 @register("real-adaboost")
@@ -116,6 +137,8 @@ class RealAdaBoostClassifier(_Binary):
     smoothing: the ε of the leaf values (weights summing to 1). By default None, which is
     ``1/(2m)``, m = the sum of the sample weights (the number
     of samples without them); ≥ 0.
+    alpha: how α is chosen each round, as for ``AdaBoostClassifier``. By default None: ``"one"``
+    (the leaf values already minimise Z).
     """
 
     def __init__(
@@ -125,6 +148,7 @@ class RealAdaBoostClassifier(_Binary):
         max_leaves=2,
         max_nodes=None,
         max_depth=None,
+        min_leaf_weight=None,
         criterion=None,
         max_bins=255,
         random_state=None,
@@ -137,11 +161,13 @@ class RealAdaBoostClassifier(_Binary):
         eval_metric=None,
         warm_start=False,
         n_jobs=None,
+        alpha=None,
     ):
         self.n_estimators = n_estimators
         self.max_leaves = max_leaves
         self.max_nodes = max_nodes
         self.max_depth = max_depth
+        self.min_leaf_weight = min_leaf_weight
         self.criterion = criterion
         self.max_bins = max_bins
         self.random_state = random_state
@@ -154,17 +180,22 @@ class RealAdaBoostClassifier(_Binary):
         self.n_jobs = n_jobs
         self.split_ties = split_ties
         self.smoothing = smoothing
+        self.alpha = alpha
 
     def _core_params(self, multilabel):
         return {
             "algorithm": "real-adaboost",
-            "adaboost": {"smoothing": _float("smoothing", self.smoothing, optional=True)},
+            "adaboost": {
+                "smoothing": _float("smoothing", self.smoothing, optional=True),
+                "alpha": _choice("alpha", self.alpha, _ALPHA_RULES),
+            },
         }
 
     @classmethod
     def _kwargs_from_core(cls, p):
         kw = super()._kwargs_from_core(p)
         kw["smoothing"] = p.get("adaboost", {}).get("smoothing")
+        kw["alpha"] = _user_value(p, "adaboost.alpha")
         return kw
 
 
@@ -204,6 +235,8 @@ class TAdaBoostClassifier(_Binary):
     tree; only for ``t < 1``). By default False.
     leaf_values: the tempered leaf link, ``"optimal"`` or ``"canonical"`` (the authors' code). By
     default None: ``"optimal"``, or the preset's choice.
+    learner_weights: the weights handed to the tree learner, ``"normalized"`` (``q/Σq``) or
+    ``"co-density"`` (``q^(2−t)``, on the probability simplex). By default None: ``"normalized"``.
     authors_mode: the ``authors`` preset: defaults that reproduce the authors' code (canonical
     leaves, leaves grown by count, pure leaves forbidden, at most 2000 split candidates, random
     ties). Every parameter given explicitly wins over the preset. By default False.
@@ -228,6 +261,7 @@ class TAdaBoostClassifier(_Binary):
         max_leaves=2,
         max_nodes=None,
         max_depth=None,
+        min_leaf_weight=None,
         criterion=None,
         max_bins=255,
         random_state=None,
@@ -247,6 +281,7 @@ class TAdaBoostClassifier(_Binary):
         t_grid=None,
         t_folds=None,
         t_schedule=None,
+        learner_weights=None,
     ):
         self.n_estimators = n_estimators
         self.t = t
@@ -257,6 +292,7 @@ class TAdaBoostClassifier(_Binary):
         self.max_leaves = max_leaves
         self.max_nodes = max_nodes
         self.max_depth = max_depth
+        self.min_leaf_weight = min_leaf_weight
         self.criterion = criterion
         self.max_bins = max_bins
         self.random_state = random_state
@@ -273,6 +309,7 @@ class TAdaBoostClassifier(_Binary):
         self.grow_order = grow_order
         self.pure_leaves = pure_leaves
         self.max_split_candidates = max_split_candidates
+        self.learner_weights = learner_weights
 
     def _core_params(self, multilabel):
         cap = self.max_split_candidates
@@ -288,6 +325,9 @@ class TAdaBoostClassifier(_Binary):
             "t_adaboost": {
                 **self._t_params(),
                 "leaf_values": _choice("leaf_values", self.leaf_values, (None, "optimal", "canonical")),
+                "learner_weights": _choice(
+                    "learner_weights", self.learner_weights, (None, "normalized", "co-density")
+                ),
             },
         }
 
@@ -325,7 +365,11 @@ class TAdaBoostClassifier(_Binary):
         kw = super()._kwargs_from_core(p)
         ta = p.get("t_adaboost", {})
         t = p.get("tree", {})
-        kw.update(t=ta.get("t", 0.8), leaf_values=_user_value(p, "t_adaboost.leaf_values"))
+        kw.update(
+            t=ta.get("t", 0.8),
+            leaf_values=_user_value(p, "t_adaboost.leaf_values"),
+            learner_weights=_user_value(p, "t_adaboost.learner_weights"),
+        )
         if ta.get("t_schedule") is not None:
             kw.update(t_schedule=ta["t_schedule"])
         if ta.get("auto_t") is not None:
@@ -413,6 +457,7 @@ class SecBoostClassifier(_Binary):
         max_leaves=2,
         max_nodes=None,
         max_depth=None,
+        min_leaf_weight=None,
         criterion=None,
         max_bins=255,
         random_state=None,
@@ -438,6 +483,7 @@ class SecBoostClassifier(_Binary):
         self.max_leaves = max_leaves
         self.max_nodes = max_nodes
         self.max_depth = max_depth
+        self.min_leaf_weight = min_leaf_weight
         self.criterion = criterion
         self.max_bins = max_bins
         self.random_state = random_state
@@ -527,6 +573,7 @@ class AdaBoostMHClassifier(_Multi):
         max_leaves=2,
         max_nodes=None,
         max_depth=None,
+        min_leaf_weight=None,
         criterion=None,
         max_bins=255,
         random_state=None,
@@ -546,6 +593,7 @@ class AdaBoostMHClassifier(_Multi):
         self.max_leaves = max_leaves
         self.max_nodes = max_nodes
         self.max_depth = max_depth
+        self.min_leaf_weight = min_leaf_weight
         self.criterion = criterion
         self.max_bins = max_bins
         self.random_state = random_state
@@ -610,6 +658,7 @@ class AdaBoostMOClassifier(_Multi):
         max_leaves=2,
         max_nodes=None,
         max_depth=None,
+        min_leaf_weight=None,
         criterion=None,
         max_bins=255,
         random_state=None,
@@ -630,6 +679,7 @@ class AdaBoostMOClassifier(_Multi):
         self.max_leaves = max_leaves
         self.max_nodes = max_nodes
         self.max_depth = max_depth
+        self.min_leaf_weight = min_leaf_weight
         self.criterion = criterion
         self.max_bins = max_bins
         self.random_state = random_state
@@ -705,6 +755,7 @@ class AdaBoostMRClassifier(_Multi):
         max_leaves=2,
         max_nodes=None,
         max_depth=None,
+        min_leaf_weight=None,
         criterion=None,
         max_bins=255,
         random_state=None,
@@ -722,6 +773,7 @@ class AdaBoostMRClassifier(_Multi):
         self.max_leaves = max_leaves
         self.max_nodes = max_nodes
         self.max_depth = max_depth
+        self.min_leaf_weight = min_leaf_weight
         self.criterion = criterion
         self.max_bins = max_bins
         self.random_state = random_state

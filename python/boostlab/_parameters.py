@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 from sklearn.utils import check_random_state
 
+from . import _boostlab
+
 # The core's integers are 64-bit: larger values cannot be converted.
 _INT_MAX = 2**63 - 1
 
@@ -153,6 +155,7 @@ class _ParamsMixin:
             "max_leaves": _int("max_leaves", self.max_leaves),
             "max_nodes": _int("max_nodes", self.max_nodes, optional=True),
             "max_depth": _int("max_depth", self.max_depth, optional=True),
+            "min_leaf_weight": _float("min_leaf_weight", getattr(self, "min_leaf_weight", None), optional=True),
             "criterion": _criterion(self.criterion),
             "split_ties": _choice("split_ties", getattr(self, "split_ties", None), (None, "lowest", "random")),
         }
@@ -176,8 +179,7 @@ class _ParamsMixin:
     def _practice_params(self) -> dict:
         """Shrinkage and the validation settings (checked here, before any work)."""
         lr = _float("learning_rate", getattr(self, "learning_rate", 1.0))
-        if not 0.0 < lr <= 1.0:
-            raise ValueError(f"invalid parameter `learning_rate`: expected a number in (0, 1], got {lr!r}")
+        _boostlab.check_parameter("learning_rate", lr)  # the registry's range
         metric = _choice(
             "eval_metric", getattr(self, "eval_metric", None), (None, "error", "hamming", "one-error", "loss")
         )
@@ -212,6 +214,7 @@ class _ParamsMixin:
             "max_leaves": t.get("max_leaves", 2),
             "max_nodes": t.get("max_nodes"),
             "max_depth": t.get("max_depth"),
+            "min_leaf_weight": _user_value(p, "tree.min_leaf_weight"),
             "criterion": _criterion_str(t.get("criterion")),
             "split_ties": _user_value(p, "tree.split_ties"),
             "max_bins": p.get("max_bins", 255),

@@ -1,7 +1,7 @@
 //! The boostlab side of the side-by-side benchmark (`bash bench/run.sh`, see `bench/README.md`).
 //!
 //! `fit` loads raw little-endian `f32` row-major matrices and `u8` labels written by
-//! `bench/run.py`, times `boostlab::fit` (binning included, loading excluded) and, optionally,
+//! `bench/run.py`, times `boostlab::Trainer::fit` (binning included, loading excluded) and, optionally,
 //! prediction, and prints one JSON object: times, accuracy, peak RSS per phase, and the staged
 //! training-error curve on request. `bandwidth` measures the machine's memory-read bandwidth.
 //! The thread count is rayon's (`RAYON_NUM_THREADS`).
@@ -15,7 +15,7 @@ use anyhow::{bail, Context, Result};
 use boostlab::boost::tadaboost::TAdaBoostParams;
 use boostlab::data::Column;
 use boostlab::tree::Criterion;
-use boostlab::{fit, Algorithm, BoostParams, Dataset, Features, Target};
+use boostlab::{Algorithm, BoostParams, Dataset, Features, Target, Trainer};
 use clap::{Parser, Subcommand};
 use rayon::prelude::*;
 use serde_json::json;
@@ -201,7 +201,7 @@ fn fit_and_predict(a: &FitArgs) -> Result<serde_json::Value> {
     let (rss_loaded, _) = rss_kib();
     reset_peak();
     let t0 = Instant::now();
-    let model = fit(&train, &p)?;
+    let model = Trainer::new(&p).fit(&train)?;
     let fit_s = t0.elapsed().as_secs_f64();
     let (_, hwm_fit) = rss_kib();
     let mut out = json!({

@@ -20,27 +20,27 @@ use serde_json::{Map, Value};
 pub struct DataArgs {
     /// Data file: CSV with a header, LIBSVM (.svm/.libsvm/.svmlight), Parquet (.parquet) or Arrow
     /// IPC (.arrow/.feather/.ipc); by extension, or --format.
-    #[arg(long)]
+    #[arg(long, help_heading = "Data")]
     pub data: PathBuf,
     /// File format. By default from the extension (csv unless .svm, .libsvm, .svmlight).
-    #[arg(long, value_enum)]
+    #[arg(long, help_heading = "Data", value_enum)]
     pub format: Option<Format>,
     /// Label column (CSV). By default the last column.
-    #[arg(long)]
+    #[arg(long, help_heading = "Data")]
     pub label: Option<String>,
     /// Multi-label: comma-separated 0/1 label columns, or `PREFIX*` for every column starting with
     /// PREFIX (e.g. `label_*`).
-    #[arg(long)]
+    #[arg(long, help_heading = "Data")]
     pub labels: Option<String>,
     /// Positive class of binary labels. By default the larger label (1 for 0/1 and −1/+1, the
     /// later name in alphabetical order for strings).
-    #[arg(long)]
+    #[arg(long, help_heading = "Data")]
     pub positive: Option<String>,
     /// Sample-weight column (CSV).
-    #[arg(long)]
+    #[arg(long, help_heading = "Data")]
     pub weight: Option<String>,
     /// Read only the first N data rows.
-    #[arg(long)]
+    #[arg(long, help_heading = "Data")]
     pub max_rows: Option<usize>,
 }
 
@@ -111,133 +111,133 @@ impl DataArgs {
 pub struct BoostArgs {
     /// Algorithm: adaboost, real-adaboost, abstaining-adaboost, t-adaboost, secboost, adaboost-mh,
     /// real-adaboost-mh, adaboost-mo, real-adaboost-mo, adaboost-mr, adaboost-m2.
-    #[arg(long, default_value = "adaboost")]
+    #[arg(long, help_heading = "Booster", default_value = "adaboost")]
     pub algo: String,
     /// Number of boosting rounds [default: 100].
-    #[arg(long)]
+    #[arg(long, help_heading = "Booster")]
     pub rounds: Option<usize>,
     /// Maximum number of leaves per tree [default: 2, stumps].
-    #[arg(long)]
+    #[arg(long, help_heading = "Tree")]
     pub max_leaves: Option<usize>,
     /// Maximum number of nodes per tree ("size 15" = 8 leaves); overrides --max-leaves.
-    #[arg(long)]
+    #[arg(long, help_heading = "Tree")]
     pub max_nodes: Option<usize>,
     /// Maximum tree depth.
-    #[arg(long)]
+    #[arg(long, help_heading = "Tree")]
     pub max_depth: Option<usize>,
     /// Minimum total weight of a child [default: 0].
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, help_heading = "Tree", allow_negative_numbers = true)]
     pub min_leaf_weight: Option<f64>,
     /// Split criterion: empirical, gini, entropy, matusita, tempered:t=T. By default the booster's.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, help_heading = "Tree", allow_hyphen_values = true)]
     pub criterion: Option<String>,
     /// Leaf order of best-first growth [default: weight].
-    #[arg(long, value_enum)]
+    #[arg(long, help_heading = "Tree", value_enum)]
     pub grow_order: Option<GrowOrderArg>,
     /// Evaluate at most N (feature, threshold) candidates per node (a seeded random subset)
     /// [default: all].
-    #[arg(long)]
+    #[arg(long, help_heading = "Tree")]
     pub max_split_candidates: Option<usize>,
     /// Whether splits may create pure leaves [default: allow].
-    #[arg(long, value_enum)]
+    #[arg(long, help_heading = "Tree", value_enum)]
     pub pure_leaves: Option<PureLeavesArg>,
     /// Ties between equally good splits (gains within 1e-12 of the node weight): lowest feature
     /// index first, or a uniform draw from the seed [default: lowest; random in --authors-mode].
-    #[arg(long, value_enum)]
+    #[arg(long, help_heading = "Tree", value_enum)]
     pub split_ties: Option<SplitTiesArg>,
     /// Maximum value bins per feature [default: 255].
-    #[arg(long)]
+    #[arg(long, help_heading = "Data")]
     pub max_bins: Option<usize>,
     /// Random seed [default: 0].
-    #[arg(long)]
+    #[arg(long, help_heading = "Booster")]
     pub seed: Option<u64>,
     /// A preset: a named set of defaults that the options given here override. `authors`:
     /// t-AdaBoost as the authors' code runs it.
-    #[arg(long)]
+    #[arg(long, help_heading = "Booster")]
     pub preset: Option<String>,
     /// α rule (adaboost, real-adaboost): discrete, one, linear-bound, line-search.
-    #[arg(long)]
+    #[arg(long, help_heading = "Booster")]
     pub alpha: Option<String>,
     /// Leaf smoothing ε of Real AdaBoost and real AdaBoost.MH/MO (weights sum to 1). By default 1/(2m).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, help_heading = "Booster", allow_negative_numbers = true)]
     pub smoothing: Option<f64>,
     /// t-AdaBoost: the temperature t in [0, 2) (1 = AdaBoost), or `auto`: chosen from
     /// --t-grid by inner stratified cross-validation (--t-folds folds), then refit.
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_t_arg)]
+    #[arg(long, help_heading = "Booster", allow_negative_numbers = true, value_parser = parse_t_arg)]
     pub t: Option<TArg>,
     /// t-AdaBoost, --t auto: the candidate temperatures, comma-separated
     /// [default: 0,0.2,0.4,0.6,0.8,0.9,1].
-    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    #[arg(long, help_heading = "Booster", value_delimiter = ',', allow_negative_numbers = true)]
     pub t_grid: Option<Vec<f64>>,
     /// t-AdaBoost, --t auto: the number of inner folds [default: 3].
-    #[arg(long)]
+    #[arg(long, help_heading = "Booster")]
     pub t_folds: Option<usize>,
     /// t-AdaBoost: a schedule of t over the rounds, linear:T0:T1 (from T0 at round 1 to T1 at the
     /// last round) or linear:T0:T1:N (T1 from round N on); replaces --t. The clipped model uses T1.
-    #[arg(long)]
+    #[arg(long, help_heading = "Booster")]
     pub t_schedule: Option<String>,
     /// t-AdaBoost: tempered leaf values, optimal (default) or canonical.
-    #[arg(long)]
+    #[arg(long, help_heading = "Booster")]
     pub leaf_values: Option<String>,
     /// t-AdaBoost: weights given to the tree, normalized (default) or co-density.
-    #[arg(long)]
+    #[arg(long, help_heading = "Booster")]
     pub learner_weights: Option<String>,
     /// t-AdaBoost, t > 1: fallback (default, the authors' rule) or error when a weight overflows.
-    #[arg(long)]
+    #[arg(long, help_heading = "Booster")]
     pub overflow: Option<String>,
     /// t-AdaBoost: the `authors` preset (= --preset authors): by default what the authors' code
     /// does — count order, canonical leaves, pure leaves forbidden, 2000-candidate cap, random
     /// ties. Options given explicitly override these defaults.
-    #[arg(long)]
+    #[arg(long, help_heading = "Booster")]
     pub authors_mode: bool,
     /// SecBoost loss: logistic, exponential, square, hinge, zero-one, clipped-logistic:q=-2,
     /// spring:Q=500 (appendix form), spring-main (main-text form), tempered:t=0.5.
-    #[arg(long)]
+    #[arg(long, help_heading = "Booster")]
     pub loss: Option<String>,
     /// SecBoost: the initial step δ of Solve_α.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, help_heading = "Booster", allow_negative_numbers = true)]
     pub delta_init: Option<f64>,
     /// SecBoost: α rule, solve (always Solve_α; the default) or auto (closed form when the loss declares β).
-    #[arg(long)]
+    #[arg(long, help_heading = "Booster")]
     pub secboost_alpha: Option<String>,
     /// SecBoost: offset oracle, auto (dichotomic for convex losses) or grid.
-    #[arg(long)]
+    #[arg(long, help_heading = "Booster")]
     pub oracle: Option<String>,
     /// SecBoost: Solve_α rule, certified (default: α accepted only when the round's risk decrease
     /// is certified) or paper (the paper's Algorithm 3, uncertified; to reproduce its runs).
-    #[arg(long)]
+    #[arg(long, help_heading = "Booster")]
     pub solve_alpha: Option<String>,
     /// SecBoost: κ of the certified Solve_α, in (0, 1) (default 0.5).
-    #[arg(long)]
+    #[arg(long, help_heading = "Booster")]
     pub kappa: Option<f64>,
     /// SecBoost: the constant initial score h_0 (the 0/1 loss needs h_0 ≠ 0).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, help_heading = "Booster", allow_negative_numbers = true)]
     pub h0: Option<f64>,
     /// AdaBoost.MO output code: one-vs-all, random:K (or random:K:SEED), exhaustive.
-    #[arg(long)]
+    #[arg(long, help_heading = "Booster")]
     pub code: Option<String>,
     /// AdaBoost.MO decoding: loss (default) or hamming.
-    #[arg(long)]
+    #[arg(long, help_heading = "Booster")]
     pub decode: Option<String>,
     /// AdaBoost.MH on single-label data: start from D_1(i, y_i) = 1/(2m).
-    #[arg(long)]
+    #[arg(long, help_heading = "Booster")]
     pub single_label_start: bool,
     /// Multi-label label sets {f > θ}: auto (default: θ learned on the training data for
     /// adaboost-mr / adaboost-m2, θ = 0 otherwise), zero, or learned.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub label_threshold: Option<String>,
     /// Shrinkage ν in (0, 1]: each round adds ν·α·h [default: 1].
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, help_heading = "Booster", allow_negative_numbers = true)]
     pub learning_rate: Option<f64>,
     /// Stop once the validation metric (--valid) has not improved for K rounds; the model keeps
     /// its best iteration.
-    #[arg(long, value_name = "K")]
+    #[arg(long, help_heading = "Validation", value_name = "K")]
     pub early_stopping_rounds: Option<usize>,
     /// Validation metric: error, hamming, one-error, loss (SecBoost) [default: the task's].
-    #[arg(long)]
+    #[arg(long, help_heading = "Validation")]
     pub eval_metric: Option<String>,
     /// t-AdaBoost: score the validation data with the clipped model.
-    #[arg(long)]
+    #[arg(long, help_heading = "Validation")]
     pub eval_clipped: bool,
 }
 
@@ -405,11 +405,8 @@ impl BoostArgs {
         if let Some(r) = self.rounds {
             put("", "n_estimators", r.into());
         }
-        // Issue 15.
         if let Some(v) = self.learning_rate {
-            if !(v > 0.0 && v <= 1.0) {
-                return Err(boostlab::Error::param("learning_rate", "a number in (0, 1]", v).into());
-            }
+            boostlab::params::registry::check_number("learning_rate", v)?;
             put("", "learning_rate", v.into());
         }
         if let Some(k) = self.early_stopping_rounds {

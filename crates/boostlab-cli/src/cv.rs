@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use boostlab::data::{Dataset, Target};
 use boostlab::eval::folds::{fold_ids_from_file, n_folds, stratified_fold_ids, train_test_indices};
 use boostlab::eval::stats::{mean, sample_std};
-use boostlab::fit_cancellable;
+use boostlab::Trainer;
 use clap::Args;
 use rayon::prelude::*;
 
@@ -63,8 +63,8 @@ fn one_fold(
 ) -> Result<BTreeMap<String, f64>> {
     let (train, test) = train_test_indices(fold_ids, fold);
     let (tr, te) = (data.subset(&train), data.subset(&test));
-    let model = fit_cancellable(&tr, params, None, crate::signals::cancel(), &mut |_| {})
-        .with_context(|| format!("fold {fold}"))?;
+    let model =
+        Trainer::new(params).cancel(crate::signals::cancel()).fit(&tr).with_context(|| format!("fold {fold}"))?;
     let mut m = model.evaluate(&te, false)?;
     if model.clip.is_some() {
         let c = model.evaluate(&te, true)?;

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 use boostlab::data::{Column, Dataset, Features, Target};
-use boostlab::{fit, Algorithm, BoostParams};
+use boostlab::{Algorithm, BoostParams, Trainer};
 use clap::Args;
 
 /// Arguments of `boostlab demo`.
@@ -62,7 +62,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
     outln!("{:<34} {:>10} {:>10} {:>9}", "model", "train acc", "test acc", "seconds");
     for (name, params) in runs {
         let start = Instant::now();
-        let m = fit(&train, &params)?;
+        let m = Trainer::new(&params).fit(&train)?;
         let secs = start.elapsed().as_secs_f64();
         let tr = 1.0 - m.error_rate(&train, false)?;
         let te = 1.0 - m.error_rate(&test, false)?;

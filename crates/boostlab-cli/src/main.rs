@@ -105,3 +105,33 @@ fn main() {
         std::process::exit(1);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use boostlab::params::registry::PARAMETERS;
+    use clap::{Args, CommandFactory};
+
+    /// Every registry parameter with a CLI flag is a `train` argument under the help heading of
+    /// its topic, and every training-parameter flag (`BoostArgs`) is in the registry.
+    #[test]
+    fn train_flags_match_the_parameter_registry() {
+        let cli = super::Cli::command();
+        let train = cli.find_subcommand("train").expect("a train command");
+        for p in PARAMETERS {
+            let Some(flag) = p.cli_flag else { continue };
+            let arg = train
+                .get_arguments()
+                .find(|a| a.get_long() == Some(flag))
+                .unwrap_or_else(|| panic!("parameter `{}`: `boostlab train` has no --{flag}", p.name));
+            assert_eq!(arg.get_help_heading(), Some(p.topic.heading()), "--{flag}'s help heading");
+        }
+        let boost = crate::common::BoostArgs::augment_args(clap::Command::new("boost"));
+        for a in boost.get_arguments() {
+            let long = a.get_long().unwrap_or_else(|| panic!("{} has no long flag", a.get_id()));
+            assert!(
+                PARAMETERS.iter().any(|p| p.cli_flag == Some(long)),
+                "--{long} is a training parameter missing from boostlab::params::registry::PARAMETERS"
+            );
+        }
+    }
+}

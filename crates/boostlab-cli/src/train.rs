@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use boostlab::model::write_atomic;
-use boostlab::{fit_binned_with_options, Error, FitOptions, RoundRecord};
+use boostlab::{Error, RoundRecord, Trainer};
 use clap::Args;
 
 use crate::common::{BoostArgs, DataArgs};
@@ -19,30 +19,30 @@ pub struct TrainArgs {
     #[command(flatten)]
     pub boost: BoostArgs,
     /// Where to save the model (JSON, written atomically).
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub model: Option<PathBuf>,
     /// Write per-round diagnostics as JSON lines (one object per round, every diagnostic) to
     /// this file.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub log_json: Option<PathBuf>,
     /// Print a row of the per-round table every K rounds (and for the last round). By default
     /// only a summary of the last round is printed.
-    #[arg(long, value_name = "K")]
+    #[arg(long, help_heading = "Output", value_name = "K")]
     pub log_every: Option<usize>,
     /// Print the per-round table for every round (= --log-every 1).
-    #[arg(long, short, conflicts_with = "quiet")]
+    #[arg(long, help_heading = "Output", short, conflicts_with = "quiet")]
     pub verbose: bool,
     /// Print no per-round rows and no progress, only the summary.
-    #[arg(long, short)]
+    #[arg(long, help_heading = "Output", short)]
     pub quiet: bool,
     /// Validation data (read like --data, with the same label options): each round's validation
     /// metric goes into the history (`valid_metric`); --early-stopping-rounds stops on it.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, help_heading = "Validation", value_name = "FILE")]
     pub valid: Option<PathBuf>,
     /// Continue this model (warm start) on the data it was trained on, for --rounds more rounds
     /// (100 by default); its parameters are used (only --rounds and the validation options may be
     /// given). The result equals a model trained in one go.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, help_heading = "Data", value_name = "FILE")]
     pub init_model: Option<PathBuf>,
     #[command(flatten)]
     pub threads: crate::common::ThreadsArg,
@@ -266,8 +266,7 @@ pub fn run(mut a: TrainArgs) -> Result<()> {
     };
     let start = Instant::now();
     let last_round = params.n_estimators;
-    let opts = FitOptions { valid: valid.as_ref(), init_model: init.as_ref(), cancel: Some(crate::signals::cancel()) };
-    let mut model = fit_binned_with_options(&data, &params, None, opts, &mut |r| {
+    let mut on_round = |r: &RoundRecord| {
         if let Some(b) = &bar {
             b.set_position(r.round as u64);
             if let Some(e) = r.values.get("train_error") {
@@ -284,8 +283,14 @@ pub fn run(mut a: TrainArgs) -> Result<()> {
                 emit(l.row(r));
             }
         }
-    })
-    .with_context(|| format!("training on {}", a.data.data.display()))?;
+    };
+    let mut model = Trainer::new(&params)
+        .validation(valid.as_ref())
+        .init_model(init.as_ref())
+        .cancel(crate::signals::cancel())
+        .on_round(&mut on_round)
+        .fit_binned(&data)
+        .with_context(|| format!("training on {}", a.data.data.display()))?;
     let secs = start.elapsed().as_secs_f64();
     if let Some(b) = bar {
         b.finish_and_clear();

@@ -21,6 +21,7 @@
 //! and the exception propagates. A `callbacks` function that raises stops the fit the same way.
 
 mod experiment;
+mod registry;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -29,7 +30,7 @@ use boostlab::data::{BinnedData, ColumnView, FeatureKind, Indices, NumericView, 
 use boostlab::data::{Column, Features};
 use boostlab::math::loss::{BatchLossFn, Loss};
 use boostlab::model::{Schema, Task};
-use boostlab::{fit_binned_with_options, BoostParams, Cancel, Ensemble, Error, FitOptions, RoundRecord, Validation};
+use boostlab::{BoostParams, Cancel, Ensemble, Error, RoundRecord, Trainer, Validation};
 use numpy::ndarray::{Array1, Array2, Array3};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
@@ -631,22 +632,27 @@ fn train(
     let res = interruptible(py, &cancel, || {
         pool.install(|| {
             params.check()?;
-            let opts = FitOptions { valid: valid.as_ref(), init_model: init.as_ref(), cancel: Some(&cancel) };
+            let trainer = Trainer::new(&params)
+                .loss(loss)
+                .validation(valid.as_ref())
+                .init_model(init.as_ref())
+                .cancel(&cancel)
+                .on_round(&mut on_round);
             match shard {
                 None => {
                     let data = BinnedData::from_views(schema, &views, target, sample_weight, params.max_bins)?;
-                    fit_binned_with_options(&data, &params, loss, opts, &mut on_round)
+                    trainer.fit_binned(&data)
                 }
                 Some((None, coll)) => {
                     let b = pre_binned.ok_or_else(|| Error::InvalidData("internal: no binned shard".into()))?;
                     let data = BinnedData::new(schema, b.mapper, b.bins, target, sample_weight)?;
-                    boostlab::fit_binned_distributed(&data, &params, loss, opts, coll, &mut on_round)
+                    trainer.collective(coll).fit_binned(&data)
                 }
                 Some((Some(mapper), coll)) => {
                     let mut bins = mapper.new_matrix(n_rows(&views));
                     mapper.bin_into(&schema.names, &views, 0, &mut bins)?;
                     let data = BinnedData::new(schema, mapper, bins, target, sample_weight)?;
-                    boostlab::fit_binned_distributed(&data, &params, loss, opts, coll, &mut on_round)
+                    trainer.collective(coll).fit_binned(&data)
                 }
             }
         })
@@ -1344,6 +1350,8 @@ fn _boostlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bin_mapper_from_summaries, m)?)?;
     m.add_function(wrap_pyfunction!(fit_shard, m)?)?;
     m.add_function(wrap_pyfunction!(bin_shard, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::parameter_registry, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::check_parameter, m)?)?;
     m.add_class::<ShardBins>()?;
     // Issue 13: experiment grids on Dask (src/experiment.rs).
     m.add_class::<experiment::ExperimentRun>()?;

@@ -1,7 +1,7 @@
 //! Distributed sums (issue 13): the one seam between the training code and the workers.
 //!
 //! Data-parallel, SPMD: each worker (rank) holds some of the rows as bins and runs the same
-//! training code ([`crate::boost::driver::fit_binned_distributed`]). Wherever the single-machine
+//! training code ([`crate::Trainer::collective`]). Wherever the single-machine
 //! algorithm takes a sum over rows — a histogram, a leaf's sums, a booster's sums for α, a
 //! normaliser — each rank sums its own rows and then calls [`Collective::allreduce_sum`], which
 //! replaces every rank's buffer by the sum over ranks. Everything after the sum is computed

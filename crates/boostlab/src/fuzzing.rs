@@ -467,7 +467,7 @@ pub fn train_roundtrip(data: &[u8]) {
         panic!("the generator made invalid parameters: {e}");
     }
     let Ok(Some(d)) = dataset(&mut u, p.algorithm.multi_variant().is_some()) else { return };
-    let Ok(m) = crate::fit(&d, &p) else { return };
+    let Ok(m) = crate::Trainer::new(&p).fit(&d) else { return };
     if let Err(e) = m.validate() {
         panic!("a trained model fails validation: {e}");
     }

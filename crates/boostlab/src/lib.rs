@@ -24,7 +24,8 @@
 //!    (schema, column views, sample weights, binning, the readers). Every source is read as
 //!    [`data::ColumnView`]s into a [`data::BinMapper`] and a [`data::BinnedMatrix`]; training
 //!    needs only the resulting [`data::BinnedData`].
-//! 3. `params`: every parameter declared once.
+//! 3. [`params`]: every training parameter declared once ([`params::registry`]); the CLI, the
+//!    experiment TOML keys, the Python estimators and the parameters reference page are held to it.
 //! 4. [`tree`] (criterion, split search, histograms, partitions, growth) and [`collective`]. The
 //!    tree is the one weak learner: it sees only a fixed-width block of non-negative statistics
 //!    per example and the bins, never what the statistics mean; split criteria are the Bayes risks
@@ -35,7 +36,8 @@
 //!    they are decoded, the versioned model file and its validation.
 //! 6. [`eval`]: metrics, stratified folds, label noise, the paired t-test.
 //! 7. [`boost`]: the boosters, each implementing [`boost::Booster`], and the single boosting loop
-//!    ([`fit`]) with early stopping and warm start. Boosters never see histograms.
+//!    with early stopping and warm start, run by [`Trainer`], the one training entry point.
+//!    Boosters never see histograms.
 //! 8. [`select`]: model selection around the trainer (t-AdaBoost's `t` chosen from the data).
 //! 9. [`experiment`], [`explain`], `onnx`, and the fuzzing entry points: built on everything
 //!    below.
@@ -61,16 +63,20 @@ pub mod math;
 pub mod model;
 #[cfg(feature = "onnx")]
 pub mod onnx;
+pub mod params;
 pub mod select;
 pub mod tree;
 mod util;
 
-pub use boost::driver::{
-    fit, fit_binned, fit_binned_cancellable, fit_binned_distributed, fit_binned_with_options, fit_cancellable,
-    fit_with, fit_with_options, Algorithm, BoostParams, RoundRecord,
-};
+pub use boost::driver::RoundRecord;
+pub use boost::trainer::Trainer;
+// Test shorthands over `Trainer` (the Arrow reader's tests, behind a feature, call them).
+#[cfg(test)]
+#[allow(unused_imports)]
+pub(crate) use boost::driver::{fit, fit_binned};
 pub use boost::validation::{EvalMetric, FitOptions, Validation};
 pub use data::{BinnedData, ColumnView, Dataset, Features, Indices, NumericView, Target};
 pub use error::{Error, Result};
 pub use model::Ensemble;
+pub use params::{Algorithm, BoostParams};
 pub use util::cancel::Cancel;

@@ -3,9 +3,14 @@
 //! parallel path (binning, histograms, split search, row-block prediction) to split work.
 
 use boostlab::data::{Column, Dataset, Features, Target};
-use boostlab::{fit, Algorithm, BoostParams};
+use boostlab::{Algorithm, BoostParams};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+
+/// Trains with nothing but the parameters (the [`Trainer`](boostlab::Trainer)'s shortest form).
+fn fit(data: &boostlab::Dataset, params: &boostlab::BoostParams) -> boostlab::Result<boostlab::Ensemble> {
+    boostlab::Trainer::new(params).fit(data)
+}
 
 fn data(n: usize, d: usize, classes: u32, seed: u64) -> Dataset {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);

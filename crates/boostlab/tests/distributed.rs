@@ -15,7 +15,7 @@ use boostlab::data::{
     merge_summaries, shard_summaries, shard_summaries_parts, summaries_from_bytes, summaries_to_bytes, weight_prefix,
     BinMapper, BinnedData, Column, ColumnView, Dataset, Features, ShardSpec, Target, MISSING_CODE,
 };
-use boostlab::{fit_binned, fit_binned_distributed, Algorithm, BoostParams, Ensemble, FitOptions, Result};
+use boostlab::{Algorithm, BoostParams, Ensemble, Result, Trainer};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -83,7 +83,7 @@ fn distributed(
             .enumerate()
             .map(|(r, (rank, data))| {
                 let coll = wrap(r, rank);
-                s.spawn(move || fit_binned_distributed(data, params, None, FitOptions::default(), coll, &mut |_| {}))
+                s.spawn(move || Trainer::new(params).collective(coll).fit_binned(data))
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
@@ -157,7 +157,8 @@ fn assert_same_model(what: &str, got: &Ensemble, want: &Ensemble, d: &Dataset) {
 fn check(what: &str, params: &BoostParams, classes: usize) {
     let n = 500;
     let d = data(13, n, classes);
-    let want = fit_binned(&BinnedData::from_dataset(&d, params.max_bins).unwrap(), params, &mut |_| {})
+    let want = Trainer::new(params)
+        .fit_binned(&BinnedData::from_dataset(&d, params.max_bins).unwrap())
         .unwrap_or_else(|e| panic!("{what}: single machine: {e}"));
     for cuts in [vec![0, 130, n], vec![0, 0, 310, n], vec![0, 40, 77, n]] {
         let what = format!("{what}, shards {cuts:?}");
@@ -510,8 +511,13 @@ fn distributed_with(
             .into_iter()
             .zip(shards.iter().zip(&valids))
             .map(|(rank, (data, v))| {
-                let opts = FitOptions { valid: v.as_ref(), init_model: init, cancel: None };
-                s.spawn(move || fit_binned_distributed(data, params, None, opts, Arc::new(rank), &mut |_| {}))
+                s.spawn(move || {
+                    Trainer::new(params)
+                        .validation(v.as_ref())
+                        .init_model(init)
+                        .collective(Arc::new(rank))
+                        .fit_binned(data)
+                })
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
@@ -534,8 +540,7 @@ fn early_stopping_over_ranks_equals_single_machine() {
         p.tree.max_leaves = 4;
         p.early_stopping_rounds = Some(3);
         p.eval_metric = metric;
-        let opts = FitOptions { valid: Some(&all), ..FitOptions::default() };
-        let want = boostlab::fit_binned_with_options(&full, &p, None, opts, &mut |_| {}).unwrap();
+        let want = Trainer::new(&p).validation(&all).fit_binned(&full).unwrap();
         assert!(want.history.len() < 200, "{algo:?}: early stopping must stop");
         assert!(want.best_iteration.is_some());
         // The validation rows over three ranks, the last one holding none.
@@ -571,9 +576,9 @@ fn warm_start_over_ranks_equals_single_machine() {
     for algo in [Algorithm::RealAdaBoost, Algorithm::TAdaBoost, Algorithm::SecBoost] {
         let mut p5 = params(algo);
         p5.n_estimators = 5;
-        let init = fit_binned(&full, &p5, &mut |_| {}).unwrap();
+        let init = Trainer::new(&p5).fit_binned(&full).unwrap();
         let p12 = BoostParams { n_estimators: 12, ..p5.clone() };
-        let want = fit_binned(&full, &p12, &mut |_| {}).unwrap();
+        let want = Trainer::new(&p12).fit_binned(&full).unwrap();
         let run = distributed_with(&d, &p12, &[0, 100, 300], None, Some(&init));
         let models: Vec<Ensemble> = run.into_iter().map(Result::unwrap).collect();
         assert_eq!(bits(&models[0]), bits(&models[1]), "{algo:?}: every rank holds the same model");
@@ -607,7 +612,7 @@ fn real_adaboost_reduces_eight_times_a_round() {
         let m = distributed(&d, &p, &[0, 1100, 3000], &wrap).into_iter().next().unwrap().unwrap();
         assert_eq!(m.n_trees(), rounds);
         assert!(m.trees.iter().all(|t| t.n_leaves() == 8), "every tree has 8 leaves");
-        let want = fit_binned(&BinnedData::from_dataset(&d, p.max_bins).unwrap(), &p, &mut |_| {}).unwrap();
+        let want = Trainer::new(&p).fit_binned(&BinnedData::from_dataset(&d, p.max_bins).unwrap()).unwrap();
         for (a, b) in m.trees.iter().zip(&want.trees) {
             assert_eq!(a.covers.len(), 15);
             for (x, y) in a.covers.iter().zip(&b.covers) {
@@ -639,7 +644,7 @@ fn t_auto_over_ranks_chooses_the_single_machine_t() {
     p.tree.max_leaves = 4;
     p.t_adaboost.auto_t =
         Some(boostlab::select::auto_t::AutoT { grid: vec![0.0, 0.5, 0.9, 1.0], folds: 3, ..Default::default() });
-    let want = fit_binned(&BinnedData::from_dataset(&d, p.max_bins).unwrap(), &p, &mut |_| {}).unwrap();
+    let want = Trainer::new(&p).fit_binned(&BinnedData::from_dataset(&d, p.max_bins).unwrap()).unwrap();
     let want_sel = want.t_selection.clone().unwrap();
     assert!(want_sel.scores.iter().any(|s| *s != want_sel.scores[0]), "the grid's errors differ");
     for cuts in [vec![0, 250, n], vec![0, 0, 170, n]] {

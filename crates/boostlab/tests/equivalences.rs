@@ -4,8 +4,13 @@
 use boostlab::boost::adaboost::AlphaRule;
 use boostlab::data::{Column, Dataset, Features, Target};
 use boostlab::tree::{Criterion, PureLeaves};
-use boostlab::{fit, Algorithm, BoostParams};
+use boostlab::{Algorithm, BoostParams};
 use rand::{Rng, SeedableRng};
+
+/// Trains with nothing but the parameters (the [`Trainer`](boostlab::Trainer)'s shortest form).
+fn fit(data: &boostlab::Dataset, params: &boostlab::BoostParams) -> boostlab::Result<boostlab::Ensemble> {
+    boostlab::Trainer::new(params).fit(data)
+}
 
 fn data(seed: u64, n: usize) -> Dataset {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
@@ -111,9 +116,8 @@ fn batch_loss_equals_builtin_and_is_called_per_step_not_per_example() {
             let reference = boostlab::math::loss::Loss::from_spec(&boostlab::math::loss::LossSpec::Logistic).unwrap();
             reference.eval_many(z, out);
         };
-        let loss =
-            boostlab::math::loss::Loss::custom_batch("my-logistic", Arc::new(logistic), true, Some(0.25)).unwrap();
-        let user = boostlab::boost::driver::fit_with_loss(&d, &p, loss, &mut |_| {}).unwrap();
+        let loss = boostlab::math::loss::Loss::custom_batch("my-logistic", Arc::new(logistic), true, Some(0.25)).unwrap();
+        let user = boostlab::Trainer::new(&p).loss(loss).fit(&d).unwrap();
         assert_eq!(user.trees, builtin.trees, "{oracle:?}");
         assert_eq!(user.alphas, builtin.alphas, "{oracle:?}");
         assert_eq!(user.custom_loss.as_deref(), Some("my-logistic"));

@@ -8,7 +8,12 @@ use crate::common;
 use std::path::PathBuf;
 
 use boostlab::boost::secboost::AlphaRule as SecAlpha;
-use boostlab::{fit, Algorithm, BoostParams};
+use boostlab::{Algorithm, BoostParams};
+
+/// Trains with nothing but the parameters (the [`Trainer`](boostlab::Trainer)'s shortest form).
+fn fit(data: &boostlab::Dataset, params: &boostlab::BoostParams) -> boostlab::Result<boostlab::Ensemble> {
+    boostlab::Trainer::new(params).fit(data)
+}
 
 fn golden_path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name)

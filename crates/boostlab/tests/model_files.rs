@@ -6,8 +6,13 @@ use boostlab::data::{read_libsvm_from, Column, LibsvmOptions, Target, MAX_LIBSVM
 use boostlab::math::loss::LossSpec;
 use boostlab::model::MAX_SCORE_BOUND;
 use boostlab::tree::Criterion;
-use boostlab::{fit, Algorithm, BoostParams, Dataset, Ensemble, Features};
+use boostlab::{Algorithm, BoostParams, Dataset, Ensemble, Features};
 use serde_json::{json, Value};
+
+/// Trains with nothing but the parameters (the [`Trainer`](boostlab::Trainer)'s shortest form).
+fn fit(data: &boostlab::Dataset, params: &boostlab::BoostParams) -> boostlab::Result<boostlab::Ensemble> {
+    boostlab::Trainer::new(params).fit(data)
+}
 
 /// 60 rows, a numeric and a categorical feature, labels from `label(i)`.
 fn data(label: impl Fn(usize) -> Target) -> Dataset {

@@ -4,7 +4,12 @@
 //! them and that the CLI agrees; this test needs no Python.
 
 use boostlab::data::{read_csv_from, CsvOptions, LabelSelector};
-use boostlab::{fit, Ensemble};
+use boostlab::Ensemble;
+
+/// Trains with nothing but the parameters (the [`Trainer`](boostlab::Trainer)'s shortest form).
+fn fit(data: &boostlab::Dataset, params: &boostlab::BoostParams) -> boostlab::Result<boostlab::Ensemble> {
+    boostlab::Trainer::new(params).fit(data)
+}
 
 #[test]
 fn rust_api_reproduces_python_models_and_scores() {

@@ -6,10 +6,15 @@ use std::time::{Duration, Instant};
 
 use boostlab::boost::multiclass::{CodeMatrix, MAX_CODE_COLUMNS};
 use boostlab::data::{Column, Dataset, Features, Target};
-use boostlab::{fit, fit_cancellable, Algorithm, BoostParams, Cancel, Ensemble, Error};
+use boostlab::{Algorithm, BoostParams, Cancel, Ensemble, Error, Trainer};
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+
+/// Trains with nothing but the parameters (the [`Trainer`](boostlab::Trainer)'s shortest form).
+fn fit(data: &boostlab::Dataset, params: &boostlab::BoostParams) -> boostlab::Result<boostlab::Ensemble> {
+    boostlab::Trainer::new(params).fit(data)
+}
 
 fn data(seed: u64, n: usize, n_features: usize) -> Dataset {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -33,7 +38,7 @@ fn a_cancelled_flag_stops_before_the_first_round() {
     let d = data(1, 200, 3);
     let c = Cancel::new();
     c.cancel();
-    let r = fit_cancellable(&d, &BoostParams::default(), None, &c, &mut |_| panic!("no round runs"));
+    let r = Trainer::new(&BoostParams::default()).cancel(&c).on_round(&mut |_| panic!("no round runs")).fit(&d);
     assert!(matches!(r, Err(Error::Cancelled)), "{r:?}");
 }
 
@@ -43,17 +48,20 @@ fn on_round_can_stop_the_fit_and_a_fresh_flag_changes_nothing() {
     let p = BoostParams { n_estimators: 20, ..Default::default() };
     let c = Cancel::new();
     let mut rounds = Vec::new();
-    let r = fit_cancellable(&d, &p, None, &c, &mut |r| {
-        rounds.push(r.round);
-        if r.round == 3 {
-            c.cancel();
-        }
-    });
+    let r = Trainer::new(&p)
+        .cancel(&c)
+        .on_round(&mut |r| {
+            rounds.push(r.round);
+            if r.round == 3 {
+                c.cancel();
+            }
+        })
+        .fit(&d);
     assert!(matches!(r, Err(Error::Cancelled)), "{r:?}");
     assert_eq!(rounds, vec![1, 2, 3]);
     // An unset flag: bit-identical to the plain fit.
     let a = fit(&d, &p).unwrap();
-    let b = fit_cancellable(&d, &p, None, &Cancel::new(), &mut |_| {}).unwrap();
+    let b = Trainer::new(&p).cancel(&Cancel::new()).fit(&d).unwrap();
     assert_eq!(a.to_json().unwrap(), b.to_json().unwrap());
 }
 
@@ -74,7 +82,7 @@ fn cancel_from_another_thread_stops_within_a_node() {
             std::thread::sleep(Duration::from_millis(300));
             flag.cancel();
         });
-        fit_cancellable(&d, &p, None, &c, &mut |_| rounds += 1)
+        Trainer::new(&p).cancel(&c).on_round(&mut |_| rounds += 1).fit(&d)
     });
     let took = start.elapsed();
     assert!(matches!(r, Err(Error::Cancelled)), "{r:?}");

@@ -7,9 +7,14 @@
 use boostlab::boost::multiclass::CodeSpec;
 use boostlab::data::{Column, Dataset, Features, Target};
 use boostlab::tree::GrowOrder;
-use boostlab::{fit, Algorithm, BoostParams, Ensemble};
+use boostlab::{Algorithm, BoostParams, Ensemble};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+
+/// Trains with nothing but the parameters (the [`Trainer`](boostlab::Trainer)'s shortest form).
+fn fit(data: &boostlab::Dataset, params: &boostlab::BoostParams) -> boostlab::Result<boostlab::Ensemble> {
+    boostlab::Trainer::new(params).fit(data)
+}
 
 /// What the labels are.
 #[derive(Clone, Copy, Debug)]

@@ -9,7 +9,12 @@
 use crate::common;
 
 use boostlab::boost::secboost::{AlphaRule, SolveAlphaRule};
-use boostlab::{fit, Algorithm, BoostParams, Ensemble};
+use boostlab::{Algorithm, BoostParams, Ensemble};
+
+/// Trains with nothing but the parameters (the [`Trainer`](boostlab::Trainer)'s shortest form).
+fn fit(data: &boostlab::Dataset, params: &boostlab::BoostParams) -> boostlab::Result<boostlab::Ensemble> {
+    boostlab::Trainer::new(params).fit(data)
+}
 
 /// Rounding allowance of the inequality: the risks are means of O(1) values, B and q̄ sums of
 /// products; 1e−10 relative is far above their rounding and far below any real violation.

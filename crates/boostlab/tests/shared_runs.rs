@@ -4,7 +4,12 @@ use crate::common;
 
 use boostlab::data::{read_csv, CsvOptions, LabelSelector};
 use boostlab::eval::folds::{stratified_fold_ids, train_test_indices};
-use boostlab::{fit, Algorithm, BoostParams, Dataset, Ensemble, Target};
+use boostlab::{Algorithm, BoostParams, Dataset, Ensemble, Target};
+
+/// Trains with nothing but the parameters (the [`Trainer`](boostlab::Trainer)'s shortest form).
+fn fit(data: &boostlab::Dataset, params: &boostlab::BoostParams) -> boostlab::Result<boostlab::Ensemble> {
+    boostlab::Trainer::new(params).fit(data)
+}
 
 fn assert_finite_model(m: &Ensemble) {
     assert!(m.alphas.iter().all(|a| a.is_finite()));

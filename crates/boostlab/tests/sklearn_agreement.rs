@@ -5,7 +5,12 @@
 
 use boostlab::data::{Column, Dataset, Features, Target};
 use boostlab::tree::Criterion;
-use boostlab::{fit, BoostParams};
+use boostlab::BoostParams;
+
+/// Trains with nothing but the parameters (the [`Trainer`](boostlab::Trainer)'s shortest form).
+fn fit(data: &boostlab::Dataset, params: &boostlab::BoostParams) -> boostlab::Result<boostlab::Ensemble> {
+    boostlab::Trainer::new(params).fit(data)
+}
 
 #[test]
 fn staged_training_error_matches_sklearn() {

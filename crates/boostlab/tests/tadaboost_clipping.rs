@@ -4,7 +4,12 @@
 use crate::common;
 
 use boostlab::eval::folds::stratified_fold_ids;
-use boostlab::{fit, Algorithm, BoostParams};
+use boostlab::{Algorithm, BoostParams};
+
+/// Trains with nothing but the parameters (the [`Trainer`](boostlab::Trainer)'s shortest form).
+fn fit(data: &boostlab::Dataset, params: &boostlab::BoostParams) -> boostlab::Result<boostlab::Ensemble> {
+    boostlab::Trainer::new(params).fit(data)
+}
 
 #[test]
 fn clipped_and_linear_models_predict_alike() {

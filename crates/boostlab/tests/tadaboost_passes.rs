@@ -12,9 +12,14 @@
 
 use boostlab::boost::tadaboost::{LearnerWeights, TAdaBoostParams, TSchedule};
 use boostlab::data::{Column, Dataset, Features, Target};
-use boostlab::{fit, Algorithm, BoostParams};
+use boostlab::{Algorithm, BoostParams};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+
+/// Trains with nothing but the parameters (the [`Trainer`](boostlab::Trainer)'s shortest form).
+fn fit(data: &boostlab::Dataset, params: &boostlab::BoostParams) -> boostlab::Result<boostlab::Ensemble> {
+    boostlab::Trainer::new(params).fit(data)
+}
 
 /// 20,000 rows (three of the booster's 8,192-row chunks) × 5 features, 2 % missing, noisy labels;
 /// with `weighted`, sample weights in [0.2, 3) with every 53rd row at 0.

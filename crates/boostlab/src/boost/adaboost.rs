@@ -1,7 +1,6 @@
 //! Discrete AdaBoost (SPEC §3) and confidence-rated / Real AdaBoost (SPEC §4.1–4.4).
 
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use super::{Booster, Diagnostics, Labels, Step};
 use crate::collective::Shared;
@@ -9,53 +8,12 @@ use crate::error::{Error, Result};
 use crate::tree::{Criterion, LeafRule};
 use crate::util::par;
 
+pub use crate::params::adaboost::{AdaBoostParams, AlphaRule};
+
 /// The largest vote a round can get: the discrete α of a learner with weighted error 1e−10
 /// (`½ ln((1 − 1e−10)/1e−10) ≈ 11.51`). A perfect weak learner is kept with this vote and
 /// boosting stops; α is never infinite.
 pub const MAX_ALPHA: f64 = 11.512925464920228;
-
-/// How α is chosen each round (SPEC §3, §4.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum AlphaRule {
-    /// Discrete AdaBoost: `α = ½ ln((1 − ε)/ε)` (SPEC §3). For `h ∈ {−1, +1}`.
-    Discrete,
-    /// `α = 1`: the leaf values already minimise Z (Real AdaBoost, SPEC §4.4).
-    One,
-    /// Linear bound on `h/R`, `R = max |h|`: `α = ½ ln((1 + r)/(1 − r))/R` (SPEC §4.2(a)).
-    LinearBound,
-    /// Exact minimiser of `Z(α) = Σ d e^(−α u)` by safeguarded Newton (SPEC §4.2(b)).
-    LineSearch,
-    /// Abstaining `h ∈ {−1, 0, +1}`: `α = ½ ln(W_+/W_−)` (SPEC §4.2(c)).
-    Abstain,
-    /// Freund–Schapire's conservative choice for abstaining h:
-    /// `α = ½ ln((W_+ + ½W_0)/(W_− + ½W_0))`.
-    AbstainConservative,
-}
-
-/// Parameters of discrete and Real AdaBoost.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(default)]
-pub struct AdaBoostParams {
-    /// α rule. By default `discrete` for `adaboost` and `one` for `real-adaboost`.
-    pub alpha: Option<AlphaRule>,
-    /// Smoothing ε of the leaf values `½ ln((W+ + ε)/(W− + ε))` (Real AdaBoost), with weights
-    /// summing to 1. By default `1/(2m)` (Schapire–Singer); valid range ≥ 0 (0 needs
-    /// `pure_leaves = forbid` to avoid capped leaves).
-    pub smoothing: Option<f64>,
-}
-
-impl AdaBoostParams {
-    /// Validates the parameters.
-    pub fn check(&self) -> Result<()> {
-        if let Some(e) = self.smoothing {
-            if !(e.is_finite() && e >= 0.0) {
-                return Err(Error::param("smoothing", "a finite number ≥ 0", e));
-            }
-        }
-        Ok(())
-    }
-}
 
 /// Discrete (sign leaves) or Real (smoothed half log-ratio leaves) AdaBoost.
 #[derive(Debug, Clone)]

@@ -1,5 +1,5 @@
-//! The single boosting loop: on binned data ([`BinnedData`]; [`fit`] bins a [`Dataset`] first,
-//! [`fit_binned`] takes bins from any source), then each round ask the booster for statistics,
+//! The single boosting loop behind [`Trainer`](super::trainer::Trainer): on binned data
+//! ([`BinnedData`]; a [`Dataset`] is binned first), each round ask the booster for statistics,
 //! grow a tree on them, hand the tree's training outputs back to the booster, and record α and the
 //! round's diagnostics.
 
@@ -8,11 +8,10 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::adaboost::{AdaBoost, AdaBoostParams};
-use super::multiclass::{MultiBooster, MultiOutput, MultiParams, MultiVariant};
-use super::preset::Preset;
-use super::secboost::{SecBoost, SecBoostParams};
-use super::tadaboost::{TAdaBoost, TAdaBoostParams};
+use super::adaboost::AdaBoost;
+use super::multiclass::{MultiBooster, MultiOutput, MultiVariant};
+use super::secboost::SecBoost;
+use super::tadaboost::TAdaBoost;
 use super::validation::{self, FitOptions};
 use super::{Booster, Diagnostics, Labels, Step};
 use crate::collective::{Collective, Shared};
@@ -24,199 +23,7 @@ use crate::tree::{abstaining_stump, grow_ranks, GrowSpec, PureLeaves, RowBuffers
 use crate::util::cancel::{self, Cancel};
 use crate::util::par::ROW_CHUNK;
 
-/// The boosting algorithm.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Algorithm {
-    /// Discrete AdaBoost (SPEC §3). Default.
-    #[default]
-    #[serde(rename = "adaboost")]
-    AdaBoost,
-    /// Real (confidence-rated, domain-partitioning) AdaBoost (SPEC §4.4).
-    #[serde(rename = "real-adaboost")]
-    RealAdaBoost,
-    /// Confidence-rated AdaBoost with abstaining stumps `h ∈ {−1, 0, +1}` (SPEC §4.2(c)).
-    #[serde(rename = "abstaining-adaboost")]
-    AbstainingAdaBoost,
-    /// t-AdaBoost: tempered exponential measures, clipped models, tempered trees (SPEC §5).
-    #[serde(rename = "t-adaboost")]
-    TAdaBoost,
-    /// SecBoost: boosting any loss from loss values only (SPEC §6).
-    #[serde(rename = "secboost")]
-    SecBoost,
-    /// Discrete AdaBoost.MH (Hamming loss, SPEC §4.5).
-    #[serde(rename = "adaboost-mh")]
-    AdaBoostMH,
-    /// Real AdaBoost.MH (SPEC §4.5).
-    #[serde(rename = "real-adaboost-mh")]
-    RealAdaBoostMH,
-    /// AdaBoost.MO with discrete MH on the code columns (SPEC §4.6).
-    #[serde(rename = "adaboost-mo")]
-    AdaBoostMO,
-    /// AdaBoost.MO with real MH on the code columns (SPEC §4.6).
-    #[serde(rename = "real-adaboost-mo")]
-    RealAdaBoostMO,
-    /// Discrete AdaBoost.MR (ranking loss, SPEC §4.7).
-    #[serde(rename = "adaboost-mr")]
-    AdaBoostMR,
-    /// AdaBoost.M2 = discrete MR on single-label data (SPEC §4.7).
-    #[serde(rename = "adaboost-m2")]
-    AdaBoostM2,
-}
-
-impl Algorithm {
-    /// Every algorithm with its CLI name.
-    pub const ALL: &'static [(&'static str, Algorithm)] = &[
-        ("adaboost", Algorithm::AdaBoost),
-        ("real-adaboost", Algorithm::RealAdaBoost),
-        ("abstaining-adaboost", Algorithm::AbstainingAdaBoost),
-        ("t-adaboost", Algorithm::TAdaBoost),
-        ("secboost", Algorithm::SecBoost),
-        ("adaboost-mh", Algorithm::AdaBoostMH),
-        ("real-adaboost-mh", Algorithm::RealAdaBoostMH),
-        ("adaboost-mo", Algorithm::AdaBoostMO),
-        ("real-adaboost-mo", Algorithm::RealAdaBoostMO),
-        ("adaboost-mr", Algorithm::AdaBoostMR),
-        ("adaboost-m2", Algorithm::AdaBoostM2),
-    ];
-
-    /// The CLI / model-file name.
-    pub fn name(self) -> &'static str {
-        Self::ALL.iter().find(|(_, a)| *a == self).map_or("?", |(n, _)| n)
-    }
-
-    /// Parses a CLI name (the same names serde uses in model files).
-    pub fn parse(s: &str) -> Result<Algorithm> {
-        Self::ALL.iter().find(|(n, _)| *n == s).map(|(_, a)| *a).ok_or_else(|| {
-            Error::param("algorithm", format!("one of {:?}", Self::ALL.iter().map(|p| p.0).collect::<Vec<_>>()), s)
-        })
-    }
-
-    /// True for the boosters of binary problems.
-    pub fn is_binary(self) -> bool {
-        matches!(
-            self,
-            Algorithm::AdaBoost
-                | Algorithm::RealAdaBoost
-                | Algorithm::AbstainingAdaBoost
-                | Algorithm::TAdaBoost
-                | Algorithm::SecBoost
-        )
-    }
-
-    /// The multi-class / multi-label variant of this algorithm, if it is one.
-    pub fn multi_variant(self) -> Option<MultiVariant> {
-        Some(match self {
-            Algorithm::AdaBoostMH => MultiVariant::MhDiscrete,
-            Algorithm::RealAdaBoostMH => MultiVariant::MhReal,
-            Algorithm::AdaBoostMO => MultiVariant::MoDiscrete,
-            Algorithm::RealAdaBoostMO => MultiVariant::MoReal,
-            Algorithm::AdaBoostMR => MultiVariant::Mr,
-            Algorithm::AdaBoostM2 => MultiVariant::M2,
-            _ => return None,
-        })
-    }
-}
-
-/// All parameters of a boosting run. Plain data: serialisable, validated by [`BoostParams::check`]
-/// at the start of every fit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct BoostParams {
-    /// The algorithm. By default discrete AdaBoost.
-    pub algorithm: Algorithm,
-    /// Number of boosting rounds (trees). By default 100; valid range ≥ 1.
-    pub n_estimators: usize,
-    /// The tree learner's parameters. By default stumps.
-    pub tree: TreeParams,
-    /// Maximum number of value bins per feature. By default 255; valid range 2..=65535.
-    pub max_bins: usize,
-    /// Seed of every random choice (candidate subsampling, random codes, ...). By default 0.
-    pub seed: u64,
-    /// Discrete / Real / abstaining AdaBoost parameters.
-    pub adaboost: AdaBoostParams,
-    /// t-AdaBoost parameters.
-    pub t_adaboost: TAdaBoostParams,
-    /// SecBoost parameters.
-    pub secboost: SecBoostParams,
-    /// AdaBoost.MH / MO / MR / M2 parameters (the variant itself comes from `algorithm`).
-    pub multiclass: MultiParams,
-    /// The preset these parameters were built from (its settings are already in the fields
-    /// above; recorded to tell preset values from the user's, see [`BoostParams::with_preset`]).
-    /// By default none.
-    pub preset: Option<Preset>,
-    /// Shrinkage ν (issue 15): each round adds `ν·α·h`, with α scaled before the weight update
-    /// (see [`super::validation`] and the README's "Shrinkage"). By default 1 (no shrinkage);
-    /// valid range (0, 1]. (Fields of issue 15 at their defaults are not written, so model files
-    /// of runs without them are unchanged.)
-    #[serde(skip_serializing_if = "validation::is_one")]
-    pub learning_rate: f64,
-    /// Early stopping (issue 15): stop once the validation metric has not improved for this many
-    /// rounds, and keep the best iteration. Needs validation data. By default None (off); ≥ 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub early_stopping_rounds: Option<usize>,
-    /// The validation metric (issue 15). By default None: the task's (see
-    /// [`super::validation::EvalMetric::default_for`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub eval_metric: Option<super::validation::EvalMetric>,
-    /// Score the validation data with the clipped model (t-AdaBoost with t < 1; issue 15). By
-    /// default false (the linear model).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub eval_clipped: bool,
-}
-
-impl Default for BoostParams {
-    fn default() -> Self {
-        BoostParams {
-            algorithm: Algorithm::AdaBoost,
-            n_estimators: 100,
-            tree: TreeParams::default(),
-            max_bins: 255,
-            seed: 0,
-            adaboost: AdaBoostParams::default(),
-            t_adaboost: TAdaBoostParams::default(),
-            secboost: SecBoostParams::default(),
-            multiclass: MultiParams::default(),
-            preset: None,
-            learning_rate: 1.0,
-            early_stopping_rounds: None,
-            eval_metric: None,
-            eval_clipped: false,
-        }
-    }
-}
-
-impl BoostParams {
-    /// Validates every parameter.
-    pub fn check(&self) -> Result<()> {
-        if self.n_estimators == 0 {
-            return Err(Error::param("n_estimators", "an integer ≥ 1", 0));
-        }
-        if !(2..=65535).contains(&self.max_bins) {
-            return Err(Error::param("max_bins", "an integer in 2..=65535", self.max_bins));
-        }
-        if let Some(p) = self.preset {
-            if !p.algorithms().contains(&self.algorithm) {
-                let names: Vec<&str> = p.algorithms().iter().map(|a| a.name()).collect();
-                return Err(Error::param(
-                    "preset",
-                    format!("a preset of the algorithm: `{}` is for {}", p.name(), names.join(", ")),
-                    self.algorithm.name(),
-                ));
-            }
-        }
-        super::validation::check_params(self)?;
-        self.tree.check()?;
-        self.adaboost.check()?;
-        match self.algorithm {
-            Algorithm::TAdaBoost => self.t_adaboost.check()?,
-            Algorithm::SecBoost => self.secboost.check()?,
-            a if a.multi_variant().is_some() => self.multiclass.check()?,
-            _ => {}
-        }
-        Ok(())
-    }
-}
+pub use crate::params::{default_pure_leaves, Algorithm, BoostParams};
 
 /// One round of training, as logged (`--log-json`) and stored in the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -338,23 +145,30 @@ fn make_booster(
     Ok((b, extras))
 }
 
-/// Trains an ensemble.
-pub fn fit(data: &Dataset, params: &BoostParams) -> Result<Ensemble> {
-    fit_with(data, params, &mut |_| {})
+/// Test shorthand: [`Trainer::fit`](super::trainer::Trainer::fit) with nothing but the parameters.
+#[cfg(test)]
+pub(crate) fn fit(data: &Dataset, params: &BoostParams) -> Result<Ensemble> {
+    super::trainer::Trainer::new(params).fit(data)
 }
 
-/// Trains an ensemble, calling `on_round` after every round (progress, logs): bins the data
-/// ([`BinnedData::from_dataset`] with `params.max_bins`), then [`fit_binned`].
-pub fn fit_with(data: &Dataset, params: &BoostParams, on_round: &mut dyn FnMut(&RoundRecord)) -> Result<Ensemble> {
-    fit_full(&bin_dataset(data, params)?, params, None, on_round)
+/// Test shorthand: [`Trainer::fit`](super::trainer::Trainer::fit) with a round callback.
+#[cfg(test)]
+pub(crate) fn fit_with(
+    data: &Dataset,
+    params: &BoostParams,
+    on_round: &mut dyn FnMut(&RoundRecord),
+) -> Result<Ensemble> {
+    super::trainer::Trainer::new(params).on_round(on_round).fit(data)
 }
 
-/// Trains an ensemble on binned data (issue 12: the one training entry every input feeds),
-/// calling `on_round` after every round. The bins must come from a mapper learned with at most
-/// `params.max_bins` bins per feature. The same rows, bins, target, weights and parameters give
-/// the same model as [`fit_with`] on a [`Dataset`] of those values.
-pub fn fit_binned(data: &BinnedData, params: &BoostParams, on_round: &mut dyn FnMut(&RoundRecord)) -> Result<Ensemble> {
-    fit_full(data, params, None, on_round)
+/// Test shorthand: [`Trainer::fit_binned`](super::trainer::Trainer::fit_binned) with a round callback.
+#[cfg(test)]
+pub(crate) fn fit_binned(
+    data: &BinnedData,
+    params: &BoostParams,
+    on_round: &mut dyn FnMut(&RoundRecord),
+) -> Result<Ensemble> {
+    super::trainer::Trainer::new(params).on_round(on_round).fit_binned(data)
 }
 
 /// The checks of a fit on a dataset (parameters, then the data, then the labels against the
@@ -375,76 +189,10 @@ fn custom_loss_needs_secboost(params: &BoostParams) -> Result<()> {
     }
 }
 
-/// Trains SecBoost with a user-defined loss (a Rust closure, or a Python callable through the
-/// bindings); `params.algorithm` must be `secboost`.
-pub fn fit_with_loss(
-    data: &Dataset,
-    params: &BoostParams,
-    loss: Loss,
-    on_round: &mut dyn FnMut(&RoundRecord),
-) -> Result<Ensemble> {
-    custom_loss_needs_secboost(params)?;
-    fit_full(&bin_dataset(data, params)?, params, Some(loss), on_round)
-}
-
-/// [`fit_with_loss`] on binned data (see [`fit_binned`]).
-pub fn fit_binned_with_loss(
-    data: &BinnedData,
-    params: &BoostParams,
-    loss: Loss,
-    on_round: &mut dyn FnMut(&RoundRecord),
-) -> Result<Ensemble> {
-    custom_loss_needs_secboost(params)?;
-    fit_full(data, params, Some(loss), on_round)
-}
-
-/// Trains an ensemble that stops with [`Error::Cancelled`] once `cancel` is set (checked between
-/// rounds and between the tree's nodes; see [`Cancel`]). `loss`: a user loss for SecBoost, as
-/// [`fit_with_loss`]. `on_round` may set the flag to stop the fit (a Python callback that raised).
-pub fn fit_cancellable(
-    data: &Dataset,
-    params: &BoostParams,
-    loss: Option<Loss>,
-    cancel: &Cancel,
-    on_round: &mut dyn FnMut(&RoundRecord),
-) -> Result<Ensemble> {
-    fit_with_options(data, params, loss, FitOptions { cancel: Some(cancel), ..FitOptions::default() }, on_round)
-}
-
-/// [`fit_cancellable`] on binned data (see [`fit_binned`]).
-pub fn fit_binned_cancellable(
-    data: &BinnedData,
-    params: &BoostParams,
-    loss: Option<Loss>,
-    cancel: &Cancel,
-    on_round: &mut dyn FnMut(&RoundRecord),
-) -> Result<Ensemble> {
-    fit_binned_with_options(data, params, loss, FitOptions { cancel: Some(cancel), ..FitOptions::default() }, on_round)
-}
-
-fn fit_full(
-    data: &BinnedData,
-    params: &BoostParams,
-    loss: Option<Loss>,
-    on_round: &mut dyn FnMut(&RoundRecord),
-) -> Result<Ensemble> {
-    fit_cancel(data, params, loss, None, on_round)
-}
-
-fn fit_cancel(
-    data: &BinnedData,
-    params: &BoostParams,
-    loss: Option<Loss>,
-    cancel: Option<&Cancel>,
-    on_round: &mut dyn FnMut(&RoundRecord),
-) -> Result<Ensemble> {
-    fit_options(data, params, loss, FitOptions { cancel, ..FitOptions::default() }, on_round)
-}
-
-/// Trains an ensemble on a dataset with the options of issue 15 (validation data and early
-/// stopping, warm start; see [`FitOptions`]): bins the data, then [`fit_binned_with_options`].
-/// `loss`: a user loss for SecBoost, as [`fit_with_loss`].
-pub fn fit_with_options(
+/// Trains on a dataset with the options of [`FitOptions`] (validation data and early stopping,
+/// warm start, cancel flag): bins the data, then [`fit_binned_with_options`]. `loss`: a user
+/// loss for SecBoost. The body of [`Trainer::fit`](super::trainer::Trainer::fit).
+pub(crate) fn fit_with_options(
     data: &Dataset,
     params: &BoostParams,
     loss: Option<Loss>,
@@ -457,8 +205,9 @@ pub fn fit_with_options(
     fit_options(&bin_dataset(data, params)?, params, loss, opts, on_round)
 }
 
-/// [`fit_with_options`] on binned data (see [`fit_binned`]).
-pub fn fit_binned_with_options(
+/// [`fit_with_options`] on binned data: the body of
+/// [`Trainer::fit_binned`](super::trainer::Trainer::fit_binned) on one machine.
+pub(crate) fn fit_binned_with_options(
     data: &BinnedData,
     params: &BoostParams,
     loss: Option<Loss>,
@@ -497,7 +246,7 @@ fn fit_options(
 /// over the rows — histograms, leaf sums and covers, each booster's sums for α, its normalisers,
 /// line searches, Solve_α steps, training errors — is summed over the ranks by
 /// [`Collective::allreduce_sum`]; see the README's "Distributed training" for the calls per
-/// round. `loss`: a user loss for SecBoost, as [`fit_with_loss`]. `opts.cancel` stops this rank
+/// round. `loss`: a user loss for SecBoost. `opts.cancel` stops this rank
 /// (the others then fail in their next reduction).
 ///
 /// Validation data (`opts.valid`): each rank passes its own validation rows (possibly none); the
@@ -512,7 +261,7 @@ fn fit_options(
 /// distributed (an error): abstaining AdaBoost. Nothing in training samples rows (the only random choices —
 /// the candidate cap and random tie-breaking — are seeded per node from the summed histograms),
 /// so every rank draws the same. A collective of one rank is exactly [`fit_binned_with_options`].
-pub fn fit_binned_distributed(
+pub(crate) fn fit_binned_distributed(
     data: &BinnedData,
     params: &BoostParams,
     loss: Option<Loss>,
@@ -685,16 +434,6 @@ fn learn_label_threshold(data: &BinnedData, model: &Ensemble, variant: MultiVari
         None => coll.gather(&vec![1.0; data.n_rows()])?,
     };
     crate::eval::multilabel::best_threshold(&y, &f, k, Some(&w))
-}
-
-/// The pure-leaf policy `auto` stands for (issue 16): `forbid` for t-AdaBoost, whose t = 1 with
-/// pure leaves allowed lost to the authors' configuration on 7 of the 10 reproduction domains
-/// (docs/reproduction.md, "Defaults chosen by evidence"); `allow` for every other booster.
-pub fn default_pure_leaves(algorithm: Algorithm) -> PureLeaves {
-    match algorithm {
-        Algorithm::TAdaBoost => PureLeaves::Forbid,
-        _ => PureLeaves::Allow,
-    }
 }
 
 /// `h` (`n × k`) = the leaf values of each row's leaf; parallel over fixed row chunks.

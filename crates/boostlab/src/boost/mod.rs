@@ -10,6 +10,7 @@ pub mod multiclass;
 pub mod preset;
 pub mod secboost;
 pub mod tadaboost;
+pub mod trainer;
 pub mod validation;
 
 use std::collections::BTreeMap;

@@ -21,54 +21,20 @@
 //!   one go.
 
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
-use super::driver::{Algorithm, BoostParams};
 use crate::collective::Shared;
 use crate::data::{BinnedData, BinnedMatrix, Column, Features, Target};
 use crate::error::{Error, Result};
 use crate::eval::multilabel;
 use crate::math::loss::Loss;
 use crate::model::{Ensemble, Task};
+pub use crate::params::EvalMetric;
+use crate::params::{Algorithm, BoostParams};
 use crate::tree::{Node, SplitRule, Tree};
 use crate::util::cancel::Cancel;
 use crate::util::par::ROW_CHUNK;
 
-/// The validation metric of early stopping (smaller is better).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EvalMetric {
-    /// The error rate (the Hamming loss for multi-label data).
-    Error,
-    /// The Hamming loss over the classes (labels); the error rate for binary models.
-    Hamming,
-    /// The one-error: the top-scored class is not a true one; the error rate for binary models.
-    OneError,
-    /// SecBoost's loss: the mean of `F(y·H(x))` (SecBoost only).
-    Loss,
-}
-
 impl EvalMetric {
-    /// Every metric with its name (CLI `--eval-metric`, Python `eval_metric=`).
-    pub const ALL: &'static [(&'static str, EvalMetric)] = &[
-        ("error", EvalMetric::Error),
-        ("hamming", EvalMetric::Hamming),
-        ("one-error", EvalMetric::OneError),
-        ("loss", EvalMetric::Loss),
-    ];
-
-    /// The metric's name.
-    pub fn name(self) -> &'static str {
-        Self::ALL.iter().find(|(_, m)| *m == self).map_or("?", |(n, _)| n)
-    }
-
-    /// Parses a name of [`EvalMetric::ALL`].
-    pub fn parse(s: &str) -> Result<EvalMetric> {
-        Self::ALL.iter().find(|(n, _)| *n == s).map(|(_, m)| *m).ok_or_else(|| {
-            Error::param("eval_metric", format!("one of {:?}", Self::ALL.iter().map(|p| p.0).collect::<Vec<_>>()), s)
-        })
-    }
-
     /// The task's metric: SecBoost's loss, the error for binary models, the one-error for
     /// multi-class data, the Hamming loss for multi-label data.
     pub fn default_for(algorithm: Algorithm, task: &Task) -> EvalMetric {
@@ -79,26 +45,6 @@ impl EvalMetric {
             Task::Multilabel { .. } => EvalMetric::Hamming,
         }
     }
-}
-
-/// `x == 1` (serde: the default learning rate is not written).
-pub(crate) fn is_one(x: &f64) -> bool {
-    *x == 1.0
-}
-
-/// Checks the parameters of issue 15 (called by [`BoostParams::check`]).
-pub(crate) fn check_params(p: &BoostParams) -> Result<()> {
-    // NaN fails both comparisons.
-    if !(p.learning_rate > 0.0 && p.learning_rate <= 1.0) {
-        return Err(Error::param("learning_rate", "a number in (0, 1]", p.learning_rate));
-    }
-    if p.early_stopping_rounds == Some(0) {
-        return Err(Error::param("early_stopping_rounds", "an integer ≥ 1 (or none)", 0));
-    }
-    if p.eval_metric == Some(EvalMetric::Loss) && p.algorithm != Algorithm::SecBoost {
-        return Err(Error::param("eval_metric", "error, hamming or one-error (loss is SecBoost's)", "loss"));
-    }
-    Ok(())
 }
 
 /// Held-out data for the validation curve and early stopping: features (matched to the model's

@@ -23,7 +23,7 @@ use crate::data::{read_csv, read_libsvm, BinnedData, CsvOptions, Features, Label
 use crate::error::{Error, Result};
 use crate::eval::folds::train_test_indices;
 use crate::eval::noise::{flip_binary_labels, flip_multiclass_labels};
-use crate::{fit_binned, Dataset, Ensemble};
+use crate::{Dataset, Ensemble, Trainer};
 
 /// Reads a dataset of an experiment: the format from the extension (LIBSVM for `.svm`,
 /// `.libsvm`, `.svmlight`; Parquet for `.parquet`, `.pq` and Arrow IPC for `.arrow`, `.feather`,
@@ -209,7 +209,7 @@ impl CellRunner {
     }
 
     /// Runs one cell: fold split, training-label noise, boosting, staged evaluation. Equal to
-    /// fitting [`crate::fit`] on the cell's (noisy) training rows.
+    /// fitting ([`Trainer::fit`]) on the cell's (noisy) training rows.
     pub fn run(&self, cell: &Cell) -> Result<CellResult> {
         let failed = |e: Error| match e {
             Error::Cancelled => Error::Cancelled,
@@ -223,7 +223,7 @@ impl CellRunner {
         let mut binned = fold.binned.clone();
         binned.target = train_target;
         binned.check_trainable().map_err(failed)?;
-        let model = fit_binned(&binned, &params, &mut |_| {}).map_err(failed)?;
+        let model = Trainer::new(&params).fit_binned(&binned).map_err(failed)?;
 
         let test_target = fold.test.target()?;
         let linear = staged_errors(&model, &fold.test.features, test_target, false)?;
@@ -352,7 +352,7 @@ max_bins = 8
 "#;
 
     /// The naive twin of [`CellRunner::run`]: the cell runner as it was before issue 18 — read the
-    /// dataset, split it, flip the training labels of a copy, [`crate::fit`] it (binning it
+    /// dataset, split it, flip the training labels of a copy, fit it ([`Trainer::fit`], binning it
     /// again), and evaluate each stage with [`Ensemble::metrics_from_scores`].
     fn naive_cell(cell: &Cell) -> Result<CellResult> {
         let data = load_dataset(&cell.dataset.path, cell.dataset.label.as_deref(), cell.dataset.max_rows)?;
@@ -365,7 +365,7 @@ max_bins = 8
             None => 0,
         };
         let params = boost_params(&cell.params, cell.seed)?;
-        let model = crate::fit(&train, &params)?;
+        let model = Trainer::new(&params).fit(&train)?;
         let staged = |d: &Dataset, clipped: bool| -> Vec<f64> {
             let mut out = Vec::new();
             model

@@ -29,6 +29,7 @@ pub const ALIASES: &[(&str, &str, &str)] = &[
     ("n_estimators", "", "n_estimators"),
     ("max_bins", "", "max_bins"),
     ("seed", "", "seed"),
+    ("learning_rate", "", "learning_rate"),
     ("max_leaves", "tree", "max_leaves"),
     ("max_nodes", "tree", "max_nodes"),
     ("max_depth", "tree", "max_depth"),
@@ -160,7 +161,7 @@ pub fn boost_params(table: &toml::Table, seed: u64) -> Result<BoostParams> {
             return Err(fail(format!("unknown parameter `{key}` (known: {}, clipped, train_curve)", names.join(", "))));
         };
         if key == "t" && v.as_str() == Some("auto") {
-            // Issue 16: `t = "auto"` (with optional `t_grid`, `t_folds`) is t-AdaBoost's auto_t.
+            // `t = "auto"` (with optional `t_grid`, `t_folds`) is t-AdaBoost's auto_t.
             let grid = table.get("t_grid").map(|g| json(g, "t_grid")).transpose()?;
             let folds = table.get("t_folds").map(|f| json(f, "t_folds")).transpose()?;
             let mut a = json(crate::select::auto_t::AutoT::default(), "t")?;
@@ -203,19 +204,23 @@ pub fn boost_params(table: &toml::Table, seed: u64) -> Result<BoostParams> {
         top.insert(k.to_string(), Value::Object(v));
     }
     let mut known = json(BoostParams::default(), "defaults")?;
+    if let Value::Object(top) = &mut known {
+        // Not written at its default (1).
+        top.insert("learning_rate".into(), Value::from(1.0));
+    }
     if let Some(Value::Object(ta)) = known.get_mut("t_adaboost") {
         // The older spelling of `preset = "authors"` (BoostParams::from_json maps it).
         ta.insert("authors_mode".into(), Value::Bool(false));
-        // Issue 16: `t = "auto"` (omitted from the default's serialisation).
+        // `t = "auto"` (omitted from the default's serialisation).
         ta.insert("auto_t".into(), Value::Null);
         ta.insert("t_schedule".into(), Value::Null);
     }
     if let Some(Value::Object(mc)) = known.get_mut("multiclass") {
-        // Issue 16: MR's label-set threshold (omitted at its default `auto`).
+        // MR's label-set threshold (omitted at its default `auto`).
         mc.insert("label_threshold".into(), Value::Null);
     }
     check_known(&top, &known, "")?;
-    // Presets first, then the cell's own values over them (issue 17).
+    // Presets first, then the cell's own values over them.
     let (p, _) = BoostParams::from_json(&Value::Object(top)).map_err(|e| fail(format!("invalid parameters: {e}")))?;
     p.check()?;
     Ok(p)
@@ -264,6 +269,40 @@ mod tests {
 
         let m = boost_params(&table("algo = \"real-adaboost-mh\"\nsmoothing = 0.01"), 0).expect("valid");
         assert_eq!((m.adaboost.smoothing, m.multiclass.eps), (Some(0.01), Some(0.01)));
+    }
+
+    /// Every registry parameter with a TOML key is accepted here, and every alias sets a registry
+    /// parameter that has one.
+    #[test]
+    fn toml_keys_match_the_parameter_registry() {
+        use crate::params::registry::PARAMETERS;
+        let defaults = serde_json::to_value(BoostParams::default()).expect("json");
+        for p in PARAMETERS {
+            let Some(key) = p.toml_key else { continue };
+            match key.split_once('.') {
+                Some((sub, field)) => assert!(
+                    SUB_TABLES.contains(&sub) && defaults[sub].get(field).is_some(),
+                    "parameter `{}`: TOML key `{key}` is not a field of a sub-table",
+                    p.name
+                ),
+                None => assert!(
+                    ALIASES.iter().any(|a| a.0 == key),
+                    "parameter `{}`: TOML key `{key}` is not in experiment::params::ALIASES",
+                    p.name
+                ),
+            }
+        }
+        for (alias, sub, field) in ALIASES {
+            let path = if sub.is_empty() { field.to_string() } else { format!("{sub}.{field}") };
+            assert!(
+                PARAMETERS
+                    .iter()
+                    .any(|p| p.toml_key.is_some() && (p.toml_key == Some(alias) || p.paths.contains(&path.as_str()))),
+                "TOML alias `{alias}` sets `{path}`, which no registry parameter with a TOML key declares"
+            );
+        }
+        let p = boost_params(&table("learning_rate = 0.5\nsecboost = { max_halvings = 100 }"), 0).expect("valid");
+        assert_eq!((p.learning_rate, p.secboost.max_halvings), (0.5, 100));
     }
 
     #[test]

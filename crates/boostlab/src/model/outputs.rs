@@ -8,38 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// How AdaBoost.MO turns the `k'` column scores into a class (SPEC §4.6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Decode {
-    /// Variant 1: the codeword nearest in Hamming distance to `sign f(x, ·)`. A score of exactly 0
-    /// counts as half a mismatch whatever the code entry.
-    Hamming,
-    /// Variant 2: the codeword with the smallest exponential loss `Σ_ℓ' exp(−λ(y)[ℓ'] f(x, ℓ'))`.
-    /// Default.
-    #[default]
-    Loss,
-}
-
-impl fmt::Display for Decode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Decode::Hamming => "hamming",
-            Decode::Loss => "loss",
-        })
-    }
-}
-
-impl FromStr for Decode {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "hamming" => Ok(Decode::Hamming),
-            "loss" => Ok(Decode::Loss),
-            _ => Err(Error::param("decode", "hamming or loss", s)),
-        }
-    }
-}
+pub use crate::params::multiclass::Decode;
 
 /// An output code: a `k × k'` matrix of ±1, row `y` the codeword `λ(y)` of class `y` (SPEC §4.6).
 /// Stored row-major as `i8` so that a model file holds it verbatim.

@@ -28,70 +28,7 @@ use crate::model::Ensemble;
 pub use crate::model::TSelection;
 use crate::util::cancel::Cancel;
 
-/// How `t = auto` chooses t-AdaBoost's temperature (set [`crate::boost::tadaboost::TAdaBoostParams::auto_t`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct AutoT {
-    /// The candidate temperatures, tried in this order (ties go to the first). By default
-    /// `[0, 0.2, 0.4, 0.6, 0.8, 0.9, 1]` (the paper's grid without 1.1); valid: non-empty,
-    /// distinct, each in `[0, 2)`.
-    pub grid: Vec<f64>,
-    /// Number of inner stratified folds. By default 3 (15 full-fit equivalents with the default
-    /// grid); valid range `2..=` the number of training rows.
-    pub folds: usize,
-    /// How the inner errors choose t. By default `min`.
-    #[serde(default, skip_serializing_if = "is_min")]
-    pub rule: AutoTRule,
-}
-
-/// How `t = auto` turns the inner errors into a choice (issue 16).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum AutoTRule {
-    /// The lowest inner error (ties to the first grid value). Default.
-    #[default]
-    Min,
-    /// The one-standard-error rule towards AdaBoost: among the grid values whose inner error is
-    /// within one standard error of the best one's — the standard error of the paired per-fold
-    /// differences to the best, `sd_k(e_gk − e_bk)/√K` — the one closest to `t = 1` (ties to the
-    /// first in the grid). A temperature other than the best is kept only when the folds cannot
-    /// tell it apart from the best.
-    OneSe,
-}
-
-fn is_min(r: &AutoTRule) -> bool {
-    *r == AutoTRule::Min
-}
-
-/// The default grid of `t = auto`.
-pub const DEFAULT_T_GRID: [f64; 7] = [0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 1.0];
-
-impl Default for AutoT {
-    fn default() -> Self {
-        AutoT { grid: DEFAULT_T_GRID.to_vec(), folds: 3, rule: AutoTRule::Min }
-    }
-}
-
-impl AutoT {
-    /// Validates the grid and the number of folds.
-    pub fn check(&self) -> Result<()> {
-        if self.grid.is_empty() {
-            return Err(Error::param("auto_t.grid", "at least one temperature", "[]"));
-        }
-        for (i, &t) in self.grid.iter().enumerate() {
-            if !(0.0..2.0).contains(&t) {
-                return Err(Error::param("auto_t.grid", "temperatures in [0, 2)", t));
-            }
-            if self.grid[..i].contains(&t) {
-                return Err(Error::param("auto_t.grid", "distinct temperatures", format!("{t} twice")));
-            }
-        }
-        if self.folds < 2 {
-            return Err(Error::param("auto_t.folds", "an integer ≥ 2", self.folds));
-        }
-        Ok(())
-    }
-}
+pub use crate::params::tadaboost::{AutoT, AutoTRule, DEFAULT_T_GRID};
 
 /// The inner folds' seed: a fixed offset of the run's seed (any change of `seed` changes both the
 /// inner folds and the trees' random choices).

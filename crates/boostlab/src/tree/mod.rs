@@ -23,28 +23,7 @@ pub use tree::{Node, SplitRule, Tree};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
-
-/// Split criterion: the expected Bayes risk of a proper loss, minimised over the leaves (SPEC §2.2).
-///
-/// For statistics of width 2k the criterion is summed over the k labels.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "name")]
-pub enum Criterion {
-    /// Empirical (0/1) risk `2 min(u, 1−u)`: the weighted error of a majority-vote tree.
-    Empirical,
-    /// Gini index `4u(1−u)` (CART).
-    Gini,
-    /// Shannon entropy in nats.
-    Entropy,
-    /// Matusita `2√(u(1−u))`: Schapire–Singer's Z criterion.
-    Matusita,
-    /// Tempered Bayes risk `L^(t)` (t = 0 Gini, t = 1 Matusita); `t` finite and ≤ 2.
-    Tempered {
-        /// The temperature.
-        t: f64,
-    },
-}
+pub use crate::params::{Criterion, GrowOrder, PureLeaves, SplitTies, TemperedLink, TreeParams};
 
 impl Criterion {
     /// The Bayes risk L(u) of this criterion at a positive fraction `u ∈ [0, 1]`.
@@ -80,29 +59,6 @@ impl Criterion {
             _ => w * self.risk(wp / w),
         }
     }
-
-    /// Checks the parameter's range.
-    pub fn check(&self) -> Result<()> {
-        if let Criterion::Tempered { t } = *self {
-            // Issue 14: an infinite t (`tempered:t=-inf`) used to pass and write a model that JSON
-            // cannot hold (the file had `null` and did not load).
-            if !(t.is_finite() && t <= 2.0) {
-                return Err(Error::param("criterion.t", "a finite temperature t ≤ 2", t));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Which variant of the tempered leaf value to use (SPEC §2.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum TemperedLink {
-    /// The value that solves boosting's equation at the leaf (bounded by 1/|1−t|). Default.
-    #[default]
-    Optimal,
-    /// What the t-AdaBoost authors' code does: `−L^(t)′(p)`.
-    Canonical,
 }
 
 /// How a leaf turns its statistics `(W+, W−)` into a value (SPEC §2.2, §4.4). Chosen by the booster.
@@ -161,136 +117,6 @@ impl LeafRule {
             0.0
         } else {
             v.clamp(-LEAF_CAP, LEAF_CAP)
-        }
-    }
-}
-
-/// The order in which best-first growth picks the next leaf to split (SPEC §2.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum GrowOrder {
-    /// Largest total weight first (the t-AdaBoost paper's wording). Default.
-    #[default]
-    Weight,
-    /// Most training examples first, ties to the most recently created leaf (the authors' code).
-    Count,
-    /// Largest criterion decrease first (LightGBM's leaf-wise growth).
-    Gain,
-}
-
-/// Whether a split may create a leaf that holds weight of one class only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum PureLeaves {
-    /// Pure leaves are allowed (their values are smoothed or capped).
-    Allow,
-    /// A split is admissible only if both children hold positive weight of both classes (of every
-    /// label), as in the t-AdaBoost experiments.
-    Forbid,
-    /// The booster's choice, resolved when a fit starts (the model records `allow` or `forbid`):
-    /// `forbid` for t-AdaBoost (issue 16: the ablation of docs/reproduction.md found pure leaves
-    /// the reason its t = 1 lost to the authors' configuration), `allow` for every other booster.
-    /// Under `auto`, a t-AdaBoost tree that would be useless with pure leaves forbidden (one leaf,
-    /// or every leaf 0) is grown with them allowed (tiny or nearly separable data). Default. A tree grown directly
-    /// (not by the boosting loop) with `auto` allows pure leaves.
-    #[default]
-    Auto,
-}
-
-/// How the split search chooses among candidates whose gains tie (SPEC §2.1).
-///
-/// Two candidates tie when their gains differ by at most `1e−12·W` (`W` the node's total
-/// weight): differences below that are rounding, not information.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum SplitTies {
-    /// Scanning features in index order and thresholds upwards, a candidate replaces the best so
-    /// far only when its gain is larger by more than the tolerance: ties go to the lowest feature
-    /// index (and the lowest threshold). Default.
-    #[default]
-    Lowest,
-    /// Uniformly at random among every candidate whose gain is within the tolerance of the
-    /// largest, drawn from the run's seed (and the round and node), so that runs are reproducible
-    /// and do not depend on the thread count. What the t-AdaBoost authors' code does (unseeded
-    /// there); the `authors` preset's choice.
-    Random,
-}
-
-/// Parameters of the tree learner.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct TreeParams {
-    /// Maximum number of leaves. By default 2 (a stump); valid range ≥ 2.
-    pub max_leaves: usize,
-    /// Maximum number of nodes (internal + leaves); overrides `max_leaves` with ⌊(K+1)/2⌋ leaves
-    /// ("size 15" = 8 leaves). By default unset; valid range ≥ 3.
-    pub max_nodes: Option<usize>,
-    /// Maximum depth (root = depth 0). By default unlimited; valid range ≥ 1.
-    pub max_depth: Option<usize>,
-    /// Minimum total weight (sum of the statistics block) in each child. By default 0 (a child must
-    /// only have positive weight); valid range ≥ 0.
-    pub min_leaf_weight: f64,
-    /// Leaf selection order for best-first growth. By default `weight`.
-    pub grow_order: GrowOrder,
-    /// Split criterion. By default chosen by the booster (`None`).
-    pub criterion: Option<Criterion>,
-    /// Pure-leaf policy. By default `auto` (the booster's choice: `forbid` for t-AdaBoost, `allow`
-    /// otherwise; see [`PureLeaves::Auto`]).
-    pub pure_leaves: PureLeaves,
-    /// Evaluate at most this many (feature, threshold) candidates per node, a seeded random subset.
-    /// By default unlimited; valid range ≥ 1.
-    pub max_split_candidates: Option<usize>,
-    /// How ties between equally good splits are broken. By default `lowest`; or `random`.
-    pub split_ties: SplitTies,
-}
-
-impl Default for TreeParams {
-    fn default() -> Self {
-        TreeParams {
-            max_leaves: 2,
-            max_nodes: None,
-            max_depth: None,
-            min_leaf_weight: 0.0,
-            grow_order: GrowOrder::Weight,
-            criterion: None,
-            pure_leaves: PureLeaves::Auto,
-            max_split_candidates: None,
-            split_ties: SplitTies::Lowest,
-        }
-    }
-}
-
-impl TreeParams {
-    /// Validates every field.
-    pub fn check(&self) -> Result<()> {
-        if self.max_leaves < 2 {
-            return Err(Error::param("max_leaves", "an integer ≥ 2", self.max_leaves));
-        }
-        if let Some(k) = self.max_nodes {
-            if k < 3 {
-                return Err(Error::param("max_nodes", "an integer ≥ 3", k));
-            }
-        }
-        if self.max_depth == Some(0) {
-            return Err(Error::param("max_depth", "an integer ≥ 1", 0));
-        }
-        if !(self.min_leaf_weight >= 0.0 && self.min_leaf_weight.is_finite()) {
-            return Err(Error::param("min_leaf_weight", "a finite number ≥ 0", self.min_leaf_weight));
-        }
-        if self.max_split_candidates == Some(0) {
-            return Err(Error::param("max_split_candidates", "an integer ≥ 1", 0));
-        }
-        if let Some(c) = &self.criterion {
-            c.check()?;
-        }
-        Ok(())
-    }
-
-    /// The effective leaf limit.
-    pub fn leaf_limit(&self) -> usize {
-        match self.max_nodes {
-            Some(k) => k.div_ceil(2),
-            None => self.max_leaves,
         }
     }
 }

@@ -2,6 +2,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::*;
+use crate::tree::TemperedLink;
 use crate::math::tempered::{co_simplex_normalize, k_t, tempered_update};
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};

@@ -1,0 +1,269 @@
+//! The top-level parameters of a boosting run: the algorithm, the number of rounds, the binning,
+//! the seed and the validation settings, with one sub-structure per booster family.
+
+use serde::{Deserialize, Serialize};
+
+use super::adaboost::AdaBoostParams;
+use super::multiclass::{MultiParams, MultiVariant};
+use super::preset::Preset;
+use super::secboost::SecBoostParams;
+use super::tadaboost::TAdaBoostParams;
+use super::tree::{PureLeaves, TreeParams};
+use crate::error::{Error, Result};
+
+/// The boosting algorithm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Algorithm {
+    /// Discrete AdaBoost (SPEC §3). Default.
+    #[default]
+    #[serde(rename = "adaboost")]
+    AdaBoost,
+    /// Real (confidence-rated, domain-partitioning) AdaBoost (SPEC §4.4).
+    #[serde(rename = "real-adaboost")]
+    RealAdaBoost,
+    /// Confidence-rated AdaBoost with abstaining stumps `h ∈ {−1, 0, +1}` (SPEC §4.2(c)).
+    #[serde(rename = "abstaining-adaboost")]
+    AbstainingAdaBoost,
+    /// t-AdaBoost: tempered exponential measures, clipped models, tempered trees (SPEC §5).
+    #[serde(rename = "t-adaboost")]
+    TAdaBoost,
+    /// SecBoost: boosting any loss from loss values only (SPEC §6).
+    #[serde(rename = "secboost")]
+    SecBoost,
+    /// Discrete AdaBoost.MH (Hamming loss, SPEC §4.5).
+    #[serde(rename = "adaboost-mh")]
+    AdaBoostMH,
+    /// Real AdaBoost.MH (SPEC §4.5).
+    #[serde(rename = "real-adaboost-mh")]
+    RealAdaBoostMH,
+    /// AdaBoost.MO with discrete MH on the code columns (SPEC §4.6).
+    #[serde(rename = "adaboost-mo")]
+    AdaBoostMO,
+    /// AdaBoost.MO with real MH on the code columns (SPEC §4.6).
+    #[serde(rename = "real-adaboost-mo")]
+    RealAdaBoostMO,
+    /// Discrete AdaBoost.MR (ranking loss, SPEC §4.7).
+    #[serde(rename = "adaboost-mr")]
+    AdaBoostMR,
+    /// AdaBoost.M2 = discrete MR on single-label data (SPEC §4.7).
+    #[serde(rename = "adaboost-m2")]
+    AdaBoostM2,
+}
+
+impl Algorithm {
+    /// Every algorithm with its CLI name.
+    pub const ALL: &'static [(&'static str, Algorithm)] = &[
+        ("adaboost", Algorithm::AdaBoost),
+        ("real-adaboost", Algorithm::RealAdaBoost),
+        ("abstaining-adaboost", Algorithm::AbstainingAdaBoost),
+        ("t-adaboost", Algorithm::TAdaBoost),
+        ("secboost", Algorithm::SecBoost),
+        ("adaboost-mh", Algorithm::AdaBoostMH),
+        ("real-adaboost-mh", Algorithm::RealAdaBoostMH),
+        ("adaboost-mo", Algorithm::AdaBoostMO),
+        ("real-adaboost-mo", Algorithm::RealAdaBoostMO),
+        ("adaboost-mr", Algorithm::AdaBoostMR),
+        ("adaboost-m2", Algorithm::AdaBoostM2),
+    ];
+
+    /// The CLI / model-file name.
+    pub fn name(self) -> &'static str {
+        Self::ALL.iter().find(|(_, a)| *a == self).map_or("?", |(n, _)| n)
+    }
+
+    /// Parses a CLI name (the same names serde uses in model files).
+    pub fn parse(s: &str) -> Result<Algorithm> {
+        Self::ALL.iter().find(|(n, _)| *n == s).map(|(_, a)| *a).ok_or_else(|| {
+            Error::param("algorithm", format!("one of {:?}", Self::ALL.iter().map(|p| p.0).collect::<Vec<_>>()), s)
+        })
+    }
+
+    /// True for the boosters of binary problems.
+    pub fn is_binary(self) -> bool {
+        matches!(
+            self,
+            Algorithm::AdaBoost
+                | Algorithm::RealAdaBoost
+                | Algorithm::AbstainingAdaBoost
+                | Algorithm::TAdaBoost
+                | Algorithm::SecBoost
+        )
+    }
+
+    /// The multi-class / multi-label variant of this algorithm, if it is one.
+    pub fn multi_variant(self) -> Option<MultiVariant> {
+        Some(match self {
+            Algorithm::AdaBoostMH => MultiVariant::MhDiscrete,
+            Algorithm::RealAdaBoostMH => MultiVariant::MhReal,
+            Algorithm::AdaBoostMO => MultiVariant::MoDiscrete,
+            Algorithm::RealAdaBoostMO => MultiVariant::MoReal,
+            Algorithm::AdaBoostMR => MultiVariant::Mr,
+            Algorithm::AdaBoostM2 => MultiVariant::M2,
+            _ => return None,
+        })
+    }
+}
+
+/// All parameters of a boosting run. Plain data: serialisable, validated by [`BoostParams::check`]
+/// at the start of every fit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BoostParams {
+    /// The algorithm. By default discrete AdaBoost.
+    pub algorithm: Algorithm,
+    /// Number of boosting rounds (trees). By default 100; valid range ≥ 1.
+    pub n_estimators: usize,
+    /// The tree learner's parameters. By default stumps.
+    pub tree: TreeParams,
+    /// Maximum number of value bins per feature. By default 255; valid range 2..=65535.
+    pub max_bins: usize,
+    /// Seed of every random choice (candidate subsampling, random codes, ...). By default 0.
+    pub seed: u64,
+    /// Discrete / Real / abstaining AdaBoost parameters.
+    pub adaboost: AdaBoostParams,
+    /// t-AdaBoost parameters.
+    pub t_adaboost: TAdaBoostParams,
+    /// SecBoost parameters.
+    pub secboost: SecBoostParams,
+    /// AdaBoost.MH / MO / MR / M2 parameters (the variant itself comes from `algorithm`).
+    pub multiclass: MultiParams,
+    /// The preset these parameters were built from (its settings are already in the fields
+    /// above; recorded to tell preset values from the user's, see [`BoostParams::with_preset`]).
+    /// By default none.
+    pub preset: Option<Preset>,
+    /// Shrinkage ν: each round adds `ν·α·h`, with α scaled before the weight update
+    /// (see [`crate::boost::validation`] and the README's "Shrinkage"). By default 1 (no shrinkage);
+    /// valid range (0, 1]. (The validation fields at their defaults are not written, so model files
+    /// of runs without them are unchanged.)
+    #[serde(skip_serializing_if = "is_one")]
+    pub learning_rate: f64,
+    /// Early stopping: stop once the validation metric has not improved for this many
+    /// rounds, and keep the best iteration. Needs validation data. By default None (off); ≥ 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub early_stopping_rounds: Option<usize>,
+    /// The validation metric. By default None: the task's (see
+    /// [`EvalMetric::default_for`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eval_metric: Option<EvalMetric>,
+    /// Score the validation data with the clipped model (t-AdaBoost with t < 1). By
+    /// default false (the linear model).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub eval_clipped: bool,
+}
+
+impl Default for BoostParams {
+    fn default() -> Self {
+        BoostParams {
+            algorithm: Algorithm::AdaBoost,
+            n_estimators: 100,
+            tree: TreeParams::default(),
+            max_bins: 255,
+            seed: 0,
+            adaboost: AdaBoostParams::default(),
+            t_adaboost: TAdaBoostParams::default(),
+            secboost: SecBoostParams::default(),
+            multiclass: MultiParams::default(),
+            preset: None,
+            learning_rate: 1.0,
+            early_stopping_rounds: None,
+            eval_metric: None,
+            eval_clipped: false,
+        }
+    }
+}
+
+impl BoostParams {
+    /// Validates every parameter.
+    pub fn check(&self) -> Result<()> {
+        if self.n_estimators == 0 {
+            return Err(Error::param("n_estimators", "an integer ≥ 1", 0));
+        }
+        if !(2..=65535).contains(&self.max_bins) {
+            return Err(Error::param("max_bins", "an integer in 2..=65535", self.max_bins));
+        }
+        if let Some(p) = self.preset {
+            if !p.algorithms().contains(&self.algorithm) {
+                let names: Vec<&str> = p.algorithms().iter().map(|a| a.name()).collect();
+                return Err(Error::param(
+                    "preset",
+                    format!("a preset of the algorithm: `{}` is for {}", p.name(), names.join(", ")),
+                    self.algorithm.name(),
+                ));
+            }
+        }
+        check_params(self)?;
+        self.tree.check()?;
+        self.adaboost.check()?;
+        match self.algorithm {
+            Algorithm::TAdaBoost => self.t_adaboost.check()?,
+            Algorithm::SecBoost => self.secboost.check()?,
+            a if a.multi_variant().is_some() => self.multiclass.check()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// The validation metric of early stopping (smaller is better).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EvalMetric {
+    /// The error rate (the Hamming loss for multi-label data).
+    Error,
+    /// The Hamming loss over the classes (labels); the error rate for binary models.
+    Hamming,
+    /// The one-error: the top-scored class is not a true one; the error rate for binary models.
+    OneError,
+    /// SecBoost's loss: the mean of `F(y·H(x))` (SecBoost only).
+    Loss,
+}
+
+impl EvalMetric {
+    /// Every metric with its name (CLI `--eval-metric`, Python `eval_metric=`).
+    pub const ALL: &'static [(&'static str, EvalMetric)] = &[
+        ("error", EvalMetric::Error),
+        ("hamming", EvalMetric::Hamming),
+        ("one-error", EvalMetric::OneError),
+        ("loss", EvalMetric::Loss),
+    ];
+
+    /// The metric's name.
+    pub fn name(self) -> &'static str {
+        Self::ALL.iter().find(|(_, m)| *m == self).map_or("?", |(n, _)| n)
+    }
+
+    /// Parses a name of [`EvalMetric::ALL`].
+    pub fn parse(s: &str) -> Result<EvalMetric> {
+        Self::ALL.iter().find(|(n, _)| *n == s).map(|(_, m)| *m).ok_or_else(|| {
+            Error::param("eval_metric", format!("one of {:?}", Self::ALL.iter().map(|p| p.0).collect::<Vec<_>>()), s)
+        })
+    }
+}
+
+/// `x == 1` (serde: the default learning rate is not written).
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
+}
+
+/// Checks shrinkage, early stopping and the validation metric (called by [`BoostParams::check`]).
+fn check_params(p: &BoostParams) -> Result<()> {
+    super::registry::check_number("learning_rate", p.learning_rate)?;
+    if p.early_stopping_rounds == Some(0) {
+        return Err(Error::param("early_stopping_rounds", "an integer ≥ 1 (or none)", 0));
+    }
+    if p.eval_metric == Some(EvalMetric::Loss) && p.algorithm != Algorithm::SecBoost {
+        return Err(Error::param("eval_metric", "error, hamming or one-error (loss is SecBoost's)", "loss"));
+    }
+    Ok(())
+}
+
+/// The pure-leaf policy `auto` stands for: `forbid` for t-AdaBoost, whose t = 1 with
+/// pure leaves allowed lost to the authors' configuration on 7 of the 10 reproduction domains
+/// (docs/reproduction.md, "Defaults chosen by evidence"); `allow` for every other booster.
+pub fn default_pure_leaves(algorithm: Algorithm) -> PureLeaves {
+    match algorithm {
+        Algorithm::TAdaBoost => PureLeaves::Forbid,
+        _ => PureLeaves::Allow,
+    }
+}

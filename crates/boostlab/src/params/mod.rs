@@ -1,0 +1,24 @@
+//! Every training parameter, declared once.
+//!
+//! The parameter types are plain data — `pub` fields, [`Default`], serde — checked by
+//! [`BoostParams::check`] at the start of every fit. [`registry::PARAMETERS`] describes each of
+//! them once (type, default, range, the algorithms it applies to, and its name on every surface:
+//! CLI flag, Python keyword, experiment TOML key); the CLI's `train` flags, the TOML aliases, the
+//! Python estimators and the parameters reference page are checked against it by tests, so a
+//! surface cannot miss a parameter.
+//!
+//! This layer sits below the tree learner, the model and the boosters: it imports only the
+//! error type and the loss specifications.
+
+pub mod adaboost;
+mod boost;
+pub mod multiclass;
+pub mod preset;
+pub mod registry;
+pub mod secboost;
+pub mod tadaboost;
+pub mod tree;
+
+pub use boost::{default_pure_leaves, Algorithm, BoostParams, EvalMetric};
+pub use preset::{ParamEntry, ParamSource, Preset};
+pub use tree::{Criterion, GrowOrder, PureLeaves, SplitTies, TemperedLink, TreeParams};

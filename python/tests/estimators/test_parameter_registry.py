@@ -1,0 +1,160 @@
+"""The Python estimators against the core's parameter registry (`boostlab::params::registry`):
+every parameter with a Python keyword is a constructor argument of the estimators of the
+algorithms it applies to, every constructor argument is a registry parameter (or one of the
+estimators' own fit and prediction controls), and the keywords Python gained reach the model as
+the CLI's flags do."""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+
+import pytest
+from helpers import core_model, mixed_frame, model_dict
+
+import boostlab
+from boostlab import _boostlab
+from boostlab._base import _REGISTRY
+
+# Constructor arguments that steer fitting or prediction rather than the trained model's
+# parameters (the algorithm's own choice, `variant`, picks the registry's `algorithm`).
+NOT_PARAMETERS = {
+    "callbacks",
+    "n_jobs",
+    "warm_start",
+    "validation_fraction",
+    "variant",
+    "loss_convex",
+    "loss_beta",
+}
+
+REGISTRY = _boostlab.parameter_registry()
+
+
+def _init_args(cls) -> set[str]:
+    return {p for p in inspect.signature(cls.__init__).parameters if p != "self"}
+
+
+def test_registry_lists_every_parameter_once():
+    names = [p["name"] for p in REGISTRY]
+    assert len(names) == len(set(names))
+    kws = [p["python_kw"] for p in REGISTRY if p["python_kw"]]
+    assert len(kws) == len(set(kws))
+    for p in REGISTRY:
+        assert set(p["python_algorithms"]) <= set(p["algorithms"]), p["name"]
+        assert p["topic"] in {"data", "tree", "booster", "validation", "output"}, p["name"]
+
+
+def test_every_python_keyword_is_a_constructor_argument():
+    for p in REGISTRY:
+        if p["python_kw"] is None:
+            continue
+        for algo in p["python_algorithms"]:
+            cls = _REGISTRY.get(algo)
+            if cls is None:
+                continue  # no estimator for this algorithm (abstaining-adaboost)
+            assert p["python_kw"] in _init_args(cls), f"{cls.__name__} lacks `{p['python_kw']}` ({p['name']})"
+
+
+def test_every_constructor_argument_is_a_registry_parameter():
+    for algo, cls in _REGISTRY.items():
+        known = {p["python_kw"] for p in REGISTRY if p["python_kw"] and algo in p["python_algorithms"]}
+        for arg in _init_args(cls):
+            if arg in NOT_PARAMETERS:
+                continue
+            # An estimator serves several algorithms (MH: discrete and real): any of them will do.
+            algos = [a for a, c in _REGISTRY.items() if c is cls]
+            owners = {p["python_kw"] for p in REGISTRY if p["python_kw"] and set(algos) & set(p["python_algorithms"])}
+            assert arg in known | owners, f"{cls.__name__}({arg}=...) is not in the parameter registry"
+
+
+def test_learning_rate_range_is_the_registry_s():
+    (lr,) = [p for p in REGISTRY if p["name"] == "learning_rate"]
+    assert lr["range"] == "(0, 1]"
+    for bad in (0.0, 1.5, -1):
+        with pytest.raises(ValueError, match=r"invalid parameter `learning_rate`: expected a number in \(0, 1\]"):
+            boostlab.AdaBoostClassifier(learning_rate=bad).fit([[0.0], [1.0]], [0, 1])
+
+
+# ------------------------------------------------------------------------------------------------
+# The keywords Python gained: each reaches the model, the same model as the CLI's flag.
+
+FEATURES = ["a", "b", "c"]
+
+GAINED = [
+    (
+        "min_leaf_weight",
+        lambda: boostlab.AdaBoostClassifier(n_estimators=8, max_leaves=6, min_leaf_weight=0.2),
+        ["--algo", "adaboost", "--max-leaves", "6", "--min-leaf-weight", "0.2", "--rounds", "8"],
+        ("tree", "min_leaf_weight", 0.2),
+    ),
+    (
+        "alpha",
+        lambda: boostlab.AdaBoostClassifier(n_estimators=8, max_leaves=4, alpha="line-search"),
+        ["--algo", "adaboost", "--max-leaves", "4", "--alpha", "line-search", "--rounds", "8"],
+        ("adaboost", "alpha", "line-search"),
+    ),
+    (
+        "alpha-real",
+        lambda: boostlab.RealAdaBoostClassifier(n_estimators=8, max_leaves=4, alpha="linear-bound"),
+        ["--algo", "real-adaboost", "--max-leaves", "4", "--alpha", "linear-bound", "--rounds", "8"],
+        ("adaboost", "alpha", "linear-bound"),
+    ),
+    (
+        "learner_weights",
+        lambda: boostlab.TAdaBoostClassifier(n_estimators=8, t=0.6, max_leaves=4, learner_weights="co-density"),
+        ["--algo", "t-adaboost", "--t", "0.6", "--max-leaves", "4", "--learner-weights", "co-density", "--rounds", "8"],
+        ("t_adaboost", "learner_weights", "co-density"),
+    ),
+]
+
+
+def _csv() -> str:
+    return mixed_frame()[FEATURES + ["label"]].to_csv(index=False)
+
+
+def _fit(make):
+    """Fitted on the CSV the CLI reads, read back with exact float parsing."""
+    import io
+
+    import pandas as pd
+
+    kw = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+    df = pd.read_csv(io.StringIO(_csv()), **kw)
+    return make().fit(df[FEATURES], df["label"]), df
+
+
+@pytest.mark.parametrize("case", GAINED, ids=[c[0] for c in GAINED])
+def test_gained_keyword_reaches_the_model(case):
+    _, make, _, (table, field, value) = case
+    est, df = _fit(make)
+    assert core_model(est)["params"][table][field] == value
+    # The keyword changes the model (the default's differs), and survives a save and reload.
+    default = make().set_params(**{field: None})
+    default.fit(df[FEATURES], df["label"])
+    assert core_model(default) != core_model(est)
+    assert est.get_params()[field] == value
+
+
+@pytest.mark.parametrize("case", GAINED, ids=[c[0] for c in GAINED])
+def test_gained_keyword_round_trips_through_a_model_file(case, tmp_path):
+    _, make, _, (_, field, value) = case
+    est, _ = _fit(make)
+    est.save_model(tmp_path / "m.json")
+    loaded = type(est).load_model(tmp_path / "m.json")
+    assert loaded.get_params()[field] == value
+
+
+@pytest.mark.parametrize("case", GAINED, ids=[c[0] for c in GAINED])
+def test_gained_keyword_gives_the_cli_s_model(case, cli, tmp_path):
+    _, make, flags, _ = case
+    est, _ = _fit(make)
+    data = tmp_path / "train.csv"
+    data.write_text(_csv())
+    res = subprocess.run(
+        [str(cli), "train", "--data", str(data), "--label", "label", *flags, "--model", str(tmp_path / "m.json"), "-q"],
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode == 0, res.stderr
+    assert model_dict((tmp_path / "m.json").read_text()) == core_model(est)

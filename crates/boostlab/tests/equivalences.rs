@@ -116,7 +116,8 @@ fn batch_loss_equals_builtin_and_is_called_per_step_not_per_example() {
             let reference = boostlab::math::loss::Loss::from_spec(&boostlab::math::loss::LossSpec::Logistic).unwrap();
             reference.eval_many(z, out);
         };
-        let loss = boostlab::math::loss::Loss::custom_batch("my-logistic", Arc::new(logistic), true, Some(0.25)).unwrap();
+        let loss =
+            boostlab::math::loss::Loss::custom_batch("my-logistic", Arc::new(logistic), true, Some(0.25)).unwrap();
         let user = boostlab::Trainer::new(&p).loss(loss).fit(&d).unwrap();
         assert_eq!(user.trees, builtin.trees, "{oracle:?}");
         assert_eq!(user.alphas, builtin.alphas, "{oracle:?}");

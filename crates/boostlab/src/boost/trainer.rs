@@ -24,13 +24,13 @@ use std::sync::Arc;
 
 use super::driver::{self, RoundRecord};
 use super::validation::{FitOptions, Validation};
-use crate::cancel::Cancel;
 use crate::collective::Collective;
 use crate::data::{BinnedData, Dataset};
 use crate::error::{Error, Result};
-use crate::loss::Loss;
+use crate::math::loss::Loss;
 use crate::model::Ensemble;
 use crate::params::BoostParams;
+use crate::util::cancel::Cancel;
 
 /// Trains an ensemble: the parameters, then the optional inputs, then [`Trainer::fit`] or
 /// [`Trainer::fit_binned`]. The parameters are checked ([`BoostParams::check`]) at the start of
@@ -160,7 +160,7 @@ mod tests {
 
     #[test]
     fn a_user_loss_needs_secboost() {
-        let l = Loss::from_spec(&crate::loss::LossSpec::Logistic).expect("loss");
+        let l = Loss::from_spec(&crate::math::loss::LossSpec::Logistic).expect("loss");
         let e = Trainer::new(&BoostParams::default()).loss(l).fit(&data()).expect_err("adaboost");
         assert!(e.to_string().contains("secboost"), "{e}");
     }

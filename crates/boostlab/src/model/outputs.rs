@@ -1,9 +1,6 @@
 //! What a model's outputs mean and how they are decoded: label scores (label sets, top label,
 //! ranking) or the columns of an output code (SPEC §4.5–4.6).
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};

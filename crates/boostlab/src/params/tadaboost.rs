@@ -49,7 +49,7 @@ pub struct TAdaBoostParams {
     pub overflow: OverflowPolicy,
     /// `t = auto`: when set, `t` is chosen from `auto_t.grid` by inner stratified
     /// cross-validation on the training rows and the model is refit with it (see
-    /// [`crate::boost::auto_t`]); the model's `t` is then the chosen one. By default none (`t` as given).
+    /// [`crate::select::auto_t`]); the model's `t` is then the chosen one. By default none (`t` as given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_t: Option<AutoT>,
     /// A schedule of t over the rounds, e.g. `linear:0.5:1`: round j runs at the

@@ -15,7 +15,6 @@
 //! held-out weight. The lowest score wins; ties go to the first grid value in the grid's order.
 
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use crate::boost::driver::{fit_inner, fit_inner_on, BoostParams, RoundRecord};
 use crate::boost::validation::FitOptions;

@@ -32,11 +32,10 @@ use std::collections::HashSet;
 use rand::Rng;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 
 pub(crate) use crate::model::outputs::decode_into;
 pub use crate::model::outputs::{
-    decode, decode_losses_into, label_set, log_decode_loss, ranking, top_label, CodeMatrix, Decode, MultiOutput,
+    decode, decode_losses_into, label_set, log_decode_loss, ranking, top_label, CodeMatrix, MultiOutput,
 };
 pub use mh::AdaBoostMh;
 pub use mo::AdaBoostMo;

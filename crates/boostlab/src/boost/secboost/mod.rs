@@ -58,7 +58,6 @@ pub mod oracle;
 mod solve_alpha;
 
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use oracle::{offset_convex, offset_grid, offset_grid_and_obi, offsets_many, OffsetChoice};
 use solve_alpha::{
@@ -70,7 +69,7 @@ pub use solve_alpha::{solve_alpha, solve_alpha_certified, AlphaInput, AlphaSolut
 use super::{Booster, Diagnostics, Labels, Step};
 use crate::collective::Shared;
 use crate::error::{Error, Result};
-use crate::math::loss::{Loss, LossSpec};
+use crate::math::loss::Loss;
 use crate::tree::{Criterion, LeafRule};
 
 pub use crate::params::secboost::{AlphaRule, OffsetOracle, SecBoostParams, SolveAlphaRule};
@@ -810,6 +809,7 @@ impl SecBoost {
 mod tests {
     use super::solve_alpha::*;
     use super::*;
+    use crate::math::loss::LossSpec;
     use proptest::prelude::*;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;

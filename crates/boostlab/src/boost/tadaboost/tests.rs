@@ -2,8 +2,8 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::*;
-use crate::tree::TemperedLink;
 use crate::math::tempered::{co_simplex_normalize, k_t, tempered_update};
+use crate::tree::TemperedLink;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -52,8 +52,8 @@ use super::{
     BinnedData, Block, BlockLabels, CsvOptions, Dataset, FeatureKind, LabelSelector, ProgressFn, ReadProgress,
     StreamOptions, Target, DEFAULT_CHUNK_BYTES,
 };
-use crate::error::{Error, Result};
 use crate::data::Schema;
+use crate::error::{Error, Result};
 
 /// Blocks of rows for prediction, in the order of the table.
 pub type Blocks<'a> = Box<dyn Iterator<Item = Result<Block>> + 'a>;

@@ -46,12 +46,12 @@ pub const DEFAULT_SPRING_Q: f64 = 500.0;
 /// alone. This is checked at compile time:
 ///
 /// ```compile_fail
-/// let loss = boostlab::loss::Loss::from_spec(&boostlab::loss::LossSpec::Logistic).unwrap();
+/// let loss = boostlab::math::loss::Loss::from_spec(&boostlab::math::loss::LossSpec::Logistic).unwrap();
 /// let _ = loss.derivative(0.0); // no such method
 /// ```
 ///
 /// ```
-/// let loss = boostlab::loss::Loss::from_spec(&boostlab::loss::LossSpec::Logistic).unwrap();
+/// let loss = boostlab::math::loss::Loss::from_spec(&boostlab::math::loss::LossSpec::Logistic).unwrap();
 /// assert!((loss.value(0.0) - 2f64.ln()).abs() < 1e-15);
 /// ```
 ///

@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use super::adaboost::AdaBoost;
 use super::multiclass::{MultiBooster, MultiOutput, MultiVariant};
@@ -25,18 +24,7 @@ use crate::util::par::ROW_CHUNK;
 
 pub use crate::params::{default_pure_leaves, Algorithm, BoostParams};
 
-/// One round of training, as logged (`--log-json`) and stored in the model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RoundRecord {
-    /// 1-based round number.
-    pub round: usize,
-    /// Diagnostics by name (`alpha`, `z`, `train_error`, ...). Only finite values are kept.
-    #[serde(flatten)]
-    pub values: BTreeMap<String, f64>,
-    /// Why boosting stopped after (or at) this round.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stop_reason: Option<String>,
-}
+pub use crate::model::RoundRecord;
 
 /// Training labels in the boosters' form, built from a dataset's target.
 pub(crate) struct OwnedLabels {

@@ -3,8 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::boost::driver::{BoostParams, RoundRecord};
+use std::collections::BTreeMap;
+
 use crate::data::Target;
+use crate::params::{BoostParams, ParamEntry};
 use crate::tree::Tree;
 
 mod file;
@@ -17,6 +19,19 @@ pub use crate::util::fs::{write_atomic, TMP_SUFFIX};
 pub use file::FORMAT_VERSION;
 pub use outputs::MultiOutput;
 pub use validation::MAX_SCORE_BOUND;
+
+/// One round of training, as logged (`--log-json`) and stored in the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundRecord {
+    /// 1-based round number.
+    pub round: usize,
+    /// Diagnostics by name (`alpha`, `z`, `train_error`, ...). Only finite values are kept.
+    #[serde(flatten)]
+    pub values: BTreeMap<String, f64>,
+    /// Why boosting stopped after (or at) this round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+}
 
 /// What `t = auto` chose, kept in the model ([`Ensemble::t_selection`]) and shown by `inspect`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -115,7 +130,7 @@ pub struct Ensemble {
     /// dotted path (`tree.max_split_candidates`); see [`BoostParams::sources`]. Informational;
     /// empty in models written before issue 17.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub param_sources: std::collections::BTreeMap<String, crate::boost::preset::ParamEntry>,
+    pub param_sources: std::collections::BTreeMap<String, ParamEntry>,
     /// The validation metric whose value each round's record holds as `valid_metric` (issue 15:
     /// `error`, `hamming`, `one-error`, `loss`); None when trained without validation data.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs one fuzz target for 1,000,000 executions or 10 minutes, whichever comes first, on one core,
-# with the limits of issue 14 (1 s per input, 2 GB of memory), from the built binary so that a
+# with the robustness limits (1 s per input, 2 GB of memory), from the built binary so that a
 # concurrent edit of the library cannot trigger a rebuild mid-run:
 #   cargo +nightly fuzz build -O            # once (from fuzz/)
 #   bash run.sh TARGET [extra libFuzzer flags]

@@ -308,7 +308,7 @@ fn solve_alpha_and_kappa_flags() {
                 r["risk_prev"].as_f64().unwrap(),
                 r["certified_decrease"].as_f64().unwrap(),
             );
-            // SPEC §6: F(S, H_t) ≤ F(S, H_(t−1)) − (B_t − q̄_t), under either rule.
+            // docs/explanation/secboost.md#secboost-algorithm: F(S, H_t) ≤ F(S, H_(t−1)) − (B_t − q̄_t), under either rule.
             assert!(risk <= prev - dec + 1e-10, "{line}");
             if certified == 1.0 {
                 assert!(
@@ -340,7 +340,7 @@ fn weight_column_equals_repeated_rows() {
         let color = ["red", "green", "blue"][i % 3];
         let z = ((i * 31) % 17) as f64 / 3.0;
         // Every category moves the labels differently: categories whose fractions of positives
-        // tie exactly are sorted by the rounding of their sums (SPEC §2.2's prefix order), which
+        // tie exactly are sorted by the rounding of their sums (docs/explanation/weak-learners.md#weak-learners-categorical: prefix order), which
         // may differ between weights and repeated rows (a known limit, docs/how-to/sample-weights.md).
         let bump = if i % 5 == 0 { 0.0 } else { [3.0, 1.3, 0.0][i % 3] };
         let class = ["lo", "mid", "hi"][usize::from(x + z + bump > 8.0) + usize::from(x - z + bump > 4.0)];

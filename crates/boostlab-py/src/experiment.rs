@@ -1,4 +1,4 @@
-//! Experiment grids from Python (issue 13): the conversion layer under `boostlab.experiment`.
+//! Experiment grids from Python: the conversion layer under `boostlab.experiment`.
 //!
 //! The Dask client opens the results directory ([`ExperimentRun`]: the spec check, resume, atomic
 //! record writes — the library's [`ResultsDir`], as `boostlab experiment` uses it) and sends

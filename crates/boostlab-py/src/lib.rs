@@ -2,7 +2,7 @@
 //!
 //! Conversion only (STYLE 12): numpy arrays in, [`boostlab`] calls, numpy arrays out. Every
 //! scikit-learn convention — input validation, the `classes_` mapping, tags, pickling — lives in
-//! `python/boostlab`. The one design choice (issue 12): the Python side hands over *columns* — a
+//! `python/boostlab`. The one design choice: the Python side hands over *columns* — a
 //! float32 or float64 matrix `("matrix", buffer, n, d, row stride, column stride)`, a CSC matrix
 //! or a list of numeric `("column", buffer, n, stride)` entries and `(codes, levels)` categorical
 //! pairs — and the core reads the numpy buffers in place through [`ColumnView`]s (`buffer` is a
@@ -13,7 +13,7 @@
 //! Errors: [`boostlab::Error::Io`] becomes `OSError`, every other core error `ValueError`, both
 //! with the core's message.
 //!
-//! Interrupts (issue 14): `fit` and `decision_function` run on a scoped worker thread while the
+//! Interrupts: `fit` and `decision_function` run on a scoped worker thread while the
 //! calling thread, GIL released, waits for it in slices of [`POLL`] and runs
 //! `PyErr_CheckSignals` between them. A pending `KeyboardInterrupt` (or any exception a signal
 //! handler raises) sets the core's [`Cancel`] flag, which the boosting loop checks between rounds
@@ -431,7 +431,7 @@ fn python_loss(func: Py<PyAny>, name: String, convex: bool, beta: Option<f64>, e
     Loss::custom_batch(name, f, convex, beta).map_err(py_err)
 }
 
-/// A local pool of worker threads for one call (issue 15), scikit-learn's `n_jobs`: None or −1
+/// A local pool of worker threads for one call, scikit-learn's `n_jobs`: None or −1
 /// = one per logical CPU, −2 = all but one, ..., a positive n = n threads; 0 is refused.
 fn thread_pool(n_jobs: Option<i64>) -> PyResult<rayon::ThreadPool> {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as i64;
@@ -450,7 +450,7 @@ fn thread_pool(n_jobs: Option<i64>) -> PyResult<rayon::ThreadPool> {
         .map_err(|e| PyValueError::new_err(format!("n_jobs = {n}: cannot start the worker threads: {e}")))
 }
 
-/// Views copied into owned columns (validation data, issue 15): numeric values, and category
+/// Views copied into owned columns (validation data): numeric values, and category
 /// codes with the schema's levels.
 fn owned_columns(views: &[ColumnView<'_>], schema: &Schema) -> PyResult<Vec<Column>> {
     if views.len() != schema.names.len() {
@@ -478,7 +478,7 @@ fn owned_columns(views: &[ColumnView<'_>], schema: &Schema) -> PyResult<Vec<Colu
         .collect()
 }
 
-/// Validation data from Python (issue 15): `(columns, target kind, y, class names)`, the forms
+/// Validation data from Python: `(columns, target kind, y, class names)`, the forms
 /// of the training data's.
 type ValidTuple<'py> = (Bound<'py, PyAny>, String, Bound<'py, PyAny>, Vec<String>);
 
@@ -526,7 +526,7 @@ struct FitArgs<'a, 'py> {
     n_jobs: Option<i64>,
 }
 
-/// A rank's part of a distributed fit (issue 13): the bin mapper every rank bins with, and the
+/// A rank's part of a distributed fit: the bin mapper every rank bins with, and the
 /// transport `(allreduce, rank, size)`.
 struct ShardArgs {
     /// None when the rows come binned ([`ShardBins`]).
@@ -537,7 +537,7 @@ struct ShardArgs {
 }
 
 /// The parameters of `params_json` (the preset first, the estimator's given parameters over it,
-/// issue 17) and their sources: the estimators send every constructor argument, so one equal to
+/// and their sources: the estimators send every constructor argument, so one equal to
 /// what the preset (or the default) gives is not a choice of the user's.
 fn params_and_sources(
     params_json: &str,
@@ -569,7 +569,7 @@ fn train(
 ) -> PyResult<Model> {
     let pool = thread_pool(args.n_jobs)?;
     let (params, sources) = params_and_sources(args.params_json)?;
-    // Issue 13 (session 8): a rank's rows already binned on its worker ([`bin_shard`]).
+    // A rank's rows already binned on its worker ([`bin_shard`]).
     let pre_binned = match columns.cast::<ShardBins>() {
         Ok(s) if shard.is_some() => Some(s.get().take()?),
         Ok(_) => return Err(PyTypeError::new_err("a ShardBins is for fit_shard only")),
@@ -599,7 +599,7 @@ fn train(
         }
         (None, None) => return Err(PyValueError::new_err("internal: no features")),
     };
-    // Issue 15: validation data, copied into columns of the training schema (categories re-coded
+    // Validation data, copied into columns of the training schema (categories re-coded
     // onto the training levels).
     let valid = args
         .valid
@@ -665,7 +665,7 @@ fn train(
     Ok(Model { inner })
 }
 
-// ---- Issue 13: distributed training (the Rust side of `boostlab.dask`) ----------------------
+// ---- Distributed training (the Rust side of `boostlab.dask`) ----------------------
 //
 // Each worker (rank) holds some of the rows, in rank order. Binning: every rank calls
 // `shard_summary` on its rows, the driver merges the bytes in rank order with
@@ -695,7 +695,7 @@ fn weight_prefix(start: f64, sample_weight: PyReadonlyArray1<'_, f64>) -> PyResu
 ///
 /// `columns` as `fit` takes them (the same forms as the local estimators send; categorical
 /// columns with the same levels on every rank), or `("parts", [columns, ...])`: the rank's
-/// partitions in order, each in one of those forms, read in place (session 8); the rows are rows
+/// partitions in order, each in one of those forms, read in place; the rows are rows
 /// `global_offset..global_offset + n` of `global_n` (rank order). With `sample_weight`,
 /// `weight_offset`/`total_weight` come from chaining [`weight_prefix`]. Only `max_bins` is read
 /// from `params_json`. Runs with the GIL released.
@@ -757,7 +757,7 @@ fn check_part_widths(parts: &[Vec<ColumnView<'_>>], names: &[String]) -> PyResul
 }
 
 /// The features of `columns`: one held part, or the parts of `("parts", [columns, ...])` (a
-/// rank's partitions, in order; issue 13, session 8).
+/// rank's partitions, in order).
 fn held_parts<'py>(columns: &Bound<'py, PyAny>) -> PyResult<Vec<Held<'py>>> {
     if let Ok(t) = columns.cast::<PyTuple>() {
         if t.len() == 2 && t.get_item(0)?.extract::<String>().is_ok_and(|tag| tag == "parts") {
@@ -769,7 +769,7 @@ fn held_parts<'py>(columns: &Bound<'py, PyAny>) -> PyResult<Vec<Held<'py>>> {
     Ok(vec![Held::new(columns, None)?])
 }
 
-/// A rank's rows as bins (issue 13, session 8): what [`bin_shard`] makes on the rank's worker
+/// A rank's rows as bins: what [`bin_shard`] makes on the rank's worker
 /// and [`fit_shard`] trains on, so the worker keeps the bins, not a copy of its partitions'
 /// values. Its bins are moved into the fit (a shard trains once).
 #[pyclass(module = "boostlab._boostlab", name = "ShardBins", frozen)]
@@ -826,7 +826,7 @@ impl ShardBins {
 }
 
 /// `bin_shard(names, columns, bin_mapper_json) -> ShardBins`: a rank's rows binned with the
-/// merged mapper (issue 13, session 8). `columns` as [`shard_summary`] takes them — with
+/// merged mapper. `columns` as [`shard_summary`] takes them — with
 /// `("parts", [...])` each partition is binned straight into its rows of the one matrix (the
 /// row-blocked binning reads each partition once), so no concatenated copy is made. Runs with the
 /// GIL released.
@@ -872,7 +872,7 @@ struct PyCollective {
     rank: usize,
     size: usize,
     error: ErrorSlot,
-    /// The arrays handed to `func`, one per length, reused (session 9): a fresh array of 128 KiB
+    /// The arrays handed to `func`, one per length, reused: a fresh array of 128 KiB
     /// or more — a histogram — is a new mapping in a Dask worker (see `RowBuffers` in the core),
     /// page-faulted in at every reduction. `func` only reads its argument.
     inputs: Mutex<Vec<Py<PyArray1<f64>>>>,
@@ -934,7 +934,7 @@ impl boostlab::collective::Collective for PyCollective {
 
 /// `fit_shard(names, columns, target_kind, y, classes, params_json, bin_mapper_json, rank, size,
 /// allreduce, sample_weight=None, loss=None, callbacks=None, n_jobs=None, valid=None,
-/// init_model=None) -> Model`: this rank's part of a distributed fit (issue 13); every rank
+/// init_model=None) -> Model`: this rank's part of a distributed fit; every rank
 /// returns the same model.
 ///
 /// `columns`: this rank's rows as `fit` takes them, binned here with `bin_mapper_json`, or a
@@ -1125,7 +1125,7 @@ impl Model {
         self.inner.n_outputs
     }
 
-    /// The learned label-set threshold θ (`{ℓ : f > θ}`; AdaBoost.MR/M2, issue 16), or None (θ = 0).
+    /// The learned label-set threshold θ (`{ℓ : f > θ}`; AdaBoost.MR/M2), or None (θ = 0).
     #[getter]
     fn label_threshold(&self) -> Option<f64> {
         self.inner.label_threshold
@@ -1144,13 +1144,13 @@ impl Model {
     }
 
     /// Early stopping's best iteration (0-based; the model keeps `best_iteration + 1` trees), or
-    /// None (issue 15).
+    /// None.
     #[getter]
     fn best_iteration(&self) -> Option<usize> {
         self.inner.best_iteration
     }
 
-    /// The validation metric recorded as `valid_metric` in the history, or None (issue 15).
+    /// The validation metric recorded as `valid_metric` in the history, or None.
     #[getter]
     fn eval_metric(&self) -> Option<String> {
         self.inner.eval_metric.clone()
@@ -1162,7 +1162,7 @@ impl Model {
         self.inner.clip
     }
 
-    /// t-AdaBoost with `t = "auto"` (issue 16): the grid, the inner cross-validated errors and the
+    /// t-AdaBoost with `t = "auto"`: the grid, the inner cross-validated errors and the
     /// chosen t as JSON (`{"grid", "scores", "t", "folds", "fold_seed"}`), else None.
     #[getter]
     fn t_selection_json(&self) -> PyResult<Option<String>> {
@@ -1269,7 +1269,7 @@ impl Model {
         Ok(idx.into_pyarray(py))
     }
 
-    /// Feature importances (issue 15), `kind` = `"gain"` or `"split"`, normalised to sum 1.
+    /// Feature importances, `kind` = `"gain"` or `"split"`, normalised to sum 1.
     fn feature_importance<'py>(&self, py: Python<'py>, kind: &str) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let kind = boostlab::explain::ImportanceKind::parse(kind).map_err(py_err)?;
         Ok(Array1::from(self.inner.feature_importance(kind)).into_pyarray(py))
@@ -1353,7 +1353,7 @@ fn _boostlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry::parameter_registry, m)?)?;
     m.add_function(wrap_pyfunction!(registry::check_parameter, m)?)?;
     m.add_class::<ShardBins>()?;
-    // Issue 13: experiment grids on Dask (src/experiment.rs).
+    // Experiment grids on Dask (src/experiment.rs).
     m.add_class::<experiment::ExperimentRun>()?;
     m.add_function(wrap_pyfunction!(experiment::experiment_run_cells, m)?)?;
     Ok(())

@@ -1,4 +1,4 @@
-//! Distributed sums (issue 13): the one seam between the training code and the workers.
+//! Distributed sums: the one seam between the training code and the workers.
 //!
 //! Data-parallel, SPMD: each worker (rank) holds some of the rows as bins and runs the same
 //! training code ([`crate::Trainer::collective`]). Wherever the single-machine
@@ -136,7 +136,7 @@ impl Shared {
     /// Every rank's `local` values concatenated in rank order (a copy of `local` on one rank): two
     /// calls, the lengths and then the values, each rank's values in its own slot of a zero
     /// vector, so the sum is exact. For the few end-of-fit quantities that need all the rows
-    /// (the label-set threshold of issue 16): `Σ len` values travel.
+    /// (the label-set threshold): `Σ len` values travel.
     pub fn gather(&self, local: &[f64]) -> Result<Vec<f64>> {
         let Some(c) = &self.0 else { return Ok(local.to_vec()) };
         let (size, rank) = (c.size(), c.rank());
@@ -379,7 +379,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn issue_13_thread_collective_sums_in_rank_order_on_every_rank() {
+    fn thread_collective_sums_in_rank_order_on_every_rank() {
         let ranks = ThreadCollective::ranks(3, Duration::from_secs(10));
         let out: Vec<Vec<f64>> = std::thread::scope(|s| {
             let hs: Vec<_> = ranks
@@ -412,7 +412,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_13_a_rank_that_leaves_fails_the_others_without_hanging() {
+    fn a_rank_that_leaves_fails_the_others_without_hanging() {
         let mut ranks = ThreadCollective::ranks(2, Duration::from_secs(30));
         let r1 = ranks.pop().unwrap();
         let r0 = ranks.pop().unwrap();
@@ -427,7 +427,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_13_a_missing_rank_times_out() {
+    fn a_missing_rank_times_out() {
         let ranks = ThreadCollective::ranks(2, Duration::from_millis(100));
         let mut b = [1.0];
         let e = ranks[0].allreduce_sum(&mut b).unwrap_err();

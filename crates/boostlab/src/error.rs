@@ -60,7 +60,7 @@ pub enum Error {
     /// A step supplied by the caller failed (an experiment's cell runner); the message says why.
     #[error("{0}")]
     Failed(String),
-    /// Distributed training (issue 13): a peer was lost, a reduction timed out, or the ranks
+    /// Distributed training: a peer was lost, a reduction timed out, or the ranks
     /// disagree; the message names the rank or worker.
     #[error("distributed training: {0}")]
     Distributed(String),
@@ -83,7 +83,7 @@ impl Error {
 pub const SHOWN_CHARS: usize = 60;
 
 /// A user's value as an error message shows it: whole when at most [`SHOWN_CHARS`] characters,
-/// else its first [`SHOWN_CHARS`] characters, an ellipsis and the full length (issue 14: a 10 MB
+/// else its first [`SHOWN_CHARS`] characters, an ellipsis and the full length (a 10 MB
 /// field is not echoed whole).
 pub fn shown(s: &str) -> String {
     match s.char_indices().nth(SHOWN_CHARS) {
@@ -97,7 +97,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn issue_14_long_values_are_shortened() {
+    fn long_values_are_shortened() {
         assert_eq!(shown("abc"), "abc");
         let exact = "x".repeat(SHOWN_CHARS);
         assert_eq!(shown(&exact), exact);

@@ -1,10 +1,10 @@
-//! Explaining a trained [`Ensemble`] (issue 15): feature importances, exact TreeSHAP
+//! Explaining a trained [`Ensemble`]: feature importances, exact TreeSHAP
 //! contributions, and the normalised margin distributions of boosting theory.
 //!
 //! The one design choice: everything is read from what the grower recorded in each tree when it
 //! split a node — the criterion decrease (`Tree::gains`) and the training examples that reached
-//! the node (`Tree::covers`) — so explaining a model never needs its training data. Models written
-//! before issue 15 have neither: their gain importances are 0 and they cannot be explained with
+//! the node (`Tree::covers`) — so explaining a model never needs its training data. Models written by
+//! older versions have neither: their gain importances are 0 and they cannot be explained with
 //! TreeSHAP (a clear error says so; retraining records both).
 
 use rayon::prelude::*;
@@ -229,7 +229,7 @@ pub fn columns_of_views(columns: &[ColumnView<'_>]) -> Vec<Column> {
 }
 
 impl Ensemble {
-    /// Feature importances (issue 15), one per model feature, normalised to sum 1 (all 0 when the
+    /// Feature importances, one per model feature, normalised to sum 1 (all 0 when the
     /// model has no split, or for `Gain` when it was written before gains were recorded):
     /// `Split` counts the splits on each feature, `Gain` sums their criterion decreases (each in
     /// its round's weights, as the grower measured it).
@@ -275,7 +275,7 @@ impl Ensemble {
         for (t, tree) in self.trees.iter().enumerate() {
             if tree.covers.len() != tree.nodes.len() {
                 return Err(Error::InvalidModel(format!(
-                    "tree {t} has no recorded covers (a model written before issue 15): retrain it to compute \
+                    "tree {t} has no recorded covers (a model written by an older version): retrain it to compute \
                      contributions"
                 )));
             }
@@ -301,7 +301,7 @@ impl Ensemble {
         Ok(e)
     }
 
-    /// Exact TreeSHAP contributions (issue 15; Lundberg, Erion & Lee 2018, path-dependent
+    /// Exact TreeSHAP contributions (Lundberg, Erion & Lee 2018, path-dependent
     /// conditional expectations weighted by the covers) of the linear model into `out`,
     /// `n × (d + 1) × n_outputs` row-major: for each row, feature `j`'s contribution to each
     /// output, then the bias ([`Ensemble::expected_value`]) in position `d`. Each row's

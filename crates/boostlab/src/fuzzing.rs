@@ -1,4 +1,4 @@
-//! Fuzzing harnesses (issue 14): one function per fuzz target, shared by the cargo-fuzz targets
+//! Fuzzing harnesses: one function per fuzz target, shared by the cargo-fuzz targets
 //! in `fuzz/` and by the replay test `tests/fuzz_corpus.rs`, which runs every committed corpus
 //! file and every regression input through the same code on stable Rust.
 //!
@@ -84,7 +84,7 @@ pub fn csv(data: &[u8]) {
     }
 }
 
-/// The streamed CSV reader (issue 12), differentially: the first byte picks the options (label,
+/// The streamed CSV reader, differentially: the first byte picks the options (label,
 /// weights, row limit, positive class, bins, tiny chunks so that rows straddle chunk cuts). The
 /// bytes are read both by [`read_csv_binned`] (from a temporary file) and by [`read_csv_from`]
 /// followed by [`BinMapper::fit`] and `transform`; both must fail, or both succeed with the same

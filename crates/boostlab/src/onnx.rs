@@ -1,4 +1,4 @@
-//! ONNX export of the linear model (issue 15), behind the `onnx` feature.
+//! ONNX export of the linear model, behind the `onnx` feature.
 //!
 //! The graph: one `ai.onnx.ml` `TreeEnsembleRegressor` summing `α_t·h_t` (and `base_score`) into
 //! the raw scores `scores` (`N × n_outputs`, float32), then standard operators for the outputs
@@ -349,7 +349,7 @@ impl Ensemble {
                         missing_true.push(0);
                         let l = *leaf as usize;
                         for (o, h) in tree.leaf_values[l * k..(l + 1) * k].iter().enumerate() {
-                            // SPEC intro: H(x) = Σ_t α_t h_t(x).
+                            // docs/explanation/adaboost.md#adaboost-notation: H(x) = Σ_t α_t h_t(x).
                             t_tree.push(t as i64);
                             t_node.push(i as i64);
                             t_ids.push(o as i64);
@@ -384,9 +384,9 @@ impl Ensemble {
                 floats("base_values", vec![self.base_score as f32; k]),
             ],
         )];
-        // SPEC §3: P(+1|x) = σ(2f) (per label / class; normalised over the classes).
+        // docs/explanation/adaboost.md#adaboost-discrete: P(+1|x) = σ(2f) (per label / class; normalised over the classes).
         let mut init = vec![float_const("two", vec![], vec![2.0]), float_const("zero", vec![], vec![0.0])];
-        // Issue 16: the label sets of a multi-label model are {f > θ} (θ = 0 without a learned one).
+        // The label sets of a multi-label model are {f > θ} (θ = 0 without a learned one).
         init.push(float_const("theta", vec![], vec![self.label_threshold.unwrap_or(0.0) as f32]));
         nodes.push(node("Mul", "", &["scores", "two"], &["scores2"], vec![]));
         nodes.push(node("Sigmoid", "", &["scores2"], &["sig"], vec![]));
@@ -453,7 +453,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn issue_15_f32_thresholds_give_the_same_branch_for_float32_inputs() {
+    fn f32_thresholds_give_the_same_branch_for_float32_inputs() {
         let mut rng_state = 0x1234_5678_9abc_def0u64;
         let mut next = || {
             rng_state ^= rng_state << 13;

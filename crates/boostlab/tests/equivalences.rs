@@ -35,7 +35,7 @@ fn data(seed: u64, n: usize) -> Dataset {
     .unwrap()
 }
 
-/// SPEC §5: at t = 1 t-AdaBoost is AdaBoost with the linear-bound α on h/R, on the same trees
+/// docs/explanation/tadaboost.md#tadaboost-t-one: at t = 1 t-AdaBoost is AdaBoost with the linear-bound α on h/R, on the same trees
 /// (Matusita = L^(1), the t = 1 link = ½ ln(W+/W−), pure leaves forbidden as in the paper).
 #[test]
 fn t_equal_one_is_adaboost_with_the_linear_bound_alpha() {

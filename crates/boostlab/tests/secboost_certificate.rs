@@ -1,4 +1,4 @@
-//! SecBoost's per-round certificate (SPEC §6 as corrected).
+//! SecBoost's per-round certificate (docs/explanation/secboost.md#secboost-certificate as corrected).
 //!
 //! Every round records `risk_prev` = F(S, H_(t−1)), `risk` = F(S, H_t), `b` = B_t, `qbar` = q̄_t,
 //! `pi` = π_t and `certified_decrease` = B_t − q̄_t. For any α (either Solve_α rule) the theorem's
@@ -29,7 +29,7 @@ fn params(loss: &str, rule: SolveAlphaRule, alpha: AlphaRule, leaves: usize, rou
     p.secboost.solve_alpha = rule;
     p.secboost.alpha_rule = alpha;
     if loss == "zero-one" {
-        // SPEC §6: the 0/1 loss needs h0 at a continuity point, and an offset that crosses its step.
+        // docs/explanation/secboost.md#secboost-algorithm: the 0/1 loss needs h0 at a continuity point, and an offset that crosses its step.
         p.secboost.h0 = -0.1;
         p.secboost.v0 = 0.2;
     }
@@ -60,7 +60,7 @@ fn check_certificate(what: &str, m: &Ensemble, certified: bool) -> usize {
         }
         prev = Some(risk);
         assert!(b.is_finite() && qbar >= 0.0 && (dec - (b - qbar)).abs() <= 1e-15 * b.abs().max(qbar));
-        // SPEC §6: F(S, H_t) ≤ F(S, H_(t−1)) − (B_t − q̄_t), every round, either rule.
+        // docs/explanation/secboost.md#secboost-algorithm: F(S, H_t) ≤ F(S, H_(t−1)) − (B_t − q̄_t), every round, either rule.
         assert!(
             risk <= risk_prev - dec + tol(risk_prev),
             "{what} round {}: F_t = {risk} > F_(t−1) − (B − q̄) = {risk_prev} − {dec}",

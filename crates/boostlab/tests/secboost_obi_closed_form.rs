@@ -1,4 +1,4 @@
-//! The closed-form OBI of the built-in convex losses (SPEC §6: "the OBI (closed form or
+//! The closed-form OBI of the built-in convex losses (docs/explanation/secboost.md#secboost-obi: "the OBI (closed form or
 //! a unimodal search, since line − F is concave)").
 //!
 //! References: `golden/obi_reference.json`, 50-digit values from `golden/obi_reference.py`

@@ -1,4 +1,4 @@
-//! SPEC §5: t-AdaBoost's clip events per round, and the expectation that the clipped
+//! docs/explanation/tadaboost.md#tadaboost-algorithm: t-AdaBoost's clip events per round, and the expectation that the clipped
 //! and the linear model predict alike (Lemma E: on the training sample the upper clip never binds).
 
 use crate::common;
@@ -30,7 +30,7 @@ fn clipped_and_linear_models_predict_alike() {
             p.tree.max_nodes = Some(15);
             let m = fit(&tr, &p).expect("fits");
             for r in &m.history {
-                // SPEC §5, Lemma E: δ − y H_j(x_i) > 0 on the training sample: the upper clip never binds.
+                // docs/explanation/tadaboost.md#tadaboost-clipped, Lemma E: δ − y H_j(x_i) > 0 on the training sample: the upper clip never binds.
                 assert_eq!(r.values["clip_events_upper"], 0.0, "{dataset} t={t} round {}", r.round);
                 assert!(r.values["clip_events_lower"] >= 0.0);
                 assert_eq!(

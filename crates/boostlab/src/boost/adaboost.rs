@@ -1,4 +1,4 @@
-//! Discrete AdaBoost (SPEC §3) and confidence-rated / Real AdaBoost (SPEC §4.1–4.4).
+//! Discrete AdaBoost (docs/explanation/adaboost.md#adaboost-discrete) and confidence-rated / Real AdaBoost (docs/explanation/adaboost.md#adaboost-generalised).
 
 use rayon::prelude::*;
 
@@ -25,11 +25,11 @@ pub struct AdaBoost {
     criterion: Criterion,
     alpha: AlphaRule,
     log_bound: f64,
-    /// The sample weights (frequency weights, issue 14) and their sum; `None` without weights.
+    /// The sample weights (frequency weights) and their sum; `None` without weights.
     sw: Option<(Vec<f64>, f64)>,
-    /// Learning rate ν (issue 15).
+    /// Learning rate ν.
     lr: f64,
-    /// Issue 13: the ranks' collective (local by default), and whether the leaf smoothing is the
+    /// The ranks' collective (local by default), and whether the leaf smoothing is the
     /// default `1/(2m)` (redone with the ranks' `m`).
     coll: Shared,
     default_eps: bool,
@@ -62,7 +62,7 @@ impl EdgeSums {
     }
 }
 
-/// The weak hypothesis' outputs on the training rows, read by chunks of rows (issue 18): a dense
+/// The weak hypothesis' outputs on the training rows, read by chunks of rows: a dense
 /// `h`, or each row's leaf and the leaves' values (no `h` written and read back).
 trait Outputs: Sync {
     /// The outputs of `rows`, in order.
@@ -89,7 +89,7 @@ impl Outputs for Leaves<'_> {
     }
 }
 
-/// SPEC §3/§4.1 on one chunk of rows (`d`, `s`, `y` and `rows` the same rows): d ← d e^(−α u),
+/// docs/explanation/adaboost.md#adaboost-generalised/§4.1 on one chunk of rows (`d`, `s`, `y` and `rows` the same rows): d ← d e^(−α u),
 /// F += α h, u = y h; returns (Σ d after the update, training errors after it). `before` sees each
 /// row's (d, u) before its update (the fused pass adds its edge sums there).
 #[inline(always)]
@@ -127,7 +127,7 @@ pub(crate) fn initial_weights(n: usize, sample_weight: Option<&[f64]>) -> Vec<f6
 }
 
 impl AdaBoost {
-    /// Confidence-rated AdaBoost with abstaining stumps (SPEC §4.2(c)); `α` by `rule` (default
+    /// Confidence-rated AdaBoost with abstaining stumps (docs/explanation/adaboost.md#adaboost-alpha-abstain); `α` by `rule` (default
     /// [`AlphaRule::Abstain`]).
     pub fn abstaining(labels: Labels<'_>, rule: Option<AlphaRule>) -> Result<Self> {
         Self::new(labels, LeafRule::Sign, Criterion::Matusita, rule.unwrap_or(AlphaRule::Abstain))
@@ -142,7 +142,7 @@ impl AdaBoost {
     /// Real AdaBoost: Matusita (Z) splits, smoothed half log-ratio leaves, `α` by `rule`
     /// (default [`AlphaRule::One`]).
     pub fn real(labels: Labels<'_>, params: &AdaBoostParams) -> Result<Self> {
-        // SPEC §2.2/§4.4: ε = 1/(2m) with weights summing to 1, m = Σ wᵢ (the number of rows
+        // docs/explanation/weak-learners.md#weak-learners-smoothing/§4.4: ε = 1/(2m) with weights summing to 1, m = Σ wᵢ (the number of rows
         // without sample weights): integer weights give the ε of the repeated rows.
         let eps = params.smoothing.unwrap_or(1.0 / (2.0 * labels.total_weight()));
         let mut b = Self::new(
@@ -187,14 +187,14 @@ impl AdaBoost {
     }
 }
 
-/// Exact minimiser of `Z(α) = Σ d_i e^(−α u_i)` (SPEC §4.2(b)), or `None` when the non-zero
+/// Exact minimiser of `Z(α) = Σ d_i e^(−α u_i)` (docs/explanation/adaboost.md#adaboost-alpha-exact), or `None` when the non-zero
 /// `u` share a sign (α unbounded). Safeguarded Newton on `Z'(α) = 0`, relative tolerance 1e−12.
 pub fn line_search_alpha(d: &[f64], u: &[f64]) -> Option<f64> {
     // Local: nothing is reduced, nothing can fail.
     line_search_alpha_on(d, u, &Shared::default()).ok().flatten()
 }
 
-/// [`line_search_alpha`] over the rows of every rank (issue 13): one call for the signs and the
+/// [`line_search_alpha`] over the rows of every rank: one call for the signs and the
 /// range of `u`, then one per Newton step (`Z'` and `Z''`).
 pub(crate) fn line_search_alpha_on(d: &[f64], u: &[f64], coll: &Shared) -> Result<Option<f64>> {
     let dist = coll.is_distributed();
@@ -321,7 +321,7 @@ impl Booster for AdaBoost {
     }
 
     fn set_collective(&mut self, c: Shared, _labels: Labels<'_>) -> Result<()> {
-        // Issue 13: the initial distribution and m = Σ w over every rank's rows.
+        // The initial distribution and m = Σ w over every rank's rows.
         let (n, total) = c.totals(self.y.len(), self.sw.as_ref().map(|p| p.0.as_slice()))?;
         self.d = match &self.sw {
             Some((w, _)) => w.iter().map(|x| x / total).collect(),
@@ -339,7 +339,7 @@ impl Booster for AdaBoost {
 }
 
 impl AdaBoost {
-    /// One round (SPEC §3, §4.1–4.4): α, the weight update and, with `stats`, the next round's
+    /// One round (docs/explanation/adaboost.md#adaboost-generalised, §4.1–4.4): α, the weight update and, with `stats`, the next round's
     /// statistics written in the normalisation pass.
     fn advance<O: Outputs + ?Sized>(
         &mut self,
@@ -352,7 +352,7 @@ impl AdaBoost {
         // R = max |u| over the examples: with sample weights, those of positive weight (a row of
         // weight 0 is a row left out; its d is 0 from the start and stays 0).
         let every_row = self.sw.is_none();
-        // Issue 18: when α does not depend on the sums (α = 1, no sample weights), the sums and the
+        // When α does not depend on the sums (α = 1, no sample weights), the sums and the
         // weight update share one pass (each row's terms are those of the two passes, in the same
         // order). A round that then stops (h = 0 on every row) leaves d and F as they were: every
         // factor is e^0 = 1 and every α h is ±0.
@@ -360,7 +360,7 @@ impl AdaBoost {
         let c = par::ROW_CHUNK;
         let mut updated: Option<(f64, usize)> = None;
         // One parallel pass for every sum (fixed row chunks: the same result for any number of
-        // threads). SPEC §3: ε = Σ d [y ≠ f(x)]; r = Σ d u; SPEC §4.2(c): W_b = Σ_{u_i = b} d(i).
+        // threads). docs/explanation/adaboost.md#adaboost-discrete: ε = Σ d [y ≠ f(x)]; r = Σ d u; docs/explanation/adaboost.md#adaboost-alpha-abstain: W_b = Σ_{u_i = b} d(i).
         let parts = match fused {
             None => par::map_chunks(d.len(), |rows| {
                 let mut e = EdgeSums::default();
@@ -389,11 +389,11 @@ impl AdaBoost {
         for p in parts {
             (e.wp, e.wn, e.w0, e.r, e.rmax) = (e.wp + p.wp, e.wn + p.wn, e.w0 + p.w0, e.r + p.r, e.rmax.max(p.rmax));
         }
-        // Issue 13 (session 7): with α = 1 the edge sums are only reported, so on several ranks
+        // With α = 1 the edge sums are only reported, so on several ranks
         // they travel with Z's reduction below (one call a round instead of two).
         let defer = self.coll.is_distributed() && self.alpha == AlphaRule::One;
         if self.coll.is_distributed() && !defer {
-            // Issue 13: the edge sums of every rank's rows (one call).
+            // The edge sums of every rank's rows (one call).
             let (mut sums, mut max) = ([e.wp, e.wn, e.w0, e.r], [e.rmax]);
             self.coll.sum_max(&mut sums, &mut max)?;
             ([e.wp, e.wn, e.w0, e.r], e.rmax) = (sums, max[0]);
@@ -418,13 +418,13 @@ impl AdaBoost {
                     stop = Some("perfect weak learner (ε = 0)".into());
                     MAX_ALPHA
                 } else {
-                    // SPEC §3: α = ½ ln((1 − ε)/ε).
+                    // docs/explanation/adaboost.md#adaboost-discrete: α = ½ ln((1 − ε)/ε).
                     (0.5 * ((1.0 - eps) / eps).ln()).min(MAX_ALPHA)
                 }
             }
             AlphaRule::One => 1.0,
             AlphaRule::LinearBound => {
-                // SPEC §4.2(a) on h/R: α' = ½ ln((1 + r')/(1 − r')), r' = r/R; vote α'/R.
+                // docs/explanation/adaboost.md#adaboost-alpha-linear on h/R: α' = ½ ln((1 + r')/(1 − r')), r' = r/R; vote α'/R.
                 let rr = r / rmax;
                 if rr <= 0.0 {
                     return Ok(Step::Stop { reason: format!("edge r = {rr:.6} ≤ 0: no better than chance") });
@@ -470,9 +470,9 @@ impl AdaBoost {
                 }
             },
         };
-        // Issue 15: shrinkage, α ← ν·α before the update (so d_{t+1} ∝ exp(−y F) with F = Σ ν α h).
+        // Shrinkage, α ← ν·α before the update (so d_{t+1} ∝ exp(−y F) with F = Σ ν α h).
         let alpha = super::shrink(self.lr, alpha);
-        // SPEC §3/§4.1: d_{t+1} = d_t e^(−α u) / Z_t; F += α h. One parallel pass that also counts
+        // docs/explanation/adaboost.md#adaboost-generalised/§4.1: d_{t+1} = d_t e^(−α u) / Z_t; F += α h. One parallel pass that also counts
         // the training errors, then the normalisation.
         let (mut z, mut wrong) = match updated {
             Some((z, wrong)) => {
@@ -515,7 +515,7 @@ impl AdaBoost {
                 return Ok(Step::Stop { reason: "the weak hypothesis is zero everywhere".into() });
             }
         } else if self.coll.is_distributed() {
-            // Issue 13: Z and the training errors of every rank's rows (one call).
+            // Z and the training errors of every rank's rows (one call).
             let mut b = [z, wrong, n, werr];
             self.coll.sum(&mut b)?;
             [z, wrong, n, werr] = b;
@@ -558,7 +558,7 @@ mod tests {
     use crate::data::{Column, Dataset, Features, Target};
     use crate::tree::{Node, SplitRule};
 
-    /// SPEC §3 golden example: x = 1..10, y = (+,+,+,−,−,−,+,+,+,−).
+    /// docs/explanation/adaboost.md#adaboost-golden golden example: x = 1..10, y = (+,+,+,−,−,−,+,+,+,−).
     fn golden_data() -> Dataset {
         let x: Vec<f64> = (1..=10).map(f64::from).collect();
         let y = vec![1, 1, 1, 0, 0, 0, 1, 1, 1, 0];
@@ -688,7 +688,7 @@ mod tests {
             d.iter_mut().for_each(|x| *x /= s);
             let u: Vec<f64> = (0..n).map(|_| rng.gen_range(-2.0..3.0)).collect();
             let a = line_search_alpha(&d, &u).unwrap();
-            // SPEC §4.2(b): at the optimum Σ d_{t+1}(i) u_i = 0.
+            // docs/explanation/adaboost.md#adaboost-alpha-exact: at the optimum Σ d_{t+1}(i) u_i = 0.
             let w: Vec<f64> = d.iter().zip(&u).map(|(d, u)| d * (-a * u).exp()).collect();
             let z: f64 = w.iter().sum();
             let corr: f64 = w.iter().zip(&u).map(|(w, u)| w / z * u).sum();
@@ -718,17 +718,17 @@ mod tests {
 }
 
 #[cfg(test)]
-mod issue_18_tests {
+mod fused_step_tests {
     use super::*;
     use rand::{Rng, SeedableRng};
 
-    /// Issue 18: the step on a tree's leaves (α = 1 fusing the sums with the update) leaves the
+    /// The step on a tree's leaves (α = 1 fusing the sums with the update) leaves the
     /// booster exactly where the step on the dense outputs does — weights, scores, the next
     /// statistics, diagnostics and α, bit for bit — for every α rule, with and without sample
     /// weights, over several rounds of more rows than a few fixed chunks, for any thread count;
     /// and a round whose outputs are all zero stops without changing the weights.
     #[test]
-    fn issue_18_step_on_leaves_equals_the_dense_step() {
+    fn step_on_leaves_equals_the_dense_step() {
         let n = 3 * par::ROW_CHUNK + 101;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(18);
         let y: Vec<f64> = (0..n).map(|_| if rng.gen_bool(0.4) { 1.0 } else { -1.0 }).collect();
@@ -824,7 +824,7 @@ mod abstain_tests {
         let (wp, wn, w0): (f64, f64, f64) = (0.5, 0.2, 0.3);
         assert!((alpha - 0.5 * (wp / wn).ln()).abs() < 1e-15);
         assert!((alpha - line_search_alpha(&d, &u).unwrap()).abs() < 1e-10);
-        // SPEC §4.2(c): Z = W_0 + 2√(W_+ W_−).
+        // docs/explanation/adaboost.md#adaboost-alpha-abstain: Z = W_0 + 2√(W_+ W_−).
         assert!((diag["z"] - (w0 + 2.0 * (wp * wn).sqrt())).abs() < 1e-15);
     }
 

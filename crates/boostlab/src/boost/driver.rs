@@ -106,9 +106,9 @@ fn make_booster(
         Algorithm::RealAdaBoost => Box::new(AdaBoost::real(labels, &params.adaboost)?),
         Algorithm::AbstainingAdaBoost => Box::new(AdaBoost::abstaining(labels, params.adaboost.alpha)?),
         Algorithm::TAdaBoost => {
-            // Issue 13: built on every rank's totals (a rank may hold no examples).
+            // Built on every rank's totals (a rank may hold no examples).
             let mut b = TAdaBoost::new_on(&params.t_adaboost, labels, coll)?;
-            b.set_schedule_rounds(params.n_estimators); // issue 16: the schedule's default length
+            b.set_schedule_rounds(params.n_estimators); // The schedule's default length
             extras.clip = b.clip_delta();
             Box::new(b)
         }
@@ -117,7 +117,7 @@ fn make_booster(
                 Some(l) => l,
                 None => Loss::from_spec(&params.secboost.loss)?,
             };
-            // Issue 13: built on every rank's totals (a rank may hold no examples).
+            // Built on every rank's totals (a rank may hold no examples).
             let b = SecBoost::new_on(params.secboost.clone(), loss, labels, coll)?;
             extras.base_score = b.init_score();
             Box::new(b)
@@ -216,7 +216,7 @@ fn fit_options(
     on_round: &mut dyn FnMut(&RoundRecord),
 ) -> Result<Ensemble> {
     if params.algorithm == Algorithm::TAdaBoost && params.t_adaboost.auto_t.is_some() {
-        // Issue 16: t chosen by inner cross-validation, then a refit (`fit_inner`).
+        // T chosen by inner cross-validation, then a refit (`fit_inner`).
         refuse_auto_t_with(&opts)?;
         params.check()?;
         data.check_trainable()?;
@@ -225,7 +225,7 @@ fn fit_options(
     fit_inner(data, params, loss, opts, on_round)
 }
 
-/// Distributed training (issue 13): this rank's part of a fit whose rows are spread over the
+/// Distributed training: this rank's part of a fit whose rows are spread over the
 /// ranks of `collective`. Every rank calls it with its own rows as bins (`data`: the same bin
 /// mapper, schema, classes and parameters on every rank; a rank may hold no rows) and the same
 /// `params`; every rank returns the same model, the one the single machine trains on all the
@@ -243,8 +243,8 @@ fn fit_options(
 /// (`opts.init_model`): every rank replays the model's trees on its rows; each replayed α must
 /// match the stored one within 1e−9 relative (the sums round in another order) and is kept.
 ///
-/// A t schedule (issue 16) retempers every rank's weights alike (the renormaliser summed over the
-/// ranks). `t = auto` (session 7): the single machine's inner folds over every rank's rows, each
+/// A t schedule retempers every rank's weights alike (the renormaliser summed over the
+/// ranks). `t = auto`: the single machine's inner folds over every rank's rows, each
 /// inner fit and the refit distributed, so every rank chooses the single machine's t. Not
 /// distributed (an error): abstaining AdaBoost. Nothing in training samples rows (the only random choices —
 /// the candidate cap and random tie-breaking — are seeded per node from the summed histograms),
@@ -269,7 +269,7 @@ pub(crate) fn fit_binned_distributed(
         return refuse("abstaining-adaboost");
     }
     if params.algorithm == Algorithm::TAdaBoost && params.t_adaboost.auto_t.is_some() {
-        // Session 7: the inner cross-validation over the ranks (issue 16's `t = auto`).
+        // The inner cross-validation of `t = auto` over the ranks.
         refuse_auto_t_with(&opts)?;
         params.check()?;
         return crate::select::auto_t::fit_on(data, params, loss, opts.cancel, on_round, &coll);
@@ -288,7 +288,7 @@ pub(crate) fn fit_inner(
     fit_inner_on(data, params, loss, opts, on_round, &Shared::default())
 }
 
-/// [`fit_inner`] on this rank's rows (issue 13; [`Shared::default`] on one machine).
+/// [`fit_inner`] on this rank's rows ([`Shared::default`] on one machine).
 pub(crate) fn fit_inner_on(
     data: &BinnedData,
     params: &BoostParams,
@@ -322,7 +322,7 @@ pub(crate) fn fit_inner_on(
             params.max_bins
         )));
     }
-    // Presets were applied when the parameters were built (issue 17): used as they are.
+    // Presets were applied when the parameters were built: used as they are.
     let mut params = params.clone();
     let target = &data.target;
     if let Some(v) = params.algorithm.multi_variant() {
@@ -358,7 +358,7 @@ pub(crate) fn fit_inner_on(
         booster.set_collective(coll.clone(), labels.view(weights))?;
     }
     booster.set_learning_rate(params.learning_rate);
-    drop(labels); // the booster keeps its own copy; free it before the rounds (issue 8: peak RSS)
+    drop(labels); // the booster keeps its own copy; free it before the rounds (peak RSS)
     let task = match target {
         Target::Classes { classes, .. } if binary => Task::Binary { classes: classes.clone() },
         Target::Classes { classes, .. } => Task::Multiclass { classes: classes.clone() },
@@ -375,7 +375,7 @@ pub(crate) fn fit_inner_on(
     model.output = extras.output;
     model.custom_loss = custom_loss;
     if let Some(v) = params.algorithm.multi_variant().filter(|&v| params.multiclass.label_threshold.learns(v)) {
-        // Issue 16 (SPEC §4.7): the label-set threshold, learned on the training rows.
+        // (docs/explanation/multiclass.md#multiclass-mr): the label-set threshold, learned on the training rows.
         model.label_threshold = Some(learn_label_threshold(data, &model, v, coll)?);
     }
     // Front ends that know which values the user gave refine this with `BoostParams::sources`.
@@ -384,11 +384,11 @@ pub(crate) fn fit_inner_on(
     Ok(model)
 }
 
-/// The label-set threshold θ of a multi-class / multi-label model (issue 16, SPEC §4.7): the one
+/// The label-set threshold θ of a multi-class / multi-label model (docs/explanation/multiclass.md#multiclass-mr): the one
 /// with the lowest Hamming loss of `{ℓ : f(x, ℓ) > θ}` on the training rows (weighted by the
 /// sample weights), scored on the training bins. Every row counts, those without a crucial pair
 /// (no relevant or no irrelevant label; MR gives them weight 0 in training) included: their
-/// label sets are predicted like any other's. Distributed (issue 13), the scores, labels and
+/// label sets are predicted like any other's. Distributed, the scores, labels and
 /// weights of every rank are gathered in rank order — the rows of the single machine, in its
 /// order — so every rank learns the single machine's θ.
 fn learn_label_threshold(data: &BinnedData, model: &Ensemble, variant: MultiVariant, coll: &Shared) -> Result<f64> {
@@ -442,7 +442,7 @@ pub(crate) fn tree_outputs(leaf_of_row: &[u32], leaf_values: &[f64], k: usize, h
 }
 
 /// The boosting loop: `model` is the empty model (its clip level, base score and decoding set
-/// for the validation scores), `tracker` the validation data (issue 15), `init` a model whose
+/// for the validation scores), `tracker` the validation data, `init` a model whose
 /// trees are replayed first (warm start, see [`super::validation`]).
 #[allow(clippy::too_many_arguments)]
 fn run_with(
@@ -463,7 +463,7 @@ fn run_with(
     let mut stats = vec![0.0; n * k];
     let mut h = vec![0.0; n * k];
     let n_init = init.map_or(0, Ensemble::n_trees);
-    // Issue 16: `pure_leaves = auto` is the booster's policy (`default_pure_leaves`), recorded in
+    // `pure_leaves = auto` is the booster's policy (`default_pure_leaves`), recorded in
     // the model as resolved. When it forbids pure leaves and the tree is then useless (one leaf, or
     // every leaf 0: tiny or nearly separable data), that round's tree is grown again with pure
     // leaves allowed, so the default does not stop where allowing them would not. An explicit
@@ -476,7 +476,7 @@ fn run_with(
     }
     let relaxed = TreeParams { pure_leaves: PureLeaves::Allow, ..tree_params.clone() };
     booster.statistics(&mut stats);
-    // The grower's per-row buffers, reused by every round (session 9).
+    // The grower's per-row buffers, reused by every round.
     let mut row_bufs = RowBuffers::default();
     for round in 1..=params.n_estimators {
         cancel::check(cancel)?;
@@ -515,7 +515,7 @@ fn run_with(
         };
         let mut diag = Diagnostics::new();
         // The step also writes the next round's statistics (one pass over the examples); on a
-        // grown tree it reads the leaves of the rows (issue 18).
+        // grown tree it reads the leaves of the rows.
         let step = match &leaf_of_row {
             Some(leaves) => booster.step_on_leaves(leaves, &tree.leaf_values, &mut h, &mut diag, &mut stats)?,
             None => booster.step_then_statistics(&h, &mut diag, &mut stats)?,
@@ -531,7 +531,7 @@ fn run_with(
         if let Some(init) = init.filter(|_| round <= n_init) {
             let want = init.alphas[round - 1];
             if coll.is_distributed() {
-                // Issue 13: the ranks' sums round in another order than the machine that trained
+                // The ranks' sums round in another order than the machine that trained
                 // `init`, so its α is matched within rounding, and kept as it is.
                 if !alpha.is_some_and(|a| validation::replay_close(a, want)) {
                     return Err(validation::replay_mismatch(round, alpha, want));
@@ -548,7 +548,7 @@ fn run_with(
                 return Err(Error::Numerical(format!("round {round}: α = {a}")));
             }
             if let Some(tr) = tracker.as_mut() {
-                // Issue 15: the validation curve, and early stopping.
+                // The validation curve, and early stopping.
                 tr.add(&tree, a);
                 model.push(tree, a);
                 let v = tr.value(&model, coll)?;
@@ -575,7 +575,7 @@ fn run_with(
     if let Some(tr) = &tracker {
         model.eval_metric = Some(tr.metric().name().to_string());
         if params.early_stopping_rounds.is_some() {
-            // Issue 15: the model keeps its best iteration (truncated; the history keeps every round).
+            // The model keeps its best iteration (truncated; the history keeps every round).
             let keep = tr.best_trees().unwrap_or(model.n_trees()).max(1);
             model.trees.truncate(keep);
             model.alphas.truncate(keep);
@@ -586,7 +586,7 @@ fn run_with(
     Ok(model)
 }
 
-/// Issue 13 (session 7): the covers of the trees grown in this fit (not the replayed ones of a
+/// The covers of the trees grown in this fit (not the replayed ones of a
 /// warm start, already summed) summed over the ranks in one call at the end, instead of one call
 /// per round ([`grow_ranks`] leaves them as this rank's). Nothing on one machine.
 fn sum_covers(model: &mut Ensemble, n_init: usize, coll: &Shared) -> Result<()> {
@@ -606,7 +606,7 @@ fn sum_covers(model: &mut Ensemble, n_init: usize, coll: &Shared) -> Result<()> 
 }
 
 /// `t = auto` chooses t by its own inner cross-validation: validation data or an init model
-/// need a fixed t (issue 16; the same refusal on one machine and on ranks).
+/// need a fixed t (the same refusal on one machine and on ranks).
 fn refuse_auto_t_with(opts: &FitOptions<'_>) -> Result<()> {
     if opts.valid.is_some() || opts.init_model.is_some() {
         return Err(Error::param(
@@ -624,7 +624,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn issue_16_auto_pure_leaves_falls_back_when_forbidding_leaves_no_split() {
+    fn auto_pure_leaves_falls_back_when_forbidding_leaves_no_split() {
         use crate::data::{Features, Target};
         // Every split of these 4 rows leaves a pure child: with pure leaves forbidden the tree is
         // one balanced leaf (value 0) and boosting cannot start.

@@ -42,7 +42,7 @@ pub struct Labels<'a> {
 impl Labels<'_> {
     /// The number of examples `m` wherever a booster's formula counts them (the smoothing
     /// `ε = 1/(2m)`, t-AdaBoost's `m^(1−t*)`, ...): `Σ wᵢ` with sample weights, `n` without.
-    /// Sample weights are frequency weights (issue 14): an integer weight `w` is the same as the
+    /// Sample weights are frequency weights: an integer weight `w` is the same as the
     /// row repeated `w` times, so every count of rows is a sum of weights.
     pub fn total_weight(&self) -> f64 {
         total_weight(self.n, self.sample_weight)
@@ -119,7 +119,7 @@ pub trait Booster: Send {
     /// ℓ of example i with weight `d ≥ 0` and label `Y_i[ℓ] ∈ {−1, +1}`, the value `Y_i[ℓ]·d` (use
     /// [`signed`], which writes `−0.0` for a zero weight of a negative label). The tree learner adds
     /// `|s|` to the `W+` or the `W−` side of the histogram by the sign bit of `s`: half the memory
-    /// traffic of a `(W+, W−)` pair per example, of which one side is always zero (issue 8).
+    /// traffic of a `(W+, W−)` pair per example, of which one side is always zero.
     fn statistics(&self, stats: &mut [f64]);
 
     /// After the tree is grown: `h` holds its outputs on the training rows (`n × n_outputs`).
@@ -128,13 +128,13 @@ pub trait Booster: Send {
     /// one, and the booster's state was updated with it.
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step>;
 
-    /// Sets the learning rate ν ∈ (0, 1] (issue 15): every later step scales its α by ν before
+    /// Sets the learning rate ν ∈ (0, 1]: every later step scales its α by ν before
     /// its weight update (t-AdaBoost: µ; SecBoost: the α of Solve_α), so the booster's state is
     /// that of the shrunk model. Called once, before the first step; ν = 1 changes nothing.
     fn set_learning_rate(&mut self, lr: f64);
 
     /// [`Booster::step`], then [`Booster::statistics`] for the next round into `stats`. A booster
-    /// may fuse the two passes over the examples (issue 8); the results must be the same as the
+    /// may fuse the two passes over the examples; the results must be the same as the
     /// two calls'. After a [`Step::Stop`], `stats` may be left as it was.
     fn step_then_statistics(&mut self, h: &[f64], diag: &mut Diagnostics, stats: &mut [f64]) -> Result<Step> {
         let step = self.step(h, diag)?;
@@ -142,7 +142,7 @@ pub trait Booster: Send {
         Ok(step)
     }
 
-    /// [`Booster::step_then_statistics`] on a grown tree given by its leaves (issue 18):
+    /// [`Booster::step_then_statistics`] on a grown tree given by its leaves:
     /// `leaf_of_row[i]` is row i's leaf and `leaf_values` (`n_leaves × n_outputs`) the leaves'
     /// values, so the outputs are `h[i] = leaf_values[leaf_of_row[i]]`. By default writes them
     /// into the scratch `h` (`n × n_outputs`) and calls [`Booster::step_then_statistics`]; a booster
@@ -159,7 +159,7 @@ pub trait Booster: Send {
         self.step_then_statistics(h, diag, stats)
     }
 
-    /// Distributed training (issue 13): from now on every sum over the examples is summed over
+    /// Distributed training: from now on every sum over the examples is summed over
     /// the ranks of `c` too (the booster holds this rank's examples, `labels`, as given to its
     /// constructor); the booster also redoes, with the totals over the ranks, whatever its
     /// constructor derived from its examples (the initial distribution, `m = Σ w`, ...). Called once, before the first [`Booster::statistics`], only
@@ -169,7 +169,7 @@ pub trait Booster: Send {
     }
 }
 
-/// `ν·α` when `ν ≠ 1`, else `α` itself (issue 15: at ν = 1 every result stays bit-identical).
+/// `ν·α` when `ν ≠ 1`, else `α` itself (at ν = 1 every result stays bit-identical).
 #[inline]
 pub(crate) fn shrink(lr: f64, alpha: f64) -> f64 {
     if lr == 1.0 {

@@ -1,4 +1,4 @@
-//! The practitioner's controls of issue 15 that live beside the boosting loop: shrinkage's
+//! The practitioner's controls that live beside the boosting loop: shrinkage's
 //! parameter check, validation tracking with early stopping, and warm start (continuing a model).
 //!
 //! * **Shrinkage** (`learning_rate` ν ∈ (0, 1]): every booster scales its α by ν *before* its
@@ -58,7 +58,7 @@ pub struct Validation {
     pub target: Target,
 }
 
-/// Optional inputs of a fit beyond the data and the parameters (issue 15).
+/// Optional inputs of a fit beyond the data and the parameters.
 #[derive(Default, Clone, Copy)]
 pub struct FitOptions<'a> {
     /// Validation data: each round's metric goes into the history (`valid_metric`); needed by
@@ -93,7 +93,7 @@ pub(crate) struct Tracker {
 impl Tracker {
     /// `model`: the empty model being trained, its schema, task, clip level, base score and
     /// output decoding already set.
-    /// Distributed (issue 13), `v` holds this rank's validation rows (possibly none; there must be
+    /// Distributed, `v` holds this rank's validation rows (possibly none; there must be
     /// some on one rank at least) and every rank builds its tracker (one reduction: the row count).
     pub(crate) fn new(
         model: &Ensemble,
@@ -287,7 +287,7 @@ pub(crate) fn check_init(init: &Ensemble, data: &BinnedData, params: &BoostParam
             .map(|(k, e)| (k, e.value))
             .collect())
     };
-    // `pure_leaves = auto` is recorded resolved (issue 16): compare resolved policies.
+    // `pure_leaves = auto` is recorded resolved: compare resolved policies.
     let resolved = |p: &BoostParams| {
         let mut p = p.clone();
         if p.tree.pure_leaves == crate::tree::PureLeaves::Auto {
@@ -320,7 +320,7 @@ pub(crate) fn check_init(init: &Ensemble, data: &BinnedData, params: &BoostParam
         ));
     }
     if let Some(sch) = params.t_adaboost.t_schedule.filter(|_| params.algorithm == Algorithm::TAdaBoost) {
-        // Issue 16: a schedule whose length is the fit's n_estimators would give the replayed
+        // A schedule whose length is the fit's n_estimators would give the replayed
         // rounds other temperatures than they were trained with.
         let super::tadaboost::TSchedule::Linear { rounds, .. } = sch;
         if rounds.is_none() && init.params.n_estimators != params.n_estimators {
@@ -377,7 +377,7 @@ pub(crate) fn check_init(init: &Ensemble, data: &BinnedData, params: &BoostParam
     Ok(())
 }
 
-/// Distributed warm start (issue 13): a replayed α equals the init model's up to the rounding of
+/// Distributed warm start: a replayed α equals the init model's up to the rounding of
 /// sums taken over the ranks (1e−9 relative, the tolerance the distributed fit is held to).
 pub(crate) fn replay_close(got: f64, want: f64) -> bool {
     got.to_bits() == want.to_bits() || (got - want).abs() <= 1e-9 * got.abs().max(want.abs())

@@ -1,4 +1,4 @@
-//! Issue 15: shrinkage, early stopping and warm start, against naive references.
+//! Shrinkage, early stopping and warm start, against naive references.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -68,7 +68,7 @@ fn every_booster() -> Vec<(Algorithm, Dataset, BoostParams)> {
 }
 
 #[test]
-fn issue_15_learning_rate_is_checked() {
+fn learning_rate_is_checked() {
     for bad in [0.0, -0.5, 1.5, f64::NAN, f64::INFINITY] {
         let p = BoostParams { learning_rate: bad, ..BoostParams::default() };
         let e = p.check().unwrap_err().to_string();
@@ -78,7 +78,7 @@ fn issue_15_learning_rate_is_checked() {
 }
 
 #[test]
-fn issue_15_shrinkage_scales_every_boosters_first_alpha_and_changes_the_model() {
+fn shrinkage_scales_every_boosters_first_alpha_and_changes_the_model() {
     for (a, d, mut p) in every_booster() {
         p.n_estimators = 3;
         let full = fit(&d, &p).unwrap_or_else(|e| panic!("{a:?}: {e}"));
@@ -110,7 +110,7 @@ fn random_h(rng: &mut ChaCha8Rng, y: &[f64], real: bool) -> Vec<f64> {
 }
 
 #[test]
-fn issue_15_adaboost_weights_equal_the_naive_exp_of_the_shrunk_margins() {
+fn adaboost_weights_equal_the_naive_exp_of_the_shrunk_margins() {
     let n = 200;
     let mut rng = ChaCha8Rng::seed_from_u64(15);
     let y: Vec<f64> = (0..n).map(|_| if rng.gen_bool(0.5) { 1.0 } else { -1.0 }).collect();
@@ -143,7 +143,7 @@ fn issue_15_adaboost_weights_equal_the_naive_exp_of_the_shrunk_margins() {
 }
 
 #[test]
-fn issue_15_mh_weights_equal_the_naive_exp_of_the_shrunk_margins() {
+fn mh_weights_equal_the_naive_exp_of_the_shrunk_margins() {
     let (n, k) = (120, 3);
     let mut rng = ChaCha8Rng::seed_from_u64(16);
     let y: Vec<f64> = (0..n * k).map(|_| if rng.gen_bool(0.4) { 1.0 } else { -1.0 }).collect();
@@ -187,7 +187,7 @@ fn naive_stop(values: &[f64], k: usize) -> (usize, usize) {
 }
 
 #[test]
-fn issue_15_early_stopping_keeps_the_best_validation_iteration() {
+fn early_stopping_keeps_the_best_validation_iteration() {
     let cases: Vec<(Algorithm, usize, bool, &str, bool)> = vec![
         (Algorithm::AdaBoost, 2, false, "test_error", false),
         (Algorithm::RealAdaBoost, 2, false, "test_error", false),
@@ -236,7 +236,7 @@ fn issue_15_early_stopping_keeps_the_best_validation_iteration() {
 }
 
 #[test]
-fn issue_15_secboost_validation_loss_is_the_mean_loss_of_each_stage() {
+fn secboost_validation_loss_is_the_mean_loss_of_each_stage() {
     let train = data(31, 200, 2, false);
     let held = data(32, 150, 2, false);
     let mut p = BoostParams { algorithm: Algorithm::SecBoost, n_estimators: 15, ..BoostParams::default() };
@@ -260,7 +260,7 @@ fn issue_15_secboost_validation_loss_is_the_mean_loss_of_each_stage() {
 }
 
 #[test]
-fn issue_15_early_stopping_needs_validation_data_and_metrics_fit_the_task() {
+fn early_stopping_needs_validation_data_and_metrics_fit_the_task() {
     let d = data(1, 100, 2, false);
     let p = BoostParams { early_stopping_rounds: Some(3), ..BoostParams::default() };
     let e = fit_with_options(&d, &p, None, FitOptions::default(), &mut |_| {}).unwrap_err().to_string();
@@ -272,7 +272,7 @@ fn issue_15_early_stopping_needs_validation_data_and_metrics_fit_the_task() {
 }
 
 #[test]
-fn issue_15_warm_start_equals_one_go_for_every_booster() {
+fn warm_start_equals_one_go_for_every_booster() {
     for (a, d, p) in every_booster() {
         for lr in [1.0, 0.5] {
             let p = BoostParams { learning_rate: lr, ..p.clone() };
@@ -290,7 +290,7 @@ fn issue_15_warm_start_equals_one_go_for_every_booster() {
 }
 
 #[test]
-fn issue_15_warm_start_refuses_other_data_parameters_and_fewer_rounds() {
+fn warm_start_refuses_other_data_parameters_and_fewer_rounds() {
     let d = data(1, 200, 2, false);
     let p = BoostParams { n_estimators: 6, ..BoostParams::default() };
     let first = fit(&d, &p).expect("fit");
@@ -312,7 +312,7 @@ fn issue_15_warm_start_refuses_other_data_parameters_and_fewer_rounds() {
 }
 
 #[test]
-fn issue_15_warm_start_with_validation_data_continues_the_curve_and_early_stopping() {
+fn warm_start_with_validation_data_continues_the_curve_and_early_stopping() {
     for a in [Algorithm::AdaBoost, Algorithm::RealAdaBoostMH] {
         let k = if a.is_binary() { 2 } else { 4 };
         let (train, held) = (data(41, 250, k, false), data(42, 300, k, false));

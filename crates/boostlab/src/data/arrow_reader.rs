@@ -1,4 +1,4 @@
-//! Parquet and Arrow IPC input (cargo feature `arrow`; issue 12).
+//! Parquet and Arrow IPC input (cargo feature `arrow`).
 //!
 //! Columns are typed, so nothing is inferred: integers, floats, booleans and decimals that fit an
 //! `f64` are numeric features (null and NaN are missing, ±∞ is an error), strings and dictionaries
@@ -902,7 +902,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_12_csv_parquet_and_arrow_give_the_same_bins() {
+    fn csv_parquet_and_arrow_give_the_same_bins() {
         let dir = tempfile::tempdir().unwrap();
         let (csv, pq, ipc) = write_all(dir.path(), 3000);
         for weight in [None, Some("w".to_string())] {
@@ -920,7 +920,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_12_csv_parquet_and_arrow_give_bit_identical_models() {
+    fn csv_parquet_and_arrow_give_bit_identical_models() {
         let dir = tempfile::tempdir().unwrap();
         let (csv, pq, ipc) = write_all(dir.path(), 2500);
         let mut params =
@@ -941,7 +941,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_12_unsupported_and_bad_columns_are_named() {
+    fn unsupported_and_bad_columns_are_named() {
         let dir = tempfile::tempdir().unwrap();
         let schema = Arc::new(Schema::new(vec![
             Field::new("blob", DataType::Binary, false),

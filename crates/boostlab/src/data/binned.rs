@@ -1,4 +1,4 @@
-//! [`BinnedData`]: everything training needs, and nothing else (issue 12).
+//! [`BinnedData`]: everything training needs, and nothing else.
 //!
 //! Training reads the bins, never the feature values: once a source has been binned — from an
 //! in-memory [`Dataset`], from [`ColumnView`]s of the caller's buffers, or chunk by chunk from a
@@ -159,7 +159,7 @@ mod tests {
     /// Staged prediction stops with `Cancelled` once the token is set (Ctrl-C in Python), and
     /// equals the plain staged prediction otherwise.
     #[test]
-    fn issue_14_staged_prediction_is_cancellable() {
+    fn staged_prediction_is_cancellable() {
         let (n, d) = (1500, 4);
         let (x, y) = matrix(n, d, 3);
         let data = dataset(&x, &y, n, d, None);
@@ -178,7 +178,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_12_fit_binned_on_f32_views_equals_fit_on_f64_columns() {
+    fn fit_binned_on_f32_views_equals_fit_on_f64_columns() {
         let (n, d) = (3000, 6);
         let (x, y) = matrix(n, d, 1);
         let w: Vec<f64> = (0..n).map(|i| (i % 3) as f64 * 0.5).collect();
@@ -216,7 +216,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_12_bins_in_chunks_equal_bins_at_once_and_infinity_is_an_error() {
+    fn bins_in_chunks_equal_bins_at_once_and_infinity_is_an_error() {
         let (n, d) = (5000, 4);
         let (x, _) = matrix(n, d, 2);
         let names: Vec<String> = (0..d).map(|f| format!("f{f}")).collect();
@@ -245,7 +245,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_12_mapper_from_streamed_summaries_equals_fit_views() {
+    fn mapper_from_streamed_summaries_equals_fit_views() {
         // Sampled (more than BIN_SAMPLE_ROWS rows) and unsampled, weighted and not, max_bins 255
         // and 16: every kind of feature of `matrix` (continuous, 7 values, 90 % missing, ties),
         // plus 20 common values with 5 rare ones the sample misses.
@@ -319,7 +319,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_12_sparse_columns_bin_and_fit_exactly_as_dense_ones() {
+    fn sparse_columns_bin_and_fit_exactly_as_dense_ones() {
         // Unsampled and sampled (more than BIN_SAMPLE_ROWS rows), weighted and not; indices as
         // i32 and i64, values as f32 and f64: the same mapper, bins and (small n) model.
         for (n, weighted, fit) in [(3000, true, true), (3000, false, true), (BIN_SAMPLE_ROWS + 30_000, false, false)] {
@@ -401,7 +401,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_12_malformed_csc_is_an_error_naming_the_problem() {
+    fn malformed_csc_is_an_error_naming_the_problem() {
         let vals = [1.0, 2.0, 3.0];
         let err = |ip: &[i64], ix: &[i64], n: usize| {
             NumericView::csc_columns(n, Indices::I64(ip), Indices::I64(ix), NumericView::f64(&vals))

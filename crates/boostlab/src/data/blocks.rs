@@ -1,4 +1,4 @@
-//! Rows in blocks, for streamed prediction (issue 12): a file of any size is read a block at a
+//! Rows in blocks, for streamed prediction: a file of any size is read a block at a
 //! time, each block converted to [`Features`] of the model's kinds (and its labels, when the file
 //! has the label column), so memory does not grow with the file.
 

@@ -1,4 +1,4 @@
-//! Streaming CSV → bins (issue 12): the training table is never held as text or as floats.
+//! Streaming CSV → bins: the training table is never held as text or as floats.
 //!
 //! The file is cut into byte chunks at line boundaries ([`StreamOptions::chunk_bytes`], fixed, so
 //! the result never depends on the number of threads) and read in three parallel passes, each
@@ -438,7 +438,7 @@ pub fn read_csv_binned(path: impl AsRef<Path>, opts: &StreamOptions) -> Result<B
     let mut want = vec![Want::None; nf];
     for f in 0..nf {
         if kinds[f] == FeatureKind::Numeric && distinct[f].overflow {
-            // Frequency weights (issue 14): the values count Σ w.
+            // Frequency weights: the values count Σ w.
             want[f] = if sample.is_none() || n_usable[f] <= BIN_SAMPLE_ROWS as f64 { Want::All } else { Want::Sample };
         }
     }
@@ -742,7 +742,7 @@ fn inspect_chunk(
             if is_missing(v) || cs.not_number.is_some() {
                 continue;
             }
-            // One parse per field (issue 12): once the column has too many distinct values to
+            // One parse per field: once the column has too many distinct values to
             // keep, this pass only needs to know that a field is a finite number — the bin pass
             // parses it.
             if cs.distinct.overflow && is_plain_finite(v) {
@@ -1060,7 +1060,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_12_streamed_equals_read_csv_on_mixed_data() {
+    fn streamed_equals_read_csv_on_mixed_data() {
         let dir = tempfile::tempdir().unwrap();
         let mut text = String::from("a,b,c,w,label\n");
         for i in 0..500 {
@@ -1086,7 +1086,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_12_sampled_binning_is_bit_identical() {
+    fn sampled_binning_is_bit_identical() {
         // More rows than BIN_SAMPLE_ROWS: the seeded sample places the quantile thresholds; a
         // sparse feature (few non-missing values) uses all of them; a low-cardinality one its
         // distinct values, including one the sample may miss.
@@ -1115,7 +1115,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_12_errors_name_file_line_and_column_inside_chunks() {
+    fn errors_name_file_line_and_column_inside_chunks() {
         let dir = tempfile::tempdir().unwrap();
         let mut good = String::from("a,b,label\n");
         for i in 0..200 {
@@ -1183,7 +1183,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_12_one_parse_per_field_keeps_errors_kinds_and_bins() {
+    fn one_parse_per_field_keeps_errors_kinds_and_bins() {
         // Continuous columns overflow their distinct values within a few rows (max_bins 4 and
         // 255); after that the first pass only validates the fields. Every kind of later field
         // must still be seen: infinite values (as text the validator leaves to the parser),
@@ -1251,7 +1251,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_12_fast_path_blank_lines_and_error_lines_match_read_csv() {
+    fn fast_path_blank_lines_and_error_lines_match_read_csv() {
         // Quote-free chunks take the direct splitter: blank lines (empty, spaces, a vertical tab),
         // a last row without a newline and errors after blank lines get read_csv's lines.
         let dir = tempfile::tempdir().unwrap();
@@ -1279,7 +1279,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_12_quoted_newlines_across_chunks() {
+    fn quoted_newlines_across_chunks() {
         let dir = tempfile::tempdir().unwrap();
         let mut t = String::from("a,note,label\n");
         for i in 0..60 {
@@ -1302,7 +1302,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_12_max_rows_multilabel_and_thread_counts() {
+    fn max_rows_multilabel_and_thread_counts() {
         let dir = tempfile::tempdir().unwrap();
         let mut t = String::from("a,b,label_0,label_1\n");
         for i in 0..300 {

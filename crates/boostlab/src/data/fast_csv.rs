@@ -1,4 +1,4 @@
-//! The streamed CSV reader's record splitter and number parser (issue 12: CSV parse + bin at
+//! The streamed CSV reader's record splitter and number parser (CSV parse + bin at
 //! ≥ 250 MB/s on 2 threads).
 //!
 //! **Records.** A chunk of text with no `"` and no `\r` that is valid UTF-8 — the common numeric
@@ -162,7 +162,7 @@ fn skip_digits(s: &[u8], i: &mut usize) -> usize {
     *i - start
 }
 
-/// Whether [`parse_f64`] surely gives a finite number for `s`, without computing it (issue 12:
+/// Whether [`parse_f64`] surely gives a finite number for `s`, without computing it (
 /// the CSV reader's first pass only needs to know that a field is a number, once the column's
 /// distinct values are too many to keep, and the bin pass parses it — one parse per field).
 ///
@@ -438,7 +438,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_12_fast_records_equal_the_csv_crate() {
+    fn fast_records_equal_the_csv_crate() {
         let cases: &[&str] = &[
             "1,2,3\n4,5,6\n",
             "1,2,3\n4,5,6",
@@ -464,21 +464,21 @@ mod tests {
 
     proptest! {
         #[test]
-        fn issue_12_fast_records_property(t in "[0-9a ,\n\u{b}é.]{0,200}") {
+        fn fast_records_property(t in "[0-9a ,\n\u{b}é.]{0,200}") {
             let (fast, got) = by_records(t.as_bytes());
             prop_assert!(fast);
             prop_assert_eq!(got, by_csv(t.as_bytes()));
         }
 
         #[test]
-        fn issue_12_plain_finite_implies_a_finite_parse(t in "[-+]?[0-9]{0,120}(\\.[0-9]{0,30})?([eE][-+]?[0-9]{0,4})?") {
+        fn plain_finite_implies_a_finite_parse(t in "[-+]?[0-9]{0,120}(\\.[0-9]{0,30})?([eE][-+]?[0-9]{0,4})?") {
             if is_plain_finite(&t) {
                 prop_assert!(naive_parse_f64(&t).is_some_and(f64::is_finite), "{}", t);
             }
         }
 
         #[test]
-        fn issue_12_plain_finite_accepts_printed_floats(bits in any::<u64>(), e in -30i32..30) {
+        fn plain_finite_accepts_printed_floats(bits in any::<u64>(), e in -30i32..30) {
             // The fields a numeric file holds are recognised (else the first pass would parse them).
             let x = f64::from_bits(bits);
             if x.is_finite() && x.abs() < 1e30 {
@@ -490,13 +490,13 @@ mod tests {
         }
 
         #[test]
-        fn issue_12_parse_f64_equals_std_on_random_text(t in "[-+]?[0-9]{0,22}(\\.[0-9]{0,22})?([eE][-+]?[0-9]{0,4})?") {
+        fn parse_f64_equals_std_on_random_text(t in "[-+]?[0-9]{0,22}(\\.[0-9]{0,22})?([eE][-+]?[0-9]{0,4})?") {
             let got = parse_f64(&t).map(f64::to_bits);
             prop_assert_eq!(got, naive_parse_f64(&t).map(f64::to_bits), "{}", t);
         }
 
         #[test]
-        fn issue_12_parse_f64_equals_std_on_printed_floats(bits in any::<u64>(), e in -30i32..30) {
+        fn parse_f64_equals_std_on_printed_floats(bits in any::<u64>(), e in -30i32..30) {
             let x = f64::from_bits(bits);
             let f = x as f32;
             for t in [format!("{x}"), format!("{f}"), format!("{x:e}"), format!("{f:e}"), format!("{:.6}", f64::from(f) * 10f64.powi(e))] {
@@ -506,7 +506,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_12_parse_f64_edge_cases() {
+    fn parse_f64_edge_cases() {
         for t in [
             "0",
             "-0",

@@ -5,7 +5,7 @@
 //! [`LibsvmOptions::zero_based`] says otherwise). Absent entries are 0, as in the format; the
 //! matrix is densified column by column.
 //!
-//! Limits (issue 14: no byte sequence may make the reader allocate without bound): a feature index
+//! Limits (no byte sequence may make the reader allocate without bound): a feature index
 //! above [`MAX_LIBSVM_INDEX`] is refused while parsing, and the dense matrix may hold at most
 //! [`dense_cell_budget`] cells (`max(2^24, 64 × (entries + rows))`) and, from its own indices, at
 //! most `max(4,096, 64 × (entries + rows))` features — so the memory of the dense matrix and the
@@ -125,7 +125,7 @@ pub fn read_libsvm_from(reader: impl BufRead, name: &str, opts: &LibsvmOptions) 
         return Err(perr(1, None, format!("feature index {max_index} beyond the expected {d} features")));
     }
     let n = labels.len();
-    // Limits on the dense matrix, checked before allocating it (issue 14): the width the file's
+    // Limits on the dense matrix, checked before allocating it: the width the file's
     // own indices ask for, and its cells. A caller's feature count (a validated model's) is trusted.
     let budget = dense_cell_budget(n_entries, n);
     let feature_budget = MIN_FEATURE_BUDGET.max(n_entries.saturating_add(n).saturating_mul(64));

@@ -329,7 +329,7 @@ impl Dataset {
     /// Checks that the target can be trained on: at least one row, at least two classes present
     /// (or, for multi-label data, at least one label that is both present and absent somewhere).
     /// With sample weights only rows of positive weight count: a row of weight 0 is a row left
-    /// out (frequency weights, issue 14).
+    /// out (frequency weights).
     pub fn check_trainable(&self) -> Result<()> {
         if self.n_rows() == 0 {
             return Err(Error::InvalidData("no rows".into()));
@@ -377,7 +377,7 @@ pub(crate) fn check_target_and_weights(n: usize, target: Option<&Target>, sample
         if n > 0 && w.iter().all(|&x| x == 0.0) {
             return Err(Error::InvalidData("all sample weights are zero".into()));
         }
-        // Frequency weights: Σ w is the number of examples the boosters count (issue 14).
+        // Frequency weights: Σ w is the number of examples the boosters count.
         let total: f64 = w.iter().sum();
         if !total.is_finite() {
             return Err(Error::InvalidData(format!(
@@ -391,7 +391,7 @@ pub(crate) fn check_target_and_weights(n: usize, target: Option<&Target>, sample
 
 /// The checks of [`Dataset::check_trainable`] on `n_rows × n_features` data with `target` and
 /// optional sample weights: only rows of positive weight count (a row of weight 0 is a row left
-/// out: frequency weights, issue 14).
+/// out: frequency weights).
 pub(crate) fn check_trainable_target(
     n_rows: usize,
     n_features: usize,

@@ -1,4 +1,4 @@
-//! Column views: the caller's buffers, read in place (issue 12).
+//! Column views: the caller's buffers, read in place.
 //!
 //! The one input seam of the library: every source — numpy arrays (f32 or f64, any order, any
 //! stride), scipy CSC matrices ([`NumericView::csc_columns`]: the stored entries, never a dense
@@ -256,7 +256,7 @@ impl<'a> NumericView<'a> {
         self.len == 0
     }
 
-    /// True for a column of a sparse matrix (issue 18: read by its stored rows, not by position).
+    /// True for a column of a sparse matrix (read by its stored rows, not by position).
     pub fn is_sparse(&self) -> bool {
         matches!(self.values, Values::Sparse(_))
     }
@@ -423,7 +423,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn issue_12_strided_views_read_the_right_values() {
+    fn strided_views_read_the_right_values() {
         // A C-ordered 3 × 2 matrix: column 1 is at offset 1, stride 2.
         let m = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
         let c1 = NumericView::strided_f32(&m[1..], 2, 3).unwrap();

@@ -1,4 +1,4 @@
-//! The metrics of a model on labelled data (SPEC §7): the evaluation side of [`Ensemble`].
+//! The metrics of a model on labelled data (docs/explanation/experiments.md#experiments): the evaluation side of [`Ensemble`].
 
 use std::collections::BTreeMap;
 
@@ -50,7 +50,7 @@ impl Ensemble {
         };
         let mut cs = self.class_scores(scores);
         if let Some(theta) = self.label_threshold {
-            // Issue 16: label sets {f > θ}; one shift of every label keeps the rankings.
+            // Label sets {f > θ}; one shift of every label keeps the rankings.
             cs.iter_mut().for_each(|v| *v -= theta);
         }
         let r = crate::eval::multilabel::report(&y_pm, &cs, k, None)?;

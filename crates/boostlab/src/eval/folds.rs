@@ -1,4 +1,4 @@
-//! Fold assignments for k-fold cross-validation (SPEC §7): seeded stratified folds, or a
+//! Fold assignments for k-fold cross-validation (docs/explanation/experiments.md#experiments): seeded stratified folds, or a
 //! user-given assignment read from a file so results can be compared fold by fold with other code.
 //!
 //! A fold assignment is a `Vec<usize>` with one fold id in `0..k` per data row.

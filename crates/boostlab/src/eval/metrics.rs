@@ -1,8 +1,8 @@
 //! Classification metrics on ensemble scores.
 //!
 //! Binary labels are ±1 and a score `f` predicts +1 iff `f > 0`: a score of exactly 0 (or NaN)
-//! predicts the negative class (SPEC §5: never a random class). Probabilities are
-//! `P(y = +1 | x) = 1/(1 + e^(−2f))` (SPEC §3; boosted scores are not calibrated). Multi-class
+//! predicts the negative class (docs/explanation/tadaboost.md#tadaboost-algorithm: never a random class). Probabilities are
+//! `P(y = +1 | x) = 1/(1 + e^(−2f))` (docs/explanation/adaboost.md#adaboost-probabilities; boosted scores are not calibrated). Multi-class
 //! scores are row-major `n × k` and predict the first maximal column.
 
 use crate::error::{Error, Result};
@@ -51,11 +51,11 @@ fn softplus(x: f64) -> f64 {
     }
 }
 
-/// Mean log-loss (nats) of `p = 1/(1 + e^(−2f))` (SPEC §3): `mean_i ln(1 + e^(−2 y_i f_i))`,
+/// Mean log-loss (nats) of `p = 1/(1 + e^(−2f))` (docs/explanation/adaboost.md#adaboost-discrete): `mean_i ln(1 + e^(−2 y_i f_i))`,
 /// evaluated stably (finite for every finite score).
 pub fn log_loss(y: &[f64], scores: &[f64]) -> Result<f64> {
     check_binary(y, scores)?;
-    // SPEC §3: −ln P(y | x) = −ln σ(2 y f) = ln(1 + e^(−2 y f)).
+    // docs/explanation/adaboost.md#adaboost-discrete: −ln P(y | x) = −ln σ(2 y f) = ln(1 + e^(−2 y f)).
     let total: f64 = y.iter().zip(scores).map(|(&y, &f)| softplus(-2.0 * y * f)).sum();
     Ok(total / y.len() as f64)
 }

@@ -1,4 +1,4 @@
-//! Evaluation: metrics, stratified folds, label noise and the paired t-test (SPEC §7).
+//! Evaluation: metrics, stratified folds, label noise and the paired t-test (docs/explanation/experiments.md#experiments).
 //!
 //! Everything here is independent of how a model is trained. The experiment harness that builds
 //! on it lives in [`crate::experiment`].

@@ -1,4 +1,4 @@
-//! Multi-label metrics (SPEC §4.5–4.7; Schapire & Singer's definitions).
+//! Multi-label metrics (docs/explanation/multiclass.md#multiclass; Schapire & Singer's definitions).
 //!
 //! Every metric takes the true labels `y` (`n × k` row-major, an entry > 0 means "relevant": ±1 or
 //! 0/1 both work), the scores `f(x_i, ℓ)` (`n × k`, row-major), `k`, and optional sample weights
@@ -69,7 +69,7 @@ fn weighted_sums(n: usize, sample_weight: Option<&[f64]>, mut value: impl FnMut(
 }
 
 /// `num/den` of a metric's sums (0 when `den` is 0): the metric of sums added over the ranks of
-/// a distributed fit (issue 13).
+/// a distributed fit.
 pub(crate) fn mean_of_sums([num, den]: [f64; 2]) -> f64 {
     if den > 0.0 {
         num / den
@@ -124,7 +124,7 @@ fn rank_stats(rel: impl Fn(usize) -> bool, f: &[f64], order: &mut Vec<usize>) ->
 
 /// One example's term of [`ranking_loss`] (labels `y_row`, scores `f_row`; `order` is scratch):
 /// `None` when it has no crucial pair. For boosters that sum the metric in their own passes
-/// (issue 18: AdaBoost.MR's chunked step).
+/// (AdaBoost.MR's chunked step).
 pub(crate) fn ranking_loss_row(y_row: &[f64], f_row: &[f64], order: &mut Vec<usize>) -> Option<f64> {
     let s = rank_stats(|l| y_row[l] > 0.0, f_row, order);
     (s.n_rel > 0 && s.n_irr > 0).then(|| s.misordered as f64 / (s.n_rel * s.n_irr) as f64)
@@ -169,7 +169,7 @@ fn one_error_sums(n: usize, y: &[f64], scores: &[f64], k: usize, sample_weight: 
 
 /// The unweighted `[numerator, denominator]` of the Hamming loss (`one = false`) or the one-error
 /// (`one = true`) of this rank's rows, for a metric summed over the ranks of a distributed fit
-/// (issue 13): `[0, 0]` for no rows. [`mean_of_sums`] of the sums over the ranks is the metric
+///: `[0, 0]` for no rows. [`mean_of_sums`] of the sums over the ranks is the metric
 /// of all the rows.
 pub(crate) fn metric_sums(one: bool, y: &[f64], scores: &[f64], k: usize) -> Result<[f64; 2]> {
     if y.is_empty() && scores.is_empty() {
@@ -179,7 +179,7 @@ pub(crate) fn metric_sums(one: bool, y: &[f64], scores: &[f64], k: usize) -> Res
     Ok(if one { one_error_sums(n, y, scores, k, None) } else { hamming_sums(n, y, scores, k, None) })
 }
 
-/// Ranking loss (SPEC §4.7): the weighted mean over examples with at least one relevant and one
+/// Ranking loss (docs/explanation/multiclass.md#multiclass-mr): the weighted mean over examples with at least one relevant and one
 /// irrelevant label of the fraction of crucial pairs (ℓ0 ∉ Y_i, ℓ1 ∈ Y_i) ordered wrongly,
 /// `f(x_i, ℓ1) ≤ f(x_i, ℓ0)` (a tie is an error). In [0, 1]. When every example has a crucial
 /// pair, one-error ≤ (k − 1) · ranking loss.
@@ -334,7 +334,7 @@ pub fn report(y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64]>
 }
 
 /// The label-set threshold θ with the lowest weighted Hamming loss of the label sets
-/// `{ℓ : f(x, ℓ) > θ}` on `(y, scores)` (issue 16, SPEC §4.7: AdaBoost.MR learns a ranking, not a
+/// `{ℓ : f(x, ℓ) > θ}` on `(y, scores)` (docs/explanation/multiclass.md#multiclass-mr: AdaBoost.MR learns a ranking, not a
 /// threshold, so its label sets use one learned on the training data).
 ///
 /// Candidates: the midpoints between consecutive distinct scores, and one below the lowest and
@@ -574,7 +574,7 @@ mod tests {
             prop_assert!((coverage(&y, &f, k, None).unwrap() - mean(&cv)).abs() < 1e-12);
             prop_assert!((average_precision(&y, &f, k, None).unwrap() - mean(&ap)).abs() < 1e-12);
 
-            // SPEC §4.7: one-error ≤ (k − 1) · rloss, over examples that have a crucial pair.
+            // docs/explanation/multiclass.md#multiclass-mr: one-error ≤ (k − 1) · rloss, over examples that have a crucial pair.
             let keep: Vec<usize> = (0..n).filter(|&i| {
                 let c = y[i * k..(i + 1) * k].iter().filter(|&&v| v > 0.0).count();
                 c > 0 && c < k
@@ -590,7 +590,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_best_threshold_matches_a_brute_force_search() {
+    fn best_threshold_matches_a_brute_force_search() {
         let mut rng = ChaCha8Rng::seed_from_u64(16);
         for case in 0..200 {
             let (n, k) = (rng.gen_range(1..12), rng.gen_range(1..5));

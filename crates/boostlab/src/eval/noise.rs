@@ -1,4 +1,4 @@
-//! Label noise (SPEC §7): flip each TRAINING label independently with probability η; test rows
+//! Label noise (docs/explanation/experiments.md#experiments): flip each TRAINING label independently with probability η; test rows
 //! are never touched (the functions only ever see training indices).
 //!
 //! # Randomness

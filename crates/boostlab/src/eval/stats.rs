@@ -1,4 +1,4 @@
-//! Summary statistics and the two-sided Student paired t-test over folds (SPEC §7: each setting is
+//! Summary statistics and the two-sided Student paired t-test over folds (docs/explanation/experiments.md#experiments: each setting is
 //! compared to a reference at p = 0.1 and counted better / equivalent / worse).
 
 use serde::{Deserialize, Serialize};

@@ -1,16 +1,16 @@
-//! One cell, end to end (SPEC §7): load the dataset, split the fold, flip training labels (test
+//! One cell, end to end (docs/explanation/experiments.md#experiments): load the dataset, split the fold, flip training labels (test
 //! folds stay clean), map the cell's parameter table onto [`BoostParams`](crate::BoostParams)
 //! ([`super::params`]), boost, and evaluate every stage of the linear and (t-AdaBoost) clipped
 //! models on the test fold and on the (noisy) training fold.
 //!
-//! [`CellRunner`] holds what cells share, so that a grid pays each fixed cost once (issue 18):
+//! [`CellRunner`] holds what cells share, so that a grid pays each fixed cost once:
 //! every dataset is read once; every (dataset, fold, `max_bins`) is split and binned once and its
 //! bins are shared by all the settings and noise rates of that fold — a cell only swaps in its own
 //! (noisy) labels. Binning stays per fold on the fold's training rows, as before: the bin
 //! boundaries are part of what a model sees, and binning the whole dataset once would let the
 //! test rows move them (different thresholds, different numbers). The bins do not depend on the
 //! labels, so sharing them across noise rates and settings changes nothing: the records are
-//! bit-identical to fitting each cell from scratch (`issue_18_cached_cells_equal_fresh_fits`).
+//! bit-identical to fitting each cell from scratch (`cached_cells_equal_fresh_fits`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -75,7 +75,7 @@ fn strata(d: &Dataset) -> Result<Vec<u64>> {
     })
 }
 
-/// Flips the training labels with probability η (SPEC §7), in place. Returns how many flipped.
+/// Flips the training labels with probability η (docs/explanation/experiments.md#experiments), in place. Returns how many flipped.
 pub fn add_noise(target: &mut Target, eta: f64, seed: u64) -> Result<usize> {
     if eta == 0.0 {
         return Ok(0);
@@ -217,7 +217,7 @@ impl CellRunner {
         };
         let params = boost_params(&cell.params, cell.seed).map_err(failed)?;
         let fold = self.fold(cell, params.max_bins)?;
-        // SPEC §7: noise on the training fold only, seeded per (dataset, η, fold): shared by settings.
+        // docs/explanation/experiments.md#experiments: noise on the training fold only, seeded per (dataset, η, fold): shared by settings.
         let mut train_target = fold.train.target()?.clone();
         let flipped = add_noise(&mut train_target, cell.noise, cell.noise_seed)?;
         let mut binned = fold.binned.clone();
@@ -258,7 +258,7 @@ impl CellRunner {
         result.extra.insert("n_test".into(), fold.test.n_rows() as f64);
         result.extra.insert("flipped".into(), flipped as f64);
         if let Some(sel) = &model.t_selection {
-            // Issue 16: t = auto's choice and the inner error of every grid value.
+            // T = auto's choice and the inner error of every grid value.
             result.extra.insert("chosen_t".into(), sel.t);
             for (t, e) in sel.grid.iter().zip(&sel.scores) {
                 result.extra.insert(format!("inner_error_t={t}"), *e);
@@ -269,7 +269,7 @@ impl CellRunner {
 }
 
 /// Checks every (dataset, setting) pair's parameters once, before any cell runs, so that a bad
-/// parameter is one clear error rather than one failure per fold (issue 14).
+/// parameter is one clear error rather than one failure per fold.
 pub fn check_settings(spec: &ExperimentSpec) -> Result<()> {
     let mut seen = std::collections::HashSet::new();
     // (setting, message, datasets): one entry per distinct error of a setting.
@@ -326,7 +326,7 @@ mod tests {
     }
 
     const SPEC: &str = r#"
-name = "issue18"
+name = "cached"
 seed = 5
 folds = 3
 noise = [0.0, 0.2]
@@ -351,7 +351,7 @@ max_leaves = 4
 max_bins = 8
 "#;
 
-    /// The naive twin of [`CellRunner::run`]: the cell runner as it was before issue 18 — read the
+    /// The naive twin of [`CellRunner::run`]: the naive cell runner — read the
     /// dataset, split it, flip the training labels of a copy, fit it ([`Trainer::fit`], binning it
     /// again), and evaluate each stage with [`Ensemble::metrics_from_scores`].
     fn naive_cell(cell: &Cell) -> Result<CellResult> {
@@ -397,7 +397,7 @@ max_bins = 8
     }
 
     #[test]
-    fn issue_18_cached_cells_equal_fresh_fits() {
+    fn cached_cells_equal_fresh_fits() {
         let dir = tempfile::tempdir().expect("tempdir");
         write_data(dir.path());
         let mut spec = ExperimentSpec::from_toml_str(SPEC).expect("valid");

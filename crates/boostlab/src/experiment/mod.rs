@@ -1,4 +1,4 @@
-//! The experiment harness core (SPEC §7): a TOML spec expanded into cells, run in parallel through
+//! The experiment harness core (docs/explanation/experiments.md#experiments): a TOML spec expanded into cells, run in parallel through
 //! a caller-supplied closure, recorded durably, resumable, and summarised into report tables.
 //!
 //! The module sits above the boosters, in four parts:

@@ -21,7 +21,7 @@ pub enum Measure {
     TestError,
     /// [`CellResult::final_test_error_clipped`]. A candidate without a clipped model is left out;
     /// a reference without one uses its unclipped error (at t = 1, δ = ∞, the models coincide,
-    /// SPEC §5).
+    /// docs/explanation/tadaboost.md#tadaboost-algorithm).
     TestErrorClipped,
 }
 
@@ -135,7 +135,7 @@ pub struct MeanCurve {
 pub struct ReportOptions {
     /// Reference setting for the paired comparisons. Default none (no comparisons).
     pub reference: Option<String>,
-    /// Significance level of the two-sided paired t-test. Default 0.1 (SPEC §7); valid `(0, 1]`.
+    /// Significance level of the two-sided paired t-test. Default 0.1 (docs/explanation/experiments.md#experiments); valid `(0, 1]`.
     pub alpha: f64,
 }
 

@@ -1,4 +1,4 @@
-//! The experiment spec (SPEC §7): TOML parsing, validation, grid expansion into [`Cell`]s and the
+//! The experiment spec (docs/explanation/experiments.md#experiments): TOML parsing, validation, grid expansion into [`Cell`]s and the
 //! stable seed derivation. See the [module docs](super) for the format.
 
 use std::collections::{BTreeMap, HashSet};
@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::eval::folds::{fold_ids_from_file, parse_fold_ids, stratified_fold_ids};
 
-/// Default number of folds (SPEC §7: 10-fold cross-validation).
+/// Default number of folds (docs/explanation/experiments.md#experiments: 10-fold cross-validation).
 pub const DEFAULT_FOLDS: usize = 10;
 
 fn default_folds() -> usize {
@@ -234,7 +234,7 @@ impl ExperimentSpec {
     /// Checks names, ranges and uniqueness (called by the parsers and by [`super::run_experiment`]).
     pub fn validate(&self) -> Result<()> {
         // The name is the default results directory `results/<name>`: a plain file name only, so
-        // that `../../x` cannot write outside `results/` (issue 14).
+        // that `../../x` cannot write outside `results/`.
         let plain = !self.name.trim().is_empty()
             && self.name != "."
             && self.name != ".."

@@ -21,7 +21,7 @@ pub const RESULTS_FORMAT: u32 = 1;
 pub struct CellResult {
     /// Test error after each round.
     pub test_error: Vec<f64>,
-    /// Test error of the clipped model after each round, when the algorithm has one (SPEC §5).
+    /// Test error of the clipped model after each round, when the algorithm has one (docs/explanation/tadaboost.md#tadaboost-algorithm).
     pub test_error_clipped: Option<Vec<f64>>,
     /// Training error (on the possibly noisy training labels) after each round.
     pub train_error: Vec<f64>,

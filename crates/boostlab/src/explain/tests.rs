@@ -1,4 +1,4 @@
-//! Issue 15: importances against a recount and a hand-checked case, TreeSHAP against brute-force
+//! Importances against a recount and a hand-checked case, TreeSHAP against brute-force
 //! Shapley values and the raw scores, margins against a naive computation.
 
 use rand::{Rng, SeedableRng};
@@ -121,7 +121,7 @@ fn with_random_covers(mut tree: Tree, rng: &mut ChaCha8Rng) -> Tree {
 }
 
 #[test]
-fn issue_15_treeshap_equals_brute_force_shapley_on_random_trees() {
+fn treeshap_equals_brute_force_shapley_on_random_trees() {
     let mut rng = ChaCha8Rng::seed_from_u64(15);
     for trial in 0..60 {
         let d = rng.gen_range(1..=6);
@@ -166,7 +166,7 @@ fn issue_15_treeshap_equals_brute_force_shapley_on_random_trees() {
 }
 
 #[test]
-fn issue_15_contributions_of_every_model_kind_sum_to_the_raw_score_and_match_brute_force() {
+fn contributions_of_every_model_kind_sum_to_the_raw_score_and_match_brute_force() {
     // Depth ≤ 3, 4 features (with a categorical one, NaN and missing categories).
     for (algorithm, d, m) in fitted(6, Some(3)) {
         let cols = m.align(&d.features).unwrap();
@@ -192,7 +192,7 @@ fn issue_15_contributions_of_every_model_kind_sum_to_the_raw_score_and_match_bru
 }
 
 #[test]
-fn issue_15_contributions_are_bit_identical_across_thread_counts_and_refuse_the_clipped_model() {
+fn contributions_are_bit_identical_across_thread_counts_and_refuse_the_clipped_model() {
     let d = data(2, 1500);
     let mut p = BoostParams { algorithm: Algorithm::TAdaBoost, n_estimators: 10, ..Default::default() };
     p.tree.max_leaves = 8;
@@ -206,7 +206,7 @@ fn issue_15_contributions_are_bit_identical_across_thread_counts_and_refuse_the_
     assert_eq!(one, two);
     let e = m.contributions(&d.features, true).unwrap_err().to_string();
     assert!(e.contains("not additive"), "{e}");
-    // A model without covers (written before issue 15) is refused with the reason.
+    // A model without covers (written by an older version) is refused with the reason.
     let mut old = m.clone();
     old.trees.iter_mut().for_each(|t| t.covers.clear());
     let e = old.contributions(&d.features, false).unwrap_err().to_string();
@@ -231,7 +231,7 @@ fn naive_importance(m: &Ensemble) -> (Vec<f64>, Vec<f64>) {
 }
 
 #[test]
-fn issue_15_importances_equal_a_recount_from_the_trees_and_sum_to_one() {
+fn importances_equal_a_recount_from_the_trees_and_sum_to_one() {
     for (algorithm, _, m) in fitted(5, None) {
         let (split, gain) = naive_importance(&m);
         assert_eq!(m.feature_importance_raw(ImportanceKind::Split), split, "{algorithm:?}");
@@ -256,8 +256,8 @@ fn issue_15_importances_equal_a_recount_from_the_trees_and_sum_to_one() {
 }
 
 #[test]
-fn issue_15_gains_of_the_textbook_example_are_hand_checked() {
-    // SPEC §3: x = 1..10, y = (+,+,+,−,−,−,+,+,+,−), stumps on the empirical risk 2·min(W+, W−).
+fn gains_of_the_textbook_example_are_hand_checked() {
+    // docs/explanation/adaboost.md#adaboost-discrete: x = 1..10, y = (+,+,+,−,−,−,+,+,+,−), stumps on the empirical risk 2·min(W+, W−).
     // Round 1 (weights 1/10): parent 2·0.4 = 0.8; x < 3.5 leaves (0.3, 0) and (0.3, 0.4):
     // children 0 + 0.6, gain 0.2. Round 2 (1/14 right, 1/6 wrong): W+ = 5/7, W− = 2/7, parent
     // 4/7; x < 9.5 leaves (5/7, 3/14) and (0, 1/14): children 3/7, gain 1/7. A second feature,
@@ -298,7 +298,7 @@ fn issue_15_gains_of_the_textbook_example_are_hand_checked() {
 }
 
 #[test]
-fn issue_15_margins_equal_a_naive_computation() {
+fn margins_equal_a_naive_computation() {
     for (algorithm, d, m) in fitted(4, None) {
         let rounds: Vec<usize> = vec![1, m.n_trees().div_ceil(2), m.n_trees()];
         let got = m.margins(&d, &rounds).unwrap();
@@ -351,7 +351,7 @@ fn issue_15_margins_equal_a_naive_computation() {
 }
 
 #[test]
-fn issue_15_models_without_gains_and_covers_still_load() {
+fn models_without_gains_and_covers_still_load() {
     let (_, d, m) = fitted(4, None).swap_remove(1);
     let mut v: serde_json::Value = serde_json::from_str(&m.to_json().unwrap()).unwrap();
     for t in v["trees"].as_array_mut().unwrap() {

@@ -1,5 +1,5 @@
-//! Tempered arithmetic (SPEC §1), the tempered Bayes risks and links (SPEC §2.2) and the tempered
-//! loss and margins of t-AdaBoost (SPEC §5).
+//! Tempered arithmetic (docs/explanation/tempered.md#tempered), the tempered Bayes risks and links (docs/explanation/weak-learners.md#weak-learners-criteria) and the tempered
+//! loss and margins of t-AdaBoost (docs/explanation/tadaboost.md#tadaboost-algorithm).
 //!
 //! Every function takes the temperature `t` as its last argument. `t = 1` is the continuous limit
 //! (ordinary `ln`/`exp`): any `t` with `|1 − t| < 1e−9` ([`is_one`]) is computed with `ln`/`exp`
@@ -14,22 +14,22 @@
 
 use crate::error::{Error, Result};
 
-/// `|1 − t|` below this is treated as `t = 1` (SPEC §1).
+/// `|1 − t|` below this is treated as `t = 1` (docs/explanation/tempered.md#tempered).
 pub const T_ONE_TOL: f64 = 1e-9;
 
-/// Whether `t` is treated as 1, i.e. `|1 − t| < 1e−9` (SPEC §1): then `log_t = ln`, `exp_t = exp`.
+/// Whether `t` is treated as 1, i.e. `|1 − t| < 1e−9` (docs/explanation/tempered.md#tempered): then `log_t = ln`, `exp_t = exp`.
 #[inline]
 pub fn is_one(t: f64) -> bool {
     (1.0 - t).abs() < T_ONE_TOL
 }
 
-/// `t* = 1/(2 − t)` (SPEC §1), defined for `t < 2`.
+/// `t* = 1/(2 − t)` (docs/explanation/tempered.md#tempered), defined for `t < 2`.
 #[inline]
 pub fn t_star(t: f64) -> f64 {
     1.0 / (2.0 - t)
 }
 
-/// Tempered logarithm `log_t(z) = (z^(1−t) − 1)/(1 − t)` for `z ≥ 0` (SPEC §1); `ln z` at `t = 1`.
+/// Tempered logarithm `log_t(z) = (z^(1−t) − 1)/(1 − t)` for `z ≥ 0` (docs/explanation/tempered.md#tempered); `ln z` at `t = 1`.
 ///
 /// `log_t(0) = −1/(1−t)` for `t < 1` and `−∞` for `t ≥ 1`. Computed as `expm1((1−t) ln z)/(1−t)`,
 /// accurate as `t → 1`. Negative or NaN `z` gives NaN.
@@ -42,7 +42,7 @@ pub fn log_t(z: f64, t: f64) -> f64 {
     (s * z.ln()).exp_m1() / s
 }
 
-/// Tempered exponential `exp_t(z) = [1 + (1−t) z]_+^(1/(1−t))` (SPEC §1); `exp z` at `t = 1`.
+/// Tempered exponential `exp_t(z) = [1 + (1−t) z]_+^(1/(1−t))` (docs/explanation/tempered.md#tempered); `exp z` at `t = 1`.
 ///
 /// For `t < 1` it is 0 when `1 + (1−t) z ≤ 0` (weights switch off); for `t > 1` it is `+∞` when
 /// `1 + (1−t) z ≤ 0` — callers must detect that (and float overflow, also `+∞`) before use.
@@ -60,7 +60,7 @@ pub fn exp_t(z: f64, t: f64) -> f64 {
     (x.ln_1p() / s).exp()
 }
 
-/// Tempered product `a ⊗_t b = [a^(1−t) + b^(1−t) − 1]_+^(1/(1−t))` for `a, b ≥ 0` (SPEC §1);
+/// Tempered product `a ⊗_t b = [a^(1−t) + b^(1−t) − 1]_+^(1/(1−t))` for `a, b ≥ 0` (docs/explanation/tempered.md#tempered);
 /// `a·b` at `t = 1`. Satisfies `exp_t(x + y) = exp_t(x) ⊗_t exp_t(y)` wherever neither factor
 /// is clipped (`1 + (1−t)x > 0` and `1 + (1−t)y > 0`).
 #[inline]
@@ -72,7 +72,7 @@ pub fn t_product(a: f64, b: f64, t: f64) -> f64 {
     exp_t(log_t(a, t) + log_t(b, t), t)
 }
 
-/// Tempered hyperbolic tangent `tanh_t(z) = (1 − exp_t(−2z))/(1 + exp_t(−2z)) ∈ [−1, 1]` (SPEC §1).
+/// Tempered hyperbolic tangent `tanh_t(z) = (1 − exp_t(−2z))/(1 + exp_t(−2z)) ∈ [−1, 1]` (docs/explanation/tempered.md#tempered).
 #[inline]
 pub fn tanh_t(z: f64, t: f64) -> f64 {
     if is_one(t) {
@@ -86,7 +86,7 @@ pub fn tanh_t(z: f64, t: f64) -> f64 {
     }
 }
 
-/// Power mean `M_s(a, b) = ((a^s + b^s)/2)^(1/s)` of `a, b ≥ 0` (SPEC §1).
+/// Power mean `M_s(a, b) = ((a^s + b^s)/2)^(1/s)` of `a, b ≥ 0` (docs/explanation/tempered.md#tempered).
 ///
 /// `M_0` is the geometric mean `√(ab)`, `M_1` the arithmetic, `M_−1` the harmonic mean,
 /// `M_{+∞} = max`, `M_{−∞} = min`. For `s < 0` a zero argument gives 0. Computed relative to the
@@ -111,14 +111,14 @@ pub fn power_mean(a: f64, b: f64, s: f64) -> f64 {
         return c;
     }
     // w = (o/c)^s ∈ [0, 1]; M_s = c ((1 + w)/2)^(1/s). One logarithm of the ratio (it is the
-    // criterion of every split candidate, issue 8), two when the ratio overflows (s < 0, c tiny).
+    // criterion of every split candidate), two when the ratio overflows (s < 0, c tiny).
     let r = o / c;
     let lr = if r.is_finite() { r.ln() } else { o.ln() - c.ln() };
     let half_wm1 = 0.5 * (s * lr).exp_m1();
     c * (half_wm1.ln_1p() / s).exp()
 }
 
-/// Tempered Bayes risk `L^(t)(u) = 2u(1−u)/M_{1−t}(u, 1−u)` (SPEC §2.2), 0 outside `(0, 1)`.
+/// Tempered Bayes risk `L^(t)(u) = 2u(1−u)/M_{1−t}(u, 1−u)` (docs/explanation/weak-learners.md#weak-learners-criteria), 0 outside `(0, 1)`.
 ///
 /// `t = 0` is Gini `4u(1−u)`, `t = 1` Matusita `2√(u(1−u))`, `t = 2` the constant 1 on `(0, 1)`,
 /// `t = −∞` the empirical risk `2 min(u, 1−u)`. For finite `t < 1`,
@@ -132,15 +132,15 @@ pub fn bayes_risk(u: f64, t: f64) -> f64 {
     }
     let v = 1.0 - u;
     if is_one(t) {
-        // SPEC §2.2: Matusita.
+        // docs/explanation/weak-learners.md#weak-learners-criteria: Matusita.
         return 2.0 * (u * v).sqrt();
     }
-    // SPEC §2.2: L^(t)(u) = 2u(1−u)/M_{1−t}(u, 1−u).
+    // docs/explanation/weak-learners.md#weak-learners-criteria: L^(t)(u) = 2u(1−u)/M_{1−t}(u, 1−u).
     2.0 * u * v / power_mean(u, v, 1.0 - t)
 }
 
 /// Weighted tempered Bayes risk `W·L^(t)(W+/W)` of one pair of non-negative weights, `W = W+ + W−`
-/// (SPEC §2.2): the split criterion of a leaf, evaluated for every split candidate.
+/// (docs/explanation/weak-learners.md#weak-learners-criteria): the split criterion of a leaf, evaluated for every split candidate.
 ///
 /// Exactly `W · bayes_risk(W+/W, t)`; 0 when `W = 0`.
 #[inline]
@@ -153,7 +153,7 @@ pub fn weighted_bayes_risk(wp: f64, wn: f64, t: f64) -> f64 {
     }
 }
 
-/// `optimal` tempered leaf value (SPEC §2.2, the paper's eq. 63):
+/// `optimal` tempered leaf value (docs/explanation/weak-learners.md#weak-learners-tempered-leaves, the paper's eq. 63):
 /// `(p^(1−t) − (1−p)^(1−t)) / ((1−t)(p^(1−t) + (1−p)^(1−t)))`, `½ ln(p/(1−p))` at `t = 1`.
 ///
 /// Computed as `tanh((1−t)·ℓ)/(1−t)` with `ℓ = ½ ln(p/(1−p))`, which is the same quantity,
@@ -169,7 +169,7 @@ pub fn link_optimal(p: f64, t: f64) -> f64 {
     (s * ell).tanh() / s
 }
 
-/// `canonical` tempered leaf value (SPEC §2.2, the authors' code):
+/// `canonical` tempered leaf value (docs/explanation/weak-learners.md#weak-learners-tempered-leaves, the authors' code):
 /// `−L^(t)′(p) = (p^(2−t) − (1−p)^(2−t)) / M_{1−t}(p, 1−p)^(2−t)`.
 ///
 /// `(2p−1)/√(p(1−p))` at `t = 1`, `4(2p−1)` at `t = 0`. For `t < 1` it is bounded by
@@ -200,7 +200,7 @@ pub fn link_canonical(p: f64, t: f64) -> f64 {
 }
 
 /// `K_t(z) = (1 − z²)/M_{1−t}(1 − z, 1 + z)` for `z ∈ [−1, 1]`, `√(1 − z²)` at `t = 1`: the
-/// per-round factor of t-AdaBoost's training-error bound (SPEC §5).
+/// per-round factor of t-AdaBoost's training-error bound (docs/explanation/tadaboost.md#tadaboost-algorithm).
 pub fn k_t(z: f64, t: f64) -> f64 {
     let (a, b) = (1.0 - z, 1.0 + z);
     if is_one(t) {
@@ -214,7 +214,7 @@ pub fn k_t(z: f64, t: f64) -> f64 {
     }
 }
 
-/// One t-AdaBoost weight update without normalisation (SPEC §5):
+/// One t-AdaBoost weight update without normalisation (docs/explanation/tadaboost.md#tadaboost-algorithm):
 /// `exp_t(log_t q − µu) = [q^(1−t) − (1−t)µu]_+^(1/(1−t))`, `q·exp(−µu)` at `t = 1`.
 ///
 /// `t < 1`: a weight can switch off (0) and a zero weight can come back (`(−(1−t)µu)^(1/(1−t))`
@@ -248,7 +248,7 @@ pub(crate) fn update_factor(q: f64, x: f64, s: f64) -> f64 {
     q * (x.ln_1p() / s).exp()
 }
 
-/// Projects non-negative `q` onto the co-simplex (SPEC §1): divides by
+/// Projects non-negative `q` onto the co-simplex (docs/explanation/tempered.md#tempered): divides by
 /// `Z = (Σ_i q_i^(2−t))^(1/(2−t))` and returns `Z`, for `t < 2`.
 ///
 /// The sum is taken relative to `max q`, so tiny or huge weights neither underflow nor overflow.
@@ -262,7 +262,7 @@ pub fn co_simplex_normalize(q: &mut [f64], t: f64) -> f64 {
     }
     let sum: f64 =
         if e == 1.0 { q.iter().map(|&v| v / qmax).sum() } else { q.iter().map(|&v| (v / qmax).powf(e)).sum() };
-    // SPEC §5: Z = (Σ q̃^(2−t))^(1/(2−t)).
+    // docs/explanation/tadaboost.md#tadaboost-algorithm: Z = (Σ q̃^(2−t))^(1/(2−t)).
     let z = qmax * if e == 1.0 { sum } else { sum.powf(1.0 / e) };
     if z > 0.0 && z.is_finite() {
         for v in q.iter_mut() {
@@ -272,7 +272,7 @@ pub fn co_simplex_normalize(q: &mut [f64], t: f64) -> f64 {
     z
 }
 
-/// The power mean as computed before issue 8 (`ln o − ln c`, two logarithms): the reference twin of
+/// The power mean computed naively (`ln o − ln c`, two logarithms): the reference twin of
 /// [`power_mean`] and [`weighted_bayes_risk`] in tests.
 #[cfg(test)]
 pub(crate) fn reference_weighted_bayes_risk(wp: f64, wn: f64, t: f64) -> f64 {
@@ -314,7 +314,7 @@ fn check_scores(y: &[f64], scores: &[f64], t: f64) -> Result<()> {
     Ok(())
 }
 
-/// Tempered exponential loss `F_t(H) = (1/m) Σ_i exp_t(−y_i H_i)^(2−t)` (SPEC §5), the quantity
+/// Tempered exponential loss `F_t(H) = (1/m) Σ_i exp_t(−y_i H_i)^(2−t)` (docs/explanation/tadaboost.md#tadaboost-algorithm), the quantity
 /// t-AdaBoost minimises up to scaling; the exponential loss at `t = 1`.
 ///
 /// `y` holds ±1 labels and `scores` the ensemble scores `H(x_i)`; `t < 2`. For `t > 1` the loss is
@@ -327,13 +327,13 @@ pub fn tempered_loss(y: &[f64], scores: &[f64], t: f64) -> Result<f64> {
 }
 
 /// Tempered margin `ν_t = tanh_t(y H / 2) ∈ [−1, 1]` of one example with edge `yh = y·H(x)`
-/// (SPEC §5).
+/// (docs/explanation/tadaboost.md#tadaboost-algorithm).
 #[inline]
 pub fn tempered_margin(yh: f64, t: f64) -> f64 {
     tanh_t(0.5 * yh, t)
 }
 
-/// Tempered margin risk `F_{t,θ}(H) = (1/m) Σ_i [ν_t(x_i, y_i) ≤ θ]` (SPEC §5); `θ = 0` gives the
+/// Tempered margin risk `F_{t,θ}(H) = (1/m) Σ_i [ν_t(x_i, y_i) ≤ θ]` (docs/explanation/tadaboost.md#tadaboost-algorithm); `θ = 0` gives the
 /// training error with the convention that a score of exactly 0 is an error for both classes.
 ///
 /// `y` holds ±1 labels, `scores` the ensemble scores, `t < 2`, `θ ∈ (−1, 1)` meaningful.
@@ -449,7 +449,7 @@ mod tests {
     fn bayes_risks() {
         for u in [1e-9, 0.01, 0.2, 0.5, 0.77, 0.999] {
             let v = 1.0 - u;
-            // SPEC §2.2: L^(0) = Gini, L^(1) = Matusita, L^(2) = 1.
+            // docs/explanation/weak-learners.md#weak-learners-criteria: L^(0) = Gini, L^(1) = Matusita, L^(2) = 1.
             assert!(close(bayes_risk(u, 0.0), 4.0 * u * v, 1e-14), "u={u}");
             assert!(close(bayes_risk(u, 1.0), 2.0 * (u * v).sqrt(), 1e-15));
             assert!(close(bayes_risk(u, 1.0 - 5e-10), 2.0 * (u * v).sqrt(), 1e-15));
@@ -465,11 +465,11 @@ mod tests {
         }
     }
 
-    /// Issue 8: the split criterion `W·L^(t)(W+/W)` agrees with the two-logarithm reference to
+    /// The split criterion `W·L^(t)(W+/W)` agrees with the two-logarithm reference to
     /// 1e−12 (relative) for t from −∞ to 2 and weights from 0 to 1e200, and with the closed forms
     /// (Gini, Matusita, constant, empirical) where `u = W+/W` is well conditioned.
     #[test]
-    fn issue_8_weighted_risk_matches_reference() {
+    fn weighted_risk_matches_reference() {
         let ts = [
             f64::NEG_INFINITY,
             -1e6,
@@ -556,10 +556,10 @@ mod tests {
         }
     }
 
-    /// Issue 16 (SPEC §2.2): for t < 1, 0 ≤ L^(t)(u) − 2min(u, 1−u) ≤ 2^(1/(1−t)) − 1 for every u,
+    /// (docs/explanation/weak-learners.md#weak-learners-criteria): for t < 1, 0 ≤ L^(t)(u) − 2min(u, 1−u) ≤ 2^(1/(1−t)) − 1 for every u,
     /// and the largest gap falls below 1e−2 only from t ≈ −65.42 down.
     #[test]
-    fn issue_16_tempered_risk_gap_bound() {
+    fn tempered_risk_gap_bound() {
         let sup_gap = |t: f64| {
             let bound = 2f64.powf(1.0 / (1.0 - t)) - 1.0;
             let mut sup: f64 = 0.0;
@@ -586,7 +586,7 @@ mod tests {
             assert!(close(link_optimal(p, 1.0), half_logit, 1e-14));
             assert!(close(link_optimal(p, 1.0 - 1e-9), half_logit, 1e-9), "p={p}");
             assert!(close(link_optimal(p, 1.0 + 1e-9), half_logit, 1e-9));
-            // SPEC §2.2 formula, where it is well conditioned.
+            // docs/explanation/weak-learners.md#weak-learners-criteria formula, where it is well conditioned.
             for t in [0.0, 0.3, 0.7, 1.3, 1.8] {
                 let s = 1.0 - t;
                 let (a, b) = (p.powf(s), (1.0 - p).powf(s));
@@ -751,7 +751,7 @@ mod tests {
 
         #[test]
         fn mu_closed_form_matches_spec(rho in -0.999f64..0.999, ti in 0usize..10) {
-            // SPEC §5: −log_t((1−ρ)/M_{1−t}(1−ρ, 1+ρ)) = link_optimal((1+ρ)/2, t).
+            // docs/explanation/tadaboost.md#tadaboost-algorithm: −log_t((1−ρ)/M_{1−t}(1−ρ, 1+ρ)) = link_optimal((1+ρ)/2, t).
             let t = TS[ti];
             let spec = -log_t((1.0 - rho) / power_mean(1.0 - rho, 1.0 + rho, 1.0 - t), t);
             let closed = link_optimal((1.0 + rho) / 2.0, t);

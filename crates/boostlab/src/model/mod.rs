@@ -128,23 +128,23 @@ pub struct Ensemble {
     pub target_columns: Option<String>,
     /// Every parameter's effective value and where it came from (default, preset, user), by
     /// dotted path (`tree.max_split_candidates`); see [`BoostParams::sources`]. Informational;
-    /// empty in models written before issue 17.
+    /// empty in models written by older versions.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub param_sources: std::collections::BTreeMap<String, ParamEntry>,
-    /// The validation metric whose value each round's record holds as `valid_metric` (issue 15:
+    /// The validation metric whose value each round's record holds as `valid_metric` (
     /// `error`, `hamming`, `one-error`, `loss`); None when trained without validation data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub eval_metric: Option<String>,
     /// Early stopping's best iteration (0-based): the model was truncated to its first
-    /// `best_iteration + 1` trees (issue 15). None without early stopping.
+    /// `best_iteration + 1` trees. None without early stopping.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best_iteration: Option<usize>,
     /// How `t = auto` chose t-AdaBoost's temperature: the grid, the inner cross-validated errors,
-    /// the choice (issue 16). None for every other model.
+    /// the choice. None for every other model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub t_selection: Option<TSelection>,
     /// The threshold θ of the predicted label sets `{ℓ : f(x, ℓ) > θ}` of a multi-class or
-    /// multi-label model, learned on the training data (issue 16, SPEC §4.7: AdaBoost.MR/M2 by
+    /// multi-label model, learned on the training data (docs/explanation/multiclass.md#multiclass-mr: AdaBoost.MR/M2 by
     /// default, see [`outputs::LabelThreshold`]). None: θ = 0 (every model
     /// written before it). It moves every label's score alike, so rankings and arg-max
     /// predictions do not depend on it.

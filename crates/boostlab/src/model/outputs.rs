@@ -1,5 +1,5 @@
 //! What a model's outputs mean and how they are decoded: label scores (label sets, top label,
-//! ranking) or the columns of an output code (SPEC §4.5–4.6).
+//! ranking) or the columns of an output code (docs/explanation/multiclass.md#multiclass-mh).
 
 use serde::{Deserialize, Serialize};
 
@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 
 pub use crate::params::multiclass::Decode;
 
-/// An output code: a `k × k'` matrix of ±1, row `y` the codeword `λ(y)` of class `y` (SPEC §4.6).
+/// An output code: a `k × k'` matrix of ±1, row `y` the codeword `λ(y)` of class `y` (docs/explanation/multiclass.md#multiclass-mo).
 /// Stored row-major as `i8` so that a model file holds it verbatim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CodeMatrix {
@@ -47,7 +47,7 @@ impl CodeMatrix {
         &self.entries[y * self.n_columns..(y + 1) * self.n_columns]
     }
 
-    /// The minimum Hamming distance ρ between two codewords (SPEC §4.6 bounds).
+    /// The minimum Hamming distance ρ between two codewords (docs/explanation/multiclass.md#multiclass-mo-bounds bounds).
     pub fn min_distance(&self) -> usize {
         let mut best = usize::MAX;
         for a in 0..self.n_classes {
@@ -62,13 +62,13 @@ impl CodeMatrix {
 
 /// Per-class decoding losses of one row of column scores (length `k'`) into `out` (length `k`):
 /// the Hamming distance of `sign f` to each codeword (a zero score counts ½) or the exponential
-/// loss `Σ_ℓ' exp(−λ(y)[ℓ'] f(x, ℓ'))` (SPEC §4.6). The predicted class minimises it.
+/// loss `Σ_ℓ' exp(−λ(y)[ℓ'] f(x, ℓ'))` (docs/explanation/multiclass.md#multiclass-mo). The predicted class minimises it.
 pub fn decode_losses_into(code: &CodeMatrix, scores: &[f64], how: Decode, out: &mut [f64]) {
     debug_assert_eq!(scores.len(), code.n_columns);
     for (y, o) in out.iter_mut().enumerate().take(code.n_classes) {
         let cw = code.codeword(y);
         *o = match how {
-            // SPEC §4.6 variant 1: |{ℓ' : sign f(x, ℓ') ≠ λ(y)[ℓ']}|.
+            // docs/explanation/multiclass.md#multiclass-mo-decoding variant 1: |{ℓ' : sign f(x, ℓ') ≠ λ(y)[ℓ']}|.
             Decode::Hamming => cw
                 .iter()
                 .zip(scores)
@@ -83,13 +83,13 @@ pub fn decode_losses_into(code: &CodeMatrix, scores: &[f64], how: Decode, out: &
                     }
                 })
                 .sum(),
-            // SPEC §4.6 variant 2: Σ_ℓ' exp(−λ(y)[ℓ'] f(x, ℓ')).
+            // docs/explanation/multiclass.md#multiclass-mo-decoding variant 2: Σ_ℓ' exp(−λ(y)[ℓ'] f(x, ℓ')).
             Decode::Loss => cw.iter().zip(scores).map(|(&e, &f)| (-f64::from(e) * f).exp()).sum(),
         };
     }
 }
 
-/// `ln Σ_ℓ e^(−λ(y)_ℓ f_ℓ)`, the log of the exponential decoding loss of codeword `cw` (SPEC §4.6
+/// `ln Σ_ℓ e^(−λ(y)_ℓ f_ℓ)`, the log of the exponential decoding loss of codeword `cw` (docs/explanation/multiclass.md#multiclass-mo
 /// variant 2), by log-sum-exp: finite for any finite scores, where the loss itself may overflow.
 pub fn log_decode_loss(cw: &[i8], scores: &[f64]) -> f64 {
     let m = cw.iter().zip(scores).map(|(&e, &f)| -f64::from(e) * f).fold(f64::NEG_INFINITY, f64::max);
@@ -97,7 +97,7 @@ pub fn log_decode_loss(cw: &[i8], scores: &[f64]) -> f64 {
     m + z.ln()
 }
 
-/// Decodes one row of MO column scores into a class index (SPEC §4.6). Ties go to the lowest
+/// Decodes one row of MO column scores into a class index (docs/explanation/multiclass.md#multiclass-mo). Ties go to the lowest
 /// class index; exponential losses within a relative 1e−12 of each other count as tied (so that
 /// rounding cannot break exact ties of the scores).
 pub fn decode(code: &CodeMatrix, scores: &[f64], how: Decode) -> usize {
@@ -139,12 +139,12 @@ fn argmin_tolerant(losses: &[f64], rel: f64) -> usize {
 // ------------------------------------------------------------------------------------------------
 // Prediction helpers
 
-/// The predicted label set `{ℓ : f(x, ℓ) > 0}` of one score row (SPEC §4.5), in increasing order.
+/// The predicted label set `{ℓ : f(x, ℓ) > 0}` of one score row (docs/explanation/multiclass.md#multiclass-mh), in increasing order.
 pub fn label_set(scores: &[f64]) -> Vec<usize> {
     scores.iter().enumerate().filter(|(_, &f)| f > 0.0).map(|(l, _)| l).collect()
 }
 
-/// The top label `argmax_ℓ f(x, ℓ)` of one score row (SPEC §4.5, one-error); ties go to the lowest
+/// The top label `argmax_ℓ f(x, ℓ)` of one score row (docs/explanation/multiclass.md#multiclass-mh, one-error); ties go to the lowest
 /// index, NaN scores are never chosen, and an empty or all-NaN row gives 0.
 pub fn top_label(scores: &[f64]) -> usize {
     let mut best: Option<(usize, f64)> = None;

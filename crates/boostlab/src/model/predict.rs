@@ -37,7 +37,7 @@ struct Compiled<'a> {
 
 /// Adds tree leaves' weighted values to the scores of consecutive rows: `out` is `rows × k`,
 /// `leaves` yields each row's leaf id into `weighted` (`n_leaves × k`). With `CLIP`, each score is
-/// clipped to `[−d, d]` after the addition (SPEC §5, clipped model:
+/// clipped to `[−d, d]` after the addition (docs/explanation/tadaboost.md#tadaboost-clipped, clipped model:
 /// `S_j = clip_[−δ,δ](S_{j−1} + α_j h_j(x))`).
 #[inline(always)]
 fn add_leaves<const CLIP: bool>(
@@ -241,7 +241,7 @@ impl Ensemble {
     }
 
     /// Scores of the first `n_rounds` trees (all when `None`) into `out` (`n × n_outputs`) from
-    /// column views of the caller's buffers (issue 12): `columns` are the model's features in
+    /// column views of the caller's buffers: `columns` are the model's features in
     /// schema order, categorical codes in the model's levels (see [`Schema::remap_codes`]).
     /// Blocks of rows in parallel; each block's values are widened to `f64` into a small scratch
     /// buffer (never the whole matrix), so the scores are bit-identical to
@@ -413,7 +413,7 @@ impl Ensemble {
 
     /// The first `n_trees` trees ready for prediction on `columns`: each tree's walk (masks when
     /// it has at most 64 leaves, else a flat walk when its splits are all numeric, else the
-    /// reference walk) and its products `α_t · h` (SPEC intro: `H(x) = Σ_j α_j h_j(x)`).
+    /// reference walk) and its products `α_t · h` (docs/explanation/adaboost.md#adaboost-notation: `H(x) = Σ_j α_j h_j(x)`).
     fn compile(&self, n_trees: usize, kinds: &[FeatureKind]) -> Result<Vec<Compiled<'_>>> {
         let k = self.n_outputs;
         let mut out = Vec::with_capacity(n_trees);
@@ -591,7 +591,7 @@ impl Ensemble {
         Ok(self.classes_from_scores(&self.decision_function(features, clipped)?))
     }
 
-    /// Probability estimates: binary `P(+1|x) = 1/(1 + e^(−2f))` (SPEC §3; boosted scores are not
+    /// Probability estimates: binary `P(+1|x) = 1/(1 + e^(−2f))` (docs/explanation/adaboost.md#adaboost-probabilities; boosted scores are not
     /// calibrated), one column per class (`n × 2`); multi-class: `σ(2 f_ℓ)` normalised over the
     /// classes; multi-label: `σ(2 f_ℓ)` per label.
     pub fn predict_proba(&self, features: &Features, clipped: bool) -> Result<Vec<f64>> {
@@ -627,7 +627,7 @@ impl Ensemble {
                         p.iter_mut().for_each(|x| *x /= z);
                     } else {
                         // Every σ(2f) underflowed (all scores ≲ −370): normalise in the log domain,
-                        // ln σ(2f) = −ln(1 + e^(−2f)), so no row ever gets 0/0 (issue 14).
+                        // ln σ(2f) = −ln(1 + e^(−2f)), so no row ever gets 0/0.
                         let logs: Vec<f64> = row.iter().map(|&f| -softplus(-2.0 * f)).collect();
                         softmax_into(&logs, &mut p);
                     }
@@ -654,7 +654,7 @@ impl Ensemble {
     /// labels with a positive score joined by `;`.
     pub fn predict_labels_from_scores(&self, scores: &[f64]) -> Vec<String> {
         let names = self.task.names();
-        // Issue 16: MR's learned threshold (0 when none).
+        // MR's learned threshold (0 when none).
         let theta = self.label_threshold.unwrap_or(0.0);
         match &self.task {
             Task::Multilabel { labels } => scores
@@ -689,7 +689,7 @@ impl Ensemble {
                             // Exponential losses overflow any probability map: use their log.
                             outputs::Decode::Loss if x.is_finite() && *x >= f64::MIN_POSITIVE => -x.ln(),
                             // The loss itself over- or underflowed: its log, −ln Σ_ℓ e^(−λ_ℓ f_ℓ),
-                            // by log-sum-exp (issue 14: no −∞ class score, no NaN probability).
+                            // by log-sum-exp (no −∞ class score, no NaN probability).
                             outputs::Decode::Loss => -outputs::log_decode_loss(code.codeword(y), row),
                             outputs::Decode::Hamming => -*x,
                         };

@@ -6,7 +6,7 @@ use crate::data::{FeatureKind, MISSING_CODE};
 use crate::error::{Error, Result};
 
 /// The largest score magnitude a model may produce: a loaded model's
-/// `|base_score| + Σ_t |α_t|·max_leaf |h_t|` must not exceed it (issue 14), so sums of scores
+/// `|base_score| + Σ_t |α_t|·max_leaf |h_t|` must not exceed it, so sums of scores
 /// never overflow to ±∞ or NaN.
 pub const MAX_SCORE_BOUND: f64 = 1e300;
 
@@ -17,7 +17,7 @@ fn first_duplicate(v: &[String]) -> Option<&str> {
 }
 
 impl Ensemble {
-    /// Checks the model's consistency (issue 14: a model file from an untrusted source either
+    /// Checks the model's consistency (a model file from an untrusted source either
     /// predicts finite values or is refused, with an error naming the field). Every size is
     /// checked against the others, none trusted on its own: `n_outputs` must equal the number of
     /// class or label names (or the code's columns, whose entries must be present), so the file's
@@ -157,7 +157,7 @@ impl Ensemble {
                     }
                 }
             }
-            // SPEC intro, H(x) = Σ_t α_t h_t(x): bound every score's magnitude.
+            // docs/explanation/adaboost.md#adaboost-notation, H(x) = Σ_t α_t h_t(x): bound every score's magnitude.
             let h_max = tree.leaf_values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
             bound += a.abs() * h_max;
         }

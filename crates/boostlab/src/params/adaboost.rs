@@ -4,19 +4,19 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// How α is chosen each round (SPEC §3, §4.2).
+/// How α is chosen each round (docs/explanation/adaboost.md#adaboost-alpha, §4.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AlphaRule {
-    /// Discrete AdaBoost: `α = ½ ln((1 − ε)/ε)` (SPEC §3). For `h ∈ {−1, +1}`.
+    /// Discrete AdaBoost: `α = ½ ln((1 − ε)/ε)` (docs/explanation/adaboost.md#adaboost-discrete). For `h ∈ {−1, +1}`.
     Discrete,
-    /// `α = 1`: the leaf values already minimise Z (Real AdaBoost, SPEC §4.4).
+    /// `α = 1`: the leaf values already minimise Z (Real AdaBoost, docs/explanation/adaboost.md#adaboost-real).
     One,
-    /// Linear bound on `h/R`, `R = max |h|`: `α = ½ ln((1 + r)/(1 − r))/R` (SPEC §4.2(a)).
+    /// Linear bound on `h/R`, `R = max |h|`: `α = ½ ln((1 + r)/(1 − r))/R` (docs/explanation/adaboost.md#adaboost-alpha-linear).
     LinearBound,
-    /// Exact minimiser of `Z(α) = Σ d e^(−α u)` by safeguarded Newton (SPEC §4.2(b)).
+    /// Exact minimiser of `Z(α) = Σ d e^(−α u)` by safeguarded Newton (docs/explanation/adaboost.md#adaboost-alpha-exact).
     LineSearch,
-    /// Abstaining `h ∈ {−1, 0, +1}`: `α = ½ ln(W_+/W_−)` (SPEC §4.2(c)).
+    /// Abstaining `h ∈ {−1, 0, +1}`: `α = ½ ln(W_+/W_−)` (docs/explanation/adaboost.md#adaboost-alpha-abstain).
     Abstain,
     /// Freund–Schapire's conservative choice for abstaining h:
     /// `α = ½ ln((W_+ + ½W_0)/(W_− + ½W_0))`.

@@ -15,38 +15,38 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum Algorithm {
-    /// Discrete AdaBoost (SPEC §3). Default.
+    /// Discrete AdaBoost (docs/explanation/adaboost.md#adaboost-discrete). Default.
     #[default]
     #[serde(rename = "adaboost")]
     AdaBoost,
-    /// Real (confidence-rated, domain-partitioning) AdaBoost (SPEC §4.4).
+    /// Real (confidence-rated, domain-partitioning) AdaBoost (docs/explanation/adaboost.md#adaboost-real).
     #[serde(rename = "real-adaboost")]
     RealAdaBoost,
-    /// Confidence-rated AdaBoost with abstaining stumps `h ∈ {−1, 0, +1}` (SPEC §4.2(c)).
+    /// Confidence-rated AdaBoost with abstaining stumps `h ∈ {−1, 0, +1}` (docs/explanation/adaboost.md#adaboost-alpha-abstain).
     #[serde(rename = "abstaining-adaboost")]
     AbstainingAdaBoost,
-    /// t-AdaBoost: tempered exponential measures, clipped models, tempered trees (SPEC §5).
+    /// t-AdaBoost: tempered exponential measures, clipped models, tempered trees (docs/explanation/tadaboost.md#tadaboost-algorithm).
     #[serde(rename = "t-adaboost")]
     TAdaBoost,
-    /// SecBoost: boosting any loss from loss values only (SPEC §6).
+    /// SecBoost: boosting any loss from loss values only (docs/explanation/secboost.md#secboost-algorithm).
     #[serde(rename = "secboost")]
     SecBoost,
-    /// Discrete AdaBoost.MH (Hamming loss, SPEC §4.5).
+    /// Discrete AdaBoost.MH (Hamming loss, docs/explanation/multiclass.md#multiclass-mh).
     #[serde(rename = "adaboost-mh")]
     AdaBoostMH,
-    /// Real AdaBoost.MH (SPEC §4.5).
+    /// Real AdaBoost.MH (docs/explanation/multiclass.md#multiclass-mh).
     #[serde(rename = "real-adaboost-mh")]
     RealAdaBoostMH,
-    /// AdaBoost.MO with discrete MH on the code columns (SPEC §4.6).
+    /// AdaBoost.MO with discrete MH on the code columns (docs/explanation/multiclass.md#multiclass-mo).
     #[serde(rename = "adaboost-mo")]
     AdaBoostMO,
-    /// AdaBoost.MO with real MH on the code columns (SPEC §4.6).
+    /// AdaBoost.MO with real MH on the code columns (docs/explanation/multiclass.md#multiclass-mo).
     #[serde(rename = "real-adaboost-mo")]
     RealAdaBoostMO,
-    /// Discrete AdaBoost.MR (ranking loss, SPEC §4.7).
+    /// Discrete AdaBoost.MR (ranking loss, docs/explanation/multiclass.md#multiclass-mr).
     #[serde(rename = "adaboost-mr")]
     AdaBoostMR,
-    /// AdaBoost.M2 = discrete MR on single-label data (SPEC §4.7).
+    /// AdaBoost.M2 = discrete MR on single-label data (docs/explanation/multiclass.md#multiclass-mr).
     #[serde(rename = "adaboost-m2")]
     AdaBoostM2,
 }

@@ -16,18 +16,18 @@ pub const MAX_CODE_COLUMNS: usize = 4095;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum MultiVariant {
-    /// Discrete AdaBoost.MH: `h ∈ {−1, +1}` per label, α from the edge r (SPEC §4.5).
+    /// Discrete AdaBoost.MH: `h ∈ {−1, +1}` per label, α from the edge r (docs/explanation/multiclass.md#multiclass-mh).
     MhDiscrete,
-    /// Real AdaBoost.MH: smoothed half-log-ratio leaves per label, α = 1 (SPEC §4.5). Default.
+    /// Real AdaBoost.MH: smoothed half-log-ratio leaves per label, α = 1 (docs/explanation/multiclass.md#multiclass-mh). Default.
     #[default]
     MhReal,
-    /// AdaBoost.MO with discrete MH on the coded labels (SPEC §4.6). Single-label data only.
+    /// AdaBoost.MO with discrete MH on the coded labels (docs/explanation/multiclass.md#multiclass-mo). Single-label data only.
     MoDiscrete,
-    /// AdaBoost.MO with real MH on the coded labels (SPEC §4.6). Single-label data only.
+    /// AdaBoost.MO with real MH on the coded labels (docs/explanation/multiclass.md#multiclass-mo). Single-label data only.
     MoReal,
-    /// Discrete AdaBoost.MR, ranking loss (SPEC §4.7).
+    /// Discrete AdaBoost.MR, ranking loss (docs/explanation/multiclass.md#multiclass-mr).
     Mr,
-    /// AdaBoost.M2: discrete MR on single-label data (SPEC §4.7).
+    /// AdaBoost.M2: discrete MR on single-label data (docs/explanation/multiclass.md#multiclass-mr).
     M2,
 }
 
@@ -72,7 +72,7 @@ impl FromStr for MultiVariant {
     }
 }
 
-/// How AdaBoost.MO turns the `k'` column scores into a class (SPEC §4.6).
+/// How AdaBoost.MO turns the `k'` column scores into a class (docs/explanation/multiclass.md#multiclass-mo).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum Decode {
@@ -105,7 +105,7 @@ impl FromStr for Decode {
     }
 }
 
-/// Which output code AdaBoost.MO uses (SPEC §4.6). Written and parsed as `one-vs-all`,
+/// Which output code AdaBoost.MO uses (docs/explanation/multiclass.md#multiclass-mo). Written and parsed as `one-vs-all`,
 /// `random:K` (seed 0) or `random:K:SEED`, and `exhaustive`; serialised as that string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(try_from = "String", into = "String")]
@@ -191,7 +191,7 @@ pub struct MultiParams {
     /// (m = number of training examples, Schapire–Singer's choice); valid range: finite, ≥ 0.
     pub eps: Option<f64>,
     /// Start real or discrete MH on single-label data from `D_1(i, y_i) = 1/(2m)`,
-    /// `D_1(i, ℓ ≠ y_i) = 1/(2m(k−1))` instead of the uniform `1/(mk)` (SPEC §4.5). The bound
+    /// `D_1(i, ℓ ≠ y_i) = 1/(2m(k−1))` instead of the uniform `1/(mk)` (docs/explanation/multiclass.md#multiclass-mh). The bound
     /// `bound` then bounds the `D_1`-weighted Hamming loss. By default `false`; `mh-*` only.
     pub single_label_start: bool,
     /// Output code of AdaBoost.MO. Ignored by the other variants. By default `one-vs-all`; one of
@@ -200,7 +200,7 @@ pub struct MultiParams {
     /// Decoding of AdaBoost.MO. Ignored by the other variants. By default `loss`; `hamming` or
     /// `loss`.
     pub decode: Decode,
-    /// Predicted label sets `{ℓ : f(x, ℓ) > θ}` (SPEC §4.7). By default `auto`:
+    /// Predicted label sets `{ℓ : f(x, ℓ) > θ}` (docs/explanation/multiclass.md#multiclass-mr). By default `auto`:
     /// `learned` for AdaBoost.MR/M2 (which learn a ranking, not a threshold), `zero` (θ = 0)
     /// for the others; `learned` fits θ on the training data (lowest training Hamming loss,
     /// [`crate::eval::multilabel::best_threshold`]) and stores it in the model.
@@ -208,14 +208,14 @@ pub struct MultiParams {
     pub label_threshold: LabelThreshold,
 }
 
-/// How multi-label (and one-hot) label sets are read off the scores (SPEC §4.7).
+/// How multi-label (and one-hot) label sets are read off the scores (docs/explanation/multiclass.md#multiclass-mr).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LabelThreshold {
     /// `learned` for AdaBoost.MR and M2, `zero` otherwise. Default.
     #[default]
     Auto,
-    /// θ = 0: `{ℓ : f(x, ℓ) > 0}` (SPEC §4.5).
+    /// θ = 0: `{ℓ : f(x, ℓ) > 0}` (docs/explanation/multiclass.md#multiclass-mh).
     Zero,
     /// θ learned on the training data.
     Learned,
@@ -263,7 +263,7 @@ impl MultiParams {
     /// number of rows without: see [`crate::boost::Labels::total_weight`]): `eps`, or `1/(2m)`
     /// when unset.
     pub fn smoothing(&self, m: f64) -> f64 {
-        // SPEC §4.5: Schapire–Singer's experiments used ε = 1/(2m), m = number of examples
+        // docs/explanation/multiclass.md#multiclass-mh: Schapire–Singer's experiments used ε = 1/(2m), m = number of examples
         // (frequency weights: Σ wᵢ, so that integer weights give the ε of the repeated rows).
         self.eps.unwrap_or(1.0 / (2.0 * m.max(1.0)))
     }

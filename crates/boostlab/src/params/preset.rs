@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Preset {
-    /// t-AdaBoost as the authors' published code runs it (SPEC §5 "Reproducing the authors'
+    /// t-AdaBoost as the authors' published code runs it (docs/explanation/tadaboost.md#tadaboost-authors "Reproducing the authors'
     /// code"): leaves grown by example count, pure leaves forbidden, at most 2000 split candidates
     /// per node, ties between equally good splits broken at random, canonical leaf values.
     Authors,
@@ -263,7 +263,7 @@ mod tests {
     use crate::params::{GrowOrder, PureLeaves, SplitTies, TemperedLink};
 
     #[test]
-    fn issue_16_pure_leaves_auto_is_listed_as_resolved_default() {
+    fn pure_leaves_auto_is_listed_as_resolved_default() {
         let mut p = BoostParams { algorithm: Algorithm::TAdaBoost, ..Default::default() };
         assert_eq!(p.tree.pure_leaves, PureLeaves::Auto);
         let src = p.sources(&[]).unwrap();
@@ -291,7 +291,7 @@ mod tests {
     /// The preset's settings apply when nothing else is given, and each one yields to
     /// a value the user gives, whatever it is (also the library default), while the others stay.
     #[test]
-    fn issue_17_every_preset_field_yields_to_the_user() {
+    fn every_preset_field_yields_to_the_user() {
         let (p, explicit) = authors_with(json!({}));
         assert_eq!(p.preset, Some(Preset::Authors));
         assert_eq!(p.tree.grow_order, GrowOrder::Count);
@@ -334,7 +334,7 @@ mod tests {
 
     /// The same in Rust code: `with_preset`, then fields set directly.
     #[test]
-    fn issue_17_with_preset_then_fields() {
+    fn with_preset_then_fields() {
         let mut p = BoostParams::with_preset(Preset::Authors);
         p.algorithm = Algorithm::TAdaBoost;
         assert_eq!(p.tree.max_split_candidates, Some(2000));
@@ -353,7 +353,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_17_legacy_authors_mode_and_bad_presets() {
+    fn legacy_authors_mode_and_bad_presets() {
         let (p, _) = BoostParams::from_json(&json!({"algorithm": "t-adaboost", "t_adaboost": {"authors_mode": true}}))
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(p, {

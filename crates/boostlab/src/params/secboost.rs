@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::math::loss::LossSpec;
 
-/// How the leveraging coefficient α is chosen (SPEC §6, step 2.3).
+/// How the leveraging coefficient α is chosen (docs/explanation/secboost.md#secboost-solve-alpha, step 2.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum AlphaRule {
@@ -21,7 +21,7 @@ pub enum AlphaRule {
     Solve,
 }
 
-/// Which Solve_α (SPEC §6, corrected so that every accepted α has a certified decrease).
+/// Which Solve_α (docs/explanation/secboost.md#secboost-algorithm, corrected so that every accepted α has a certified decrease).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum SolveAlphaRule {
@@ -35,7 +35,7 @@ pub enum SolveAlphaRule {
     Paper,
 }
 
-/// Which offset oracle computes the new offsets (SPEC §6).
+/// Which offset oracle computes the new offsets (docs/explanation/secboost.md#secboost-algorithm).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum OffsetOracle {

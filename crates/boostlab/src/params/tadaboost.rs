@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::tree::TemperedLink;
 use crate::error::{Error, Result};
 
-/// Which weights the tree learner receives (SPEC §5).
+/// Which weights the tree learner receives (docs/explanation/tadaboost.md#tadaboost-algorithm).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum LearnerWeights {
@@ -16,7 +16,7 @@ pub enum LearnerWeights {
     CoDensity,
 }
 
-/// What to do when a tempered weight overflows (`t > 1`, SPEC §5).
+/// What to do when a tempered weight overflows (`t > 1`, docs/explanation/tadaboost.md#tadaboost-algorithm).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum OverflowPolicy {
@@ -29,7 +29,7 @@ pub enum OverflowPolicy {
     Error,
 }
 
-/// Parameters of t-AdaBoost (SPEC §5).
+/// Parameters of t-AdaBoost (docs/explanation/tadaboost.md#tadaboost-algorithm).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TAdaBoostParams {

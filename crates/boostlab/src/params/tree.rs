@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// Split criterion: the expected Bayes risk of a proper loss, minimised over the leaves (SPEC §2.2).
+/// Split criterion: the expected Bayes risk of a proper loss, minimised over the leaves (docs/explanation/weak-learners.md#weak-learners-criteria).
 ///
 /// For statistics of width 2k the criterion is summed over the k labels.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -39,7 +39,7 @@ impl Criterion {
     }
 }
 
-/// Which variant of the tempered leaf value to use (SPEC §2.2).
+/// Which variant of the tempered leaf value to use (docs/explanation/weak-learners.md#weak-learners-criteria).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum TemperedLink {
@@ -50,7 +50,7 @@ pub enum TemperedLink {
     Canonical,
 }
 
-/// The order in which best-first growth picks the next leaf to split (SPEC §2.2).
+/// The order in which best-first growth picks the next leaf to split (docs/explanation/weak-learners.md#weak-learners-criteria).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum GrowOrder {
@@ -82,7 +82,7 @@ pub enum PureLeaves {
     Auto,
 }
 
-/// How the split search chooses among candidates whose gains tie (SPEC §2.1).
+/// How the split search chooses among candidates whose gains tie (docs/explanation/weak-learners.md#weak-learners-stump).
 ///
 /// Two candidates tie when their gains differ by at most `1e−12·W` (`W` the node's total
 /// weight): differences below that are rounding, not information.

@@ -1,4 +1,4 @@
-//! t chosen from the data (issue 16 §2): t-AdaBoost's temperature picked from a grid by inner
+//! t chosen from the data: t-AdaBoost's temperature picked from a grid by inner
 //! stratified cross-validation on the training rows, then a refit on all of them.
 //!
 //! Design. The training data are binned **once**; each inner fold's training part is a row
@@ -187,7 +187,7 @@ fn choose(auto: &AutoT, errors: &[InnerError]) -> (f64, Vec<f64>) {
     (auto.grid[best], scores)
 }
 
-/// [`fit`] on this rank's rows of a distributed fit (issue 13, session 7): the same choice of t
+/// [`fit`] on this rank's rows of a distributed fit: the same choice of t
 /// and the same [`TSelection`] as one machine on all the rows. The inner folds are the single
 /// machine's, drawn over every rank's labels (gathered in rank order: the rows in training
 /// order, one value each); each `(grid, fold)` inner fit is a distributed fit on the ranks' rows
@@ -380,7 +380,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_auto_t_picks_the_best_inner_score_of_a_hand_run_cv() {
+    fn auto_t_picks_the_best_inner_score_of_a_hand_run_cv() {
         for (seed, weights) in [(1, false), (2, true), (3, false)] {
             let d = data(300, seed, weights);
             let p = params(&[0.0, 0.4, 0.8, 1.0, 1.1], 3);
@@ -409,7 +409,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_auto_t_is_bit_identical_across_thread_counts_and_round_trips() {
+    fn auto_t_is_bit_identical_across_thread_counts_and_round_trips() {
         let d = data(400, 7, true);
         let p = params(&crate::select::auto_t::DEFAULT_T_GRID, 3);
         let run = |threads: usize| {
@@ -424,7 +424,7 @@ mod tests {
         let back = Ensemble::from_json(&one.to_json().unwrap()).unwrap();
         assert_eq!(back.t_selection, one.t_selection);
         assert_eq!(back.params.t_adaboost.auto_t, p.t_adaboost.auto_t);
-        // A model without the fields (written before issue 16) loads with none.
+        // A model without the fields (written by an older version) loads with none.
         let mut v: serde_json::Value = serde_json::from_str(&one.to_json().unwrap()).unwrap();
         v.as_object_mut().unwrap().remove("t_selection");
         v["params"]["t_adaboost"].as_object_mut().unwrap().remove("auto_t");
@@ -433,7 +433,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_subset_rows_equals_binning_the_rows() {
+    fn subset_rows_equals_binning_the_rows() {
         let d = data(257, 11, true);
         let full = BinnedData::from_dataset(&d, 255).unwrap();
         let rows: Vec<usize> = (0..257).filter(|i| i % 3 != 1).rev().collect();
@@ -446,7 +446,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_auto_t_parameters_are_checked() {
+    fn auto_t_parameters_are_checked() {
         let d = data(60, 1, false);
         for (grid, folds, what) in [
             (vec![], 3, "at least one"),
@@ -462,7 +462,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_one_se_rule_by_hand() {
+    fn one_se_rule_by_hand() {
         // Per-fold errors of t = 0, 0.5, 1 on 3 folds; pooled scores (equal fold sizes: the means).
         let per_fold = vec![vec![0.10, 0.12, 0.11], vec![0.11, 0.13, 0.10], vec![0.13, 0.16, 0.12]];
         let scores: Vec<f64> = per_fold.iter().map(|f| f.iter().sum::<f64>() / 3.0).collect();

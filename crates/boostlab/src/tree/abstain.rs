@@ -1,4 +1,4 @@
-//! Abstaining stumps (SPEC §4.2(c), §4.3): a one-feature test whose regions — left, right and,
+//! Abstaining stumps (docs/explanation/weak-learners.md#weak-learners-abstaining, §4.3): a one-feature test whose regions — left, right and,
 //! for numeric features with missing values, "missing" — each output −1, 0 (abstain) or +1,
 //! chosen together with the test to minimise `Z = W_0 + 2√(W_+ W_−)`.
 
@@ -52,7 +52,7 @@ fn best_values(regions: &[(f64, f64)]) -> Option<(f64, Vec<i8>)> {
 }
 
 /// Finds the best abstaining stump for one signed statistic per row (see [`super::grow`]).
-/// `row_weight`: the rows' sample weights for the covers (issue 15), 1 each when `None`.
+/// `row_weight`: the rows' sample weights for the covers, 1 each when `None`.
 pub fn abstaining_stump(
     bm: &BinnedMatrix,
     mapper: &BinMapper,
@@ -171,7 +171,7 @@ pub fn abstaining_stump(
     }
     let n_nodes = nodes.len();
     let mut tree = Tree::new(nodes, 1, leaf_values);
-    // Issue 15: the stump's criterion decrease is Z's, from abstaining everywhere (Z = W, the
+    // The stump's criterion decrease is Z's, from abstaining everywhere (Z = W, the
     // total weight) to the stump's Z; recorded at the root (a second node, "not missing", tests
     // the same feature).
     let w_total: f64 = leaf_stats.iter().sum();

@@ -1,4 +1,4 @@
-//! Best-first tree growth on histograms (SPEC §2.2).
+//! Best-first tree growth on histograms (docs/explanation/weak-learners.md#weak-learners-criteria).
 //!
 //! Each leaf keeps the histogram of its rows' statistics: for every (feature, bin) the sum of the
 //! fixed-width statistics block, in `f64`. Splitting a leaf builds the histogram of the smaller
@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::util::cancel::Cancel;
 use crate::util::par::ROW_CHUNK;
 
-/// Histogram values from which the smaller child's subtraction runs in parallel (session 8).
+/// Histogram values from which the smaller child's subtraction runs in parallel.
 const PARALLEL_HIST: usize = 1 << 16;
 
 /// Everything the grower needs besides the statistics.
@@ -35,7 +35,7 @@ pub struct GrowSpec<'a> {
     /// Seed of the candidate subsampling (`max_split_candidates`) and of random tie-breaking
     /// (`split_ties = random`).
     pub seed: u64,
-    /// The rows' sample weights (frequency weights, issue 14), or `None`: the `count` growth
+    /// The rows' sample weights (frequency weights), or `None`: the `count` growth
     /// order counts a leaf's examples as the sum of their sample weights (the number of repeated
     /// rows). The learner never uses them otherwise.
     pub row_weight: Option<&'a [f64]>,
@@ -66,7 +66,7 @@ pub(super) struct Leaf {
 }
 
 /// The number of examples of the rows `index[start..end]`: their number, or the sum of their
-/// sample weights (frequency weights, issue 14).
+/// sample weights (frequency weights).
 fn leaf_count(index: &[u32], row_weight: Option<&[f64]>, start: usize, end: usize) -> f64 {
     match row_weight {
         None => (end - start) as f64,
@@ -94,7 +94,7 @@ pub fn grow_cancellable(
 }
 
 /// Sums a histogram and a few extra values (row counts) over the ranks in one call; returns the
-/// extras' sums (issue 13).
+/// extras' sums.
 fn reduce_hist(coll: &dyn Collective, hist: &mut Vec<f64>, extra: &[f64]) -> Result<Vec<f64>> {
     let len = hist.len();
     hist.extend_from_slice(extra);
@@ -102,7 +102,7 @@ fn reduce_hist(coll: &dyn Collective, hist: &mut Vec<f64>, extra: &[f64]) -> Res
     Ok(hist.split_off(len))
 }
 
-/// [`grow_cancellable`] on this rank's rows of data spread over the ranks of `coll` (issue 13):
+/// [`grow_cancellable`] on this rank's rows of data spread over the ranks of `coll`:
 /// the same tree on every rank, the one the single machine grows on all the rows. Each histogram
 /// the learner builds (the root's, then the smaller child's of each split but the last) is summed
 /// over the ranks with the children's row counts in one `allreduce_sum`; the last split needs none
@@ -126,7 +126,7 @@ pub fn grow_distributed(
     Ok(g)
 }
 
-/// The grower's per-row buffers, kept by the driver from one round to the next (session 9): the
+/// The grower's per-row buffers, kept by the driver from one round to the next: the
 /// row index, the partition's scratch, the gathered statistics and the leaf of every row (given
 /// back with [`RowBuffers::recycle_leaves`] once the booster's step has read it).
 ///
@@ -150,7 +150,7 @@ impl RowBuffers {
     }
 }
 
-/// [`grow_distributed`] with the tree's covers left as this rank's own (issue 13, session 7): the
+/// [`grow_distributed`] with the tree's covers left as this rank's own: the
 /// training never reads them, so the driver sums every tree's covers over the ranks in one call
 /// at the end of the fit instead of one call per round. `bufs`: per-row buffers reused across
 /// calls (their contents are never read).
@@ -170,7 +170,7 @@ pub(crate) fn grow_ranks(
     if k == 0 || stats.len() != n * k {
         return Err(Error::InvalidData(format!("statistics of length {} for {n} rows of {k} outputs", stats.len())));
     }
-    // Session 6: a branch-free test per fixed chunk, in parallel (it was a serial early-exit scan
+    // A branch-free test per fixed chunk, in parallel (it was a serial early-exit scan
     // of every statistic each round); the first bad one is found only for the message.
     if !crate::util::par::map_chunks(stats.len(), |r| stats[r].iter().fold(true, |ok, s| ok & s.is_finite()))
         .iter()
@@ -194,7 +194,7 @@ pub(crate) fn grow_ranks(
         }
         s
     };
-    // Issue 18: bounds of the tempered cost, to skip the exact cost where they decide.
+    // Bounds of the tempered cost, to skip the exact cost where they decide.
     let risk_bounds = match spec.criterion {
         Criterion::Tempered { t } if k == 1 => RiskBounds::for_t(t),
         _ => None,
@@ -219,18 +219,18 @@ pub(crate) fn grow_ranks(
         ctx.best_split(hist, sum, rows, cap, (spec.seed, serial))
     };
 
-    // The row index, built at the first partition (issue 18: a stump never partitions; empty =
+    // The row index, built at the first partition (a stump never partitions; empty =
     // the identity, see `leaves_of_rows`).
     let RowBuffers { index, scratch, ordered, leaves: spare_leaves } = bufs;
     index.clear();
     let mut root_hist = pooled_hist_for_overwrite(total_bins * width);
     build_histogram(bm, None, stats, k, &mut root_hist);
-    // Issue 13: the rows of every rank.
+    // The rows of every rank.
     let root_rows = if dist { reduce_hist(coll, &mut root_hist, &[n as f64])?[0] as usize } else { n };
     let root_sum = sum_of(&root_hist);
     let root_best = search(&root_hist, &root_sum, root_rows, 0, 0);
     let mut nodes = vec![Node::Leaf { leaf: 0 }];
-    // Issue 15: each split's criterion decrease, recorded as it is made (0 at leaves).
+    // Each split's criterion decrease, recorded as it is made (0 at leaves).
     let mut gains = vec![0.0];
     let mut leaves = vec![Leaf {
         node: 0,
@@ -248,7 +248,7 @@ pub(crate) fn grow_ranks(
 
     while leaves.len() < max_leaves {
         crate::util::cancel::check(cancel)?;
-        // Pick the next leaf among those with an admissible split (SPEC §2.2 orders).
+        // Pick the next leaf among those with an admissible split (docs/explanation/weak-learners.md#weak-learners-tree orders).
         let mut pick: Option<usize> = None;
         for (i, l) in leaves.iter().enumerate() {
             let Some(c) = &l.best else { continue };
@@ -300,7 +300,7 @@ pub(crate) fn grow_ranks(
             (parent.start, w, w, parent.end)
         };
         let mut last_sums = [vec![0.0; width], vec![0.0; width]];
-        // Issue 13: the children's rows and counts over every rank (`None` on one machine).
+        // The children's rows and counts over every rank (`None` on one machine).
         let mut global: Option<Vec<f64>> = None;
         // Histogram of the smaller child; the sibling's by subtraction.
         let (lh, rh) = if last_split {
@@ -314,7 +314,7 @@ pub(crate) fn grow_ranks(
             (Vec::new(), Vec::new())
         } else {
             let small_left = if dist {
-                // Issue 13: every rank must build the same child, so the smaller by weight (from
+                // Every rank must build the same child, so the smaller by weight (from
                 // the parent's histogram of the split feature, the same on every rank).
                 let hf = &parent.hist[bm.offsets[f] * width..bm.offsets[f + 1] * width];
                 let mut w = [0.0; 2];
@@ -352,7 +352,7 @@ pub(crate) fn grow_ranks(
                 }
             };
             if big.len() >= PARALLEL_HIST {
-                // Session 8 (issue 18): many outputs' histograms (1.5 MiB and more) on every thread;
+                // Many outputs' histograms (1.5 MiB and more) on every thread;
                 // each value is its own difference, so the split changes no bit.
                 big.par_chunks_mut(PARALLEL_HIST / 4).zip(small.par_chunks(PARALLEL_HIST / 4)).for_each(subtract);
             } else {
@@ -384,7 +384,7 @@ pub(crate) fn grow_ranks(
         nodes[parent.node] = Node::Split { feature: f as u32, rule, left: li as u32, right: li as u32 + 1 };
         nodes.push(Node::Leaf { leaf: 0 });
         nodes.push(Node::Leaf { leaf: 0 });
-        // The candidate's gain: parent cost − children's costs (SPEC §2.2), never negative in
+        // The candidate's gain: parent cost − children's costs (docs/explanation/weak-learners.md#weak-learners-criteria), never negative in
         // the record (a rounding residue of an exact tie).
         gains[parent.node] = cand.gain.max(0.0);
         gains.extend([0.0, 0.0]);
@@ -393,7 +393,7 @@ pub(crate) fn grow_ranks(
             let (left, right) = (li as u32, li as u32 + 1);
             last = Some(LastSplit { start: parent.start, end: parent.end, feature: f, left_of_bin, left, right });
         }
-        // Session 8 (issue 18): both children searched at once (`rayon::join`): on small data
+        // Both children searched at once (`rayon::join`): on small data
         // their scans are short parallel regions, or serial below `PARALLEL_CELLS`, and the
         // second thread used to idle through each; every search is a function of its own node,
         // so the results are the same in any order.
@@ -716,10 +716,10 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(24))]
-        /// Issue 17: with exact ties everywhere, random tie-breaking agrees with the naive twin,
+        /// With exact ties everywhere, random tie-breaking agrees with the naive twin,
         /// and is bit-identical with 1, 2 and 3 threads.
         #[test]
-        fn issue_17_random_ties_agree_with_naive_and_threads(seed in 0u64..10_000, n in 40usize..200) {
+        fn random_ties_agree_with_naive_and_threads(seed in 0u64..10_000, n in 40usize..200) {
             let feats = twin_features(seed, n);
             let mapper = BinMapper::fit(&feats, 255, None).unwrap();
             let bm = mapper.transform(&feats).unwrap();
@@ -746,10 +746,10 @@ mod tests {
         }
     }
 
-    /// Issue 17: random ties on a node large enough for the parallel histogram and split search
+    /// Random ties on a node large enough for the parallel histogram and split search
     /// (20 000 rows × 8 features) give bit-identical trees with 1, 2 and 3 threads.
     #[test]
-    fn issue_17_random_ties_bit_identical_across_threads_on_parallel_sizes() {
+    fn random_ties_bit_identical_across_threads_on_parallel_sizes() {
         let one = grow_twins(17, 20_000, SplitTies::Random, 1);
         const { assert!(20_000 * 8 >= PARALLEL_CELLS) };
         for threads in [2, 3] {
@@ -761,10 +761,10 @@ mod tests {
         assert_ne!(split_features(&one.tree), split_features(&lowest.tree), "the draw moved some split");
     }
 
-    /// Issue 17: `lowest` always takes the lower twin (features 0..4); `random` takes each twin
+    /// `lowest` always takes the lower twin (features 0..4); `random` takes each twin
     /// about half the time over seeds (uniform among the tied), and a given seed always the same.
     #[test]
-    fn issue_17_random_ties_are_uniform_and_seeded() {
+    fn random_ties_are_uniform_and_seeded() {
         let lowest = grow_twins(11, 300, SplitTies::Lowest, 1);
         assert!(split_features(&lowest.tree).iter().all(|&f| f < 4), "{:?}", split_features(&lowest.tree));
         let (mut high, mut total) = (0usize, 0usize);
@@ -919,10 +919,10 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(6))]
-        /// Issue 8: the blocked, feature-grouped kernel gives bit-identical sums to the naive one,
+        /// The blocked, feature-grouped kernel gives bit-identical sums to the naive one,
         /// over several row blocks, for all rows and for a row subset, with 1 to 3 threads.
         #[test]
-        fn issue_8_blocked_histogram_is_bit_identical_to_naive(seed in 0u64..1000, width in 1usize..3) {
+        fn blocked_histogram_is_bit_identical_to_naive(seed in 0u64..1000, width in 1usize..3) {
             let width = 2 * width;
             let n = 2 * ROW_BLOCK + 777;
             let feats = random_features(seed, n);
@@ -968,7 +968,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_18_multi_output_kernel_is_bit_identical_to_naive() {
+    fn multi_output_kernel_is_bit_identical_to_naive() {
         // Byte bins, k = 2..26 outputs, 1..=17 features (every pass size and group split), several
         // row blocks, all rows and a subset, 1 to 3 threads: the per-output kernel gives the naive
         // histogram's bits (row-order sums of (W+, W−) pairs).
@@ -999,7 +999,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_8_multi_feature_kernel_is_bit_identical_to_naive_for_every_group_size() {
+    fn multi_feature_kernel_is_bit_identical_to_naive_for_every_group_size() {
         // 1..=17 byte-binned features: every pass size 1..=8 of the kernel, for 1 to 3 threads.
         let n = ROW_BLOCK + 555;
         for d in [1usize, 2, 3, 5, 6, 7, 8, 9, 11, 13, 16, 17] {
@@ -1023,13 +1023,13 @@ mod tests {
         }
     }
 
-    /// Issue 18: the width-2 numeric scan (with the bounded tempered cost, pruning the exact cost)
+    /// The width-2 numeric scan (with the bounded tempered cost, pruning the exact cost)
     /// returns exactly the candidates of the generic, unpruned scan — same gain bits, feature, bin
     /// and missing side — on random histograms with empty bins, missing values, exact ties
     /// (quantised statistics), near-ties, pure bins, minimum weights, candidate caps and both tie
     /// rules, for every criterion and temperatures across the supported range.
     #[test]
-    fn issue_18_pruned_pair_scan_equals_the_unpruned_scan() {
+    fn pruned_pair_scan_equals_the_unpruned_scan() {
         let mut rng = ChaCha8Rng::seed_from_u64(1818);
         let n = 400;
         let feats = Features {
@@ -1141,20 +1141,20 @@ mod tests {
         }
     }
 
-    /// Issue 18 (session 6): the blocked running maximum of the exact `lowest` scan
+    /// The blocked running maximum of the exact `lowest` scan
     /// ([`SearchCtx::lowest_exact`]) keeps the generic scan's candidate bit for bit on long
     /// (255-bin) histograms whose gain curves climb, plateau (exact and near ties within the
     /// tolerance, across block boundaries) and fall, with empty bins, missing values, minimum
-    /// weights and forbidden pure leaves, for every exact criterion; and (session 7) the blocked
+    /// weights and forbidden pure leaves, for every exact criterion; and the blocked
     /// bounded scan of the tempered criterion ([`SearchCtx::lowest_bounded`]) at five temperatures.
     #[test]
-    fn issue_18_blocked_lowest_scan_equals_the_generic_scan() {
+    fn blocked_lowest_scan_equals_the_generic_scan() {
         let mut rng = ChaCha8Rng::seed_from_u64(618);
         let feats = scan_test_features(257);
         let mapper = BinMapper::fit(&feats, 255, None).unwrap();
         let bm = mapper.transform(&feats).unwrap();
         assert!(bm.n_bins(0) > 200 && bm.n_bins(1) > 200);
-        // Session 7: the tempered criterion with its bounds takes the flat bounded scan
+        // The tempered criterion with its bounds takes the flat bounded scan
         // ([`SearchCtx::lowest_bounded`]); without them (t = 1), the exact one.
         let crits = [
             Criterion::Matusita,
@@ -1248,7 +1248,7 @@ mod tests {
         assert!(bounded_late > 250, "{bounded_late}");
     }
 
-    /// Issue 18 (session 8): the AVX2 build of the scan's per-candidate passes ([`simd`]) writes
+    /// The AVX2 build of the scan's per-candidate passes ([`simd`]) writes
     /// the baseline build's bits — every exact criterion's gains and the tempered bounds' gain
     /// intervals at six temperatures, with and without a missing side, for random prefix sums
     /// over a wide dynamic range, exact zeros (pure and empty children), sums within the
@@ -1257,7 +1257,7 @@ mod tests {
     #[test]
     #[cfg(target_arch = "x86_64")]
     #[allow(unsafe_code)]
-    fn issue_18_simd_passes_equal_the_scalar_passes() {
+    fn simd_passes_equal_the_scalar_passes() {
         if !std::is_x86_feature_detected!("avx2") {
             eprintln!("no AVX2 on this CPU: the baseline build is the only one that runs");
             return;
@@ -1355,12 +1355,12 @@ mod tests {
         }
     }
 
-    /// Issue 18 (session 8): the k-output numeric scan ([`SearchCtx::scan_outputs`]) returns the
+    /// The k-output numeric scan ([`SearchCtx::scan_outputs`]) returns the
     /// generic scan's candidates bit for bit: 2 to 26 outputs, every criterion, both tie rules,
     /// with and without a missing bin, a candidate cap, a minimum leaf weight and forbidden pure
     /// leaves, on histograms with empty bins, plateaus, exact and near ties.
     #[test]
-    fn issue_18_output_scan_equals_the_generic_scan() {
+    fn output_scan_equals_the_generic_scan() {
         let mut rng = ChaCha8Rng::seed_from_u64(818);
         let feats = scan_test_features(57);
         let mapper = BinMapper::fit(&feats, 255, None).unwrap();
@@ -1449,12 +1449,12 @@ mod tests {
         assert!(kept > 1000 && with_missing > 50, "{kept} {with_missing}");
     }
 
-    /// Issue 18 (session 7): trees grown with histograms and byte-kernel accumulators reused from
+    /// Trees grown with histograms and byte-kernel accumulators reused from
     /// the thread's pools — left dirty by other trees of other sizes, or poisoned with NaN — are
     /// bit for bit the trees a fresh thread grows with freshly allocated buffers, for one and
     /// several outputs, tiny and larger nodes, and the tempered criterion of the sonar target.
     #[test]
-    fn issue_18_pooled_buffers_grow_the_fresh_tree() {
+    fn pooled_buffers_grow_the_fresh_tree() {
         // Many distinct values (up to 255 bins a feature), some missing: a sonar-like layout.
         let wide = |seed: u64, n: usize, d: usize| {
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -1515,7 +1515,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_8_chunked_partition_equals_the_serial_one() {
+    fn chunked_partition_equals_the_serial_one() {
         let n = 3 * ROW_CHUNK + 123;
         let mut rng = ChaCha8Rng::seed_from_u64(4);
         let col: Vec<u8> = (0..n).map(|_| rng.gen_range(0..10)).collect();
@@ -1535,7 +1535,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_18_leaves_of_unpartitioned_rows_equal_the_indexed_walk() {
+    fn leaves_of_unpartitioned_rows_equal_the_indexed_walk() {
         // The identity index left implicit (stumps, one-leaf trees) gives every row the leaf the
         // walk over an explicit identity index gives it, for any thread count.
         let mut rng = ChaCha8Rng::seed_from_u64(18);
@@ -1566,7 +1566,7 @@ mod tests {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
                 let got = pool.install(|| leaves_of_rows(&bm, &[], &ranges, last.as_ref(), Vec::new()));
                 assert_eq!(got, want, "case {case}, {threads} threads");
-                // Session 9: a reused buffer (longer, shorter, holding old leaves) changes nothing.
+                // A reused buffer (longer, shorter, holding old leaves) changes nothing.
                 for old in [vec![7u32; n + 5], vec![9u32; n / 2]] {
                     let got = pool.install(|| leaves_of_rows(&bm, &[], &ranges, last.as_ref(), old.clone()));
                     assert_eq!(got, want, "case {case}, {threads} threads, reused buffer");

@@ -100,7 +100,7 @@ pub(crate) fn build_histogram(bm: &BinnedMatrix, rows: Option<&[u32]>, ordered: 
             // The common case (byte bins, one output) accumulates into fixed 512-slot arrays, so
             // that a bin index (≤ 255) and a side (≤ 1) need no bounds check; same sums, same order.
             // Up to MULTI features per pass over a block, in passes of equal size.
-            // Session 7: the accumulators are this thread's (no allocation per histogram: a
+            // The accumulators are this thread's (no allocation per histogram: a
             // fresh 4 KiB per feature was mapped, page-faulted and zeroed even for a 20-row node).
             let mut local = U8_ACC.take();
             local.clear();
@@ -136,7 +136,7 @@ pub(crate) fn build_histogram(bm: &BinnedMatrix, rows: Option<&[u32]>, ordered: 
             return;
         }
         if let BinData::U8(v) = &bm.data {
-            // Byte bins and several outputs: one (W+, W−) histogram per output (issue 18).
+            // Byte bins and several outputs: one (W+, W−) histogram per output.
             histogram_u8_outputs(v, n, (f0, f1), &bm.offsets, rows, ordered, k, h);
             return;
         }
@@ -183,7 +183,7 @@ pub(super) const OUTPUT_BLOCK: usize = 4096;
 /// Rows per tile of [`histogram_u8_outputs`]' transposition (`TILE × k` f64 read from L1).
 const TILE: usize = 64;
 
-/// Byte bins and `k > 1` outputs (issue 18): adds the statistics of `rows` (all rows when `None`;
+/// Byte bins and `k > 1` outputs: adds the statistics of `rows` (all rows when `None`;
 /// `ordered` holds their `k` signed statistics each, in the same order) into the histogram `h` of
 /// the features `f0..f1` (`2k` sums per bin: `(W+, W−)` for output 0, then output 1, …).
 ///
@@ -210,7 +210,7 @@ fn histogram_u8_outputs(
     let nf = f1 - f0;
     let n_node = rows.map_or(n, <[u32]>::len);
     let cap = OUTPUT_BLOCK.min(n_node).max(1);
-    // Session 8: the accumulators, the transposed statistics and the gathered bins are this
+    // The accumulators, the transposed statistics and the gathered bins are this
     // thread's, reused across groups, nodes and rounds (fresh, they were 0.4–1.7 MiB a group
     // with 26 outputs: mapped, page-faulted and zeroed at every node). Every accumulator slot
     // the interleave reads is zeroed here (a feature's bins), every `st` and `bins` element read
@@ -266,7 +266,7 @@ fn histogram_u8_outputs(
         let mut cols: Vec<&[u8]> = Vec::with_capacity(MULTI);
         // Two outputs per pass over at most MULTI / 2 features (their 2 × 4 histograms, 32 KiB,
         // stay in L1), so that 2 × 4 add chains overlap and each gathered bin is read once for
-        // two outputs. Session 8: for every group size (before, only for groups of ≤ 4 features;
+        // two outputs. For every group size (before, only for groups of ≤ 4 features;
         // wider groups ran one output per pass over up to 8 features).
         let (passes2, paired) = (nf.div_ceil(MULTI / 2).max(1), k / 2 * 2);
         let per2 = nf.div_ceil(passes2).max(1);

@@ -1,4 +1,4 @@
-//! The one weak learner: a histogram-based, best-first domain-partitioning tree (SPEC §2.1–2.3).
+//! The one weak learner: a histogram-based, best-first domain-partitioning tree (docs/explanation/weak-learners.md#weak-learners).
 //!
 //! The learner sees only per-example statistics — a fixed-width block of non-negative weights,
 //! `(W+, W−)` for binary boosters and `(W+_1, W−_1, ..., W+_k, W−_k)` for the multi-label ones — and
@@ -54,14 +54,14 @@ impl Criterion {
             // Closed forms avoid a division and keep ties exact.
             Criterion::Empirical => 2.0 * wp.min(wn),
             Criterion::Matusita => 2.0 * (wp * wn).sqrt(),
-            // SPEC §2.2: W·L^(t)(W+/W).
+            // docs/explanation/weak-learners.md#weak-learners-criteria: W·L^(t)(W+/W).
             Criterion::Tempered { t } => crate::math::tempered::weighted_bayes_risk(wp, wn, t),
             _ => w * self.risk(wp / w),
         }
     }
 }
 
-/// How a leaf turns its statistics `(W+, W−)` into a value (SPEC §2.2, §4.4). Chosen by the booster.
+/// How a leaf turns its statistics `(W+, W−)` into a value (docs/explanation/weak-learners.md#weak-learners-leaf-values, §4.4). Chosen by the booster.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "rule")]
 pub enum LeafRule {
@@ -91,14 +91,14 @@ impl LeafRule {
         let v = match *self {
             LeafRule::Sign => {
                 // A tie (W+ = W−, to a 1e−12 fraction of the leaf's weight: the rounding residue
-                // of sums taken in another order, e.g. weights vs repeated rows, issue 14) votes +1.
+                // of sums taken in another order, e.g. weights vs repeated rows) votes +1.
                 if wp >= wn - 1e-12 * (wp + wn) {
                     1.0
                 } else {
                     -1.0
                 }
             }
-            // SPEC §4.4: c = ½ ln((W+ + ε)/(W− + ε)).
+            // docs/explanation/adaboost.md#adaboost-real: c = ½ ln((W+ + ε)/(W− + ε)).
             LeafRule::HalfLogRatio { eps } => 0.5 * ((wp + eps) / (wn + eps)).ln(),
             LeafRule::Tempered { t, link } => {
                 let w = wp + wn;
@@ -128,12 +128,12 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
-    /// Issue 8: on random histograms (empty bins, pure bins, weights over 20 orders of magnitude),
+    /// On random histograms (empty bins, pure bins, weights over 20 orders of magnitude),
     /// the tempered criterion picks the same threshold as the two-logarithm reference, with the
     /// grower's rule (first candidate whose gain beats the best by more than 1e−12·W), and every
     /// gain agrees to 1e−12·W.
     #[test]
-    fn issue_8_tempered_cost_keeps_split_choices() {
+    fn tempered_cost_keeps_split_choices() {
         let mut rng = ChaCha8Rng::seed_from_u64(8);
         for t in [-1e6, -4.0, 0.0, 0.2, 0.6, 0.8, 0.9, 1.0 - 2e-9, 1.0, 1.4, 1.9, 2.0] {
             let crit = Criterion::Tempered { t };

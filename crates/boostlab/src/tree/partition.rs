@@ -84,7 +84,7 @@ pub(super) struct LastSplit {
 /// The leaf of every row, from the leaves' ranges of the row index (`(start, end, leaf)`) and the
 /// unpartitioned last split. Parallel over fixed pieces of the ranges; each row is written exactly
 /// once, so relaxed atomic stores give the same result whatever the number of threads.
-/// `out`: a buffer to fill (its contents are never read; session 9: reused across rounds).
+/// `out`: a buffer to fill (its contents are never read; reused across rounds).
 pub(super) fn leaves_of_rows(
     bm: &BinnedMatrix,
     index: &[u32],
@@ -96,7 +96,7 @@ pub(super) fn leaves_of_rows(
     if index.is_empty() {
         return leaves_of_rows_in_order(bm, ranges, last, out);
     }
-    // Issue 18: filled in parallel (it was a serial pass over the rows every round). The buffer
+    // Filled in parallel (it was a serial pass over the rows every round). The buffer
     // becomes atomics in place (same size and alignment: no copy); every row is written below.
     let mut out: Vec<AtomicU32> = out.into_iter().map(AtomicU32::new).collect();
     out.resize_with(n, || AtomicU32::new(0));
@@ -135,7 +135,7 @@ pub(super) fn leaves_of_rows(
     out.into_iter().map(AtomicU32::into_inner).collect()
 }
 
-/// [`leaves_of_rows`] when the row index was never partitioned (issue 18: stumps, and trees of one
+/// [`leaves_of_rows`] when the row index was never partitioned (stumps, and trees of one
 /// leaf): the index is the identity, so a leaf's range and the last split's range are runs of rows,
 /// written straight into the result over fixed chunks in parallel (no index, no atomics). Every row
 /// gets the leaf [`leaves_of_rows`] gives it.

@@ -3,28 +3,28 @@
 
 thread_local! {
     /// The split scan's per-feature arrays, reused across features, nodes and rounds by each
-    /// thread (session 6: no allocations in the scan's inner calls).
+    /// thread (no allocations in the scan's inner calls).
     pub(super) static SCAN_BINS: std::cell::Cell<Vec<usize>> = const { std::cell::Cell::new(Vec::new()) };
     pub(super) static SCAN_ACC: std::cell::Cell<Vec<(f64, f64)>> = const { std::cell::Cell::new(Vec::new()) };
     pub(super) static SCAN_GAINS: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
-    /// Session 7 (issue 18): the nodes' histograms of this thread's finished trees, reused by its
+    /// The nodes' histograms of this thread's finished trees, reused by its
     /// next trees ([`pooled_hist_for_overwrite`], [`recycle_hist`]).
     pub(super) static HIST_POOL: std::cell::Cell<Vec<Vec<f64>>> = const { std::cell::Cell::new(Vec::new()) };
-    /// Session 7 (issue 18): the byte-bin kernel's per-feature 512-slot accumulators, reused by
+    /// The byte-bin kernel's per-feature 512-slot accumulators, reused by
     /// each thread across histograms (see [`build_histogram`]).
     pub(super) static U8_ACC: std::cell::Cell<Vec<[f64; 512]>> = const { std::cell::Cell::new(Vec::new()) };
-    /// The k-output scan's running sums, children's sums and pair costs (session 8, issue 18).
+    /// The k-output scan's running sums, children's sums and pair costs.
     pub(super) static SCAN_OUTPUTS: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
-    /// Session 8 (issue 18): [`histogram_u8_outputs`]' per-(output, feature) accumulators, its
+    /// [`histogram_u8_outputs`]' per-(output, feature) accumulators, its
     /// output-major block of statistics and its gathered bins, reused by each thread.
     pub(super) static U8_OUT_ACC: std::cell::Cell<Vec<[f64; 512]>> = const { std::cell::Cell::new(Vec::new()) };
     pub(super) static U8_OUT_ST: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
     pub(super) static U8_OUT_BINS: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
-    /// The tempered scan's upper bounds of the gains (session 7), beside `SCAN_GAINS`' lower ones.
+    /// The tempered scan's upper bounds of the gains, beside `SCAN_GAINS`' lower ones.
     pub(super) static SCAN_HI: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
-/// Bytes of histogram buffers a thread keeps between trees (session 7): every histogram of a
+/// Bytes of histogram buffers a thread keeps between trees: every histogram of a
 /// tree of small or mid-size data, a few of very wide data.
 pub(super) const HIST_POOL_BYTES: usize = 16 << 20;
 
@@ -36,10 +36,10 @@ pub(super) const U8_ACC_KEPT: usize = 1024;
 pub(super) const U8_OUT_KEPT: usize = 2048;
 
 /// A histogram buffer of `len` values for [`build_histogram`], which writes every one of them: a
-/// buffer of this thread's pool when it has one (session 7, issue 18). A fresh `vec![0.0; len]`
+/// buffer of this thread's pool when it has one. A fresh `vec![0.0; len]`
 /// of a node's histogram (features × bins × 2 values: 176 KiB on sonar) was a new mapping of the
 /// allocator, page-faulted in, zeroed and unmapped again at every node of every tree — on a
-/// 187-row tree, more CPU than the rows' own work. Session 8: the pooled buffer is not zeroed
+/// 187-row tree, more CPU than the rows' own work. The pooled buffer is not zeroed
 /// either (with 26 outputs a node's histogram is 1.7 MiB, zeroed on the growing thread alone and
 /// then overwritten); it keeps old values until `build_histogram` writes them, and the growth of
 /// a short one is zeroed.

@@ -57,15 +57,15 @@ pub struct Tree {
     pub n_outputs: usize,
     /// Leaf values, `n_leaves × n_outputs`.
     pub leaf_values: Vec<f64>,
-    /// Criterion decrease of each node's split, recorded when the tree was grown (issue 15),
+    /// Criterion decrease of each node's split, recorded when the tree was grown,
     /// indexed like `nodes` (0 at leaves): the parent's cost `Σ W·L(p)` minus the children's,
-    /// in that round's weights. Empty in models written before issue 15 (their gain
+    /// in that round's weights. Empty in models written by older versions (their gain
     /// importances are 0).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gains: Vec<f64>,
-    /// Cover of each node, indexed like `nodes` (issue 15): the training examples that reached
+    /// Cover of each node, indexed like `nodes`: the training examples that reached
     /// it (the sum of their sample weights, i.e. repeated rows). TreeSHAP's conditional
-    /// expectations weigh the children by it. Empty in models written before issue 15.
+    /// expectations weigh the children by it. Empty in models written by older versions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub covers: Vec<f64>,
 }
@@ -87,7 +87,7 @@ impl Tree {
     pub fn record_covers(&mut self, leaf_of_row: &[u32], row_weight: Option<&[f64]>) {
         let mut per_leaf = vec![0.0; self.n_leaves()];
         match row_weight {
-            // Session 6: integer counts, exact in f64 in any order, so counted per fixed chunk in
+            // Integer counts, exact in f64 in any order, so counted per fixed chunk in
             // parallel into four interleaved counters (no store-to-load chain when consecutive
             // rows share a leaf) and summed: the serial count's values bit for bit.
             None => {

@@ -1,6 +1,6 @@
-//! A faster power for t-AdaBoost's weight update (issue 18).
+//! A faster power for t-AdaBoost's weight update.
 //!
-//! The update `q̃ = (q̃^(1−t))^(1/(1−t))` (SPEC §5) costs one `pow` per example and round; with
+//! The update `q̃ = (q̃^(1−t))^(1/(1−t))` (docs/explanation/tadaboost.md#tadaboost-algorithm) costs one `pow` per example and round; with
 //! `t = 0.8` at 1M rows that is 200M calls of glibc's `pow` in a 200-round fit, the largest part
 //! of what t-AdaBoost does beyond Real AdaBoost. When `1/(1−t)` is a small integer `n` — the
 //! temperatures `t = 1 − 1/n`: 0, ½, ⅔, ¾, 0.8, … — the power is `n − 1` multiplications or fewer
@@ -11,7 +11,7 @@
 //! `5.000000000000001`, not 5; the snap reads it as the `5` the user meant, when it lies within
 //! the rounding of `t` (see the function's doc). This is a deliberate change of the weights' last
 //! bits against `powf(x, 1/(1−t))` (≈ 10 ulp at `t = 0.8`, `|ln x| ≈ 2`: the exponent's own
-//! rounding error times `ln x`); every invariant of SPEC §5 is unaffected, since `Z` normalises
+//! rounding error times `ln x`); every invariant of docs/explanation/tadaboost.md#tadaboost-algorithm is unaffected, since `Z` normalises
 //! the weights that were actually computed.
 //!
 //! Determinism: [`powi_seq`] is a fixed sequence of IEEE multiplications (no FMA, no SIMD, no
@@ -86,7 +86,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_18_powi_seq_is_within_n_ulps_of_powf() {
+    fn powi_seq_is_within_n_ulps_of_powf() {
         // 4M random inputs per exponent range, log-uniform over every binade whose n-th power is a
         // normal number, plus the values t-AdaBoost's update sees (q^(1−t) ∈ (0, 1]).
         let mut rng = ChaCha8Rng::seed_from_u64(18);
@@ -102,7 +102,7 @@ mod tests {
             worst[n as usize] = worst[n as usize].max(d);
             assert!(d <= u64::from(n), "x = {x:e}, n = {n}: {fast:e} vs powf {exact:e} ({d} ulps)");
         }
-        eprintln!("issue 18: worst ulps of powi_seq against powf, by n: {worst:?}");
+        eprintln!("worst ulps of powi_seq against powf, by n: {worst:?}");
         // x^1 and x^2 are exact or correctly rounded.
         assert_eq!(worst[1], 0);
         assert!(worst[2] <= 1, "{worst:?}");
@@ -111,7 +111,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_18_powi_seq_edge_values_match_powf() {
+    fn powi_seq_edge_values_match_powf() {
         for n in 1..=MAX_INT_EXPONENT {
             let p = f64::from(n);
             for x in [0.0, 1.0, f64::INFINITY, 1e300, 1e-300, f64::MIN_POSITIVE] {
@@ -132,7 +132,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_18_exponent_snap_accepts_decimal_temperatures_only() {
+    fn exponent_snap_accepts_decimal_temperatures_only() {
         for n in 1..=MAX_INT_EXPONENT {
             // The decimal temperature 1 − 1/n, as a user types it (e.g. "0.8"), parsed.
             let t: f64 = format!("{}", 1.0 - 1.0 / f64::from(n)).parse().unwrap_or(f64::NAN);

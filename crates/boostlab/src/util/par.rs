@@ -1,4 +1,4 @@
-//! Deterministic data parallelism over rows (issue 8).
+//! Deterministic data parallelism over rows.
 //!
 //! Per-row passes run over fixed chunks of [`ROW_CHUNK`] rows in parallel, and partial results are
 //! combined in chunk order. Chunks depend on the row count only, never on the number of threads,
@@ -78,7 +78,7 @@ impl<F: Fn(f64) -> f64> MemoF64<F> {
 }
 
 impl<F: Fn(f64) -> f64, const N: usize> MemoF64<F, N> {
-    /// An empty memo of `f` with `N` entries (issue 18: multi-class rounds have 2 × leaves × k
+    /// An empty memo of `f` with `N` entries (multi-class rounds have 2 × leaves × k
     /// distinct factors).
     pub(crate) fn with_slots(f: F) -> Self {
         const { assert!(N.is_power_of_two() && N >= 2) };

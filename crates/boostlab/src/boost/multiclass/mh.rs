@@ -1,4 +1,4 @@
-//! AdaBoost.MH, discrete and real (SPEC §4.5).
+//! AdaBoost.MH, discrete and real (docs/explanation/multiclass.md#multiclass-mh).
 
 use rayon::prelude::*;
 
@@ -11,7 +11,7 @@ use crate::eval::multilabel;
 use crate::tree::{Criterion, LeafRule};
 use crate::util::par::{self, ROW_CHUNK};
 
-/// AdaBoost.MH over a distribution `D(i, ℓ)` on (example, label) pairs (SPEC §4.5).
+/// AdaBoost.MH over a distribution `D(i, ℓ)` on (example, label) pairs (docs/explanation/multiclass.md#multiclass-mh).
 ///
 /// - Discrete: the weak hypothesis takes values in {−1, +1} per label. With trees it is the sign
 ///   of each label's weighted majority in each leaf ([`LeafRule::Sign`] applied to each label's
@@ -40,9 +40,9 @@ pub struct AdaBoostMh {
     eps: f64,
     /// `Σ_t ln Z_t`.
     log_bound: f64,
-    /// Learning rate ν (issue 15).
+    /// Learning rate ν.
     lr: f64,
-    /// Issue 13: the ranks' collective (local by default).
+    /// The ranks' collective (local by default).
     coll: Shared,
 }
 
@@ -54,7 +54,7 @@ impl AdaBoostMh {
         Self::new_on(labels, params, &Shared::default())
     }
 
-    /// [`AdaBoostMh::new`] for this rank's examples of the ranks of `coll` (issue 13).
+    /// [`AdaBoostMh::new`] for this rank's examples of the ranks of `coll`.
     pub(crate) fn new_on(labels: &Labels<'_>, params: &MultiParams, coll: &Shared) -> Result<AdaBoostMh> {
         params.check()?;
         let real = match params.variant {
@@ -89,20 +89,20 @@ impl AdaBoostMh {
         for i in 0..n {
             let row = &mut d[i * k..(i + 1) * k];
             match start {
-                // SPEC §4.5: D_1(i, y_i) = 1/(2m), D_1(i, ℓ ≠ y_i) = 1/(2m(k−1)).
+                // docs/explanation/multiclass.md#multiclass-mh: D_1(i, y_i) = 1/(2m), D_1(i, ℓ ≠ y_i) = 1/(2m(k−1)).
                 Some(cls) => {
                     for (l, v) in row.iter_mut().enumerate() {
                         *v = if l == cls[i] as usize { sw[i] / 2.0 } else { sw[i] / (2.0 * (k - 1) as f64) };
                     }
                 }
-                // SPEC §4.5: D_1(i, ℓ) = 1/(mk).
+                // docs/explanation/multiclass.md#multiclass-mh: D_1(i, ℓ) = 1/(mk).
                 None => row.fill(sw[i] / k as f64),
             }
         }
         AdaBoostMh { n, k, y, sw, d, f: vec![0.0; n * k], real, eps, log_bound: 0.0, lr: 1.0, coll: Shared::default() }
     }
 
-    /// The edge `r` and whether `h` is non-zero anywhere, summed over every rank (issue 13; one call);
+    /// The edge `r` and whether `h` is non-zero anywhere, summed over every rank (one call);
     /// the local values on one machine.
     fn edge_over_ranks(&self, r: f64, nonzero: bool) -> Result<(f64, bool)> {
         if !self.coll.is_distributed() {
@@ -113,13 +113,13 @@ impl AdaBoostMh {
         Ok((b[0], b[1] != 0.0))
     }
 
-    /// The booster summing over the ranks of `coll` (issue 13).
+    /// The booster summing over the ranks of `coll`.
     pub(crate) fn with_collective(mut self, coll: Shared) -> Self {
         self.coll = coll;
         self
     }
 
-    /// The ranks' collective (issue 13).
+    /// The ranks' collective.
     pub(crate) fn collective(&self) -> &Shared {
         &self.coll
     }
@@ -178,7 +178,7 @@ impl Booster for AdaBoostMh {
 
     fn statistics(&self, stats: &mut [f64]) {
         debug_assert_eq!(stats.len(), self.n * self.k);
-        // SPEC §2.3: W^{ℓ±} sums D(i, ℓ) over the examples with Y_i[ℓ] = ±1.
+        // docs/explanation/weak-learners.md#weak-learners-multilabel: W^{ℓ±} sums D(i, ℓ) over the examples with Y_i[ℓ] = ±1.
         let c = ROW_CHUNK * self.k;
         stats.par_chunks_mut(c).zip(self.d.par_chunks(c).zip(self.y.par_chunks(c))).for_each(|(s, (d, y))| {
             for ((s, &d), &y) in s.iter_mut().zip(d).zip(y) {
@@ -208,7 +208,7 @@ impl Booster for AdaBoostMh {
         stats: &mut [f64],
     ) -> Result<Step> {
         if self.real {
-            // Session 8 (issue 18): one fused pass from the leaves, then the normalisation.
+            // One fused pass from the leaves, then the normalisation.
             return self.advance_real_on_leaves(leaf_of_row, leaf_values, diag, Some(stats));
         }
         crate::boost::driver::tree_outputs(leaf_of_row, leaf_values, self.k, h);
@@ -216,7 +216,7 @@ impl Booster for AdaBoostMh {
     }
 }
 
-/// What the update pass of one chunk of rows sums (issue 18).
+/// What the update pass of one chunk of rows sums.
 #[derive(Default)]
 struct UpdateSums {
     /// `Σ D_t(i,ℓ) e^(−α Y h)` (the normaliser Z).
@@ -231,7 +231,7 @@ struct UpdateSums {
     nan: bool,
 }
 
-/// SPEC §4.5 on one row (`k` pairs): `D(i,ℓ) ← D(i,ℓ) e^(−α Y h)`, `f += α h`, adding the row's
+/// docs/explanation/multiclass.md#multiclass-mh on one row (`k` pairs): `D(i,ℓ) ← D(i,ℓ) e^(−α Y h)`, `f += α h`, adding the row's
 /// terms of Z and of the diagnostics to `u` (the one update of the dense and the fused pass).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -261,10 +261,10 @@ fn update_row<F: Fn(f64) -> f64>(
 }
 
 impl AdaBoostMh {
-    /// One round (SPEC §4.5): the edge, α, the weight update with the training diagnostics and,
+    /// One round (docs/explanation/multiclass.md#multiclass-mh): the edge, α, the weight update with the training diagnostics and,
     /// with `stats`, the next round's statistics written in the normalisation pass.
     ///
-    /// Issue 18: every pass runs over fixed chunks of [`ROW_CHUNK`] rows (`ROW_CHUNK × k` pairs) in
+    /// Every pass runs over fixed chunks of [`ROW_CHUNK`] rows (`ROW_CHUNK × k` pairs) in
     /// parallel, each chunk summing in row order and the chunks' sums combined in chunk order, so the
     /// result is the same for any thread count, and with at most [`ROW_CHUNK`] rows it is exactly the
     /// serial loop's. The diagnostics (Hamming loss, one-error) are summed in the update pass, the
@@ -274,7 +274,7 @@ impl AdaBoostMh {
         let k = self.k;
         let c = ROW_CHUNK * k;
         let (d, y) = (&self.d, &self.y);
-        // SPEC §4.5: r_t = Σ_{i,ℓ} D_t(i,ℓ) Y_i[ℓ] h_t(x_i,ℓ); and whether h is identically zero.
+        // docs/explanation/multiclass.md#multiclass-mh: r_t = Σ_{i,ℓ} D_t(i,ℓ) Y_i[ℓ] h_t(x_i,ℓ); and whether h is identically zero.
         let parts = par::map_chunks(self.n, |rows| {
             let e = rows.start * k..rows.end * k;
             let mut r = 0.0;
@@ -293,7 +293,7 @@ impl AdaBoostMh {
             diag.insert("r", r);
             return Ok(step);
         }
-        // SPEC §4.5: D_{t+1}(i,ℓ) = D_t(i,ℓ) exp(−α_t Y_i[ℓ] h_t(x_i,ℓ)) / Z_t; f += α h. One pass
+        // docs/explanation/multiclass.md#multiclass-mh: D_{t+1}(i,ℓ) = D_t(i,ℓ) exp(−α_t Y_i[ℓ] h_t(x_i,ℓ)) / Z_t; f += α h. One pass
         // that also sums the diagnostics on the updated scores.
         let sw = &self.sw;
         let parts: Vec<UpdateSums> = (self.d.par_chunks_mut(c).zip(self.f.par_chunks_mut(c)))
@@ -317,10 +317,10 @@ impl AdaBoostMh {
         self.finish(&parts, r, alpha, step, diag, stats)
     }
 
-    /// Real AdaBoost.MH's round on a grown tree (session 8, issue 18): the same round as
+    /// Real AdaBoost.MH's round on a grown tree: the same round as
     /// [`Self::advance`] on the dense outputs `h[i·k + ℓ] = values[of_row[i]·k + ℓ]`, bit for bit,
     /// in two passes over `n × k` instead of four. No `h` is written and read back, and the edge
-    /// pass is fused with the update pass: with α = ν whatever the sums (SPEC §4.5, real MH folds
+    /// pass is fused with the update pass: with α = ν whatever the sums (docs/explanation/multiclass.md#multiclass-mh, real MH folds
     /// α into the leaves), each row's terms of `r` are taken from `D_t` just before its update, in
     /// the same order and chunks as the separate pass. A round that then stops (`h` = 0 on every
     /// row of every rank) leaves `D` and `f` as they were: every factor is `e^0 = 1` and every
@@ -361,7 +361,7 @@ impl AdaBoostMh {
                     d.chunks_exact_mut(k).zip(f.chunks_exact_mut(k)).zip(y.chunks_exact(k)).zip(of_row).zip(sw)
                 {
                     let h = &values[l as usize * k..(l as usize + 1) * k];
-                    // SPEC §4.5: r_t = Σ_{i,ℓ} D_t(i,ℓ) Y_i[ℓ] h_t(x_i,ℓ), on D_t (before the update).
+                    // docs/explanation/multiclass.md#multiclass-mh: r_t = Σ_{i,ℓ} D_t(i,ℓ) Y_i[ℓ] h_t(x_i,ℓ), on D_t (before the update).
                     for ((d, y), &h) in d.iter().zip(y).zip(h) {
                         r += d * y * h;
                         nonzero |= h != 0.0;
@@ -388,7 +388,7 @@ impl AdaBoostMh {
     /// every rank).
     fn decide(&self, r: f64, nonzero: bool) -> (f64, Step) {
         let (alpha, step) = if self.real {
-            // SPEC §4.5: real MH folds α into the leaves (α = 1).
+            // docs/explanation/multiclass.md#multiclass-mh: real MH folds α into the leaves (α = 1).
             if !nonzero {
                 (0.0, Step::Stop { reason: "weak hypothesis is identically zero".into() })
             } else {
@@ -397,7 +397,7 @@ impl AdaBoostMh {
         } else {
             step_of(vote(r), r)
         };
-        // Issue 15: shrinkage, α ← ν·α before the weight update.
+        // Shrinkage, α ← ν·α before the weight update.
         (crate::boost::shrink(self.lr, alpha), crate::boost::shrink_step(self.lr, step))
     }
 
@@ -420,7 +420,7 @@ impl AdaBoostMh {
                 (t.z + p.z, t.hamming + p.hamming, t.one_error + p.one_error, t.den + p.den, t.nan | p.nan);
         }
         if self.coll.is_distributed() {
-            // Issue 13: Z and the training metrics' sums over every rank (one call).
+            // Z and the training metrics' sums over every rank (one call).
             let mut buf = [t.z, t.hamming, t.one_error, t.den, f64::from(u8::from(t.nan))];
             self.coll.sum(&mut buf)?;
             (t.z, t.hamming, t.one_error, t.den, t.nan) = (buf[0], buf[1], buf[2], buf[3], buf[4] != 0.0);

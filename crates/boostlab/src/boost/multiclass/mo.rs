@@ -1,4 +1,4 @@
-//! AdaBoost.MO: AdaBoost.MH on output-coded labels (SPEC §4.6).
+//! AdaBoost.MO: AdaBoost.MH on output-coded labels (docs/explanation/multiclass.md#multiclass-mo).
 
 use super::{check_labels_on, single_label_classes, AdaBoostMh, CodeMatrix, Decode, MultiParams};
 use super::{decode_into, MultiVariant};
@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::tree::{Criterion, LeafRule};
 use crate::util::par;
 
-/// AdaBoost.MO (SPEC §4.6): single-label data with k classes, a code λ with k' columns, and
+/// AdaBoost.MO (docs/explanation/multiclass.md#multiclass-mo): single-label data with k classes, a code λ with k' columns, and
 /// AdaBoost.MH (discrete or real) run on the coded labels `λ(y_i) ∈ {−1, +1}^{k'}`. The tree
 /// learner sees `2k'` statistics per example and returns `k'` outputs.
 ///
@@ -31,7 +31,7 @@ impl AdaBoostMo {
         Self::new_on(labels, params, &Shared::default())
     }
 
-    /// [`AdaBoostMo::new`] for this rank's examples of the ranks of `coll` (issue 13).
+    /// [`AdaBoostMo::new`] for this rank's examples of the ranks of `coll`.
     pub(crate) fn new_on(labels: &Labels<'_>, params: &MultiParams, coll: &Shared) -> Result<AdaBoostMo> {
         params.check()?;
         let real = match params.variant {
@@ -42,7 +42,7 @@ impl AdaBoostMo {
         let c = check_labels_on(labels, coll)?;
         let class = single_label_classes(labels)?;
         let code = CodeMatrix::build(&params.code, c.k)?;
-        // SPEC §4.6: run AdaBoost.MH on (x_i, λ(y_i)).
+        // docs/explanation/multiclass.md#multiclass-mo: run AdaBoost.MH on (x_i, λ(y_i)).
         let y = code.encode(&class);
         let mh = AdaBoostMh::from_parts(c.n, code.n_columns, y, c.sw, real, params.smoothing(c.m), None)
             .with_collective(coll.clone());
@@ -75,7 +75,7 @@ impl AdaBoostMo {
     }
 
     /// Weighted training error of the decoded classes: fixed chunks of [`par::ROW_CHUNK`] rows in
-    /// parallel, summed in row order within a chunk and in chunk order across them (issue 18).
+    /// parallel, summed in row order within a chunk and in chunk order across them.
     fn class_error(&self) -> f64 {
         let kp = self.code.n_columns;
         let (sw, scores) = (self.mh.sample_weights(), self.training_scores());
@@ -116,7 +116,7 @@ impl Booster for AdaBoostMo {
         let step = self.mh.step(h, diag)?;
         if !matches!(step, Step::Stop { .. }) {
             let mut err = [self.class_error()];
-            // Issue 13: over every rank (the weights are normalised over every rank).
+            // Over every rank (the weights are normalised over every rank).
             self.mh.collective().sum(&mut err)?;
             diag.insert("one_error", err[0]);
         }
@@ -127,7 +127,7 @@ impl Booster for AdaBoostMo {
         let step = self.mh.step_then_statistics(h, diag, stats)?;
         if !matches!(step, Step::Stop { .. }) {
             let mut err = [self.class_error()];
-            // Issue 13: over every rank (the weights are normalised over every rank).
+            // Over every rank (the weights are normalised over every rank).
             self.mh.collective().sum(&mut err)?;
             diag.insert("one_error", err[0]);
         }

@@ -1,4 +1,4 @@
-//! Schapire & Singer's multi-class / multi-label boosters (SPEC §2.3, §4.5–4.7): AdaBoost.MH
+//! Schapire & Singer's multi-class / multi-label boosters (docs/explanation/multiclass.md#multiclass, §4.5–4.7): AdaBoost.MH
 //! (discrete and real), AdaBoost.MO (output codes), AdaBoost.MR and AdaBoost.M2.
 //!
 //! Each booster is a state machine over `(example, label)` weights and knows nothing of trees: it
@@ -14,7 +14,7 @@
 //! | `mr`, `m2`     | `v(i, ℓ)` → `w(i, ℓ)`| sign per leaf and label     | `½ ln((1+r)/(1−r))`     |
 //!
 //! The one design choice: MR is implemented in its O(mk) form, and its weak learner is the MH one
-//! fed with the per-label weights `w(i, ℓ)` (SPEC §4.7), so every variant reuses the same tree
+//! fed with the per-label weights `w(i, ℓ)` (docs/explanation/multiclass.md#multiclass-mr), so every variant reuses the same tree
 //! learner unchanged. The naive O(mk²) form lives in the tests, which check both agree.
 //!
 //! Every booster keeps its own training scores `f(x_i, ℓ)` and records per round the diagnostics
@@ -137,7 +137,7 @@ impl CodeMatrix {
             let mut cols: Vec<Vec<i8>> = Vec::with_capacity(columns);
             // The columns drawn so far, each with its first entry made +1 (a column and its
             // complement are one key): the duplicate test is a hash look-up, so the draw is
-            // linear in the number of columns, not quadratic (issue 14).
+            // linear in the number of columns, not quadratic.
             let mut seen: HashSet<Vec<i8>> = HashSet::with_capacity(columns);
             let mut failed = false;
             while cols.len() < columns {
@@ -201,7 +201,7 @@ pub(crate) struct Checked {
     pub sw: Vec<f64>,
 }
 
-/// The checked labels of this rank's examples of the ranks of `coll` (issue 13; [`Shared::default`]
+/// The checked labels of this rank's examples of the ranks of `coll` ([`Shared::default`]
 /// on one machine): the sample weights normalised by their total over every rank, `m` over every
 /// rank (one call); a rank may hold no examples.
 pub(crate) fn check_labels_on(labels: &Labels<'_>, coll: &Shared) -> Result<Checked> {
@@ -280,7 +280,7 @@ pub(crate) fn check_outputs(h: &[f64], expected: usize) -> Result<()> {
     Ok(())
 }
 
-/// α of a discrete round from its edge r (SPEC §4.2(a), §4.5, §4.7): `α = ½ ln((1+r)/(1−r))`.
+/// α of a discrete round from its edge r (docs/explanation/multiclass.md#multiclass-mh-discrete, §4.5, §4.7): `α = ½ ln((1+r)/(1−r))`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Vote {
     /// `r ≤ MIN_EDGE`: discard the hypothesis and stop.
@@ -295,7 +295,7 @@ pub(crate) fn vote(r: f64) -> Vote {
     if r.is_nan() || r <= MIN_EDGE {
         return Vote::NoEdge;
     }
-    // SPEC §4.5: α_t = ½ ln((1 + r_t)/(1 − r_t)) = atanh(r_t).
+    // docs/explanation/multiclass.md#multiclass-mh: α_t = ½ ln((1 + r_t)/(1 − r_t)) = atanh(r_t).
     let a = r.min(1.0).atanh();
     if a >= MAX_ALPHA {
         Vote::Perfect
@@ -339,7 +339,7 @@ impl MultiBooster {
         Self::new_on(labels, params, &Shared::default())
     }
 
-    /// [`MultiBooster::new`] for this rank's examples of the ranks of `coll` (issue 13).
+    /// [`MultiBooster::new`] for this rank's examples of the ranks of `coll`.
     pub(crate) fn new_on(labels: &Labels<'_>, params: &MultiParams, coll: &Shared) -> Result<MultiBooster> {
         params.check()?;
         Ok(match params.variant {
@@ -425,11 +425,11 @@ impl Booster for MultiBooster {
         }
     }
     fn set_collective(&mut self, _c: Shared, _labels: Labels<'_>) -> Result<()> {
-        // Issue 13: built on every rank's totals by `new_on` (the driver builds it so).
+        // Built on every rank's totals by `new_on` (the driver builds it so).
         Ok(())
     }
     fn step_then_statistics(&mut self, h: &[f64], diag: &mut Diagnostics, stats: &mut [f64]) -> Result<Step> {
-        // Issue 18: each booster's fused step (one pass fewer over n × k a round).
+        // Each booster's fused step (one pass fewer over n × k a round).
         match self {
             MultiBooster::Mh(b) => b.step_then_statistics(h, diag, stats),
             MultiBooster::Mo(b) => b.step_then_statistics(h, diag, stats),
@@ -444,7 +444,7 @@ impl Booster for MultiBooster {
         diag: &mut Diagnostics,
         stats: &mut [f64],
     ) -> Result<Step> {
-        // Session 8 (issue 18): real AdaBoost.MH's step reads the leaves (one pass fused).
+        // Real AdaBoost.MH's step reads the leaves (one pass fused).
         match self {
             MultiBooster::Mh(b) => b.step_on_leaves(leaf_of_row, leaf_values, h, diag, stats),
             MultiBooster::Mo(b) => b.step_on_leaves(leaf_of_row, leaf_values, h, diag, stats),

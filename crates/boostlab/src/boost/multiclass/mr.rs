@@ -1,4 +1,4 @@
-//! AdaBoost.MR (ranking loss) and AdaBoost.M2, in the efficient O(mk) form (SPEC §4.7).
+//! AdaBoost.MR (ranking loss) and AdaBoost.M2, in the efficient O(mk) form (docs/explanation/multiclass.md#multiclass-mr).
 
 use rayon::prelude::*;
 
@@ -11,7 +11,7 @@ use crate::eval::multilabel;
 use crate::tree::{Criterion, LeafRule};
 use crate::util::par::{self, ROW_CHUNK};
 
-/// Discrete AdaBoost.MR (SPEC §4.7), and AdaBoost.M2 = MR on single-label data.
+/// Discrete AdaBoost.MR (docs/explanation/multiclass.md#multiclass-mr), and AdaBoost.M2 = MR on single-label data.
 ///
 /// The distribution over crucial pairs (ℓ0 ∉ Y_i, ℓ1 ∈ Y_i) is never stored: it is
 /// `D(i, ℓ0, ℓ1) = v(i, ℓ0) v(i, ℓ1)` with one weight `v(i, ℓ)` per (example, label), so memory and
@@ -33,12 +33,12 @@ pub struct AdaBoostMr {
     v: Vec<f64>,
     f: Vec<f64>,
     log_bound: f64,
-    /// Learning rate ν (issue 15).
+    /// Learning rate ν.
     lr: f64,
     /// The weight of the examples with no crucial pair (their count without sample weights):
-    /// weight 0, outside rloss (SPEC §4.7), reported as the diagnostic `no_crucial_pair`.
+    /// weight 0, outside rloss (docs/explanation/multiclass.md#multiclass-mr), reported as the diagnostic `no_crucial_pair`.
     no_pair: f64,
-    /// Issue 13: the ranks' collective (local by default).
+    /// The ranks' collective (local by default).
     coll: Shared,
 }
 
@@ -49,7 +49,7 @@ impl AdaBoostMr {
         Self::new_on(labels, params, &Shared::default())
     }
 
-    /// [`AdaBoostMr::new`] for this rank's examples of the ranks of `coll` (issue 13).
+    /// [`AdaBoostMr::new`] for this rank's examples of the ranks of `coll`.
     pub(crate) fn new_on(labels: &Labels<'_>, params: &MultiParams, coll: &Shared) -> Result<AdaBoostMr> {
         params.check()?;
         match params.variant {
@@ -67,14 +67,14 @@ impl AdaBoostMr {
         // Relevant-label count of each example, and the total weight of the examples with pairs.
         let n_rel: Vec<usize> = c.y.chunks_exact(k).map(|r| r.iter().filter(|&&v| v > 0.0).count()).collect();
         let mut total: f64 = (0..n).filter(|&i| n_rel[i] > 0 && n_rel[i] < k).map(|i| c.sw[i]).sum();
-        // SPEC §4.7: examples with no crucial pair get weight 0 and are counted.
+        // docs/explanation/multiclass.md#multiclass-mr: examples with no crucial pair get weight 0 and are counted.
         // Counted as the other totals are, in units of sample weight (a weight is a repetition).
         let mut no_pair: f64 = (0..n)
             .filter(|&i| n_rel[i] == 0 || n_rel[i] == k)
             .map(|i| labels.sample_weight.map_or(1.0, |w| w[i]))
             .sum();
         if coll.is_distributed() {
-            // Issue 13: over every rank (one call).
+            // Over every rank (one call).
             let mut b = [total, no_pair];
             coll.sum(&mut b)?;
             [total, no_pair] = b;
@@ -89,7 +89,7 @@ impl AdaBoostMr {
         let mut v = vec![0.0; n * k];
         for i in 0..n {
             if n_rel[i] > 0 && n_rel[i] < k {
-                // SPEC §4.7: v_1(i, ℓ) = (m |Y_i| |Y − Y_i|)^(−1/2), with sample weights.
+                // docs/explanation/multiclass.md#multiclass-mr: v_1(i, ℓ) = (m |Y_i| |Y − Y_i|)^(−1/2), with sample weights.
                 let vi = (c.sw[i] / (total * (n_rel[i] * (k - n_rel[i])) as f64)).sqrt();
                 v[i * k..(i + 1) * k].fill(vi);
             }
@@ -156,7 +156,7 @@ impl Booster for AdaBoostMr {
 
     fn statistics(&self, stats: &mut [f64]) {
         debug_assert_eq!(stats.len(), self.n * self.k);
-        // SPEC §4.7: reuse the MH weak learner with weights w(i, ℓ), by the sign of Y_i[ℓ].
+        // docs/explanation/multiclass.md#multiclass-mr: reuse the MH weak learner with weights w(i, ℓ), by the sign of Y_i[ℓ].
         let c = ROW_CHUNK * self.k;
         stats.par_chunks_mut(c).zip(self.v.par_chunks(c).zip(self.y.par_chunks(c))).for_each(|(s, (v, y))| {
             for_each_w(v, y, self.k, |j, w, y| s[j] = crate::boost::signed(y, w));
@@ -178,7 +178,7 @@ impl Booster for AdaBoostMr {
 
 /// Calls `each(j, w(i, ℓ), Y_i[ℓ])` for every pair `j = i·k + ℓ` of the rows of `v` and `y` (a
 /// chunk of rows, `j` counted from its start), with
-/// `w(i, ℓ) = ½ v(i, ℓ) Σ_{ℓ' : Y_i[ℓ'] ≠ Y_i[ℓ]} v(i, ℓ')` (SPEC §4.7).
+/// `w(i, ℓ) = ½ v(i, ℓ) Σ_{ℓ' : Y_i[ℓ'] ≠ Y_i[ℓ]} v(i, ℓ')` (docs/explanation/multiclass.md#multiclass-mr).
 #[inline]
 fn for_each_w(v: &[f64], y: &[f64], k: usize, mut each: impl FnMut(usize, f64, f64)) {
     for (i, (vr, yr)) in v.chunks_exact(k).zip(y.chunks_exact(k)).enumerate() {
@@ -197,7 +197,7 @@ fn for_each_w(v: &[f64], y: &[f64], k: usize, mut each: impl FnMut(usize, f64, f
     }
 }
 
-/// What the update pass of one chunk of rows sums (issue 18).
+/// What the update pass of one chunk of rows sums.
 #[derive(Default)]
 struct UpdateSums {
     /// `Σ_i [Σ_{ℓ ∉ Y_i} v'] · [Σ_{ℓ ∈ Y_i} v']` (the normaliser Z).
@@ -213,10 +213,10 @@ struct UpdateSums {
 }
 
 impl AdaBoostMr {
-    /// One round (SPEC §4.7): the edge, α, the update of `v` with the training diagnostics and,
+    /// One round (docs/explanation/multiclass.md#multiclass-mr): the edge, α, the update of `v` with the training diagnostics and,
     /// with `stats`, the next round's statistics written in the normalisation pass.
     ///
-    /// Issue 18: as AdaBoost.MH's step, fixed chunks of [`ROW_CHUNK`] rows in parallel, sums in
+    /// As AdaBoost.MH's step, fixed chunks of [`ROW_CHUNK`] rows in parallel, sums in
     /// row order within a chunk and in chunk order across chunks (the serial loop's result with at
     /// most [`ROW_CHUNK`] rows, the same result for any thread count).
     fn advance(&mut self, h: &[f64], diag: &mut Diagnostics, stats: Option<&mut [f64]>) -> Result<Step> {
@@ -224,7 +224,7 @@ impl AdaBoostMr {
         let k = self.k;
         let c = ROW_CHUNK * k;
         let (v, y) = (&self.v, &self.y);
-        // SPEC §4.7: r = Σ_{i,ℓ} w(i,ℓ) Y_i[ℓ] h(x_i,ℓ) = ½ Σ D(i,ℓ0,ℓ1)(h(x_i,ℓ1) − h(x_i,ℓ0)).
+        // docs/explanation/multiclass.md#multiclass-mr: r = Σ_{i,ℓ} w(i,ℓ) Y_i[ℓ] h(x_i,ℓ) = ½ Σ D(i,ℓ0,ℓ1)(h(x_i,ℓ1) − h(x_i,ℓ0)).
         let parts = par::map_chunks(self.n, |rows| {
             let e = rows.start * k..rows.end * k;
             let (h, mut r) = (&h[e.clone()], 0.0);
@@ -233,19 +233,19 @@ impl AdaBoostMr {
         });
         let mut r = parts.iter().fold(0.0, |a, p| a + p);
         if self.coll.is_distributed() {
-            // Issue 13: the edge over every rank.
+            // The edge over every rank.
             let mut b = [r];
             self.coll.sum(&mut b)?;
             r = b[0];
         }
         let (alpha, step) = step_of(vote(r), r);
-        // Issue 15: shrinkage, α ← ν·α before the weight update.
+        // Shrinkage, α ← ν·α before the weight update.
         let (alpha, step) = (crate::boost::shrink(self.lr, alpha), crate::boost::shrink_step(self.lr, step));
         diag.insert("r", r);
         if let Step::Stop { .. } = step {
             return Ok(step);
         }
-        // SPEC §4.7: v'(i,ℓ) = v(i,ℓ) exp(−½ α Y_i[ℓ] h(x_i,ℓ)) (= e^{½αh} for ℓ ∉ Y_i and
+        // docs/explanation/multiclass.md#multiclass-mr: v'(i,ℓ) = v(i,ℓ) exp(−½ α Y_i[ℓ] h(x_i,ℓ)) (= e^{½αh} for ℓ ∉ Y_i and
         // e^{−½αh} for ℓ ∈ Y_i); Z = Σ_i [Σ_{ℓ ∉ Y_i} v'] · [Σ_{ℓ ∈ Y_i} v']; f += α h. One pass
         // that also sums the diagnostics on the updated scores.
         let sw = &self.sw;
@@ -296,7 +296,7 @@ impl AdaBoostMr {
             t.nan |= p.nan;
         }
         if self.coll.is_distributed() {
-            // Issue 13: Z and the training metrics' sums over every rank (one call).
+            // Z and the training metrics' sums over every rank (one call).
             let mut buf = [t.z, t.rloss, t.rloss_den, t.one_error, t.den, f64::from(u8::from(t.nan))];
             self.coll.sum(&mut buf)?;
             (t.z, t.rloss, t.rloss_den, t.one_error, t.den, t.nan) =
@@ -306,7 +306,7 @@ impl AdaBoostMr {
         if !(z > 0.0 && z.is_finite()) {
             return Err(Error::Numerical(format!("AdaBoost.MR normaliser Z = {z} (weights under- or overflowed)")));
         }
-        // SPEC §4.7: v_{t+1} = v'/√Z_t; the next round's w from the normalised v.
+        // docs/explanation/multiclass.md#multiclass-mr: v_{t+1} = v'/√Z_t; the next round's w from the normalised v.
         let sz = z.sqrt();
         match stats {
             Some(stats) => (self.v.par_chunks_mut(c).zip(stats.par_chunks_mut(c)).zip(self.y.par_chunks(c))).for_each(

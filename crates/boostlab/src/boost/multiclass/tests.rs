@@ -1,5 +1,5 @@
 //! Tests of the multi-class / multi-label boosters against naive references and the bounds of
-//! SPEC §4.5–4.7, with a brute-force stump learner standing in for the tree.
+//! docs/explanation/multiclass.md#multiclass, with a brute-force stump learner standing in for the tree.
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 use proptest::prelude::*;
@@ -24,7 +24,7 @@ fn close(a: f64, b: f64, tol: f64) -> bool {
 // ------------------------------------------------------------------------------------------------
 // AdaBoost.MR: efficient O(mk) form against the naive triple-indexed form.
 
-/// SPEC §4.7 naive form: the distribution over (i, ℓ0, ℓ1) stored explicitly.
+/// docs/explanation/multiclass.md#multiclass-mr naive form: the distribution over (i, ℓ0, ℓ1) stored explicitly.
 struct NaiveMr {
     n: usize,
     k: usize,
@@ -170,7 +170,7 @@ fn mr_weights_start_as_a_distribution() {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Bounds (SPEC §4.5, §4.7).
+// Bounds (docs/explanation/multiclass.md#multiclass, §4.7).
 
 #[test]
 fn mh_hamming_loss_below_product_of_z() {
@@ -241,7 +241,7 @@ fn mr_ranking_loss_below_product_of_z_and_one_error_below_k_minus_1_rloss() {
 
 #[test]
 fn discrete_mh_hypothesis_has_no_edge_after_its_update() {
-    // With h ∈ {−1, +1} and α = ½ ln((1+r)/(1−r)), Σ D_{t+1} Y h_t = 0 (SPEC §3's "error ½").
+    // With h ∈ {−1, +1} and α = ½ ln((1+r)/(1−r)), Σ D_{t+1} Y h_t = 0 (docs/explanation/adaboost.md#adaboost-discrete: "error ½").
     let prob = random_problem(5, 30, 3, 2, true);
     let mut b = AdaBoostMh::new(&labels_of(&prob), &params(MultiVariant::MhDiscrete)).unwrap();
     for _ in 0..5 {
@@ -268,7 +268,7 @@ fn mo_decoded_error_below_code_bounds() {
                     if matches!(step, Step::Stop { .. }) {
                         break;
                     }
-                    // SPEC §4.6: error ≤ (k'/ρ) Π Z (loss), (2k'/ρ) Π Z (Hamming).
+                    // docs/explanation/multiclass.md#multiclass-mo: error ≤ (k'/ρ) Π Z (loss), (2k'/ρ) Π Z (Hamming).
                     let bound = factor * kp / rho * diag["bound"];
                     assert!(
                         diag["one_error"] <= bound + 1e-9,
@@ -286,7 +286,7 @@ fn mo_decoded_error_below_code_bounds() {
 // ------------------------------------------------------------------------------------------------
 // Agreements: two-class MH = binary AdaBoost; MO one-vs-all + loss decoding = MH argmax.
 
-/// Binary AdaBoost reference (SPEC §3 discrete, §4.4 real) with 2-leaf trees whose leaves are the
+/// Binary AdaBoost reference (docs/explanation/adaboost.md#adaboost discrete, §4.4 real) with 2-leaf trees whose leaves are the
 /// weighted majority (discrete, minimising the weighted error) or ½ ln((W+ + ε)/(W− + ε)) (real,
 /// minimising Z = 2 Σ √(W+ W−)).
 fn binary_adaboost(x: &[f64], y: &[f64], sw: &[f64], real: bool, eps: f64, rounds: usize) -> Vec<f64> {
@@ -723,8 +723,8 @@ fn parameters_parse_check_and_round_trip() {
 }
 
 #[test]
-fn issue_16_mr_examples_without_a_crucial_pair_get_weight_0_and_are_counted() {
-    // SPEC §4.7: rows 1 (every label) and 2 (no label) have no crucial pair.
+fn mr_examples_without_a_crucial_pair_get_weight_0_and_are_counted() {
+    // docs/explanation/multiclass.md#multiclass-mr: rows 1 (every label) and 2 (no label) have no crucial pair.
     #[rustfmt::skip]
     let y = [1.0, -1.0, -1.0,  1.0, 1.0, 1.0,  -1.0, -1.0, -1.0,  -1.0, 1.0, -1.0,  -1.0, -1.0, 1.0];
     let lab = Labels { n: 5, k: 3, y: &y, class: None, sample_weight: None };
@@ -749,9 +749,9 @@ fn issue_16_mr_examples_without_a_crucial_pair_get_weight_0_and_are_counted() {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Issue 16: Hamming-decoding ties (SPEC §4.6) and MR's learned label-set threshold (SPEC §4.7).
+// Hamming-decoding ties (docs/explanation/multiclass.md#multiclass-mo) and MR's learned label-set threshold (docs/explanation/multiclass.md#multiclass-mr).
 
-/// SPEC §4.6 variant 1 by its definition: Σ_ℓ' (1 − λ(y)[ℓ']·sign f(ℓ'))/2, sign 0 = 0; the lowest
+/// docs/explanation/multiclass.md#multiclass-mo-decoding variant 1 by its definition: Σ_ℓ' (1 − λ(y)[ℓ']·sign f(ℓ'))/2, sign 0 = 0; the lowest
 /// class index among the minima.
 fn naive_hamming_decode(code: &CodeMatrix, f: &[f64]) -> usize {
     let sign = |v: f64| {
@@ -771,7 +771,7 @@ fn naive_hamming_decode(code: &CodeMatrix, f: &[f64]) -> usize {
 }
 
 #[test]
-fn issue_16_hamming_decoding_ties_follow_the_spec() {
+fn hamming_decoding_ties_follow_the_spec() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(16);
     let mut ties = 0;
     for case in 0..500 {
@@ -796,7 +796,7 @@ fn issue_16_hamming_decoding_ties_follow_the_spec() {
 }
 
 #[test]
-fn issue_16_mr_label_sets_use_a_threshold_learned_on_the_training_data() {
+fn mr_label_sets_use_a_threshold_learned_on_the_training_data() {
     use crate::boost::driver::{fit, BoostParams};
     use crate::data::{Column, Dataset, Features, Target};
     use crate::model::Ensemble;
@@ -885,7 +885,7 @@ fn issue_16_mr_label_sets_use_a_threshold_learned_on_the_training_data() {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Issue 18: the chunked parallel steps against the serial loops they replaced.
+// The chunked parallel steps against the serial loops they replaced.
 
 /// Random tree-like outputs for labels `y` (`n × k`) with an edge: each row in one of 8 leaves,
 /// one value per (leaf, label) plus a pull towards the label — real values, or signs (with zeros)
@@ -913,7 +913,7 @@ fn leafy_outputs(seed: u64, y: &[f64], k: usize, discrete: bool) -> Vec<f64> {
     h
 }
 
-/// The serial AdaBoost.MH step before issue 18 (SPEC §4.5), on (D, f): returns (r, z, Hamming
+/// The naive serial AdaBoost.MH step (docs/explanation/multiclass.md#multiclass-mh), on (D, f): returns (r, z, Hamming
 /// loss, one-error), or `None` when it stops.
 fn naive_mh_step(
     d: &mut [f64],
@@ -952,7 +952,7 @@ fn naive_mh_step(
     Some([r, z, hl, oe])
 }
 
-/// The serial AdaBoost.MR step before issue 18 (SPEC §4.7), on (v, f): (r, z, ranking loss,
+/// The naive serial AdaBoost.MR step (docs/explanation/multiclass.md#multiclass-mr), on (v, f): (r, z, ranking loss,
 /// one-error), or `None` when it stops.
 fn naive_mr_step(v: &mut [f64], f: &mut [f64], y: &[f64], sw: &[f64], k: usize, h: &[f64]) -> Option<[f64; 4]> {
     let mut r = 0.0;
@@ -1028,7 +1028,7 @@ fn chunked_run(
 }
 
 #[test]
-fn issue_18_chunked_steps_equal_the_serial_loops() {
+fn chunked_steps_equal_the_serial_loops() {
     // One chunk: the serial loop bit for bit. Three chunks: the same values up to the order of
     // the sums — a serial sum of n·k terms is within n·k·ε (relative) of the exact one, so the two
     // orders agree within 2·n·k·ε per round (4 rounds).
@@ -1096,7 +1096,7 @@ fn issue_18_chunked_steps_equal_the_serial_loops() {
 }
 
 #[test]
-fn issue_18_chunked_steps_are_bit_identical_for_1_2_and_3_threads() {
+fn chunked_steps_are_bit_identical_for_1_2_and_3_threads() {
     // Three chunks of rows (and a partial one), every variant, the fused step.
     let n = 2 * crate::util::par::ROW_CHUNK + 777;
     for (variant, multi) in [
@@ -1163,8 +1163,8 @@ fn leaves_run(
 }
 
 #[test]
-fn issue_18_mh_fused_step_on_leaves_is_bit_identical_to_the_dense_step() {
-    // Session 8: real AdaBoost.MH's step from the leaves (edge and update in one pass) against
+fn mh_fused_step_on_leaves_is_bit_identical_to_the_dense_step() {
+    // Real AdaBoost.MH's step from the leaves (edge and update in one pass) against
     // the dense step (tree outputs written, then the edge pass and the update pass): one chunk
     // and three chunks of rows, with and without shrinkage and sample weights, 1 and 3 threads,
     // and a last round whose tree is 0 everywhere (the step stops and changes nothing).
@@ -1194,7 +1194,7 @@ fn issue_18_mh_fused_step_on_leaves_is_bit_identical_to_the_dense_step() {
 }
 
 #[test]
-fn issue_18_mh_step_on_leaves_rejects_bad_leaves() {
+fn mh_step_on_leaves_rejects_bad_leaves() {
     let p = random_problem(3, 50, 3, 2, false);
     let mut b = MultiBooster::new(&labels_of(&p), &params(MultiVariant::MhReal)).unwrap();
     let (mut h, mut stats) = (vec![0.0; 150], vec![0.0; 150]);

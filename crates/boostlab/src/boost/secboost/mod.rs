@@ -1,4 +1,4 @@
-//! SecBoost: boosting any loss from loss values only (Nock & Mansour 2024; SPEC §6).
+//! SecBoost: boosting any loss from loss values only (Nock & Mansour 2024; docs/explanation/secboost.md#secboost-algorithm).
 //!
 //! The booster keeps, per training example, the edge `ẽ_i = y_i H_t(x_i)`, the current offset
 //! `v_i` and the weight `w_i = −δ_{v_i} F(ẽ_i)` (a secant slope: no derivative of `F` is ever
@@ -18,7 +18,7 @@
 //!
 //! Sample weights `s_i` enter as the weights of the empirical means: the risk is
 //! `Σ s_i F(ẽ_i) / Σ s_i`, and `η`, `W̄` and `W̄_1` are the same weighted means (equivalently, `s` is
-//! rescaled to mean 1 and every `mean_i` of SPEC §6 becomes `(1/m) Σ_i s_i ·`). The tree
+//! rescaled to mean 1 and every `mean_i` of docs/explanation/secboost.md#secboost-algorithm becomes `(1/m) Σ_i s_i ·`). The tree
 //! statistics are `s_i |w_i|`, normalised to sum to 1.
 //!
 //! Notes on behaviour (checked numerically):
@@ -33,9 +33,9 @@
 //!   notes that the spring loss "may need early stopping when δ_init is large".
 //! - The paper's rule ([`solve_alpha`]) puts α at the upper end of the admissible interval
 //!   (`π_t = 1`), where the theorem guarantees no decrease; with the spring loss the risk does rise
-//!   (issue 16: `spring:Q=500`, δ_init = 1, 2-leaf trees on tic-tac-toe).
+//!   (`spring:Q=500`, δ_init = 1, 2-leaf trees on tic-tac-toe).
 //!
-//! The certificate (issue 16, SPEC §6 as corrected). Every round records `B_t = |α_t η_t| −
+//! The certificate (docs/explanation/secboost.md#secboost-certificate as corrected). Every round records `B_t = |α_t η_t| −
 //! α_t² M_t² W̄_t`, `z_t`, `q̄_t = mean_i Q*_F(ẽ_ti, ẽ_(t−1)i, v_(t−1)i)` (the OBI of the offsets
 //! that produced `w_t`, at the new edges), `π_t` and `B_t − q̄_t`. For any α (either rule),
 //! `F(S, H_t) ≤ F(S, H_(t−1)) − (B_t − q̄_t)`: with `e_i = α y_i h_i` and `v = v_(t−1)i`, the OBI at
@@ -45,10 +45,10 @@
 //! risk by at least `(1 − κ) B_t > 0`. `q̄_t` is evaluated on the grid of `4Z + 1` points from
 //! `ẽ_ti` to `ẽ_(t−1)i` (both included), a lower estimate of the exact OBI that still contains the
 //! point `x = ẽ_(t−1)i` the inequality uses; convex losses use the convex form `Q_F(ẽ, ẽ + v,
-//! ẽ + v)`: the exact maximum in closed form for the built-in ones (issue 18), the unimodal search
+//! ẽ + v)`: the exact maximum in closed form for the built-in ones, the unimodal search
 //! for user losses.
 //!
-//! Speed (issue 18): the partial weights and `W` of every trial α are one parallel pass over fixed
+//! Speed: the partial weights and `W` of every trial α are one parallel pass over fixed
 //! chunks (`secant_pass`); under the paper's rule, a non-convex loss's `q̄` terms come from the
 //! grid oracle's own loss values ([`offset_grid_and_obi`]: `4Z + 3` evaluations a row instead of
 //! `9Z + 4`), bit for bit.
@@ -74,21 +74,21 @@ use crate::tree::{Criterion, LeafRule};
 
 pub use crate::params::secboost::{AlphaRule, OffsetOracle, SecBoostParams, SolveAlphaRule};
 
-/// A leaf value of exactly 0 is replaced by this (SPEC §6: `h_t(x_i) ≠ 0` on the training set).
+/// A leaf value of exactly 0 is replaced by this (docs/explanation/secboost.md#secboost-algorithm: `h_t(x_i) ≠ 0` on the training set).
 pub const NONZERO_LEAF: f64 = 1e-6;
 
 // ------------------------------------------------------------------------------------------------
 // The booster
 // ------------------------------------------------------------------------------------------------
 
-/// SecBoost's state between rounds (SPEC §6). Binary labels only.
+/// SecBoost's state between rounds (docs/explanation/secboost.md#secboost-algorithm). Binary labels only.
 #[derive(Debug)]
 pub struct SecBoost {
     params: SecBoostParams,
     loss: Loss,
     y: Vec<f64>,
-    /// Sample weights rescaled to mean 1: the frequency weights of issue 14 (every mean over the
-    /// examples of SPEC §6, `F(S, H)`, `η`, `W`, is `Σ swᵢ (...)ᵢ / n = Σ wᵢ (...)ᵢ / Σ w`, the mean
+    /// Sample weights rescaled to mean 1: frequency weights (every mean over the
+    /// examples of docs/explanation/secboost.md#secboost-algorithm, `F(S, H)`, `η`, `W`, is `Σ swᵢ (...)ᵢ / n = Σ wᵢ (...)ᵢ / Σ w`, the mean
     /// over the repeated rows).
     sw: Vec<f64>,
     /// `Σw/n` (1 without weights): a sum of `sw` times this is a sum of sample weights.
@@ -103,9 +103,9 @@ pub struct SecBoost {
     losses: Vec<f64>,
     leaf_eps: f64,
     round: u64,
-    /// Learning rate ν (issue 15).
+    /// Learning rate ν.
     lr: f64,
-    /// Issue 13: the ranks' collective (local by default), the number of examples of every rank,
+    /// The ranks' collective (local by default), the number of examples of every rank,
     /// the global index of this rank's first example (the random offsets are seeded by it), and
     /// with several ranks the learner's normaliser `Σ |w| s` over every rank.
     coll: Shared,
@@ -127,7 +127,7 @@ fn offset_seed(seed: u64, round: u64, i: usize) -> u64 {
     x ^ (x >> 31)
 }
 
-/// Issue 18, session 7: `(0..m).map(f)` with `f` called once per distinct `key` (in parallel), its
+/// `(0..m).map(f)` with `f` called once per distinct `key` (in parallel), its
 /// result copied to the rows with the same key — bit for bit `(0..m).map(f)` when `f(i)` depends
 /// on `i` only through `key(i)`, except for results where `redo` holds (a seeded random offset,
 /// which depends on the row): `f` is called again for those rows.
@@ -166,7 +166,7 @@ fn first_non_finite(v: &[f64]) -> Option<(usize, f64)> {
 }
 
 /// `M = max |hᵢ|` over the examples of positive sample weight (`sw` rescaled, all ones without
-/// weights): a row of weight 0 is a row left out (issue 14).
+/// weights): a row of weight 0 is a row left out.
 fn max_abs_weighted(h: &[f64], sw: &[f64]) -> f64 {
     h.iter().zip(sw).fold(0.0_f64, |a, (&v, &s)| if s > 0.0 { a.max(v.abs()) } else { a })
 }
@@ -195,7 +195,7 @@ impl SecBoost {
         Self::new_on(params, loss, labels, &Shared::default())
     }
 
-    /// [`SecBoost::new`] for this rank's examples of the ranks of `coll` (issue 13; ranks hold
+    /// [`SecBoost::new`] for this rank's examples of the ranks of `coll` (ranks hold
     /// consecutive rows in rank order): the sample weights' scale, `m` and the checks are over
     /// every rank (one call for the totals, one for the learner's normaliser).
     pub(crate) fn new_on(params: SecBoostParams, loss: Loss, labels: Labels<'_>, coll: &Shared) -> Result<Self> {
@@ -211,7 +211,7 @@ impl SecBoost {
             }
         }
         if let Some(jump) = loss.spec().and_then(|s| s.known_jumps().iter().find(|j| j.abs() == params.h0.abs())) {
-            // SPEC §6: the theorem needs F continuous at every current edge, including ẽ_0i = y_i h_0.
+            // docs/explanation/secboost.md#secboost-algorithm: the theorem needs F continuous at every current edge, including ẽ_0i = y_i h_0.
             return Err(Error::param(
                 "h0",
                 format!(
@@ -229,7 +229,7 @@ impl SecBoost {
             )));
         }
         let n = labels.n;
-        // Issue 13: every rank's rows (`n_all`), this rank's first row's global index, Σ w.
+        // Every rank's rows (`n_all`), this rank's first row's global index, Σ w.
         let (mut n_all, mut row0, mut sw_all) = (n, 0, labels.total_weight());
         if dist {
             let (size, rank) = (coll.get().size(), coll.get().rank());
@@ -267,7 +267,7 @@ impl SecBoost {
             }
         };
         let y = labels.y.to_vec();
-        // SPEC §6: H_0 = h_0, ẽ_0i = y_i h_0, v_0i = v_0, w_1,i = −δ_{v_0} F(ẽ_0i).
+        // docs/explanation/secboost.md#secboost-algorithm: H_0 = h_0, ẽ_0i = y_i h_0, v_0i = v_0, w_1,i = −δ_{v_0} F(ẽ_0i).
         let edges: Vec<f64> = y.iter().map(|y| y * params.h0).collect();
         let offsets = vec![params.v0; n];
         let mut weights = vec![0.0; n];
@@ -285,7 +285,7 @@ impl SecBoost {
         let mut nonzero = weights.iter().zip(&sw).filter(|(w, s)| **w != 0.0 && **s != 0.0).count() as f64;
         let mut total = weights.iter().zip(&sw).map(|(w, s)| w.abs() * s).sum::<f64>();
         if dist {
-            // Issue 13: the check and the learner's normaliser over every rank (one call).
+            // The check and the learner's normaliser over every rank (one call).
             let mut b = [nonzero, total];
             coll.sum(&mut b)?;
             [nonzero, total] = b;
@@ -302,7 +302,7 @@ impl SecBoost {
             ));
         }
         Ok(SecBoost {
-            // SPEC §2.2/§4.4: ε = 1/(2m), m = Σ wᵢ (n without sample weights; issue 14).
+            // docs/explanation/weak-learners.md#weak-learners-smoothing/§4.4: ε = 1/(2m), m = Σ wᵢ (n without sample weights).
             leaf_eps: 0.5 / sw_all,
             sw_unit: sw_all / n_all as f64,
             params,
@@ -388,7 +388,7 @@ impl SecBoost {
     /// New offsets for every example; `Err(i)` for the first example without an admissible one.
     /// With `qbar_points` (a non-convex, non-batch loss under the grid oracle), also every
     /// example's `Q*_F(ẽ_ti, ẽ_(t−1)i, v_(t−1)i)` on that many grid points — the terms of `q̄` —
-    /// from the loss values the oracle evaluates anyway (issue 18, [`offset_grid_and_obi`]).
+    /// from the loss values the oracle evaluates anyway ([`offset_grid_and_obi`]).
     fn oracle(&self, new_edges: &[f64], z: f64, qbar_points: Option<usize>) -> (OracleResult, Option<Vec<f64>>) {
         let p = &self.params;
         if let (Some(np), false) = (qbar_points, self.loss.is_batch()) {
@@ -416,7 +416,7 @@ impl SecBoost {
             }
         };
         let found: Vec<Option<OffsetChoice>> = if !convex && !self.loss.is_batch() {
-            // Issue 18, session 7: the grid oracle (≥ Z + 1 loss evaluations a row) once per
+            // The grid oracle (≥ Z + 1 loss evaluations a row) once per
             // distinct (ẽ_t, ẽ_(t−1)) (small discrete data repeat them).
             let key = |i: usize| [new_edges[i].to_bits(), self.edges[i].to_bits(), 0];
             per_distinct_row(self.y.len(), key, one, |c| c.is_some_and(|c| c.random))
@@ -443,7 +443,7 @@ impl SecBoost {
     /// The oracle's choices, rows of sample weight 0 left out; `Err(i)` for the first example
     /// without an admissible offset.
     fn admissible(&self, found: Vec<Option<OffsetChoice>>) -> OracleResult {
-        // A row of sample weight 0 is left out (issue 14): it needs no admissible offset, keeps
+        // A row of sample weight 0 is left out: it needs no admissible offset, keeps
         // its offset and counts in no diagnostic.
         let left_out = OffsetChoice { v: 0.0, obi: 0.0, random: false };
         found
@@ -474,13 +474,13 @@ impl Booster for SecBoost {
 
     /// Real-valued leaves `½ ln((W+ + ε)/(W− + ε))` with `ε = 1/(2m)` (statistics sum to 1): the
     /// paper grows its trees with Matusita's criterion, and the half log-ratio is the leaf value
-    /// whose Z is that criterion (SPEC §2.2, §4.4); SecBoost allows any finite non-zero real `h`
+    /// whose Z is that criterion (docs/explanation/weak-learners.md#weak-learners-leaf-values, §4.4); SecBoost allows any finite non-zero real `h`
     /// (its `M_t` normalises the confidences). The smoothing keeps pure leaves finite.
     fn leaf_rule(&self) -> LeafRule {
         LeafRule::HalfLogRatio { eps: self.leaf_eps }
     }
 
-    /// SPEC §6 requires `h_t(x_i) ≠ 0` on the training set: a leaf value of exactly 0 (a tie
+    /// docs/explanation/secboost.md#secboost-algorithm requires `h_t(x_i) ≠ 0` on the training set: a leaf value of exactly 0 (a tie
     /// `W+ = W−`) or a non-finite one becomes [`NONZERO_LEAF`].
     fn finish_leaves(&self, values: &mut [f64]) {
         for v in values {
@@ -493,20 +493,20 @@ impl Booster for SecBoost {
     /// `(|w_i| s_i, 0)` if `ỹ_i = y_i·sign(w_i) = +1`, else `(0, |w_i| s_i)`, normalised to sum to 1
     /// (a zero weight keeps its label).
     fn statistics(&self, stats: &mut [f64]) {
-        // Issue 13: with several ranks, the normaliser over every rank (kept by the step).
+        // With several ranks, the normaliser over every rank (kept by the step).
         let total: f64 =
             self.dist_total.unwrap_or_else(|| self.weights.iter().zip(&self.sw).map(|(w, s)| w.abs() * s).sum());
         let scale = if total > 0.0 && total.is_finite() { 1.0 / total } else { 0.0 };
         for (((st, w), s), y) in stats.iter_mut().zip(&self.weights).zip(&self.sw).zip(&self.y) {
             let a = w.abs() * s * scale;
-            // SPEC §6: ỹ_i = y_i · sign(w_ti), weight |w_ti|.
+            // docs/explanation/secboost.md#secboost-algorithm: ỹ_i = y_i · sign(w_ti), weight |w_ti|.
             let relabel = if *w >= 0.0 { *y } else { -*y };
             *st = super::signed(relabel, a);
         }
     }
 
-    /// One SecBoost round (SPEC §6, steps 2.2–2.7). Diagnostics: `risk_prev` (F(S, H_(t−1))), the
-    /// certificate (issue 16) `b` (B_t), `qbar` (q̄_t), `pi` (π_t), `certified_decrease`
+    /// One SecBoost round (docs/explanation/secboost.md#secboost-algorithm, steps 2.2–2.7). Diagnostics: `risk_prev` (F(S, H_(t−1))), the
+    /// certificate `b` (B_t), `qbar` (q̄_t), `pi` (π_t), `certified_decrease`
     /// (B_t − q̄_t, so that `risk ≤ risk_prev − certified_decrease`), `certified` (1 under the
     /// certified rule, 0 under the paper's), `closed_form` (β-smooth losses under `auto`: 1 if the
     /// closed-form α was kept), and `eta`, `alpha`, `w2` (W̄_2),
@@ -527,7 +527,7 @@ impl Booster for SecBoost {
 
     fn set_collective(&mut self, c: Shared, labels: Labels<'_>) -> Result<()> {
         if !self.coll.is_distributed() {
-            // Issue 13: rebuilt with the totals of every rank.
+            // Rebuilt with the totals of every rank.
             let lr = self.lr;
             *self = Self::new_on(self.params.clone(), self.loss.clone(), labels, &c)?;
             self.lr = lr;
@@ -548,7 +548,7 @@ impl Booster for SecBoost {
         let n = self.n_all;
         let w1_sum = self.sw.iter().zip(&self.weights).map(|(s, w)| s * w).sum::<f64>();
         let (risk_prev, w1_sum, m_t, eta) = if coll.is_distributed() {
-            // Issue 13: F(S, H_(t−1)), W̄_1, M_t and η_t over every rank (one call).
+            // F(S, H_(t−1)), W̄_1, M_t and η_t over every rank (one call).
             let risk_sum = self.sw.iter().zip(&self.losses).map(|(s, f)| s * f).sum::<f64>();
             let eta_sum = self.sw.iter().zip(&self.weights).zip(&self.y).zip(h).map(|(((s, w), y), h)| s * w * y * h);
             let mut sums = [risk_sum, w1_sum, eta_sum.sum::<f64>()];
@@ -558,14 +558,14 @@ impl Booster for SecBoost {
         } else {
             (self.risk(), w1_sum, max_abs_weighted(h, &self.sw), edge(&self.sw, &self.weights, &self.y, h))
         };
-        // F(S, H_(t−1)), so that the record alone checks the certificate (issue 16).
+        // F(S, H_(t−1)), so that the record alone checks the certificate.
         diag.insert("risk_prev", risk_prev);
         self.round += 1;
         let p = &self.params;
-        // SPEC §6: W̄_1 = |mean w_t| (eq. 16 of the paper).
+        // docs/explanation/secboost.md#secboost-algorithm: W̄_1 = |mean w_t| (eq. 16 of the paper).
         let w1 = (w1_sum / n).abs();
         diag.insert("mean_abs_weight", w1);
-        // SPEC §6: M_t = max |h_t(x_i)|, η_t = η(w_t, h_t).
+        // docs/explanation/secboost.md#secboost-algorithm: M_t = max |h_t(x_i)|, η_t = η(w_t, h_t).
         if m_t == 0.0 {
             return Ok(Step::Stop { reason: "the weak hypothesis is 0 on every training example".into() });
         }
@@ -584,27 +584,27 @@ impl Booster for SecBoost {
         };
         let certified = p.solve_alpha == SolveAlphaRule::Certified;
         let obi_points = QBAR_GRID * p.oracle_precision;
-        // q̄ at a trial α: the OBI of the offsets v_(t−1) at the new edges (SPEC §6).
+        // q̄ at a trial α: the OBI of the offsets v_(t−1) at the new edges (docs/explanation/secboost.md#secboost-algorithm).
         let qbar_at = |alpha: f64| {
             let ne: Vec<f64> = shifted(&self.edges, alpha, &self.y, h).collect();
             mean_obi(&self.loss, &self.sw, &ne, &self.edges, &self.offsets, obi_points, red)
         };
-        // Issue 18: under the paper's Solve_α, q̄ is a record only; for a non-convex loss under the
+        // Under the paper's Solve_α, q̄ is a record only; for a non-convex loss under the
         // grid oracle its terms come from the oracle's own loss values (the same grid, bit for
         // bit), when the oracle's new edges are q̄'s (no shrinkage).
         let grid_oracle = p.oracle == OffsetOracle::Grid || !self.loss.declared_convex();
         let share_qbar =
             !certified && grid_oracle && !self.loss.declared_convex() && !self.loss.is_batch() && self.lr == 1.0;
         let mut chosen = None;
-        // F at the new edges, when Solve_α computed it at the α it returns (issue 18, session 7).
+        // F at the new edges, when Solve_α computed it at the α it returns.
         let mut fz_new = Vec::new();
         if let (AlphaRule::Auto, Some(beta)) = (p.alpha_rule, self.loss.beta()) {
-            // SPEC §6: β-smooth F: W̄ = 2β, α = η/(2(1+ε)M²W̄) (the middle of the interval, π = 0).
+            // docs/explanation/secboost.md#secboost-algorithm: β-smooth F: W̄ = 2β, α = η/(2(1+ε)M²W̄) (the middle of the interval, π = 0).
             let w2 = 2.0 * beta;
             let alpha = eta / (2.0 * (1.0 + p.epsilon) * m_t * m_t * w2);
             let sol = AlphaSolution { alpha, w2, epsilon: p.epsilon, halvings: 0 };
             let qbar = qbar_at(alpha)?;
-            // SPEC §6: accepted only if q̄ ≤ ε α² M² W̄ (otherwise Solve_α) — the certified rule.
+            // docs/explanation/secboost.md#secboost-algorithm: accepted only if q̄ ≤ ε α² M² W̄ (otherwise Solve_α) — the certified rule.
             let accepted = !certified || qbar <= p.epsilon * alpha * alpha * m_t * m_t * w2;
             diag.insert("closed_form", if accepted { 1.0 } else { 0.0 });
             if accepted {
@@ -648,7 +648,7 @@ impl Booster for SecBoost {
             }
         };
         let AlphaSolution { alpha, w2, epsilon, halvings } = sol;
-        // Issue 15: shrinkage, α ← ν·α before the edges, the OBI budget and the weights move.
+        // Shrinkage, α ← ν·α before the edges, the OBI budget and the weights move.
         let alpha = super::shrink(self.lr, alpha);
         if !(alpha.is_finite() && alpha != 0.0) {
             return Err(Error::Numerical(format!("SecBoost: α = {alpha} (η = {eta}, M = {m_t}, W̄ = {w2})")));
@@ -657,24 +657,24 @@ impl Booster for SecBoost {
         diag.insert("w2", w2);
         diag.insert("epsilon", epsilon);
         diag.insert("halvings", halvings as f64);
-        // SPEC §6: B_t = |α_t η_t| − α_t² M_t² W̄_t; π_t = |2 r_t (1 + ε_t) − 1|, r_t = |α_t| M_t² W̄_t / |η_t|;
+        // docs/explanation/secboost.md#secboost-algorithm: B_t = |α_t η_t| − α_t² M_t² W̄_t; π_t = |2 r_t (1 + ε_t) − 1|, r_t = |α_t| M_t² W̄_t / |η_t|;
         // the certified decrease B_t − q̄_t: F(S, H_t) ≤ F(S, H_(t−1)) − (B_t − q̄_t).
         let b = (alpha * eta).abs() - alpha * alpha * m_t * m_t * w2;
         let r = alpha.abs() * m_t * m_t * w2 / eta.abs();
         diag.insert("b", b);
         diag.insert("pi", (2.0 * r * (1.0 + epsilon) - 1.0).abs());
         diag.insert("certified", if certified { 1.0 } else { 0.0 });
-        // SPEC §6: ẽ_ti = ẽ_(t−1)i + α_t y_i h_t(x_i).
+        // docs/explanation/secboost.md#secboost-algorithm: ẽ_ti = ẽ_(t−1)i + α_t y_i h_t(x_i).
         let new_edges: Vec<f64> = self.edges.iter().zip(&self.y).zip(h).map(|((e, y), h)| e + alpha * y * h).collect();
         if let Some((i, e)) = first_non_finite(&new_edges) {
             return Err(Error::Numerical(format!("SecBoost: edge {e} at example {i}")));
         }
-        // SPEC §6: z_t = ε_t α_t² M_t² W̄_t.
+        // docs/explanation/secboost.md#secboost-algorithm: z_t = ε_t α_t² M_t² W̄_t.
         let z = epsilon * alpha * alpha * m_t * m_t * w2;
         diag.insert("z_obi", z);
         let (mut offsets, q_terms) = self.oracle(&new_edges, z, share_qbar.then_some(obi_points));
         let qbar = match q_terms {
-            // SPEC §6: q̄ = mean_i Q*_F(ẽ_ti, ẽ_(t−1)i, v_(t−1)i), rows of weight 0 left out (as
+            // docs/explanation/secboost.md#secboost-algorithm: q̄ = mean_i Q*_F(ẽ_ti, ẽ_(t−1)i, v_(t−1)i), rows of weight 0 left out (as
             // `mean_obi`, in row order).
             Some(q) => red.mean(q.iter().zip(&self.sw).filter(|(_, s)| **s > 0.0).map(|(q, s)| s * q).sum::<f64>())?,
             None => qbar,
@@ -683,7 +683,7 @@ impl Booster for SecBoost {
         diag.insert("certified_decrease", b - qbar);
         let mut first_failed = None;
         if coll.is_distributed() {
-            // Issue 13: whether some rank's example has no admissible offset (the first, by
+            // Whether some rank's example has no admissible offset (the first, by
             // global index): every rank stops then (one call).
             let g = offsets.as_ref().err().map_or(f64::NEG_INFINITY, |&i| -((self.row0 + i) as f64));
             let g = coll.max(g)?;
@@ -723,11 +723,11 @@ impl Booster for SecBoost {
         };
         let max_obi = choices.iter().fold(0.0_f64, |a, c| a.max(c.obi));
         self.offsets = choices.iter().map(|c| c.v).collect();
-        // SPEC §6: w_(t+1)i = −δ_{v_ti} F(ẽ_ti).
+        // docs/explanation/secboost.md#secboost-algorithm: w_(t+1)i = −δ_{v_ti} F(ẽ_ti).
         let mut new_w = vec![0.0; m];
-        // Issue 18: parallel chunks (α = 0 adds nothing: the edges themselves).
+        // Parallel chunks (α = 0 adds nothing: the edges themselves).
         if fz_new.len() == m && self.lr == 1.0 && !self.loss.is_batch() {
-            // Issue 18, session 7: F(ẽ_t) is Solve_α's `F(ẽ_(t−1) + α y h)` at the α kept (the same
+            // F(ẽ_t) is Solve_α's `F(ẽ_(t−1) + α y h)` at the α kept (the same
             // sums, bit for bit): only F(ẽ_t + v_t) is evaluated.
             self.losses = fz_new;
             secant_from_values(&self.loss, &self.edges, &self.offsets, &self.losses, &mut new_w);
@@ -750,7 +750,7 @@ impl Booster for SecBoost {
         };
         let mut all_zero = self.weights.iter().zip(&self.sw).all(|(w, s)| *w == 0.0 || *s == 0.0);
         if coll.is_distributed() {
-            // Issue 13: the round's last sums and the learner's next normaliser over every rank
+            // The round's last sums and the learner's next normaliser over every rank
             // (one call; the counts' sums before the unit scaling).
             let count_sum = |pick: &dyn Fn(usize) -> bool| -> f64 {
                 (0..m).filter(|&i| self.sw[i] > 0.0 && pick(i)).map(|i| self.sw[i]).sum::<f64>()
@@ -782,7 +782,7 @@ impl Booster for SecBoost {
             self.record(diag)?;
         }
         if all_zero {
-            // SPEC §6: if all w_(t+1)i = 0, stop.
+            // docs/explanation/secboost.md#secboost-algorithm: if all w_(t+1)i = 0, stop.
             return Ok(Step::AddAndStop { alpha, reason: "all weights are zero".into() });
         }
         Ok(Step::Add { alpha })
@@ -790,7 +790,7 @@ impl Booster for SecBoost {
 }
 
 impl SecBoost {
-    /// Records the risk and the training error of `H_t` (over every rank, issue 13: one call).
+    /// Records the risk and the training error of `H_t` (over every rank, in one call).
     fn record(&self, diag: &mut Diagnostics) -> Result<()> {
         if self.coll.is_distributed() {
             let mut b = [self.risk_sum(), self.train_error_sum()];
@@ -1013,9 +1013,9 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_h0_at_a_known_jump_is_refused() {
+    fn h0_at_a_known_jump_is_refused() {
         let (x, y) = data(1, 50, 0.0);
-        // SPEC §6: the 0/1 loss jumps at 0, so h0 = 0 (every edge at the jump) is refused up front.
+        // docs/explanation/secboost.md#secboost-algorithm: the 0/1 loss jumps at 0, so h0 = 0 (every edge at the jump) is refused up front.
         let err = SecBoost::from_params(params("zero-one"), labels(&y)).expect_err("h0 = 0 is a jump");
         assert!(matches!(&err, Error::InvalidParam { name: "h0", .. }), "{err}");
         assert!(err.to_string().contains("jump of loss `zero-one` at 0"), "{err}");
@@ -1048,7 +1048,7 @@ mod tests {
         // (weight 1/v0 = 5), negatives right (weight 0). After one round no example crosses 0
         // (Solve_α keeps α small enough), and secants on flat parts are 0: every weight is 0.
         let (x, y) = data(2, 100, 0.0);
-        // The paper's rule: the certified one accepts no α for the 0/1 loss (q̄ ≥ B, issue 16).
+        // The paper's rule: the certified one accepts no α for the 0/1 loss (q̄ ≥ B).
         let p = SecBoostParams { h0: -0.1, v0: 0.2, solve_alpha: SolveAlphaRule::Paper, ..params("zero-one") };
         let mut b = SecBoost::from_params(p, labels(&y)).expect("valid");
         assert!(b.weights().iter().zip(&y).all(|(w, y)| if *y > 0.0 { *w == 5.0 } else { *w == 0.0 }));
@@ -1108,7 +1108,7 @@ mod tests {
     #[test]
     fn closed_form_and_diagnostics() {
         let (x, y) = data(5, 100, 0.1);
-        // The closed form is opt-in (`auto`) since issue 16; the default always runs Solve_α.
+        // The closed form is opt-in (`auto`); the default always runs Solve_α.
         let p = SecBoostParams { alpha_rule: AlphaRule::Auto, ..params("logistic") };
         let mut b = SecBoost::from_params(p, labels(&y)).expect("valid");
         let h = fit_stump(&b, &x);
@@ -1212,11 +1212,11 @@ mod tests {
         }
     }
 
-    /// Issue 18: the chunked pass gives the serial secant weights and `F` bit for bit, the serial
+    /// The chunked pass gives the serial secant weights and `F` bit for bit, the serial
     /// `W` bit for bit with one chunk (≤ 32768 rows) and up to the sum's rounding with several, and
     /// the same bits whatever the thread count.
     #[test]
-    fn issue_18_secant_pass_equals_the_serial_weights_and_w() {
+    fn secant_pass_equals_the_serial_weights_and_w() {
         let mut rng = ChaCha8Rng::seed_from_u64(18);
         for (loss, n) in [("logistic", 1000), ("spring:Q=500", 20_000), ("logistic", 3 * SECANT_CHUNK + 17)] {
             let loss = Loss::from_spec(&loss.parse().expect("spec")).expect("loss");
@@ -1273,7 +1273,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_18_oracle_once_per_distinct_row_equals_the_per_row_oracle() {
+    fn oracle_once_per_distinct_row_equals_the_per_row_oracle() {
         for (loss, rule) in [
             ("spring:Q=500", SolveAlphaRule::Paper),
             ("clipped-logistic:q=-2", SolveAlphaRule::Paper),
@@ -1337,7 +1337,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_18_step_weights_equal_a_fresh_secant_pass() {
+    fn step_weights_equal_a_fresh_secant_pass() {
         // The step reuses Solve_α's F at the new edges: the weights and loss values must be those
         // of a fresh pass at α = 0, bit for bit, under every rule.
         for (loss, rule, alpha_rule) in [
@@ -1375,7 +1375,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_18_per_distinct_row_equals_the_row_map() {
+    fn per_distinct_row_equals_the_row_map() {
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         for m in [0usize, 1, 5, 300, 5000] {
             let keys: Vec<u64> = (0..m).map(|_| rng.gen_range(0..40)).collect();

@@ -1,4 +1,4 @@
-//! The optimal Bregman information (OBI) of SecBoost (SPEC §6): on a grid ([`obi`]), the convex
+//! The optimal Bregman information (OBI) of SecBoost (docs/explanation/secboost.md#secboost-algorithm): on a grid ([`obi`]), the convex
 //! form ([`obi_convex`]: closed form for the built-in convex losses, a unimodal search for user
 //! losses), `Q*` ([`obi_star`]) and their batched forms, all from loss values only.
 
@@ -11,7 +11,7 @@ const ZOOM_POINTS: usize = 16;
 /// leave a bracket of about `4e-10` of the secant's width.
 pub(crate) const ZOOM_PASSES: usize = 10;
 
-/// The optimal Bregman information `Q_F(a, b, c)` on a grid (SPEC §6): with the line through
+/// The optimal Bregman information `Q_F(a, b, c)` on a grid (docs/explanation/secboost.md#secboost-algorithm): with the line through
 /// `(a, F(a))` and `(b, F(b))`, the maximum of `line(x) − F(x)` over the `n + 1` equally spaced
 /// points `x` from `a` to `c` inclusive (`n = 0` is read as 1). Always ≥ 0 (the point `x = a`
 /// gives 0). For any `F` this is a lower estimate of the exact OBI that improves as `n` grows.
@@ -36,7 +36,7 @@ pub(super) fn obi_from_values(a: f64, b: f64, fa: f64, fb: f64, x: &[f64], f: &[
     let s = (fb - fa) / (b - a);
     let mut best = 0.0_f64;
     for (&xk, &fk) in x.iter().zip(f) {
-        // SPEC §6: Q_F(a, b, c) = max over x between a and c of [line(x) − F(x)].
+        // docs/explanation/secboost.md#secboost-algorithm: Q_F(a, b, c) = max over x between a and c of [line(x) − F(x)].
         let g = fa + s * (xk - a) - fk;
         if g.is_nan() {
             return f64::NAN;
@@ -52,7 +52,7 @@ fn zoom_pass(xs: &[f64], fs: &[f64], z: f64, fa: f64, s: f64, lo: f64, hi: f64) 
     let mut jbest = 0;
     let mut gbest = f64::NEG_INFINITY;
     for (j, (&x, &f)) in xs.iter().zip(fs).enumerate() {
-        // SPEC §6: line(x) − F(x), concave for convex F.
+        // docs/explanation/secboost.md#secboost-algorithm: line(x) − F(x), concave for convex F.
         let g = fa + s * (x - z) - f;
         if g.is_nan() {
             return None;
@@ -68,10 +68,10 @@ fn zoom_pass(xs: &[f64], fs: &[f64], z: f64, fa: f64, s: f64, lo: f64, hi: f64) 
     Some((gbest, new_lo, new_hi))
 }
 
-/// The OBI of a convex loss, `Q_F(z, z + v, z + v)` (SPEC §6, the convex form of `Q*`).
+/// The OBI of a convex loss, `Q_F(z, z + v, z + v)` (docs/explanation/secboost.md#secboost-algorithm, the convex form of `Q*`).
 ///
 /// The built-in convex losses (logistic, exponential, square, hinge, tempered) use their closed
-/// form, the exact maximum (issue 18; `LossSpec::obi_closed_form`). For user losses `line − F` is
+/// form, the exact maximum (`LossSpec::obi_closed_form`). For user losses `line − F` is
 /// concave between `z` and `z + v`, so its maximum is found by a unimodal search (repeated
 /// 16-point grids that zoom on the best point, each a single [`Loss::eval_many`] call: 162 loss
 /// evaluations, a lower bound of the maximum). Only meaningful for convex `F` (for others it is a
@@ -81,7 +81,7 @@ pub fn obi_convex(loss: &Loss, z: f64, v: f64) -> f64 {
     if v == 0.0 || b == z {
         return f64::NAN;
     }
-    // Issue 18: the built-in convex losses' exact maximum, no loss evaluation at all.
+    // The built-in convex losses' exact maximum, no loss evaluation at all.
     if let Some(q) = loss.spec().and_then(|s| s.obi_closed_form(z, b)) {
         return q;
     }
@@ -113,7 +113,7 @@ pub fn obi_convex(loss: &Loss, z: f64, v: f64) -> f64 {
     best
 }
 
-/// `Q*_F(z, z_prev, v)` (SPEC §6): [`obi_convex`]`(z, v)` if the loss is declared convex,
+/// `Q*_F(z, z_prev, v)` (docs/explanation/secboost.md#secboost-algorithm): [`obi_convex`]`(z, v)` if the loss is declared convex,
 /// otherwise [`obi`]`(z, z + v, z_prev, n)` on `n + 1` grid points.
 pub fn obi_star(loss: &Loss, z: f64, z_prev: f64, v: f64, n: usize) -> f64 {
     if loss.declared_convex() {
@@ -165,7 +165,7 @@ pub fn obi_star_many(loss: &Loss, zs: &[f64], z_prev: &[f64], vs: &[f64], n: usi
 }
 
 // ------------------------------------------------------------------------------------------------
-// Closed-form OBI of the built-in convex losses (issue 18)
+// Closed-form OBI of the built-in convex losses
 // ------------------------------------------------------------------------------------------------
 
 /// Below this `|v|` the closed-form OBI of the logistic and exponential losses is its Taylor
@@ -182,7 +182,7 @@ fn sigmoid(x: f64) -> f64 {
 /// `max(0, s·u − ΔF(u))` over the two forms of a line minus a convex function.
 #[inline]
 fn gap(s: f64, u: f64, df: f64) -> f64 {
-    // SPEC §6: line(x) − F(x) = F(z) + s(x − z) − F(x) with x = z + u.
+    // docs/explanation/secboost.md#secboost-algorithm: line(x) − F(x) = F(z) + s(x − z) − F(x) with x = z + u.
     (s * u - df).max(0.0)
 }
 
@@ -197,7 +197,7 @@ fn clamp_between(u: f64, v: f64) -> f64 {
 }
 
 impl LossSpec {
-    /// The exact OBI `Q_F(z, z + v, z + v)` of a built-in convex loss (SPEC §6: "closed form"),
+    /// The exact OBI `Q_F(z, z + v, z + v)` of a built-in convex loss (docs/explanation/secboost.md#secboost-obi: "closed form"),
     /// from `z` and `b = z + v` (the secant's ends as the search would use them); `None` for the
     /// other losses, or when the closed form is not finite (the caller then searches).
     ///
@@ -221,7 +221,7 @@ impl LossSpec {
     /// cancellation (`ln_1p`/`exp_m1` forms), and for `|v| < 10⁻³` the gap is the Taylor expansion
     /// `F″h²/2 + h⁴(F⁗/24 + F‴²/(72F″))` at the midpoint (`h = v/2`), so the result keeps a
     /// relative error below 10⁻⁹ down to `|v| = 10⁻¹²` (checked against 50-digit references in
-    /// `tests/issue_18_obi_closed_form.rs`). The tempered loss's gap is computed from loss values,
+    /// `tests/secboost_obi_closed_form.rs`). The tempered loss's gap is computed from loss values,
     /// like the search (absolute error a few ulps of `F`).
     pub(crate) fn obi_closed_form(&self, z: f64, b: f64) -> Option<f64> {
         let v = b - z;
@@ -233,7 +233,7 @@ impl LossSpec {
             LossSpec::Hinge => {
                 let (lo, hi) = if v > 0.0 { (z, b) } else { (b, z) };
                 if lo < 1.0 && 1.0 < hi {
-                    // SPEC §6: the line at the kink, F(1) = 0.
+                    // docs/explanation/secboost.md#secboost-algorithm: the line at the kink, F(1) = 0.
                     (1.0 - lo) * (hi - 1.0) / (hi - lo)
                 } else {
                     0.0
@@ -262,12 +262,12 @@ fn logistic_obi(z: f64, v: f64) -> f64 {
     // ΔF(u) = F(z+u) − F(z), ΔG(u) = G(z+u) − G(z) for G = softplus = F + x: −s = −ΔF(v)/v ∈ (0, 1),
     // 1 + s = ΔG(v)/v, both without cancellation.
     // F(z + u) − F(z) = softplus(−z − u) − softplus(−z) = ln(1 + σ(−z)·(e^(−u) − 1)) without
-    // cancellation, and G(z + u) − G(z) = ln(1 + σ(z)·(e^u − 1)); σ(∓z) once each (session 7).
+    // cancellation, and G(z + u) − G(z) = ln(1 + σ(z)·(e^u − 1)); σ(∓z) once each.
     let (pm, pp) = (sigmoid(-z), sigmoid(z));
     let dfv = (pm * (-v).exp_m1()).ln_1p();
     let dgv = (pp * v.exp_m1()).ln_1p();
     let (s, s1) = (dfv / v, dgv / v);
-    // SPEC §6 / issue 18: F′(x*) = −1/(1 + e^x*) = s ⇒ x* = ln(−(1 + s)/s).
+    // docs/explanation/secboost.md#secboost-obi: F′(x*) = −1/(1 + e^x*) = s ⇒ x* = ln(−(1 + s)/s).
     let u = clamp_between((s1 / -s).ln() - z, v);
     if s > -0.5 {
         gap(s, u, (pm * (-u).exp_m1()).ln_1p())
@@ -285,7 +285,7 @@ fn exponential_obi(z: f64, v: f64) -> f64 {
     }
     // F(z+u) − F(z) = e^(−z)(e^(−u) − 1); s = e^(−z)·(−r), r = (1 − e^(−v))/v.
     let r = -(-v).exp_m1() / v;
-    // SPEC §6 / issue 18: F′(x*) = −e^(−x*) = s ⇒ x* = −ln(−s), u* = −ln r.
+    // docs/explanation/secboost.md#secboost-obi: F′(x*) = −e^(−x*) = s ⇒ x* = −ln(−s), u* = −ln r.
     let u = clamp_between(-r.ln(), v);
     (-z).exp() * gap(-r, u, (-u).exp_m1())
 }
@@ -323,7 +323,7 @@ pub fn obi_convex_many(loss: &Loss, zs: &[f64], vs: &[f64]) -> Vec<f64> {
     let mut live: Vec<(usize, f64, f64, f64, f64, f64)> = Vec::new();
     let mut todo: Vec<usize> = (0..n).filter(|&i| !(vs[i] == 0.0 || zs[i] + vs[i] == zs[i])).collect();
     if let Some(spec) = loss.spec() {
-        // Issue 18: the closed form where there is one (as `obi_convex`), the search for the rest.
+        // The closed form where there is one (as `obi_convex`), the search for the rest.
         todo.retain(|&i| match spec.obi_closed_form(zs[i], zs[i] + vs[i]) {
             Some(q) => {
                 out[i] = q;
@@ -497,8 +497,8 @@ mod tests {
     }
 
     #[test]
-    fn issue_18_logistic_obi_shares_its_sigmoids_bit_for_bit() {
-        // The closed form before session 7 (each difference computing its own σ): the same bits.
+    fn logistic_obi_shares_its_sigmoids_bit_for_bit() {
+        // The naive closed form (each difference computing its own σ): the same bits.
         fn diff(z: f64, u: f64) -> f64 {
             (sigmoid(-z) * (-u).exp_m1()).ln_1p()
         }

@@ -1,4 +1,4 @@
-//! The offset oracles of SecBoost (SPEC §6): for each example, an offset `v` whose OBI stays
+//! The offset oracles of SecBoost (docs/explanation/secboost.md#secboost-algorithm): for each example, an offset `v` whose OBI stays
 //! within the round's budget — by a grid scan for any loss ([`offset_grid`]) or by halving for a
 //! convex one ([`offset_convex`]) — and their lockstep batched form ([`offsets_many`]).
 
@@ -8,7 +8,7 @@ use rand_chacha::ChaCha8Rng;
 use super::obi::{obi_convex, obi_convex_many, obi_from_values, obi_star};
 use crate::math::loss::Loss;
 
-/// An offset is "numerically zero" below this many units of `max(1, |edge|)` (SPEC §6, degenerate
+/// An offset is "numerically zero" below this many units of `max(1, |edge|)` (docs/explanation/secboost.md#secboost-degenerate, degenerate
 /// cases).
 const DEGENERATE_OFFSET: f64 = 1e-10;
 
@@ -23,7 +23,7 @@ const OBI_REFINE: usize = 4;
 /// Divisions by 2 of the guess in [`offset_convex`] before falling back to a random offset.
 const MAX_CONVEX_DIVISIONS: usize = 200;
 
-/// The grid point `z*` of SPEC §6's general oracle: among `(xs, fs)`, the secant from `(e_t, f_t)`
+/// The grid point `z*` of docs/explanation/secboost.md#secboost-algorithm: general oracle: among `(xs, fs)`, the secant from `(e_t, f_t)`
 /// with the smallest slope when `d = ẽ_{t−1} − ẽ_t > 0` (the largest otherwise); ties go to the
 /// first point. `None` when every slope is NaN.
 fn best_secant_point(xs: &[f64], fs: &[f64], e_t: f64, f_t: f64, d: f64) -> Option<f64> {
@@ -33,7 +33,7 @@ fn best_secant_point(xs: &[f64], fs: &[f64], e_t: f64, f_t: f64, d: f64) -> Opti
         if s.is_nan() {
             continue;
         }
-        // SPEC §6: smallest slope if ẽ_t < ẽ_(t−1), largest otherwise.
+        // docs/explanation/secboost.md#secboost-algorithm: smallest slope if ẽ_t < ẽ_(t−1), largest otherwise.
         let better = match best {
             None => true,
             Some((sb, _)) => (d > 0.0 && s < sb) || (d < 0.0 && s > sb),
@@ -76,7 +76,7 @@ fn random_offset(e: f64, seed: u64) -> OffsetChoice {
     OffsetChoice { v, obi: 0.0, random: true }
 }
 
-/// The general offset oracle, for any `F` (SPEC §6; the SecBoost paper's simple oracle).
+/// The general offset oracle, for any `F` (docs/explanation/secboost.md#secboost-algorithm; the SecBoost paper's simple oracle).
 ///
 /// Scans `Z = precision` equal steps from `e_t` (= ẽ_t) to `e_prev` (= ẽ_{t−1}), both included at
 /// the far end, and takes the grid point `z*` whose secant from `(e_t, F(e_t))` has the smallest
@@ -99,7 +99,7 @@ pub fn offset_grid(
 ) -> Option<OffsetChoice> {
     let d = e_prev - e_t;
     if negligible(d, e_t) {
-        // SPEC §6: ẽ_t = ẽ_(t−1) → a small random non-zero offset.
+        // docs/explanation/secboost.md#secboost-algorithm: ẽ_t = ẽ_(t−1) → a small random non-zero offset.
         return Some(random_offset(e_t, seed));
     }
     let f_t = loss.value(e_t);
@@ -147,7 +147,7 @@ fn offset_grid_from(
     None
 }
 
-/// Issue 18: [`offset_grid`]`(loss, e_t, e_prev, z, precision, max_doublings, seed)` and
+/// [`offset_grid`]`(loss, e_t, e_prev, z, precision, max_doublings, seed)` and
 /// [`obi_star`]`(loss, e_t, e_prev, v_prev, qbar_points)` — the OBI of the previous offset at the
 /// new edge, a term of SecBoost's `q̄` — for a loss not declared convex from one evaluation of `F`
 /// on the grid they share (a convex loss's OBI is not on a grid: the two calls are made).
@@ -204,7 +204,7 @@ pub fn offset_grid_and_obi(
     (offset_grid_from(loss, e_t, e_prev, z, precision, 1, max_doublings, seed, f_t), q_prev)
 }
 
-/// The offset oracle for a convex `F` (SPEC §6, dichotomic version).
+/// The offset oracle for a convex `F` (docs/explanation/secboost.md#secboost-algorithm, dichotomic version).
 ///
 /// Starts from the guess `v = (e_prev − e_t) / precision` (pointing from ẽ_t towards ẽ_{t−1}) and
 /// halves it until the convex OBI `Q_F(e_t, e_t + v, e_t + v)` ([`obi_convex`]) is ≤ `z`. For a
@@ -449,7 +449,7 @@ mod tests {
     /// The lockstep oracles give exactly the per-example oracles' offsets, for convex and
     /// non-convex losses, both oracle kinds, on random edges (including degenerate ones).
     #[test]
-    fn issue_7_lockstep_oracles_equal_per_example_oracles() {
+    fn lockstep_oracles_equal_per_example_oracles() {
         let mut rng = ChaCha8Rng::seed_from_u64(5);
         for spec in ["logistic", "exponential", "square", "spring:Q=500", "clipped-logistic:q=-2", "zero-one", "hinge"]
         {
@@ -490,10 +490,10 @@ mod tests {
         }
     }
 
-    /// Issue 18: the shared-grid oracle returns exactly `offset_grid` and `obi_star`, for every
+    /// The shared-grid oracle returns exactly `offset_grid` and `obi_star`, for every
     /// loss, budgets that accept at the first check or need doublings, and degenerate edges.
     #[test]
-    fn issue_18_offset_grid_and_obi_equal_the_two_calls() {
+    fn offset_grid_and_obi_equal_the_two_calls() {
         let mut rng = ChaCha8Rng::seed_from_u64(18);
         for spec in ["spring:Q=500", "clipped-logistic:q=-2", "spring-main", "zero-one", "logistic", "hinge"] {
             let loss = Loss::from_spec(&spec.parse().unwrap()).unwrap();

@@ -1,4 +1,4 @@
-//! Solve_α (SPEC §6): the step size α of a round from the edges, weights and offsets — the
+//! Solve_α (docs/explanation/secboost.md#secboost-algorithm): the step size α of a round from the edges, weights and offsets — the
 //! paper's rule ([`solve_alpha`]) and the certified one ([`solve_alpha_certified`]).
 
 use rayon::prelude::*;
@@ -41,13 +41,13 @@ pub struct AlphaSolution {
     pub halvings: usize,
 }
 
-/// `η(w, h) = mean_i s_i w_i y_i h_i` (SPEC §6).
+/// `η(w, h) = mean_i s_i w_i y_i h_i` (docs/explanation/secboost.md#secboost-algorithm).
 pub(super) fn edge(sw: &[f64], w: &[f64], y: &[f64], h: &[f64]) -> f64 {
     let m = w.len() as f64;
     sw.iter().zip(w).zip(y).zip(h).map(|(((s, w), y), h)| s * w * y * h).sum::<f64>() / m
 }
 
-/// Means and maxima over the examples of every rank (issue 13): `n` examples in all, `coll` the
+/// Means and maxima over the examples of every rank: `n` examples in all, `coll` the
 /// ranks' collective; [`Red::local`] on one machine (nothing reduced, the same arithmetic).
 #[derive(Clone, Copy)]
 pub(super) struct Red<'a> {
@@ -91,7 +91,7 @@ pub(super) struct Scratch {
 }
 
 impl Scratch {
-    /// `out_i = −δ_{v_i} F(z_i)` (SPEC §6: the weights, or with `z = ẽ + α y h` the partial weights
+    /// `out_i = −δ_{v_i} F(z_i)` (docs/explanation/secboost.md#secboost-algorithm: the weights, or with `z = ẽ + α y h` the partial weights
     /// w̃(α)). Leaves `F(z)` in `self.fz`.
     pub(super) fn secant_weights(&mut self, loss: &Loss, z: impl Iterator<Item = f64>, v: &[f64], out: &mut [f64]) {
         self.z.clear();
@@ -104,7 +104,7 @@ impl Scratch {
         loss.eval_many(&self.z, &mut self.fz);
         loss.eval_many(&self.zv, &mut self.fzv);
         for i in 0..m {
-            // SPEC §6: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
+            // docs/explanation/secboost.md#secboost-algorithm: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
             out[i] = -(self.fzv[i] - self.fz[i]) / v[i];
         }
     }
@@ -121,7 +121,7 @@ pub(super) const SECANT_CHUNK: usize = crate::util::par::ROW_CHUNK;
 
 thread_local! {
     /// The chunk temporaries of [`secant_pass`] and [`secant_from_values`] (`z`, `z + v`,
-    /// `F(z + v)`), reused by each thread (session 9): fresh ones were three new mappings of
+    /// `F(z + v)`), reused by each thread: fresh ones were three new mappings of
     /// 256 KiB per chunk and pass in a Dask worker, whose `MALLOC_TRIM_THRESHOLD_` turns glibc's
     /// adaptive mmap threshold off (see `RowBuffers` in the grower).
     static CHUNK_TMP: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
@@ -143,7 +143,7 @@ fn with_chunk_tmp<R>(len: usize, f: impl FnOnce(&mut [f64], &mut [f64], &mut [f6
     r
 }
 
-/// The order-2 term of `W` (SPEC §6) asked of [`secant_pass`]: the weights `w` at α = 0, the
+/// The order-2 term of `W` (docs/explanation/secboost.md#secboost-algorithm) asked of [`secant_pass`]: the weights `w` at α = 0, the
 /// sample weights and `M`.
 #[derive(Clone, Copy)]
 pub(super) struct Order2<'a> {
@@ -152,8 +152,8 @@ pub(super) struct Order2<'a> {
     pub(super) m_t: f64,
 }
 
-/// Issue 18: one pass for the (partial) weights and `W`. `out_i = −δ_{v_i} F(ẽ_i + α y_i h_i)`
-/// and `fz_i = F(ẽ_i + α y_i h_i)` (SPEC §6: the weights at α = 0, the partial weights w̃(α)
+/// One pass for the (partial) weights and `W`. `out_i = −δ_{v_i} F(ẽ_i + α y_i h_i)`
+/// and `fz_i = F(ẽ_i + α y_i h_i)` (docs/explanation/secboost.md#secboost-algorithm: the weights at α = 0, the partial weights w̃(α)
 /// otherwise), and, with `order2`, the sum `Σ_i s_i (h_i/M)² (w_i − w̃_i)/(α y_i h_i)` of
 /// [`order2_bound`] (rows with `α y_i h_i = 0` left out). Parallel over fixed chunks, partial sums
 /// in chunk order; a batch loss runs as one chunk on this thread (it is never called concurrently).
@@ -181,7 +181,7 @@ pub(super) fn secant_pass(
             loss.eval_many(z, fz);
             loss.eval_many(zv, fzv);
             for i in 0..z.len() {
-                // SPEC §6: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
+                // docs/explanation/secboost.md#secboost-algorithm: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
                 out[i] = -(fzv[i] - fz[i]) / v[a + i];
             }
         });
@@ -204,7 +204,7 @@ pub(super) fn secant_pass(
     parts.iter().sum()
 }
 
-/// Issue 18, session 7: `out_i = −(F(z_i + v_i) − fz_i) / v_i` with `fz_i = F(z_i)` already known
+/// `out_i = −(F(z_i + v_i) − fz_i) / v_i` with `fz_i = F(z_i)` already known
 /// (the weights of [`secant_pass`] at α = 0, bit for bit, with one loss evaluation a row instead
 /// of two). Parallel over fixed chunks (a batch loss as one chunk on this thread).
 pub(super) fn secant_from_values(loss: &Loss, z: &[f64], v: &[f64], fz: &[f64], out: &mut [f64]) {
@@ -217,7 +217,7 @@ pub(super) fn secant_from_values(loss: &Loss, z: &[f64], v: &[f64], fz: &[f64], 
             zv.iter_mut().zip(z[a..b].iter().zip(&v[a..b])).for_each(|(d, (z, v))| *d = z + v);
             loss.eval_many(zv, fzv);
             for i in 0..zv.len() {
-                // SPEC §6: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
+                // docs/explanation/secboost.md#secboost-algorithm: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
                 out[i] = -(fzv[i] - fz[a + i]) / v[a + i];
             }
         });
@@ -229,7 +229,7 @@ pub(super) fn secant_from_values(loss: &Loss, z: &[f64], v: &[f64], fz: &[f64], 
     }
 }
 
-/// `W = |mean_i s_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)|` (SPEC §6), from the weights `w` at α = 0
+/// `W = |mean_i s_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)|` (docs/explanation/secboost.md#secboost-algorithm), from the weights `w` at α = 0
 /// and the partial weights `wt` at α: `δ_{e,v}F(ẽ) = (δ_vF(ẽ + e) − δ_vF(ẽ))/e = (w − w̃)/e`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn order2_bound(
@@ -250,11 +250,11 @@ pub(super) fn order2_bound(
             acc += sw[i] * r * r * (w[i] - wt[i]) / e;
         }
     }
-    // Issue 13: over every rank (`n` = the number of examples).
+    // Over every rank (`n` = the number of examples).
     Ok(red.mean(acc)?.abs())
 }
 
-/// Solve_α, extended (SPEC §6): the leveraging coefficient α, the bound `W̄` and ε.
+/// Solve_α, extended (docs/explanation/secboost.md#secboost-algorithm): the leveraging coefficient α, the bound `W̄` and ε.
 ///
 /// 1. `α = δ·sign(η₀)` with `δ = delta_init, delta_init/2, ...` until
 ///    `|η(w̃(α), h) − η₀| < |η₀|` (at most `max_halvings` halvings);
@@ -273,8 +273,8 @@ pub fn solve_alpha(input: &AlphaInput<'_>, delta_init: f64, max_halvings: usize)
     solve_alpha_on(input, delta_init, max_halvings, Red::local(input.y.len()), &mut Vec::new())
 }
 
-/// [`solve_alpha`] over the examples of every rank (issue 13): one call per trial α. On success
-/// `fz` holds `F(ẽ_i + α y_i h_i)` at the returned α (issue 18, session 7: the step reuses it).
+/// [`solve_alpha`] over the examples of every rank: one call per trial α. On success
+/// `fz` holds `F(ẽ_i + α y_i h_i)` at the returned α (the step reuses it).
 pub(super) fn solve_alpha_on(
     input: &AlphaInput<'_>,
     delta_init: f64,
@@ -289,7 +289,7 @@ pub(super) fn solve_alpha_on(
     fz.resize(m, 0.0);
     let mut delta = delta_init;
     let mut accepted = None;
-    // SPEC §6 Solve_α step 1: α = δ·sign(η₀), accept if |η(w̃(α), h) − η₀| < |η₀|, else halve δ.
+    // docs/explanation/secboost.md#secboost-solve-alpha Solve_α step 1: α = δ·sign(η₀), accept if |η(w̃(α), h) − η₀| < |η₀|, else halve δ.
     for k in 0..=max_halvings {
         let alpha = delta * eta0.signum();
         secant_pass(loss, edges, alpha, y, h, offsets, &mut wt, fz, None);
@@ -309,7 +309,7 @@ pub(super) fn solve_alpha_on(
         )));
     };
     for _ in 0..=max_halvings {
-        // SPEC §6 Solve_α step 2: W = |mean (h/M)² δ_{αyh, v} F(ẽ)|.
+        // docs/explanation/secboost.md#secboost-solve-alpha Solve_α step 2: W = |mean (h/M)² δ_{αyh, v} F(ẽ)|.
         let mut big_w = order2_bound(sw, y, h, w, &wt, alpha, m_t, red)?;
         if !big_w.is_finite() {
             return Err(Error::Numerical(format!("Solve_α: W̄ is not finite ({big_w}) at α = {alpha}")));
@@ -321,7 +321,7 @@ pub(super) fn solve_alpha_on(
                 big_w *= 0.5;
             }
         }
-        // SPEC §6 Solve_α step 3: ε = |η₀|/(W M² |α|) − 1.
+        // docs/explanation/secboost.md#secboost-solve-alpha Solve_α step 3: ε = |η₀|/(W M² |α|) − 1.
         let epsilon = eta0.abs() / (big_w * m_t * m_t * alpha.abs()) - 1.0;
         if epsilon > 0.0 && epsilon.is_finite() && big_w > 0.0 {
             return Ok(AlphaSolution { alpha, w2: big_w, epsilon, halvings });
@@ -350,7 +350,7 @@ const NULL_STEP: f64 = 1e-10;
 /// Examples per parallel chunk of [`mean_obi`] (fixed, so sums do not depend on the thread count).
 const QBAR_CHUNK: usize = 256;
 
-/// `q̄ = mean_i s_i Q*_F(new_edges_i, edges_i, offsets_i)` (SPEC §6) on `n + 1` grid points, over
+/// `q̄ = mean_i s_i Q*_F(new_edges_i, edges_i, offsets_i)` (docs/explanation/secboost.md#secboost-algorithm) on `n + 1` grid points, over
 /// the rows of positive sample weight. Per-example values are computed in fixed chunks (in
 /// parallel unless the loss is a batch closure, which is called from this thread only) and summed
 /// in order, so the result does not depend on the thread count. NaN if some value is NaN.
@@ -377,8 +377,8 @@ pub(super) fn mean_obi(
             .collect();
         parts.concat()
     };
-    // SPEC §6: q̄ = mean_i Q*_F(ẽ_ti, ẽ_(t−1)i, v_(t−1)i); rows of weight 0 are left out.
-    // Issue 13: over every rank (`red.n` examples; `m` on one machine).
+    // docs/explanation/secboost.md#secboost-algorithm: q̄ = mean_i Q*_F(ẽ_ti, ẽ_(t−1)i, v_(t−1)i); rows of weight 0 are left out.
+    // Over every rank (`red.n` examples; `m` on one machine).
     red.mean(q.iter().zip(sw).filter(|(_, s)| **s > 0.0).map(|(q, s)| s * q).sum::<f64>())
 }
 
@@ -398,7 +398,7 @@ pub struct CertifiedAlpha {
 fn checked_input(input: &AlphaInput<'_>, red: Red<'_>) -> Result<(usize, f64, f64)> {
     let AlphaInput { y, h, sample_weight: sw, edges, offsets, weights: w, .. } = *input;
     let m = y.len();
-    // Issue 13: a rank may hold no examples; `red.n` counts every rank's.
+    // A rank may hold no examples; `red.n` counts every rank's.
     if [h.len(), sw.len(), edges.len(), offsets.len(), w.len()].iter().any(|&l| l != m) || red.n == 0.0 {
         return Err(Error::InvalidData("solve_alpha: the input slices must be non-empty and of equal length".into()));
     }
@@ -412,7 +412,7 @@ fn checked_input(input: &AlphaInput<'_>, red: Red<'_>) -> Result<(usize, f64, f6
     Ok((m, m_t, eta0))
 }
 
-/// Solve_α, certified (SPEC §6 as corrected; issue 16).
+/// Solve_α, certified (docs/explanation/secboost.md#secboost-certificate as corrected).
 ///
 /// For `δ = delta_init, delta_init/2, ...` (at most `max_halvings` halvings), `α = δ·sign(η₀)`:
 /// - `W = |mean_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)|`; if it is (machine) 0, `W = 1` halved while
@@ -438,8 +438,8 @@ pub fn solve_alpha_certified(
     solve_alpha_certified_on(input, delta_init, max_halvings, kappa, obi_points, red, &mut Vec::new())
 }
 
-/// [`solve_alpha_certified`] over the examples of every rank (issue 13): two calls per trial α.
-/// When an α is accepted, `fz` holds `F(ẽ_i + α y_i h_i)` at it (issue 18, session 7: the step
+/// [`solve_alpha_certified`] over the examples of every rank: two calls per trial α.
+/// When an α is accepted, `fz` holds `F(ẽ_i + α y_i h_i)` at it (the step
 /// reuses it).
 pub(super) fn solve_alpha_certified_on(
     input: &AlphaInput<'_>,
@@ -465,10 +465,10 @@ pub(super) fn solve_alpha_certified_on(
     for k in 0..=max_halvings {
         let alpha = delta * eta0.signum();
         delta *= 0.5;
-        // SPEC §6: W = |mean_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)| — issue 18: in the pass that
+        // docs/explanation/secboost.md#secboost-algorithm: W = |mean_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)|: in the pass that
         // computes the partial weights (parallel chunks).
         let acc = secant_pass(loss, edges, alpha, y, h, offsets, &mut wt, fz, Some(Order2 { w, sw, m_t }));
-        // Issue 13: over every rank (`n` = the number of examples).
+        // Over every rank (`n` = the number of examples).
         let mut big_w = red.mean(acc)?.abs();
         if !big_w.is_finite() {
             continue;
@@ -480,7 +480,7 @@ pub(super) fn solve_alpha_certified_on(
                 big_w *= 0.5;
             }
         }
-        // SPEC §6: B = |α η₀| − α² M² W.
+        // docs/explanation/secboost.md#secboost-algorithm: B = |α η₀| − α² M² W.
         let b = (alpha * eta0).abs() - alpha * alpha * m_t * m_t * big_w;
         // B > 0 beyond rounding: a B within a few ulps of |α η₀| − α²M²W is a 0 (e.g. the 0/1
         // loss from its jump, where B = 0 exactly but rounds to ±1e−14).
@@ -496,9 +496,9 @@ pub(super) fn solve_alpha_certified_on(
             *ne = e;
         }
         let qbar = mean_obi(loss, sw, &new_edges, edges, offsets, obi_points, red)?;
-        // SPEC §6: accept if B > 0 and q̄ ≤ κB.
+        // docs/explanation/secboost.md#secboost-algorithm: accept if B > 0 and q̄ ≤ κB.
         if qbar <= kappa * b {
-            // SPEC §6: ε = κ(|η₀|/(W M² |α|) − 1), so z = ε α² M² W = κB.
+            // docs/explanation/secboost.md#secboost-algorithm: ε = κ(|η₀|/(W M² |α|) − 1), so z = ε α² M² W = κB.
             let epsilon = kappa * (eta0.abs() / (big_w * m_t * m_t * alpha.abs()) - 1.0);
             if epsilon > 0.0 && epsilon.is_finite() {
                 return Ok(Some(CertifiedAlpha {

@@ -5,7 +5,7 @@ use crate::math::tempered::update_factor;
 use crate::util::fastmath::powi_seq;
 
 /// Rows per chunk of the per-example passes. Partial sums are taken per chunk and added in chunk
-/// order, so every result is the same for any number of threads (issue 8).
+/// order, so every result is the same for any number of threads.
 pub(super) const CHUNK: usize = 1 << 13;
 
 /// Up to this bound on `(2−t)·ln q̃` no update can overflow (`Σ q̃^(2−t)` over up to `e^100`
@@ -33,7 +33,7 @@ pub(super) struct Edge {
 }
 
 /// Partial sums of the edge over one chunk, unscaled (`raw = u/q^(1−t)`, [`raw_ratio`]): one pass
-/// finds `umax` and these (issue 18); the edge scales them by `1/umax` afterwards.
+/// finds `umax` and these; the edge scales them by `1/umax` afterwards.
 pub(super) struct EdgeSums {
     /// `max |h|` over the positive weights.
     pub(super) umax: f64,
@@ -77,7 +77,7 @@ pub(super) struct UpdateSums {
     pub(super) n_inf: usize,
     /// Total multiplicity of the infinite `q̃` (`n_inf` without sample weights).
     pub(super) inf_weight: f64,
-    /// The models' moves of the same pass (issue 18, session 8): the weighted training errors of
+    /// The models' moves of the same pass: the weighted training errors of
     /// the linear and the clipped model and the clip events (see [`FinishSums`]).
     pub(super) err: f64,
     pub(super) err_clipped: f64,
@@ -94,7 +94,7 @@ pub(super) struct FinishSums {
     /// Weighted training errors of the linear and the clipped model.
     pub(super) err: f64,
     pub(super) err_clipped: f64,
-    /// Clip events of this round (issue 16, SPEC §5): examples whose clipped partial score left
+    /// Clip events of this round (docs/explanation/tadaboost.md#tadaboost-algorithm): examples whose clipped partial score left
     /// `[−δ, δ]` and was clipped, above (`+δ`) and below (`−δ`), counted with multiplicities.
     pub(super) clip_upper: f64,
     pub(super) clip_lower: f64,
@@ -129,7 +129,7 @@ pub(super) fn active(w: Option<&[f64]>, i: usize) -> bool {
 /// `u/(umax q^(1−t))` (with `qs = q^(1−t)`; 1 at `t = 1`): the one expression shared by the edge
 /// and the update, so that `|ratio| ≤ max |ratio|` holds exactly. It is [`raw_ratio`] times
 /// `1/umax`, so that the edge can take the maximum of the raw ratios in the pass that finds `umax`
-/// (issue 18) and scale it afterwards: multiplying by the same positive number is monotone, so
+/// and scale it afterwards: multiplying by the same positive number is monotone, so
 /// `max |ratio| = max |raw ratio| · (1/umax)` exactly.
 #[inline]
 pub(super) fn ratio<const TEMPERED: bool>(yi: f64, hi: f64, inv_umax: f64, qs: f64) -> f64 {
@@ -147,7 +147,7 @@ pub(super) fn raw_ratio<const TEMPERED: bool>(yi: f64, hi: f64, qs: f64) -> f64 
     }
 }
 
-/// The tree's outputs on the training rows (issue 18): a dense `h` ([`Booster::step`]), or each
+/// The tree's outputs on the training rows: a dense `h` ([`Booster::step`]), or each
 /// row's leaf and the leaves' values ([`Booster::step_on_leaves`]: no `h` written by the driver and
 /// read back by every pass).
 pub(super) trait Outputs: Sync {
@@ -201,12 +201,12 @@ pub(super) struct UpdateCtx<'a, H: ?Sized> {
     /// `−(1−t)µ = −(1−t)ν/R` and `1/(1−t)` (power kernel).
     pub(super) k: f64,
     pub(super) inv_s: f64,
-    /// `1/(1−t)` snapped to an integer (issue 18, [`snapped_int_exponent`]) for `KERNEL_POWER_INT`;
+    /// `1/(1−t)` snapped to an integer ([`snapped_int_exponent`]) for `KERNEL_POWER_INT`;
     /// 0 otherwise.
     pub(super) n_int: u32,
     /// `t < 1` and some active weights are 0: they may come back.
     pub(super) comeback: bool,
-    /// The models' step (SPEC §5: `H += α h`, `S = clip_[−δ, δ](S + α h)`), `δ = +∞` without a
+    /// The models' step (docs/explanation/tadaboost.md#tadaboost-algorithm: `H += α h`, `S = clip_[−δ, δ](S + α h)`), `δ = +∞` without a
     /// clipped model, and the uniform weight `1/m` of the training errors without sample weights.
     pub(super) alpha: f64,
     pub(super) delta: f64,
@@ -220,17 +220,17 @@ pub(super) const KERNEL_POWER: u8 = 2;
 pub(super) const KERNEL_POWER_INT: u8 = 3;
 
 /// Overwrites one chunk (starting at example `base`) of `q` and `q^(1−t)` with the un-normalised
-/// update (SPEC §5), with kernel `K`:
+/// update (docs/explanation/tadaboost.md#tadaboost-algorithm), with kernel `K`:
 /// - `KERNEL_ONE` (t = 1): `q̃ = q exp(−ν a)`;
 /// - `KERNEL_RELATIVE`: `q̃ = q (1 + x)^(1/(1−t))` as `q exp(ln_1p(x)/(1−t))`, accurate as `t → 1`;
-/// - `KERNEL_POWER`: SPEC §5's `q̃^(1−t) = q^(1−t) − (1−t)µu` and `q̃ = (q̃^(1−t))^(1/(1−t))`, one
+/// - `KERNEL_POWER`: docs/explanation/tadaboost.md#tadaboost-update: `q̃^(1−t) = q^(1−t) − (1−t)µu` and `q̃ = (q̃^(1−t))^(1/(1−t))`, one
 ///   `pow` and no division per example, used when `|1−t| ≥ 0.05` (relative error `≲ ε/|1−t|`);
-/// - `KERNEL_POWER_INT` (issue 18): `KERNEL_POWER` when `1/(1−t)` is an integer `n ≤ 16` up to the
+/// - `KERNEL_POWER_INT`: `KERNEL_POWER` when `1/(1−t)` is an integer `n ≤ 16` up to the
 ///   rounding of `t` (t = 0, ½, ¾, 0.8, …): the power is [`powi_seq`]'s `n − 1` multiplications or
 ///   fewer instead of a `pow` (relative error `≤ (n−1)·2^−53`; a deliberate change of the weights'
 ///   last bits against `powf(x, 1/(1−t))`, see `crate::util::fastmath`).
 ///
-/// The same pass moves the models (issue 18, session 8; they were the last pass's): `H += α h`
+/// The same pass moves the models (they were the last pass's): `H += α h`
 /// and, with `CLIP`, `S = clip_[−δ, δ](S + α h)`, with the training errors and clip events of the
 /// moved models — the same per-row arithmetic in the same order as before, so the same bits.
 pub(super) fn update_chunk<const K: u8, const CLIP: bool, H: Outputs + ?Sized>(
@@ -246,7 +246,7 @@ pub(super) fn update_chunk<const K: u8, const CLIP: bool, H: Outputs + ?Sized>(
         let (yi, hi) = (f64::from(ctx.y[g]), ctx.h.at(g));
         if K == KERNEL_ONE {
             if *qv > 0.0 {
-                // SPEC §5 at t = 1: q̃ = q exp(−µu) = q exp(−ν a), a = u/R.
+                // docs/explanation/tadaboost.md#tadaboost-t-one at t = 1: q̃ = q exp(−µu) = q exp(−ν a), a = u/R.
                 let a = ratio::<false>(yi, hi, ctx.inv_umax, 1.0) / ctx.r_rel;
                 *qv *= (-nu * a).exp();
             }
@@ -262,7 +262,7 @@ pub(super) fn update_chunk<const K: u8, const CLIP: bool, H: Outputs + ?Sized>(
             let qsv = &mut qs[i];
             let (qn, qsn) = if K == KERNEL_POWER || K == KERNEL_POWER_INT {
                 if *qv > 0.0 || (ctx.comeback && active(ctx.w, g)) {
-                    // SPEC §5: q̃ = [q^(1−t) − (1−t)µu]_+^(1/(1−t)) (q^(1−t) = 0 for a switched-off
+                    // docs/explanation/tadaboost.md#tadaboost-algorithm: q̃ = [q^(1−t) − (1−t)µu]_+^(1/(1−t)) (q^(1−t) = 0 for a switched-off
                     // weight), with −(1−t)µ = k.
                     let qsn = *qsv + ctx.k * (yi * hi);
                     if qsn > 0.0 {
@@ -280,7 +280,7 @@ pub(super) fn update_chunk<const K: u8, const CLIP: bool, H: Outputs + ?Sized>(
                     (0.0, 0.0)
                 }
             } else if *qv > 0.0 {
-                // SPEC §5: q̃ = [q^(1−t) − (1−t)µu]_+^(1/(1−t)) = q (1 + x)^(1/(1−t)),
+                // docs/explanation/tadaboost.md#tadaboost-algorithm: q̃ = [q^(1−t) − (1−t)µu]_+^(1/(1−t)) = q (1 + x)^(1/(1−t)),
                 // x = −(1−t) µ u / q^(1−t) = −(1−t) ν a, a = u/(R q^(1−t)) ∈ [−1, 1];
                 // and q̃^(1−t) = q^(1−t) (1 + x).
                 let a = ratio::<true>(yi, hi, ctx.inv_umax, *qsv) / ctx.r_rel;
@@ -303,14 +303,14 @@ pub(super) fn update_chunk<const K: u8, const CLIP: bool, H: Outputs + ?Sized>(
                 p.n_inf += 1;
                 p.inf_weight += mult(ctx.c, g);
             } else {
-                // SPEC §5: Z^(2−t) = Σ q̃^(2−t), each example counted with its multiplicity.
+                // docs/explanation/tadaboost.md#tadaboost-algorithm: Z^(2−t) = Σ q̃^(2−t), each example counted with its multiplicity.
                 p.sum += qn * *qsv * mult(ctx.c, g);
                 p.qsum += qn * mult(ctx.c, g);
                 p.qmax = p.qmax.max(qn);
             }
         }
-        // The models: H += α h; S = clip_[−δ, δ](S + α h) (SPEC §5). A score of exactly 0
-        // predicts the negative class (SPEC §5).
+        // The models: H += α h; S = clip_[−δ, δ](S + α h) (docs/explanation/tadaboost.md#tadaboost-algorithm). A score of exactly 0
+        // predicts the negative class (docs/explanation/tadaboost.md#tadaboost-algorithm).
         let wi = ctx.w.map_or(ctx.uniform, |w| w[g]);
         let wrong = |hs: f64| if (hs > 0.0) != (yi > 0.0) { wi } else { 0.0 };
         *score += ctx.alpha * hi;

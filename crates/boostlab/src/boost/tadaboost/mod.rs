@@ -1,4 +1,4 @@
-//! t-AdaBoost (Nock, Amid, Warmuth 2023; SPEC §5): AdaBoost with tempered exponential measures.
+//! t-AdaBoost (Nock, Amid, Warmuth 2023; docs/explanation/tadaboost.md#tadaboost-algorithm): AdaBoost with tempered exponential measures.
 //!
 //! The booster keeps tempered weights `q` on the co-simplex (`Σ q^(2−t) = 1`) and, each round,
 //! turns the tree's outputs into the edge `ρ`, the weight leverage `µ`, the model leverage `α` and
@@ -7,16 +7,16 @@
 //!
 //! Numerics. All per-example quantities are expressed relative to `R`: `a_i = u_i/(R q_i^(1−t))`
 //! lies in `[−1, 1]` and the update is `q_i (1 − (1−t) ν a_i)^(1/(1−t))` with `ν = µR`, evaluated as
-//! `q_i exp(ln_1p(x)/(1−t))`; `ν = tanh((1−t) atanh ρ)/(1−t)` is the closed form of SPEC §5's
+//! `q_i exp(ln_1p(x)/(1−t))`; `ν = tanh((1−t) atanh ρ)/(1−t)` is the closed form of docs/explanation/tadaboost.md#tadaboost-algorithm's
 //! `−log_t((1−ρ)/M_{1−t}(1−ρ, 1+ρ))` (see `tempered::link_optimal`), finite at `ρ = ±1` for every
 //! `t ≠ 1` and continuous at `t = 1`. `Π Z` is kept as a logarithm.
 //!
-//! Cost per round (issue 8). Beside `q` the booster keeps `q^(1−t)`, updated by SPEC §5's own
+//! Cost per round. Beside `q` the booster keeps `q^(1−t)`, updated by docs/explanation/tadaboost.md#tadaboost-update: own
 //! recurrence `q̃^(1−t) = q^(1−t) − (1−t)µu` and scaled by `Z^(−(1−t))`, so that `R`, the
 //! co-densities `q^(2−t) = q · q^(1−t)` and `Z` need no `pow` per example: one transcendental
 //! call per example and round remains (`q̃ = (q̃^(1−t))^(1/(1−t))`, or the `ln_1p`/`exp` form near
 //! `t = 1` and when `|ρ| ≈ 1`). The per-example passes — the edge, the update with the models and
-//! training errors (issue 18, session 8: they were the last pass's), the normalisation writing the
+//! training errors (they were the last pass's), the normalisation writing the
 //! next statistics — read each row's leaf and the leaf values rather than a written `h`
 //! ([`Booster::step_on_leaves`]), and run in parallel over fixed chunks of examples whose partial
 //! sums are added in chunk order, so results do not depend on the number of threads. Three passes
@@ -25,7 +25,7 @@
 //! before its first value. The update overwrites the weights and models in place unless a weight
 //! may overflow (then it works on copies, so that a failed round leaves the booster unchanged).
 //!
-//! Two consequences of SPEC §5's `R_j = max |u|/q^(1−t)`, verified by the tests: `|ν| ≤ 1/|1−t|`
+//! Two consequences of docs/explanation/tadaboost.md#tadaboost-update: `R_j = max |u|/q^(1−t)`, verified by the tests: `|ν| ≤ 1/|1−t|`
 //! implies `q^(1−t) − (1−t)µu ≥ 0` for every weight in `R`'s maximum, so (in exact arithmetic)
 //! a weight switches off (`t < 1`) or overflows (`t > 1`) only when `|ρ| = 1` exactly. Overflow
 //! therefore happens only when `ρ` rounds to ±1 while an example of negligible weight is maximally
@@ -62,10 +62,10 @@ enum Regime {
     Above,
 }
 
-/// t-AdaBoost's side of the boosting loop (SPEC §5). Binary labels only.
+/// t-AdaBoost's side of the boosting loop (docs/explanation/tadaboost.md#tadaboost-algorithm). Binary labels only.
 ///
-/// Sample weights are frequency weights (issue 14): example `i` stands for `wᵢ` copies of itself,
-/// each with the tempered weight `qᵢ`, so every sum over examples of SPEC §5 is a sum over the
+/// Sample weights are frequency weights: example `i` stands for `wᵢ` copies of itself,
+/// each with the tempered weight `qᵢ`, so every sum over examples of docs/explanation/tadaboost.md#tadaboost-algorithm is a sum over the
 /// copies, `Σᵢ cᵢ (...)ᵢ` with multiplicity `cᵢ ∝ wᵢ` (the co-simplex `Σ cᵢ qᵢ^(2−t) = 1`, `ρ`,
 /// `m†`, `Z`, the learner's `d ∝ c q`), and `m = Σ wᵢ` in `q_1 = m^(−t*)` and in
 /// `α = m^(1−t*) (Π Z)^(1−t) µ`. Integer weights therefore give the model of the repeated rows.
@@ -85,7 +85,7 @@ pub struct TAdaBoost {
     /// Effective temperature (exactly 1 when `is_one(params.t)`).
     t: f64,
     regime: Regime,
-    /// The labels `±1` as one byte each (issue 18, session 8: every pass reads them; `f64::from`
+    /// The labels `±1` as one byte each (every pass reads them; `f64::from`
     /// gives the same `±1.0` the arithmetic used before).
     y: Vec<i8>,
     /// Sample weights normalised to sum 1 (for the training errors); `None` when uniform (`1/n`).
@@ -97,7 +97,7 @@ pub struct TAdaBoost {
     /// An upper bound of `ln q` (every `cᵢ qᵢ^(2−t) ≤ 1`): `−t* ln min c` with multiplicities below
     /// 1, else 0.
     ln_q_cap: f64,
-    /// `m` of SPEC §5 in the multiplicities' unit: the number of examples `n` (see the type's doc).
+    /// `m` of docs/explanation/tadaboost.md#tadaboost-algorithm in the multiplicities' unit: the number of examples `n` (see the type's doc).
     m: f64,
     q: Vec<f64>,
     /// `q^(1−t)`, kept in step with `q` by the update itself (`q̃^(1−t) = q^(1−t)(1 + x)`), so that
@@ -108,17 +108,17 @@ pub struct TAdaBoost {
     /// Clipped scores; empty for `t ≥ 1` (where they equal `scores`).
     clipped: Vec<f64>,
     delta: Option<f64>,
-    /// Learning rate ν (issue 15).
+    /// Learning rate ν.
     lr: f64,
-    /// Issue 13: the ranks' collective (local by default), and with several ranks the learner's
+    /// The ranks' collective (local by default), and with several ranks the learner's
     /// normaliser `Σ q` (`Σ c q`) over every rank, updated at the end of each round.
     coll: Shared,
     dist_q_sum: Option<f64>,
-    /// On one machine, the learner's normaliser `Σ c q` of the current weights (issue 18): summed
+    /// On one machine, the learner's normaliser `Σ c q` of the current weights: summed
     /// in fixed chunks, or after a normal round `Z⁻¹ Σ c q̃` from the update's pass (equal up to
     /// rounding), so that the last pass of a round can write the next statistics.
     q_sum: f64,
-    /// The schedule of t (issue 16), its length in rounds, and the number of rounds stepped.
+    /// The schedule of t, its length in rounds, and the number of rounds stepped.
     schedule: Option<TSchedule>,
     sched_len: usize,
     round: usize,
@@ -132,7 +132,7 @@ impl TAdaBoost {
         Self::new_on(params, labels, &Shared::default())
     }
 
-    /// [`TAdaBoost::new`] for this rank's examples of the ranks of `coll` (issue 13): `m`, the
+    /// [`TAdaBoost::new`] for this rank's examples of the ranks of `coll`: `m`, the
     /// sample weights' total and smallest multiplicity, and the initial normalisation are over
     /// every rank (one call each; nothing is reduced on one machine).
     pub(crate) fn new_on(params: &TAdaBoostParams, labels: Labels, coll: &Shared) -> Result<Self> {
@@ -145,7 +145,7 @@ impl TAdaBoost {
             )));
         }
         let n_local = labels.n;
-        // Issue 13: `n` is the number of examples of every rank (this rank has `n_local`).
+        // `n` is the number of examples of every rank (this rank has `n_local`).
         let (n, sw_global) = if dist { coll.totals(n_local, labels.sample_weight)? } else { (n_local, 0.0) };
         if n == 0 {
             return Err(Error::InvalidData("no training examples".into()));
@@ -182,7 +182,7 @@ impl TAdaBoost {
             c_min = -coll.max(-c_min)?;
         }
         let ln_c_min = c_min.ln();
-        // Issue 16: a schedule starts at its first temperature.
+        // A schedule starts at its first temperature.
         let t_given = params.t_schedule.map_or(params.t, |sch| sch.start());
         let ln_q_cap = ln_q_cap_at(t_given, ln_c_min);
 
@@ -194,7 +194,7 @@ impl TAdaBoost {
         } else {
             Regime::Above
         };
-        // SPEC §5: q_1 = m^(−t*) (co-density 1/m) for every copy of an example; an example of
+        // docs/explanation/tadaboost.md#tadaboost-algorithm: q_1 = m^(−t*) (co-density 1/m) for every copy of an example; an example of
         // sample weight 0 has no copy (weight 0).
         let ts = t_star(t);
         let q1 = (1.0 / n as f64).powf(ts);
@@ -211,7 +211,7 @@ impl TAdaBoost {
             return Err(Error::Numerical(format!("initial weights cannot be normalised (Z = {z})")));
         }
         flush_subnormals(&mut q);
-        // Issue 16: with a schedule, the clipped model is that of its last temperature.
+        // With a schedule, the clipped model is that of its last temperature.
         let t_clip = params.t_schedule.map_or(t, |sch| if is_one(sch.end()) { 1.0 } else { sch.end() });
         let delta = (t_clip < 1.0).then(|| 1.0 / (1.0 - t_clip));
         let mut b = TAdaBoost {
@@ -245,7 +245,7 @@ impl TAdaBoost {
         Ok(b)
     }
 
-    /// With several ranks, the learner's normaliser `Σ q` (`Σ c q`) over every rank (issue 13):
+    /// With several ranks, the learner's normaliser `Σ q` (`Σ c q`) over every rank:
     /// the sum of the ranks' kept `q_sum` (every caller has just refreshed it);
     /// `extra` = sums to reduce in the same call (the round's last sums), returned reduced.
     fn sync_q_sum(&mut self, extra: Option<&mut [f64]>) -> Result<()> {
@@ -297,7 +297,7 @@ impl TAdaBoost {
     }
 
     /// The clipping bound `δ = 1/(1−t)` of the clipped model for `t < 1`; `None` for `t ≥ 1`.
-    /// With a schedule (issue 16), `t` is the schedule's last temperature `T1`, for every round:
+    /// With a schedule, `t` is the schedule's last temperature `T1`, for every round:
     /// the finished model is boosted last at `T1`, and `δ_{T1}` is where the `T1`-tempered
     /// exponential loss `exp_t(−z)` reaches 0, so that clipping at it loses no training signal of
     /// the last rounds' loss (clipping round j at its own `δ_j` would change the clipped model's
@@ -312,7 +312,7 @@ impl TAdaBoost {
         self.sched_len = n_estimators;
     }
 
-    /// Moves the booster to temperature `t_new` between two rounds (issue 16, `t_schedule`),
+    /// Moves the booster to temperature `t_new` between two rounds (`t_schedule`),
     /// keeping the co-density fixed.
     ///
     /// Rule: `p = q^(2−t)` is kept and `q` is re-expressed on the new co-simplex,
@@ -321,7 +321,7 @@ impl TAdaBoost {
     /// `ln Π Z ← ln Π Z · (2−t)/(2−t')`.
     ///
     /// Derivation. At a fixed t the normalised weights are `q = Q/Λ` with `Λ = m^(t*) Π Z` and
-    /// unnormalised weights `Q = exp_t(−yH)` (each `Q` starts at 1; SPEC §5, Lemma E), and
+    /// unnormalised weights `Q = exp_t(−yH)` (each `Q` starts at 1; docs/explanation/tadaboost.md#tadaboost-clipped, Lemma E), and
     /// `α = Λ^(1−t) µ` (`Λ^(1−t) = m^(1−t*)(Π Z)^(1−t)`, since `t*(1−t) = 1 − t*`) is the step `µ` on
     /// `q` expressed on `Q`'s scale. Keeping every example's unnormalised co-density `Q^(2−t)`
     /// fixed gives `Q' = Q^((2−t)/(2−t'))`; its normalised form is `q' = Q'/Λ'` with
@@ -330,7 +330,7 @@ impl TAdaBoost {
     /// the total unnormalised co-density mass `m (Π Z)^(2−t)` (hence the reported bound
     /// `Π Z^(2−t)`) and which examples are off (`p = 0`) are all unchanged, and the next rounds are
     /// those of a fixed-`t'` booster started from the weights `Q'`: its `α` keeps `Q'`'s scale.
-    /// What is lost is SPEC §5's identity `Q = exp_t(−yH)` with the model's own margins (the
+    /// What is lost is docs/explanation/tadaboost.md#tadaboost-schedule: identity `Q = exp_t(−yH)` with the model's own margins (the
     /// carried `Q'` is `exp_t'` of another margin of the same sign), so the training-error bound
     /// `Π Z^(2−t)` is proved only for a constant t; it is still reported.
     pub fn retemper(&mut self, t_new: f64) {
@@ -339,7 +339,7 @@ impl TAdaBoost {
         let _infallible = self.retemper_with(t_new, normalize);
     }
 
-    /// [`TAdaBoost::retemper`] on this rank's examples (issue 13): the renormaliser `Z'` sums
+    /// [`TAdaBoost::retemper`] on this rank's examples: the renormaliser `Z'` sums
     /// over every rank's examples (two reductions), so every rank carries the same weights.
     fn retemper_on_ranks(&mut self, t_new: f64) -> Result<()> {
         let coll = self.coll.clone();
@@ -405,12 +405,12 @@ impl TAdaBoost {
         }
     }
 
-    /// The training-error bound `Π_j Z_j^(2−t)` so far (SPEC §5).
+    /// The training-error bound `Π_j Z_j^(2−t)` so far (docs/explanation/tadaboost.md#tadaboost-algorithm).
     pub fn bound(&self) -> f64 {
         ((2.0 - self.t) * self.ln_prod_z).exp()
     }
 
-    /// `ρ`, `R` and the switched-off summary for edges `u = y·h` (SPEC §5). `None` when `h` is 0
+    /// `ρ`, `R` and the switched-off summary for edges `u = y·h` (docs/explanation/tadaboost.md#tadaboost-algorithm). `None` when `h` is 0
     /// on all the weights in `R`'s maximum.
     fn edge<H: Outputs + ?Sized>(&self, h: &H) -> Result<Option<Edge>> {
         if self.regime == Regime::One {
@@ -424,7 +424,7 @@ impl TAdaBoost {
         let n = self.q.len();
         let (q, qs, y, w, c) = (&self.q[..], &self.qs[..], &self.y[..], self.w.as_deref(), self.c.as_deref());
         let below = self.regime == Regime::Below;
-        // One pass (issue 18): the tree outputs' finiteness, `umax` and the unscaled sums.
+        // One pass: the tree outputs' finiteness, `umax` and the unscaled sums.
         let parts = crate::util::par::map_chunks_of(n, CHUNK, |rows| {
             let mut p = EdgeSums::default();
             for i in rows {
@@ -432,7 +432,7 @@ impl TAdaBoost {
                 if !hi.is_finite() {
                     p.bad_row = p.bad_row.min(i);
                 }
-                // SPEC §5: off_j = {i : q_ji = 0}; a positive q implies a positive sample weight.
+                // docs/explanation/tadaboost.md#tadaboost-algorithm: off_j = {i : q_ji = 0}; a positive q implies a positive sample weight.
                 if q[i] > 0.0 {
                     p.umax = p.umax.max(hi.abs());
                     let (qsi, co) = if TEMPERED { (qs[i], q[i] * qs[i]) } else { (1.0, q[i]) };
@@ -468,7 +468,7 @@ impl TAdaBoost {
             return Err(Error::Numerical(format!("tree output {} at row {i}", h.at(i))));
         }
         if self.coll.is_distributed() {
-            // Issue 13: the edge's sums over every rank (one call). The unscaled sums of each rank
+            // The edge's sums over every rank (one call). The unscaled sums of each rank
             // are scaled below by the global `umax`.
             let mut sum = [sums.num, sums.n_terms, sums.m_dag, sums.off_sum];
             let mut max = [sums.umax, sums.ratio_max, sums.off_max];
@@ -486,13 +486,13 @@ impl TAdaBoost {
         sums.num *= inv_umax;
         sums.off_max *= inv_umax;
         sums.off_sum *= inv_umax;
-        // SPEC §5: R_j = max_{i ∉ off} |u_i|/q_i^(1−t) = umax · r_rel; |u|/umax ≤ 1 and
+        // docs/explanation/tadaboost.md#tadaboost-algorithm: R_j = max_{i ∉ off} |u_i|/q_i^(1−t) = umax · r_rel; |u|/umax ≤ 1 and
         // q ≥ f64::MIN_POSITIVE keep every ratio finite for t ∈ [0, 2).
         let r_rel = sums.ratio_max;
         let (s, e) = (1.0 - self.t, 2.0 - self.t);
         let m_dag = sums.m_dag;
         let v_dag_max = sums.off_max / r_rel;
-        // SPEC §5: q† = max_{off} (|u|/R)^(1/(1−t)); ρ = Σ q' u / ((1 + m† q†^(2−t)) R).
+        // docs/explanation/tadaboost.md#tadaboost-algorithm: q† = max_{off} (|u|/R)^(1/(1−t)); ρ = Σ q' u / ((1 + m† q†^(2−t)) R).
         let q_dag = if m_dag > 0.0 { v_dag_max.powf(1.0 / s) } else { 0.0 };
         let rho = (sums.num / r_rel + q_dag * (sums.off_sum / r_rel)) / (1.0 + m_dag * q_dag.powf(e));
         let rho_tol = 4.0 * (sums.n_terms + m_dag) * f64::EPSILON;
@@ -525,8 +525,7 @@ impl TAdaBoost {
     }
 
     /// Overwrites `q` (and `q^(1−t)`) with the un-normalised update `q̃` for leverage `nu = µR`,
-    /// and moves the models `scores` (`H`) and `clipped` (`S`) by `α h` in the same pass (issue
-    /// 18, session 8).
+    /// and moves the models `scores` (`H`) and `clipped` (`S`) by `α h` in the same pass.
     fn update<H: Outputs + ?Sized>(
         &self,
         h: &H,
@@ -551,7 +550,7 @@ impl TAdaBoost {
             comeback: self.regime == Regime::Below && edge.m_dag > 0.0,
             alpha,
             delta: self.delta.unwrap_or(f64::INFINITY),
-            // `m` is the number of examples (of every rank, issue 13): 1/m is the uniform weight.
+            // `m` is the number of examples (of every rank): 1/m is the uniform weight.
             uniform: 1.0 / self.m,
         };
         // The power kernel away from t = 1, unless a weight may (nearly) switch off or overflow
@@ -567,7 +566,7 @@ impl TAdaBoost {
         } else {
             KERNEL_RELATIVE
         };
-        // The clipped model exists for t < 1, and with a schedule whose last t is below 1 (issue 16).
+        // The clipped model exists for t < 1, and with a schedule whose last t is below 1.
         let clip = self.delta.is_some();
         let n_chunks = q.len().div_ceil(CHUNK);
         let jobs: Vec<_> = q
@@ -604,7 +603,7 @@ impl TAdaBoost {
             clip_lower: acc.clip_lower + p.clip_lower,
         });
         if self.coll.is_distributed() {
-            // Issue 13: Z's sum over every rank (one call). The models' sums travel with the
+            // Z's sum over every rank (one call). The models' sums travel with the
             // round's last sums.
             let mut sum = [sums.sum, sums.n_inf as f64, sums.inf_weight];
             let mut max = [sums.qmax];
@@ -615,11 +614,11 @@ impl TAdaBoost {
     }
 
     /// The last pass of a round: scales the weights by `1/Z` (`q^(1−t)` by `1/Z^(1−t)`) when
-    /// `inv_z` is given and flushes subnormal weights (SPEC §5: `q_{j+1} = q̃/Z_j`). Returns the
+    /// `inv_z` is given and flushes subnormal weights (docs/explanation/tadaboost.md#tadaboost-algorithm: `q_{j+1} = q̃/Z_j`). Returns the
     /// co-density range and the number of zero weights (the models moved in the update's pass,
-    /// issue 18 session 8: their sums are left at 0 here).
+    /// Their sums are left at 0 here).
     ///
-    /// With `stats = (stats, 1/Σ c q)` (issue 18), it also writes the next round's statistics
+    /// With `stats = (stats, 1/Σ c q)`, it also writes the next round's statistics
     /// ([`Booster::statistics`]'s values, from the final weights).
     fn finish_round(&mut self, inv_z: Option<f64>, stats: Option<(&mut [f64], f64)>) -> FinishSums {
         let tempered = self.regime != Regime::One;
@@ -657,7 +656,7 @@ impl TAdaBoost {
                 let mut p = FinishSums::default();
                 for (i, q) in qc.iter_mut().enumerate() {
                     let g = c * CHUNK + i;
-                    // SPEC §5: q_{j+1} = q̃/Z_j, so q_{j+1}^(1−t) = q̃^(1−t)/Z_j^(1−t).
+                    // docs/explanation/tadaboost.md#tadaboost-algorithm: q_{j+1} = q̃/Z_j, so q_{j+1}^(1−t) = q̃^(1−t)/Z_j^(1−t).
                     *q *= scale;
                     let co = if TEMPERED {
                         let qs = &mut qsc[i];
@@ -677,7 +676,7 @@ impl TAdaBoost {
                         *q
                     };
                     if STATS {
-                        // Issue 18: the next round's statistics (`Booster::statistics`).
+                        // The next round's statistics (`Booster::statistics`).
                         stc[i] = stat_value(f64::from(y[g]), mult(mults, g), *q, norm);
                     }
                     if w.is_none_or(|w| w[g] > 0.0) {
@@ -718,12 +717,12 @@ impl Booster for TAdaBoost {
         debug_assert_eq!(stats.len(), self.q.len());
         let (e, regime, c) = (2.0 - self.t, self.regime, self.c.as_deref());
         let (q, y) = (&self.q[..], &self.y[..]);
-        // SPEC §5: d_j = q_j/Σq (option: co-density q^(2−t)). Frequency weights: the copies of
+        // docs/explanation/tadaboost.md#tadaboost-algorithm: d_j = q_j/Σq (option: co-density q^(2−t)). Frequency weights: the copies of
         // example i together weigh c_i q_i (or c_i q_i^(2−t)).
         if self.params.learner_weights == LearnerWeights::CoDensity {
             fill_chunks(stats, |i| super::signed(f64::from(y[i]), mult(c, i) * codensity(q[i], e, regime)));
         } else {
-            // Issue 13: with several ranks, Σq over every rank (kept by `sync_q_sum`); issue 18: on
+            // With several ranks, Σq over every rank (kept by `sync_q_sum`); on
             // one machine, the kept `q_sum` (what the fused last pass of a round uses).
             let norm = 1.0 / self.dist_q_sum.unwrap_or(self.q_sum);
             fill_chunks(stats, |i| stat_value(f64::from(y[i]), mult(c, i), q[i], norm));
@@ -735,7 +734,7 @@ impl Booster for TAdaBoost {
         self.advance(h, diag, Some(stats))
     }
 
-    /// Issue 18 (session 8): the passes read each row's leaf and the leaf values (no `h`).
+    /// The passes read each row's leaf and the leaf values (no `h`).
     fn step_on_leaves(
         &mut self,
         leaf_of_row: &[u32],
@@ -758,7 +757,7 @@ impl Booster for TAdaBoost {
             // Built on the ranks' totals already (`new_on`).
             return Ok(());
         }
-        // Issue 13: rebuilt with the totals of every rank.
+        // Rebuilt with the totals of every rank.
         let lr = self.lr;
         *self = Self::new_on(&self.params, labels, &c)?;
         self.lr = lr;
@@ -781,8 +780,8 @@ impl TAdaBoost {
         Ok(())
     }
 
-    /// One round (SPEC §5); with `stats`, the next round's statistics too, written by the round's
-    /// last pass when the round is a normal one (issue 18), else by [`Booster::statistics`]
+    /// One round (docs/explanation/tadaboost.md#tadaboost-algorithm); with `stats`, the next round's statistics too, written by the round's
+    /// last pass when the round is a normal one, else by [`Booster::statistics`]
     /// afterwards: the same values either way.
     fn advance<H: Outputs + ?Sized>(
         &mut self,
@@ -790,12 +789,12 @@ impl TAdaBoost {
         diag: &mut Diagnostics,
         mut stats: Option<&mut [f64]>,
     ) -> Result<Step> {
-        // A non-finite tree output is an error of the edge's pass (issue 18: no pass of its own).
+        // A non-finite tree output is an error of the edge's pass (no pass of its own).
         let t = self.t;
         let s = 1.0 - t;
         let e = 2.0 - t;
         if self.schedule.is_some() {
-            // Issue 16: the temperature of this round, in the history.
+            // The temperature of this round, in the history.
             diag.insert("t", t);
         }
 
@@ -824,11 +823,11 @@ impl TAdaBoost {
         diag.insert("switched_off", m_dag_diag);
         diag.insert("q_dagger", finite(q_dag_diag));
 
-        // ν = µ_j R_j. SPEC §5: µ_j = −(1/R_j) log_t((1−ρ)/M_{1−t}(1−ρ, 1+ρ))
+        // ν = µ_j R_j. docs/explanation/tadaboost.md#tadaboost-algorithm: µ_j = −(1/R_j) log_t((1−ρ)/M_{1−t}(1−ρ, 1+ρ))
         //                          = tanh((1−t) atanh ρ) / ((1−t) R_j).
         let mut perfect = false;
         let nu = if self.regime == Regime::One {
-            // SPEC §5 at t = 1: µ = (1/(2R)) ln((1+ρ)/(1−ρ)); SPEC §3: a perfect learner keeps a
+            // docs/explanation/tadaboost.md#tadaboost-t-one at t = 1: µ = (1/(2R)) ln((1+ρ)/(1−ρ)); docs/explanation/adaboost.md#adaboost-discrete: a perfect learner keeps a
             // large finite vote, ε clamped to PERFECT_EPS (½ ln((1−ε)/ε) ≈ 11.51 for h/R).
             let eps = (1.0 - rho.abs()) / 2.0;
             if eps < PERFECT_EPS {
@@ -841,7 +840,7 @@ impl TAdaBoost {
             let mut rho = rho;
             if self.regime == Regime::Below && 1.0 - rho.abs() <= edge.rho_tol {
                 // |ρ| = 1 up to rounding: µ = ±1/((1−t)R) exactly, so that a perfect weak
-                // hypothesis switches every weight off and boosting stops (SPEC §5).
+                // hypothesis switches every weight off and boosting stops (docs/explanation/tadaboost.md#tadaboost-algorithm).
                 rho = rho.signum();
             }
             (s * rho.atanh()).tanh() / s
@@ -849,10 +848,10 @@ impl TAdaBoost {
         if nu == 0.0 || !nu.is_finite() {
             return Ok(Step::Stop { reason: format!("the weak hypothesis has no edge (ρ = {rho})") });
         }
-        // Issue 15: shrinkage scales µ_j (hence α_j and the weight update) by the learning rate.
+        // Shrinkage scales µ_j (hence α_j and the weight update) by the learning rate.
         let nu = super::shrink(self.lr, nu);
         let mu = nu / edge.umax / edge.r_rel;
-        // SPEC §5: α_j = m^(1−t*) (Π_{k<j} Z_k)^(1−t) µ_j, the scale factor in log space (α = µ at
+        // docs/explanation/tadaboost.md#tadaboost-algorithm: α_j = m^(1−t*) (Π_{k<j} Z_k)^(1−t) µ_j, the scale factor in log space (α = µ at
         // t = 1).
         let ln_scale = (1.0 - t_star(t)) * self.m.ln() + s * self.ln_prod_z;
         let mut alpha = if ln_scale == 0.0 { mu } else { mu * ln_scale.exp() };
@@ -872,7 +871,7 @@ impl TAdaBoost {
         // The update overwrites the weights unless one may overflow: then it works on a copy, so
         // that a failed round leaves the booster as it was.
         let in_place = e * (self.ln_growth_bound(&edge, nu) + self.ln_q_cap) <= IN_PLACE_LN_BOUND;
-        // Issue 18 (session 8): the update's pass also moves the models, so they are copied with
+        // The update's pass also moves the models, so they are copied with
         // the weights.
         let (mut q, mut qs, mut scores, mut clipped) = if in_place {
             (
@@ -902,9 +901,9 @@ impl TAdaBoost {
         self.qs = qs;
         self.scores = scores;
         self.clipped = clipped;
-        // SPEC §5: Z_j = (Σ q̃^(2−t))^(1/(2−t)); q_{j+1} = q̃/Z_j.
+        // docs/explanation/tadaboost.md#tadaboost-algorithm: Z_j = (Σ q̃^(2−t))^(1/(2−t)); q_{j+1} = q̃/Z_j.
         let (z, inv_z) = if n_inf > 0 {
-            // SPEC §5 (authors' fallback): overflowed weights n_inf^(−t*), others 0, Z = 1
+            // docs/explanation/tadaboost.md#tadaboost-overflow (authors' fallback): overflowed weights n_inf^(−t*), others 0, Z = 1
             // (n_inf counts the copies: Σ c q^(2−t) = 1 again).
             let v = sums.inf_weight.powf(-t_star(t));
             for q in self.q.iter_mut() {
@@ -938,7 +937,7 @@ impl TAdaBoost {
             self.ln_prod_z += z.ln();
         }
 
-        // Issue 18: the next learner normaliser Σ c q = Z⁻¹ Σ c q̃ after a normal round; then, on one
+        // The next learner normaliser Σ c q = Z⁻¹ Σ c q̃ after a normal round; then, on one
         // machine without a schedule (which moves the weights again), the last pass writes the
         // next statistics too.
         let q_sum_next = inv_z.map(|iz| sums.qsum * iz).filter(|v| *v > 0.0 && v.is_finite());
@@ -959,7 +958,7 @@ impl TAdaBoost {
             None => self.local_q_sum(),
         };
         if self.coll.is_distributed() {
-            // Issue 13: the round's last sums and the next learner normaliser (one call).
+            // The round's last sums and the next learner normaliser (one call).
             let mut sum = [fin.n_zero, fin.err, fin.err_clipped, fin.clip_upper, fin.clip_lower, 0.0, 0.0];
             // Min and max as maxima (of −pmin), sent as one-hot vectors over the ranks.
             let size = self.coll.get().size();
@@ -991,14 +990,14 @@ impl TAdaBoost {
         diag.insert("train_error", fin.err);
         diag.insert("train_error_clipped", fin.err_clipped);
         if self.delta.is_some() {
-            // Issue 16 (SPEC §5): clip events of the clipped model on the training sample this
+            // (docs/explanation/tadaboost.md#tadaboost-algorithm): clip events of the clipped model on the training sample this
             // round; Lemma E says the upper clip never binds there.
             let u = if self.c.is_some() { unit } else { 1.0 }; // counts in rows, as `n_zero`
             diag.insert("clip_events_upper", fin.clip_upper * u);
             diag.insert("clip_events_lower", fin.clip_lower * u);
         }
 
-        // Issue 16: the next round's temperature (a no-op without a schedule or a change).
+        // The next round's temperature (a no-op without a schedule or a change).
         self.round += 1;
         if let Some(sch) = self.schedule {
             if !(perfect || all_off) {

@@ -18,7 +18,7 @@ pub(super) fn ln_q_cap_at(t: f64, ln_c_min: f64) -> f64 {
     -t_star(t.clamp(0.0, 1.99)) * ln_c_min
 }
 
-/// [`co_simplex_normalize`] with multiplicities: `q /= Z`, `Z = (Σ cᵢ qᵢ^(2−t))^(1/(2−t))` (SPEC §5,
+/// [`co_simplex_normalize`] with multiplicities: `q /= Z`, `Z = (Σ cᵢ qᵢ^(2−t))^(1/(2−t))` (docs/explanation/tadaboost.md#tadaboost-algorithm,
 /// each example counted `cᵢ` times); exactly [`co_simplex_normalize`] without them.
 pub(super) fn co_simplex_normalize_mult(q: &mut [f64], c: Option<&[f64]>, t: f64) -> f64 {
     let Some(c) = c else { return co_simplex_normalize(q, t) };
@@ -40,7 +40,7 @@ pub(super) fn co_simplex_normalize_mult(q: &mut [f64], c: Option<&[f64]>, t: f64
     z
 }
 
-/// [`co_simplex_normalize_mult`] over the examples of every rank (issue 13; multiplicities 1
+/// [`co_simplex_normalize_mult`] over the examples of every rank (multiplicities 1
 /// when `c` is `None`): two calls (the largest weight with a NaN flag, then the sum).
 pub(super) fn co_simplex_normalize_on(q: &mut [f64], c: Option<&[f64]>, t: f64, coll: &Shared) -> Result<f64> {
     let e = 2.0 - t;
@@ -84,7 +84,7 @@ pub(super) fn fill_chunks(stats: &mut [f64], f: impl Fn(usize) -> f64 + Sync + S
     });
 }
 
-/// The learner's statistic of one example: `±c q/Σ c q` (SPEC §5's `d`, signed by the label).
+/// The learner's statistic of one example: `±c q/Σ c q` (docs/explanation/tadaboost.md#tadaboost-algorithm: `d`, signed by the label).
 #[inline]
 pub(super) fn stat_value(yi: f64, ci: f64, q: f64, norm: f64) -> f64 {
     crate::boost::signed(yi, ci * q * norm)

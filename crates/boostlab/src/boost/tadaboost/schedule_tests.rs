@@ -1,4 +1,4 @@
-//! Issue 16: a schedule of t over the rounds (`t_schedule`), and the co-density-preserving carry
+//! A schedule of t over the rounds (`t_schedule`), and the co-density-preserving carry
 //! of the weights across a change of t ([`TAdaBoost::retemper`]).
 
 use rand::{Rng, SeedableRng};
@@ -54,7 +54,7 @@ fn tparams(n: usize, schedule: Option<&str>, t: f64) -> BoostParams {
 }
 
 #[test]
-fn issue_16_schedule_parses_checks_and_interpolates() {
+fn schedule_parses_checks_and_interpolates() {
     let s = sched("linear:0.2:1");
     assert_eq!(s, TSchedule::Linear { t0: 0.2, t1: 1.0, rounds: None });
     assert_eq!(s.to_string(), "linear:0.2:1");
@@ -85,7 +85,7 @@ fn issue_16_schedule_parses_checks_and_interpolates() {
 }
 
 #[test]
-fn issue_16_retemper_keeps_the_co_density_and_the_bound() {
+fn retemper_keeps_the_co_density_and_the_bound() {
     let mut rng = ChaCha8Rng::seed_from_u64(16);
     for with_weights in [false, true] {
         for (t, t_new) in [(0.2, 0.9), (0.9, 0.2), (0.5, 1.0), (1.0, 0.4), (0.7, 1.6), (1.5, 0.0), (0.0, 1.9)] {
@@ -127,7 +127,7 @@ fn issue_16_retemper_keeps_the_co_density_and_the_bound() {
 }
 
 #[test]
-fn issue_16_co_simplex_invariant_after_every_scheduled_change() {
+fn co_simplex_invariant_after_every_scheduled_change() {
     for (s, with_weights) in
         [("linear:0:1", false), ("linear:1:0", true), ("linear:0.3:1.5", false), ("linear:1.6:0.2:7", true)]
     {
@@ -163,7 +163,7 @@ fn issue_16_co_simplex_invariant_after_every_scheduled_change() {
 }
 
 #[test]
-fn issue_16_constant_schedule_is_fixed_t_bit_for_bit() {
+fn constant_schedule_is_fixed_t_bit_for_bit() {
     let d = data(1, 300);
     for t in [0.0, 0.6, 1.0, 1.3] {
         let fixed = fit(&d, &tparams(15, None, t)).expect("fixed t");
@@ -185,7 +185,7 @@ fn issue_16_constant_schedule_is_fixed_t_bit_for_bit() {
 }
 
 #[test]
-fn issue_16_model_records_the_schedule_and_each_rounds_t() {
+fn model_records_the_schedule_and_each_rounds_t() {
     let d = data(2, 300);
     let s = "linear:0.2:1";
     let m = fit(&d, &tparams(9, Some(s), 0.8)).expect("fit");
@@ -210,7 +210,7 @@ fn issue_16_model_records_the_schedule_and_each_rounds_t() {
 }
 
 #[test]
-fn issue_16_clipped_model_uses_the_last_temperature() {
+fn clipped_model_uses_the_last_temperature() {
     let d = data(3, 300);
     for s in ["linear:1:0.5", "linear:0:0.6", "linear:1.4:0.3"] {
         let m = fit(&d, &tparams(12, Some(s), 0.8)).expect("fit");
@@ -230,7 +230,7 @@ fn issue_16_clipped_model_uses_the_last_temperature() {
 }
 
 #[test]
-fn issue_16_schedule_warm_start_and_early_stopping() {
+fn schedule_warm_start_and_early_stopping() {
     let d = data(4, 300);
     // A fixed length: continuing gives the one-go model.
     let p = tparams(20, Some("linear:0.3:1:20"), 0.8);

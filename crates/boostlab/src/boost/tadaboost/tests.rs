@@ -39,7 +39,7 @@ fn rel_close(a: f64, b: f64, tol: f64) -> bool {
     (a - b).abs() <= tol * a.abs().max(b.abs()).max(1e-300)
 }
 
-/// Runs `rounds` rounds on random hypotheses and checks every SPEC §5 invariant at each one.
+/// Runs `rounds` rounds on random hypotheses and checks every docs/explanation/tadaboost.md#tadaboost-algorithm invariant at each one.
 fn check_invariants(t: f64, seed: u64, kind: usize, rounds: usize) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let n = 40;
@@ -130,7 +130,7 @@ proptest! {
                 let mut diag = Diagnostics::new();
                 let step = b.step(&h, &mut diag).map_err(|e| TestCaseError::fail(e.to_string()))?;
                 prop_assert!(diag.values().all(|v| v.is_finite()), "{:?}", diag);
-                // With SPEC §5's R_j no weight overflows unless ρ rounds to ±1 (module doc).
+                // With docs/explanation/tadaboost.md#tadaboost-update: R_j no weight overflows unless ρ rounds to ±1 (module doc).
                 prop_assert_eq!(diag.get("n_infinite").copied().unwrap_or(0.0), 0.0);
                 if !matches!(step, Step::Add { .. }) { break; }
                 prop_assert!((co_sum(b.weights(), t) - 1.0).abs() < 1e-9);
@@ -139,7 +139,7 @@ proptest! {
     }
 }
 
-/// Switched-off weights (t < 1): with some weights forced to 0, ρ uses q† (SPEC §5), the
+/// Switched-off weights (t < 1): with some weights forced to 0, ρ uses q† (docs/explanation/tadaboost.md#tadaboost-algorithm), the
 /// per-round bound Z^(2−t) ≤ (1 + m† q†^(2−t)) K_t(ρ) holds, and an off weight comes back on as
 /// [−(1−t)µu]_+^(1/(1−t)) when its example is misclassified.
 #[test]
@@ -207,7 +207,7 @@ fn weights_are_tempered_exponential_of_margins() {
     }
 }
 
-/// t = 1 is AdaBoost with α = ½ ln((1+r)/(1−r)) on h/R (SPEC §4.2(a)), computed naively.
+/// t = 1 is AdaBoost with α = ½ ln((1+r)/(1−r)) on h/R (docs/explanation/adaboost.md#adaboost-alpha-linear), computed naively.
 #[test]
 fn t_one_is_adaboost() {
     let mut rng = ChaCha8Rng::seed_from_u64(11);
@@ -311,7 +311,7 @@ fn perfect_weak_hypothesis() {
 fn overflow_fallback_and_error() {
     let y = [1.0, 1.0, -1.0, 1.0, -1.0];
     let sw = [2f64.powi(-80), 1.0, 1.0, 1.0, 1.0];
-    // Frequency weights (issue 14): every copy starts at q_1 = n^(−t*) = 1/25 (multiplicities
+    // Frequency weights: every copy starts at q_1 = n^(−t*) = 1/25 (multiplicities
     // of mean 1); the example of negligible weight is the one wrong, so ρ rounds to 1 and its
     // weight overflows.
     let mut h: Vec<f64> = y.to_vec();
@@ -350,11 +350,11 @@ fn overflow_fallback_and_error() {
     assert!(b.scores().iter().all(|&v| v == 0.0));
 }
 
-/// Issue 8: over several chunks of examples, the per-example passes give bit-identical
+/// Over several chunks of examples, the per-example passes give bit-identical
 /// weights and diagnostics with 1 and 2 threads, the cached `q^(1−t)` stays within 1e−12 of
 /// `q^(1−t)` over 40 rounds, and every weight is the scalar tempered update to 1e−9.
 #[test]
-fn issue_8_chunked_passes_and_cached_powers() {
+fn chunked_passes_and_cached_powers() {
     let n = 2 * CHUNK + 123;
     for t in [0.3, 0.8, 1.0, 1.5] {
         let mut rng = ChaCha8Rng::seed_from_u64(80);
@@ -433,7 +433,7 @@ fn sample_weights() {
             assert_eq!(stats[2], 0.0);
         }
     }
-    // Frequency weights (issue 14): every copy starts at the same q_1 (co-density 1/m per copy,
+    // Frequency weights: every copy starts at the same q_1 (co-density 1/m per copy,
     // here in the unit of the multiplicities c = w n/Σw: 1/n), the tree's weights ∝ w.
     let sw = [1.0, 2.0, 3.0, 4.0, 0.0];
     let b = TAdaBoost::new(&params(0.5), labels(&y, Some(&sw))).unwrap_or_else(|e| panic!("{e}"));
@@ -465,7 +465,7 @@ fn statistics_layout() {
 
 /// Rounds of a booster on `n` random examples (several chunks), with hypotheses whose few
 /// distinct values mimic a tree's leaves; returns the statistics written after each round.
-fn issue_18_run(t: f64, sw: Option<&[f64]>, y: &[f64], seed: u64, fused: bool) -> (Vec<Vec<f64>>, TAdaBoost) {
+fn run(t: f64, sw: Option<&[f64]>, y: &[f64], seed: u64, fused: bool) -> (Vec<Vec<f64>>, TAdaBoost) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut b = match TAdaBoost::new(&params(t), labels(y, sw)) {
         Ok(b) => b,
@@ -493,7 +493,7 @@ fn issue_18_run(t: f64, sw: Option<&[f64]>, y: &[f64], seed: u64, fused: bool) -
 }
 
 #[test]
-fn issue_18_fused_last_pass_writes_the_statistics_of_the_two_calls() {
+fn fused_last_pass_writes_the_statistics_of_the_two_calls() {
     // 20,000 examples: three of the booster's 8,192-row chunks.
     let n = 20_000;
     let mut rng = ChaCha8Rng::seed_from_u64(1818);
@@ -501,8 +501,8 @@ fn issue_18_fused_last_pass_writes_the_statistics_of_the_two_calls() {
     let sw: Vec<f64> = (0..n).map(|i| if i % 97 == 0 { 0.0 } else { rng.gen_range(0.2..3.0) }).collect();
     for t in [0.0, 0.5, 0.6, 0.8, 1.0, 1.3] {
         for w in [None, Some(&sw[..])] {
-            let (fused, b) = issue_18_run(t, w, &y, 7, true);
-            let (two_calls, b2) = issue_18_run(t, w, &y, 7, false);
+            let (fused, b) = run(t, w, &y, 7, true);
+            let (two_calls, b2) = run(t, w, &y, 7, false);
             let ctx = format!("t = {t}, weights: {}", w.is_some());
             assert!(fused.len() > 3, "{ctx}: only {} rounds", fused.len());
             // Bit for bit: statistics of every round, final weights and scores.
@@ -512,7 +512,7 @@ fn issue_18_fused_last_pass_writes_the_statistics_of_the_two_calls() {
             }
             assert!(b.q.iter().zip(&b2.q).all(|(a, c)| a.to_bits() == c.to_bits()), "{ctx}");
             assert!(b.scores.iter().zip(&b2.scores).all(|(a, c)| a.to_bits() == c.to_bits()), "{ctx}");
-            // And they are SPEC §5's d = c q/Σ c q (naive serial sum), signed by the label.
+            // And they are docs/explanation/tadaboost.md#tadaboost-algorithm: d = c q/Σ c q (naive serial sum), signed by the label.
             let last = &fused[fused.len() - 1];
             let c = |i: usize| b.c.as_ref().map_or(1.0, |c| c[i]);
             let total: f64 = (0..n).map(|i| c(i) * b.q[i]).sum();
@@ -520,7 +520,7 @@ fn issue_18_fused_last_pass_writes_the_statistics_of_the_two_calls() {
                 let want = y[i] * c(i) * b.q[i] / total;
                 assert!(rel_close(last[i], want, 1e-13) || (last[i] == 0.0 && want == 0.0), "{ctx} i = {i}");
             }
-            // The co-simplex holds to 1e−12 (SPEC §5), each copy counted.
+            // The co-simplex holds to 1e−12 (docs/explanation/tadaboost.md#tadaboost-algorithm), each copy counted.
             let tt = b.t();
             let co: f64 = (0..n).map(|i| c(i) * b.q[i].powf(2.0 - tt)).sum();
             assert!((co - 1.0).abs() < 1e-12, "{ctx}: Σ c q^(2−t) = {co}");
@@ -529,9 +529,9 @@ fn issue_18_fused_last_pass_writes_the_statistics_of_the_two_calls() {
 }
 
 #[test]
-fn issue_18_integer_power_kernel_matches_the_scalar_update() {
+fn integer_power_kernel_matches_the_scalar_update() {
     // t = 0.8 (1/(1−t) snapped to 5) and t = 0.5 (2), 0.75 (4): the update by powi_seq agrees with
-    // SPEC §5's scalar update `tempered_update` (exp/log, no snap) to 1e−12 relative, on three
+    // docs/explanation/tadaboost.md#tadaboost-update: scalar update `tempered_update` (exp/log, no snap) to 1e−12 relative, on three
     // chunks of weights that move over several orders of magnitude.
     let n = 20_000;
     let mut rng = ChaCha8Rng::seed_from_u64(18);
@@ -567,7 +567,7 @@ fn issue_18_integer_power_kernel_matches_the_scalar_update() {
 }
 
 #[test]
-fn issue_18_fused_passes_are_the_same_at_any_thread_count() {
+fn fused_passes_are_the_same_at_any_thread_count() {
     let n = 40_000;
     let mut rng = ChaCha8Rng::seed_from_u64(99);
     let y = random_labels(&mut rng, n);
@@ -579,7 +579,7 @@ fn issue_18_fused_passes_are_the_same_at_any_thread_count() {
                 Err(e) => panic!("{e}"),
             };
             pool.install(|| {
-                let (stats, b) = issue_18_run(t, w, &y, 3, true);
+                let (stats, b) = run(t, w, &y, 3, true);
                 let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                 (stats.iter().map(|s| bits(s)).collect::<Vec<_>>(), bits(&b.q), bits(&b.scores))
             })
@@ -592,12 +592,12 @@ fn issue_18_fused_passes_are_the_same_at_any_thread_count() {
     }
 }
 
-/// Issue 18 (session 8): `step_on_leaves` (the passes read each row's leaf and the leaf values;
+/// `step_on_leaves` (the passes read each row's leaf and the leaf values;
 /// the models move in the update's pass) gives the dense `step_then_statistics`'s state bit for
 /// bit — weights, `q^(1−t)`, both models, statistics, diagnostics — for every kernel and regime,
 /// with and without sample weights, with shrinkage, at 1 and 2 threads.
 #[test]
-fn issue_18_step_on_leaves_equals_the_dense_step() {
+fn step_on_leaves_equals_the_dense_step() {
     let n = 2 * CHUNK + 777;
     let mut rng = ChaCha8Rng::seed_from_u64(1888);
     let y = random_labels(&mut rng, n);
@@ -659,7 +659,7 @@ fn issue_18_step_on_leaves_equals_the_dense_step() {
                         assert_eq!(bits(&s1), bits(&s2), "{ctx}: statistics");
                         assert_eq!(format!("{g1:?}"), format!("{g2:?}"), "{ctx}: diagnostics");
                         let Step::Add { alpha } = a else { break };
-                        // The linear model moved by α h (SPEC §5), h = the leaf values of the rows.
+                        // The linear model moved by α h (docs/explanation/tadaboost.md#tadaboost-algorithm), h = the leaf values of the rows.
                         for (f, hv) in naive.iter_mut().zip(&hd) {
                             *f += alpha * hv;
                         }
@@ -691,7 +691,7 @@ fn issue_18_step_on_leaves_equals_the_dense_step() {
 }
 
 #[test]
-fn issue_18_non_finite_tree_output_names_its_row() {
+fn non_finite_tree_output_names_its_row() {
     let y = vec![1.0, -1.0, 1.0, -1.0];
     let mut b = match TAdaBoost::new(&params(0.8), labels(&y, None)) {
         Ok(b) => b,

@@ -79,7 +79,7 @@ impl BinMapper {
     /// `max_bins`: value bins per feature, by default 255; valid range 2..=65535. A categorical
     /// feature with more levels than `max_bins` is an error.
     ///
-    /// Sample weights are frequency weights (issue 14): a row of weight `w` is treated as `w`
+    /// Sample weights are frequency weights: a row of weight `w` is treated as `w`
     /// repeated rows, and a row of weight zero places no thresholds (the same as leaving it out).
     /// When the rows count more than [`BIN_SAMPLE_ROWS`] (their number, or `Σ w` with weights), a
     /// uniform sample of [`BIN_SAMPLE_ROWS`] of them (of the repeated rows: units of weight,
@@ -118,7 +118,7 @@ impl BinMapper {
             }
         }
         let sample = bin_sample_rows(n, sample_weight);
-        // Issue 18: the sampled values of every feature, read row by row in one pass.
+        // The sampled values of every feature, read row by row in one pass.
         let sampled = sample.as_deref().map(|rows| gather_sample(columns, rows));
         let mut sampled: Vec<Option<Vec<f64>>> = match sampled {
             Some(s) => s.into_iter().zip(columns).map(|(xs, c)| gathered(c).map(|_| xs)).collect(),
@@ -247,7 +247,7 @@ impl BinMapper {
     /// `columns` (kinds already checked). Returns the first (feature, row) holding an infinite
     /// value, if any.
     ///
-    /// Issue 18: in blocks of [`BIN_BLOCK`] rows, one parallel task per block binning every
+    /// In blocks of [`BIN_BLOCK`] rows, one parallel task per block binning every
     /// feature of it (it was one task per feature over all the rows): the rows of a C-ordered
     /// matrix (a column is a strided view) are then read from memory once, not once per feature.
     /// Each bin depends on its value only, so the bins are the same.
@@ -347,7 +347,7 @@ pub(super) fn numeric_bins(
     // Frequency weights: the non-missing values count Σ w (the number of repeated rows), summed
     // in row order.
     let few = match w {
-        // Issue 18: the count stops once it exceeds the limit (all the decision needs), in blocks
+        // The count stops once it exceeds the limit (all the decision needs), in blocks
         // of rows; it was a full pass over the column.
         None => {
             let (mut usable, mut start) = (0usize, 0usize);

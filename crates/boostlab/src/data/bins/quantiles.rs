@@ -85,8 +85,8 @@ pub(super) fn cuts_of_values(mut xs: Vec<f64>, max_bins: usize) -> Cuts {
     cuts_of_sorted(|f| runs(xs.iter().map(|&x| (x, 1.0)), f), max_bins)
 }
 
-/// Sorts `xs` in [`f64::total_cmp`] order by sorting the integers that order compares (session 6:
-/// a primitive integer sort instead of a comparator, a third of a small fit's binning). Values
+/// Sorts `xs` in [`f64::total_cmp`] order by sorting the integers that order compares (a
+/// primitive integer sort instead of a comparator: a comparator sort costs a third of a small fit's binning). Values
 /// equal under `total_cmp` have equal bits, so the result is `sort_unstable_by(f64::total_cmp)`'s
 /// bit for bit.
 pub(super) fn sort_total(xs: &mut [f64]) {

@@ -79,7 +79,7 @@ pub(super) fn gathered<'a>(c: &ColumnView<'a>) -> Option<NumericView<'a>> {
 const GATHER_BLOCK: usize = 2048;
 
 /// The values of the sampled `rows` (non-decreasing, possibly repeated) of every numeric column
-/// (empty for a categorical one), in the order of `rows` (issue 18). One parallel task per block
+/// (empty for a categorical one), in the order of `rows`. One parallel task per block
 /// of sampled rows reads each row's values of every feature, so the rows of a C-ordered matrix
 /// are read from memory once, not once per feature.
 pub(super) fn gather_sample(columns: &[ColumnView<'_>], rows: &[usize]) -> Vec<Vec<f64>> {

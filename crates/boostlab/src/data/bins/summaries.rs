@@ -44,7 +44,7 @@ pub struct NumericSummary {
     pub(super) sample: Vec<f64>,
     pub(super) distinct: Option<Vec<f64>>,
     pub(super) last: f64,
-    /// Issue 13 (session 8): `sample` is in [`f64::total_cmp`] order (a rank's summary sorts its
+    /// `sample` is in [`f64::total_cmp`] order (a rank's summary sorts its
     /// sample, so that merging the ranks' samples is a merge, not a sort).
     pub(super) sorted: bool,
 }
@@ -126,7 +126,7 @@ impl NumericSummary {
     }
 }
 
-/// Where one rank's rows sit among all the rows (issue 13, distributed binning): rows
+/// Where one rank's rows sit among all the rows (distributed binning): rows
 /// `global_offset..global_offset + n` of `global_n`, in rank order. With sample weights,
 /// `weight_offset` is the cumulative weight of the rows before (summed left to right from 0 over
 /// every earlier row: chain [`weight_prefix`] over the ranks in order) and `total_weight` the
@@ -154,7 +154,7 @@ pub fn weight_prefix(start: f64, w: &[f64]) -> f64 {
 }
 
 /// How many times [`bin_sample_rows`] on all the rows lists each of this rank's `n` rows, or
-/// `None` when the rows are not sampled (issue 13).
+/// `None` when the rows are not sampled.
 fn shard_sample_counts(n: usize, w: Option<&[f64]>, shard: &ShardSpec) -> Result<Option<Vec<usize>>> {
     let (start, global_n) = (shard.global_offset, shard.global_n);
     if start.checked_add(n).is_none_or(|end| end > global_n) {
@@ -212,7 +212,7 @@ fn shard_sample_counts(n: usize, w: Option<&[f64]>, shard: &ShardSpec) -> Result
     Ok(Some(counts))
 }
 
-/// This rank's summaries of its rows (issue 13, distributed binning): what
+/// This rank's summaries of its rows (distributed binning): what
 /// [`merge_summaries`] needs to build, from every rank's summaries in rank order, the
 /// [`BinMapper`] that [`BinMapper::fit_views`] learns on all the rows (the seeded sample of
 /// [`bin_sample_rows`] is drawn by global row index; `shard` says where these rows sit).
@@ -225,7 +225,7 @@ pub fn shard_summaries(
     shard_summaries_parts(&[columns.to_vec()], max_bins, sample_weight, shard)
 }
 
-/// [`shard_summaries`] of a rank whose rows come as consecutive `parts` (issue 13, session 8: a
+/// [`shard_summaries`] of a rank whose rows come as consecutive `parts` (a
 /// Dask worker's partitions, in order, read where they are — no concatenated copy). Each part is
 /// one view per feature, every part with the same features; `sample_weight` covers all the rows.
 ///
@@ -392,7 +392,7 @@ impl NumericSummary {
     }
 }
 
-/// Merges the ranks' summaries, given in rank order (issue 13): the summaries of all the rows,
+/// Merges the ranks' summaries, given in rank order: the summaries of all the rows,
 /// from which [`BinMapper::from_summaries`] gives the single machine's mapper.
 pub fn merge_summaries(ranks: Vec<Vec<FeatureSummary>>) -> Result<Vec<FeatureSummary>> {
     let mut it = ranks.into_iter();
@@ -481,7 +481,7 @@ pub fn summaries_to_bytes(summaries: &[FeatureSummary]) -> Vec<u8> {
                 out.extend([u8::from(s.weighted), u8::from(s.sampling)]);
                 out.extend_from_slice(&s.usable.to_le_bytes());
                 match &s.all {
-                    // Session 8: unit weights as values only, f32 when exact.
+                    // Unit weights as values only, f32 when exact.
                     Some(all) if all.iter().all(|p| p.1 == 1.0) => {
                         out.push(2);
                         values(&mut out, &all.iter().map(|p| p.0).collect::<Vec<_>>());
@@ -492,7 +492,7 @@ pub fn summaries_to_bytes(summaries: &[FeatureSummary]) -> Vec<u8> {
                     }
                     None => out.push(0),
                 }
-                // Session 8: the sample as f32 when every value is one (a float32 input's), half
+                // The sample as f32 when every value is one (a float32 input's), half
                 // the bytes; its order flag.
                 out.push(u8::from(s.sorted));
                 values(&mut out, &s.sample);

@@ -13,10 +13,10 @@ use crate::data::{Features, MISSING_CODE};
 use proptest::prelude::*;
 use rand::Rng;
 
-/// Session 6: the integer-key sort is `sort_unstable_by(f64::total_cmp)` bit for bit, on
+/// The integer-key sort is `sort_unstable_by(f64::total_cmp)` bit for bit, on
 /// signed zeros, NaNs of both signs, infinities, subnormals, duplicates and random values.
 #[test]
-fn issue_18_key_sort_equals_the_total_cmp_sort() {
+fn key_sort_equals_the_total_cmp_sort() {
     use rand::SeedableRng;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(18);
     let special =
@@ -39,7 +39,7 @@ fn issue_18_key_sort_equals_the_total_cmp_sort() {
     }
 }
 
-/// The thresholds as first written (before issue 8): all rows, a list of distinct values.
+/// The naive thresholds: all rows, a list of distinct values.
 fn naive_thresholds(v: &[f64], max_bins: usize, w: Option<&[f64]>) -> Vec<f64> {
     let mut pairs: Vec<(f64, f64)> = match w {
         None => v.iter().filter(|x| !x.is_nan()).map(|&x| (x, 1.0)).collect(),
@@ -124,7 +124,7 @@ proptest! {
 }
 
 #[test]
-fn issue_8_up_to_the_sample_size_every_row_places_thresholds() {
+fn up_to_the_sample_size_every_row_places_thresholds() {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let v: Vec<f64> = (0..BIN_SAMPLE_ROWS).map(|_| rng.gen::<f64>().powi(3) * 100.0).collect();
     let w: Vec<f64> = (0..BIN_SAMPLE_ROWS).map(|i| (i % 5) as f64 * 0.5).collect();
@@ -134,14 +134,14 @@ fn issue_8_up_to_the_sample_size_every_row_places_thresholds() {
     assert_eq!(bits(&thresholds(&m, 0)), bits(&naive_thresholds(&v, 255, Some(&w))));
 }
 
-/// Issue 18: a C-ordered `f32` matrix read as strided views (row-blocked sample gathering and
+/// A C-ordered `f32` matrix read as strided views (row-blocked sample gathering and
 /// binning, the count of usable values stopped early) gives the thresholds of the per-feature
 /// reference (`numeric_bins` reading its sampled rows itself, over contiguous `f64` columns)
 /// and every bin of `bin_of_value`; NaN-heavy columns (at most `BIN_SAMPLE_ROWS` usable values:
 /// exact thresholds), a sparse column, any thread count; the first infinite value is reported
 /// as before (lowest feature, then first row), also inside a later block.
 #[test]
-fn issue_18_row_blocked_binning_equals_the_per_feature_reference() {
+fn row_blocked_binning_equals_the_per_feature_reference() {
     use super::super::view::Indices;
     let (n, d) = (BIN_SAMPLE_ROWS + 3 * BIN_BLOCK + 17, 5);
     let mut rng = ChaCha8Rng::seed_from_u64(18);
@@ -205,7 +205,7 @@ fn issue_18_row_blocked_binning_equals_the_per_feature_reference() {
 }
 
 #[test]
-fn issue_8_sampled_thresholds_are_deterministic_in_range_and_balanced() {
+fn sampled_thresholds_are_deterministic_in_range_and_balanced() {
     let n = 2 * BIN_SAMPLE_ROWS;
     let mut rng = ChaCha8Rng::seed_from_u64(2);
     // Skewed, with a few ties: x³ rounded to 1e-9.
@@ -233,7 +233,7 @@ fn issue_8_sampled_thresholds_are_deterministic_in_range_and_balanced() {
 }
 
 #[test]
-fn issue_8_weights_of_sampled_rows_move_the_quantiles() {
+fn weights_of_sampled_rows_move_the_quantiles() {
     // Uniform on [0, 1), weight 3 above 1/2: the weighted median is 2/3.
     let n = 3 * BIN_SAMPLE_ROWS / 2;
     let mut rng = ChaCha8Rng::seed_from_u64(3);
@@ -245,7 +245,7 @@ fn issue_8_weights_of_sampled_rows_move_the_quantiles() {
 }
 
 #[test]
-fn issue_8_few_distinct_values_stay_exact_under_sampling() {
+fn few_distinct_values_stay_exact_under_sampling() {
     // 20 common values and 5 values of one row each (the sample misses some of them):
     // 25 distinct values ≤ max_bins, so every one gets its own bin, as without sampling.
     let n = 3 * BIN_SAMPLE_ROWS / 2;
@@ -280,7 +280,7 @@ fn issue_8_few_distinct_values_stay_exact_under_sampling() {
 }
 
 #[test]
-fn issue_8_zero_weight_rows_are_left_out_under_sampling() {
+fn zero_weight_rows_are_left_out_under_sampling() {
     // 250k rows of positive weight with 100k rows of weight 0 between them bin exactly as the
     // 250k rows alone: the sample is drawn among the rows of positive weight.
     let mut rng = ChaCha8Rng::seed_from_u64(4);
@@ -302,7 +302,7 @@ fn issue_8_zero_weight_rows_are_left_out_under_sampling() {
 }
 
 #[test]
-fn issue_14_integer_weights_bin_like_repeated_rows() {
+fn integer_weights_bin_like_repeated_rows() {
     // Frequency weights: weights 0..=3 on 160k rows (Σ w ≈ 240k > BIN_SAMPLE_ROWS, so both
     // sides sample) bin exactly as the rows repeated in place (np.repeat order): the same
     // sampled units, the same quantiles; a 12-valued feature keeps its exact midpoints.
@@ -335,7 +335,7 @@ fn issue_14_integer_weights_bin_like_repeated_rows() {
 }
 
 #[test]
-fn issue_8_missing_values_and_categories_under_sampling() {
+fn missing_values_and_categories_under_sampling() {
     let n = 3 * BIN_SAMPLE_ROWS / 2;
     let mut rng = ChaCha8Rng::seed_from_u64(5);
     // 30 % missing: still more than BIN_SAMPLE_ROWS values, sampled; 90 % missing: fewer, exact.
@@ -384,7 +384,7 @@ fn small_data_thresholds_are_midpoints() {
 }
 
 #[test]
-fn issue_7_zero_weight_rows_place_no_thresholds() {
+fn zero_weight_rows_place_no_thresholds() {
     // Weight 0 is the same as leaving the row out (scikit-learn's sample-weight equivalence).
     let f = Features { names: vec!["x".into()], columns: vec![Column::Numeric(vec![1.0, 2.0, 3.0, 4.0])] };
     let m = BinMapper::fit(&f, 255, Some(&[1.0, 0.0, 2.0, 1.0])).unwrap();

@@ -12,7 +12,7 @@ pub(super) fn logistic(z: f64) -> f64 {
     }
 }
 
-/// The spring loss (SPEC §6).
+/// The spring loss (docs/explanation/secboost.md#secboost-algorithm).
 #[inline]
 pub(super) fn spring(z: f64, q: f64) -> f64 {
     let zq = q * z - 0.5;
@@ -21,7 +21,7 @@ pub(super) fn spring(z: f64, q: f64) -> f64 {
     logistic(z) + (1.0 - (1.0 - 4.0 * r * r).max(0.0).sqrt()) / q
 }
 
-/// The spring loss's main-text form (SPEC §6): `ln(1 + e^(−z)) + 1 − √(1 − 4(z − round(z))²)`.
+/// The spring loss's main-text form (docs/explanation/secboost.md#secboost-algorithm): `ln(1 + e^(−z)) + 1 − √(1 − 4(z − round(z))²)`.
 #[inline]
 pub(super) fn spring_main(z: f64) -> f64 {
     // |r| ≤ ½ exactly, so 1 − 4r² ≥ 0 up to rounding.
@@ -29,14 +29,14 @@ pub(super) fn spring_main(z: f64) -> f64 {
     logistic(z) + (1.0 - (1.0 - 4.0 * r * r).max(0.0).sqrt())
 }
 
-/// `exp_t(−z)^(2−t) = [1 − (1−t) z]_+^((2−t)/(1−t))`, with `t = 1` as `e^(−z)` (SPEC §1, §5).
+/// `exp_t(−z)^(2−t) = [1 − (1−t) z]_+^((2−t)/(1−t))`, with `t = 1` as `e^(−z)` (docs/explanation/tadaboost.md#tadaboost-loss, §5).
 ///
 /// A private helper (rather than `crate::math::tempered::exp_t`) so this module does not depend on the
 /// tempered-arithmetic module; the two must agree on `exp_t(−z)^(2−t)`.
 #[inline]
 pub(crate) fn tempered_exp_loss(z: f64, t: f64) -> f64 {
     let one_t = 1.0 - t;
-    // SPEC §1: |1 − t| < 1e−9 is t = 1.
+    // docs/explanation/tempered.md#tempered: |1 − t| < 1e−9 is t = 1.
     if one_t.abs() < 1e-9 {
         return (-z).exp();
     }

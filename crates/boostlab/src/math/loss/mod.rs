@@ -1,4 +1,4 @@
-//! Margin losses `F(z)` on the edge `z = y·H(x)` and their secant ("v-") derivatives (SPEC §6).
+//! Margin losses `F(z)` on the edge `z = y·H(x)` and their secant ("v-") derivatives (docs/explanation/secboost.md#secboost-algorithm).
 //!
 //! The one design choice: a [`Loss`] gives **values only**. It has no derivative method at all —
 //! not for the built-in losses, not for user closures — so SecBoost cannot use first-order
@@ -39,7 +39,7 @@ pub const DEFAULT_SPRING_Q: f64 = 500.0;
 // Loss
 // ------------------------------------------------------------------------------------------------
 
-/// A margin loss `F: R → R` on the edge `z = y·H(x)`, **values only** (SPEC §6).
+/// A margin loss `F: R → R` on the edge `z = y·H(x)`, **values only** (docs/explanation/secboost.md#secboost-algorithm).
 ///
 /// `Loss` deliberately has no derivative method — there is nothing like `derivative`, `grad` or
 /// `hessian` on it, and user closures supply values only — so SecBoost boosts it from loss values
@@ -208,7 +208,7 @@ impl Loss {
 // v-derivatives
 // ------------------------------------------------------------------------------------------------
 
-/// The v-derivative (secant slope) `δ_v F(z) = (F(z + v) − F(z)) / v` (SPEC §6). `v ≠ 0`; `v = 0`
+/// The v-derivative (secant slope) `δ_v F(z) = (F(z + v) − F(z)) / v` (docs/explanation/secboost.md#secboost-algorithm). `v ≠ 0`; `v = 0`
 /// gives NaN.
 pub fn v_derivative(loss: &Loss, z: f64, v: f64) -> f64 {
     if v == 0.0 {
@@ -216,11 +216,11 @@ pub fn v_derivative(loss: &Loss, z: f64, v: f64) -> f64 {
     }
     let mut out = [0.0; 2];
     loss.eval_many(&[z + v, z], &mut out);
-    // SPEC §6: δ_v F(z) = (F(z + v) − F(z)) / v.
+    // docs/explanation/secboost.md#secboost-algorithm: δ_v F(z) = (F(z + v) − F(z)) / v.
     (out[0] - out[1]) / v
 }
 
-/// The order-2 v-derivative `δ_{v1,v2} F(z) = (δ_{v1} F(z + v2) − δ_{v1} F(z)) / v2` (SPEC §6),
+/// The order-2 v-derivative `δ_{v1,v2} F(z) = (δ_{v1} F(z + v2) − δ_{v1} F(z)) / v2` (docs/explanation/secboost.md#secboost-algorithm),
 /// evaluated in its unravelled form `(F(z+v1+v2) + F(z) − F(z+v1) − F(z+v2)) / (v1 v2)`, which is
 /// exactly symmetric in `(v1, v2)` in floating point. Zero offsets give NaN.
 pub fn v_derivative2(loss: &Loss, z: f64, v1: f64, v2: f64) -> f64 {
@@ -281,7 +281,7 @@ pub(crate) mod tests {
             ("spring:Q=1", 0.5, (1.0 + (-0.5f64).exp()).ln()),
             // z = 0.25: z_Q = −¼, r = −¼, bump 1 − √(3/4).
             ("spring:Q=1", 0.25, (1.0 + (-0.25f64).exp()).ln() + 1.0 - 0.75f64.sqrt()),
-            // Main-text spring: bumps of height 1 at the half-integers, F(0) = ln 2 (SPEC §6).
+            // Main-text spring: bumps of height 1 at the half-integers, F(0) = ln 2 (docs/explanation/secboost.md#secboost-algorithm).
             ("spring-main", 0.0, ln2),
             ("spring-main", 0.5, (1.0 + (-0.5f64).exp()).ln() + 1.0),
             ("spring-main", -1.5, (1.0 + 1.5f64.exp()).ln() + 1.0),
@@ -319,8 +319,8 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn issue_16_spring_main_text_form_is_not_the_appendix_form_at_q1() {
-        // SPEC §6: the appendix form at Q = 1 is the main-text loss with its bumps moved by ½.
+    fn spring_main_text_form_is_not_the_appendix_form_at_q1() {
+        // docs/explanation/secboost.md#secboost-algorithm: the appendix form at Q = 1 is the main-text loss with its bumps moved by ½.
         let (main, app) = (loss("spring-main"), loss("spring:Q=1"));
         assert_eq!("spring-main".parse::<LossSpec>().expect("parses"), LossSpec::SpringMain);
         assert_eq!("Spring_Main".parse::<LossSpec>().expect("parses").to_string(), "spring-main");

@@ -8,7 +8,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use super::{DEFAULT_CLIP_Q, DEFAULT_SPRING_Q};
 use crate::error::{Error, Result};
 
-/// A built-in loss by name, as written in configurations and on the command line (SPEC §6).
+/// A built-in loss by name, as written in configurations and on the command line (docs/explanation/secboost.md#secboost-algorithm).
 ///
 /// Grammar: `logistic | exponential | square | hinge | zero-one | clipped-logistic[:q=<real>] |
 /// spring[:Q=<real>] | spring-main | tempered:t=<real>` (names are case-insensitive, `_` may replace `-`,
@@ -39,12 +39,12 @@ pub enum LossSpec {
         /// The paper's `Q` (bump frequency). By default 500; valid range `(0, ∞)`.
         q: f64,
     },
-    /// The spring loss of the SecBoost paper's main text (SPEC §6):
+    /// The spring loss of the SecBoost paper's main text (docs/explanation/secboost.md#secboost-algorithm):
     /// `ln(1 + e^(−z)) + 1 − √(1 − 4(z − round(z))²)`, bumps of height 1 at the half-integers,
     /// `F(0) = ln 2`. Not the appendix form at `Q = 1` ([`LossSpec::Spring`], whose bumps are moved
     /// by ½: `F(0) = 1 + ln 2`). No parameter. Not convex, not Lipschitz.
     SpringMain,
-    /// Tempered exponential loss `exp_t(−z)^(2−t) = [1 − (1−t)z]_+^((2−t)/(1−t))` (SPEC §1, §5);
+    /// Tempered exponential loss `exp_t(−z)^(2−t) = [1 − (1−t)z]_+^((2−t)/(1−t))` (docs/explanation/tadaboost.md#tadaboost-loss, §5);
     /// `t = 1` is `e^(−z)`. Convex; β = 2 at `t = 0` only. For `t > 1` it is `+∞` for
     /// `z ≤ −1/(t−1)`, which SecBoost reports as [`Error::Numerical`] if an edge gets there.
     Tempered {
@@ -95,7 +95,7 @@ impl LossSpec {
 
     /// The edges where the loss is known to jump (be discontinuous): `[0]` for the 0/1 loss, none
     /// for the other built-ins. SecBoost refuses an initial score `h_0` whose edges `±h_0` fall on
-    /// one (SPEC §6: the theorem needs `F` continuous at every current edge).
+    /// one (docs/explanation/secboost.md#secboost-algorithm: the theorem needs `F` continuous at every current edge).
     pub fn known_jumps(&self) -> &'static [f64] {
         match self {
             LossSpec::ZeroOne => &[0.0],

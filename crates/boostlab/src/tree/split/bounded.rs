@@ -86,7 +86,7 @@ impl Lazy {
     }
 }
 
-/// What [`SearchCtx::lowest_bounded`] needs to bound one candidate's gain (session 7).
+/// What [`SearchCtx::lowest_bounded`] needs to bound one candidate's gain.
 pub(in crate::tree) struct GainBounds<'a> {
     pub(in crate::tree) rb: &'a RiskBounds,
     pub(in crate::tree) t0: f64,
@@ -128,11 +128,11 @@ const RISK_GRID: usize = 4096;
 const RISK_SLACK: f64 = 1e-9;
 
 /// Guaranteed, cheap bounds on the tempered leaf cost `W·L^(t)(W+/W)` as
-/// [`crate::tree::Criterion::cost`] computes it (issue 18): the split search computes the exact
+/// [`crate::tree::Criterion::cost`] computes it: the split search computes the exact
 /// cost (four `exp`/`log` calls) only for candidates whose bounds cannot decide.
 ///
 /// **Why the bounds hold.** `L = L^(t)` is concave on `[0, 1]`, symmetric about ½ and zero at 0
-/// and 1 (SPEC §2.2: every offered Bayes risk is concave), hence non-decreasing on `[0, ½]`. The
+/// and 1 (docs/explanation/weak-learners.md#weak-learners-criteria: every offered Bayes risk is concave), hence non-decreasing on `[0, ½]`. The
 /// table holds `L` at the knots `x_j = j/(2N)`. For `x = min(u, 1 − u)` in `[x_j, x_{j+1}]`
 /// (`u = W+/W` exactly as the cost computes it; `1 − u` is exact for `u ≥ ½`, Sterbenz):
 /// - lower bound: the chord through `x_j` and `x_{j+1}` lies below a concave function between
@@ -196,7 +196,7 @@ impl RiskBounds {
 
     /// `(lo, hi)` with `lo ≤ Criterion::Tempered { t }.cost(wp, wn) ≤ hi` (see the type's doc).
     ///
-    /// Session 7: branch-light and cheap (the split scan calls it for every candidate). An empty
+    /// Branch-light and cheap (the split scan calls it for every candidate). An empty
     /// pair divides `0/1`, so `u` is never NaN: `u ∈ [0, 1]`, `x = min(u, 1 − u) ∈ [0, ½]`, and
     /// the table index is a plain truncation of a number in `[0, N]`; any `w > 0` (subnormal
     /// included) divides as the cost does. Comparisons are written as selects, which compile to
@@ -231,11 +231,11 @@ impl RiskBounds {
     }
 }
 
-/// [`RiskBounds::cost_bounds`] four pairs at a time with AVX2 (session 8, issue 18): the same
+/// [`RiskBounds::cost_bounds`] four pairs at a time with AVX2: the same
 /// operations in the same order lane by lane — IEEE-exact `+ − × ÷`, ordered comparisons that are
 /// false on NaN as Rust's, selects as blends, the truncation `pos as i32` as `cvttpd2dq` (`pos`
 /// is in `[0, N]`), the three table reads as gathers — hence the same bits;
-/// `issue_18_simd_passes_equal_the_scalar_passes` (tree/grow.rs) checks it.
+/// `simd_passes_equal_the_scalar_passes` (tree/grow.rs) checks it.
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod bounds_x4 {
     use super::{RiskBounds, RISK_GRID, RISK_SLACK};
@@ -289,12 +289,12 @@ pub(crate) mod bounds_x4 {
 mod tests {
     use super::*;
 
-    /// Issue 18: the cheap bounds of the tempered cost contain the exact cost, bit for bit as the
+    /// The cheap bounds of the tempered cost contain the exact cost, bit for bit as the
     /// criterion computes it, on random pairs (skewed, balanced, tiny, huge, zero) and temperatures
     /// across the supported range; and they are tight enough to decide (≤ 1e−6 of W at t = 0.8
     /// away from pure leaves).
     #[test]
-    fn issue_18_risk_bounds_contain_the_exact_cost() {
+    fn risk_bounds_contain_the_exact_cost() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(18);
         let ts = [-10.0, -3.0, -0.5, 0.0, 0.2, 0.5, 0.8, 0.9, 0.99, 1.01, 1.2, 1.5, 1.9, 2.0];
@@ -341,11 +341,11 @@ mod tests {
         assert!(RiskBounds::for_t(1.0).is_none());
     }
 
-    /// Issue 18 (session 7): the branch-free bounds give the cost's exact zeros for empty and
+    /// The branch-free bounds give the cost's exact zeros for empty and
     /// pure sides, rounding residues of either sign included, and contain the cost at the edges of
     /// the grid (the first and last intervals, `u` within an ulp of ½, 0 and 1).
     #[test]
-    fn issue_18_branch_free_bounds_at_empty_pure_and_edge_pairs() {
+    fn branch_free_bounds_at_empty_pure_and_edge_pairs() {
         for t in [-10.0, 0.0, 0.5, 0.8, 1.3, 2.0] {
             let rb = RiskBounds::for_t(t).expect("supported");
             let crit = crate::tree::Criterion::Tempered { t };
@@ -385,10 +385,10 @@ mod tests {
         }
     }
 
-    /// Issue 18: the bounds rest on the concavity of L^(t) (SPEC §2.2): its second differences on
+    /// The bounds rest on the concavity of L^(t) (docs/explanation/weak-learners.md#weak-learners-criteria): its second differences on
     /// a fine grid are ≤ 0 (up to rounding) for every temperature where bounds are offered.
     #[test]
-    fn issue_18_tempered_risk_is_concave_where_bounds_are_offered() {
+    fn tempered_risk_is_concave_where_bounds_are_offered() {
         for t in [-10.0, -1.0, 0.0, 0.3, 0.8, 0.99, 1.01, 1.3, 1.7, 2.0] {
             let n = 20_000;
             let l: Vec<f64> = (0..=n).map(|j| bayes_risk(j as f64 / n as f64, t)).collect();

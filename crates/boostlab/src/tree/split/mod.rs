@@ -80,7 +80,7 @@ pub(crate) fn block_cost(c: &Criterion, s: &[f64]) -> f64 {
 
 /// [`Criterion::Matusita`]'s cost `2√(W+W−)` (0 when `W+ + W− ≤ 0`) with the same arithmetic as
 /// [`Criterion::cost`] — the same values bit for bit for every input — but branch-free (the test
-/// selects the result), so that a loop of them vectorises (session 8, issue 18).
+/// selects the result), so that a loop of them vectorises.
 #[inline(always)]
 fn matusita_cost(wp: f64, wn: f64) -> f64 {
     let (wp, wn) = (wp.max(0.0), wn.max(0.0));
@@ -175,12 +175,12 @@ pub(in crate::tree) struct SearchCtx<'a> {
     pub(in crate::tree) tol: f64,
     pub(in crate::tree) binned: &'a BinnedMatrix,
     pub(in crate::tree) mapper: &'a BinMapper,
-    /// Cheap guaranteed bounds of the tempered cost (issue 18), when the criterion is tempered
+    /// Cheap guaranteed bounds of the tempered cost, when the criterion is tempered
     /// at a supported temperature.
     pub(in crate::tree) bounds: Option<&'a RiskBounds>,
 }
 
-/// A binary leaf cost `W·L(W+/W)` as the width-2 scan needs it (issue 18).
+/// A binary leaf cost `W·L(W+/W)` as the width-2 scan needs it.
 pub(in crate::tree) trait PairCost {
     /// Whether [`Self::bounds`] gives bounds (else the scan computes exact gains only).
     const BOUNDED: bool;
@@ -189,7 +189,7 @@ pub(in crate::tree) trait PairCost {
     /// Guaranteed `(lo, hi)` around [`Self::cost`], cheaper than it; `None` when the exact cost is
     /// as cheap.
     fn bounds(&self, wp: f64, wn: f64) -> Option<(f64, f64)>;
-    /// The table behind [`Self::bounds`], when there is one (session 7: the flat `lowest` scan).
+    /// The table behind [`Self::bounds`], when there is one (the flat `lowest` scan).
     fn risk_bounds(&self) -> Option<&RiskBounds> {
         None
     }
@@ -210,7 +210,7 @@ impl<F: Fn(f64, f64) -> f64> PairCost for Exact<F> {
     }
 }
 
-/// What [`SearchCtx::lowest_exact`] needs to compute one candidate's exact gain (session 8: a
+/// What [`SearchCtx::lowest_exact`] needs to compute one candidate's exact gain (a
 /// struct rather than a closure, so that the gain pass inlines into its AVX2 build, [`simd`]).
 pub(in crate::tree) struct ExactGain<'a, C> {
     pub(in crate::tree) cost: &'a C,
@@ -261,7 +261,7 @@ impl SearchCtx<'_> {
         allowed: Option<&[u32]>,
     ) -> Vec<Candidate> {
         if self.width == 2 && matches!(self.mapper.features[f], FeatureBins::Numeric { .. }) {
-            // Issue 18: the common case (one output, numeric feature) has its own scan.
+            // The common case (one output, numeric feature) has its own scan.
             return match (self.criterion, self.bounds) {
                 (Criterion::Tempered { .. }, Some(rb)) => {
                     self.scan_pair(&Bounded { crit: self.criterion, rb }, f, hist_f, total, allowed)
@@ -284,7 +284,7 @@ impl SearchCtx<'_> {
             };
         }
         if self.width > 2 && matches!(self.mapper.features[f], FeatureBins::Numeric { .. }) {
-            // Session 8 (issue 18): several outputs (AdaBoost.MH's 2k-wide blocks), numeric feature.
+            // Several outputs (AdaBoost.MH's 2k-wide blocks), numeric feature.
             return match self.criterion {
                 Criterion::Matusita => self.scan_outputs(matusita_cost, f, hist_f, total, allowed),
                 Criterion::Empirical => {
@@ -300,7 +300,7 @@ impl SearchCtx<'_> {
         self.best_for_feature_generic(f, hist_f, total, allowed)
     }
 
-    /// The numeric scan of several outputs (session 8, issue 18): the candidates of
+    /// The numeric scan of several outputs: the candidates of
     /// [`Self::best_for_feature_generic`], in its order, with its arithmetic (the same running
     /// sums, children's sums, [`admissible`] test, summed pair costs and tie rule), so the same
     /// result bit for bit. Faster because the cost is one function known at compile time (no
@@ -434,7 +434,7 @@ impl SearchCtx<'_> {
                 }
             }
             FeatureBins::Categorical { .. } => {
-                // SPEC §2.2: sort categories (the missing bin is one more category) by the weighted
+                // docs/explanation/weak-learners.md#weak-learners-criteria: sort categories (the missing bin is one more category) by the weighted
                 // fraction of positives; the best partition is a prefix of that order.
                 let mut cats: Vec<(f64, usize)> = (0..nb)
                     .filter(|&b| nonempty(b))
@@ -443,7 +443,7 @@ impl SearchCtx<'_> {
                         let pos: f64 = s.iter().step_by(2).sum();
                         // Fractions equal in exact arithmetic (every category of single-label data
                         // has the fraction 1/k in AdaBoost.MH's first round) differ by rounding
-                        // residues only, which the order of summation decides (issue 13: sums over
+                        // residues only, which the order of summation decides (sums over
                         // ranks): fractions within 2^−36 sort as ties, by bin.
                         ((pos / s.iter().sum::<f64>() * CAT_FRACTION_GRID).round(), b)
                     })
@@ -483,7 +483,7 @@ impl SearchCtx<'_> {
         best
     }
 
-    /// The width-2 numeric scan (issue 18): the same candidates, in the same order, with the same
+    /// The width-2 numeric scan: the same candidates, in the same order, with the same
     /// arithmetic and the same tie rule as [`Self::best_for_feature_generic`], so the same result
     /// bit for bit; faster because it works on scalars, and because with a [`Bounded`] cost the
     /// exact cost runs only where cheap bounds cannot decide.
@@ -522,7 +522,7 @@ impl SearchCtx<'_> {
         let margin = 1e-10 * (parent.abs() + t0 + t1);
         // Pass 1: the thresholds (allowed non-empty value bins but the last) and their prefix
         // sums. Empty bins add +0.0 in the generic scan: the same sums.
-        // Session 6: the pass arrays are reused from this thread's last scan (no allocation per
+        // The pass arrays are reused from this thread's last scan (no allocation per
         // feature and node); every element read is written first.
         let (mut bins, mut acc) = (SCAN_BINS.take(), SCAN_ACC.take());
         bins.clear();
@@ -564,7 +564,7 @@ impl SearchCtx<'_> {
         let lowest = self.ties == SplitTies::Lowest;
         if lowest && !C::BOUNDED {
             // Exact gains and the `lowest` rule (Real and discrete AdaBoost's common case): passes
-            // 2 and 3 on flat arrays, without the bounds' pairs (session 6).
+            // 2 and 3 on flat arrays, without the bounds' pairs.
             let out = self.lowest_exact(cost, f, &bins, &acc, has_missing.then_some((m0, m1)), (t0, t1));
             SCAN_BINS.set(bins);
             SCAN_ACC.set(acc);
@@ -572,7 +572,7 @@ impl SearchCtx<'_> {
         }
         if lowest {
             if let Some(rb) = cost.risk_bounds() {
-                // t-AdaBoost's common case: flat bounds and a blocked lazy rule (session 7).
+                // t-AdaBoost's common case: flat bounds and a blocked lazy rule.
                 let miss = has_missing.then_some((m0, m1));
                 let out = self.lowest_bounded(cost, rb, f, &bins, &acc, miss, (t0, t1), margin);
                 SCAN_BINS.set(bins);
@@ -644,7 +644,7 @@ impl SearchCtx<'_> {
         pool
     }
 
-    /// [`Self::scan_pair`]'s passes 2 and 3 for an exact cost and the `lowest` tie rule (session 6,
+    /// [`Self::scan_pair`]'s passes 2 and 3 for an exact cost and the `lowest` tie rule (
     /// Real and discrete AdaBoost's common case). Pass 2 writes every candidate's gain into one
     /// flat array in the generic scan's order (bins, then the missing side: `miss` holds the
     /// missing bin's sums when it is not empty), branch-free — an inadmissible candidate is NaN,
@@ -670,7 +670,7 @@ impl SearchCtx<'_> {
         gains.clear();
         let ns = if miss.is_some() { 2 } else { 1 };
         gains.resize(acc.len() * ns, 0.0);
-        // Session 8: the pass compiled for AVX2 when the CPU has it (same bits, see `simd`).
+        // The pass compiled for AVX2 when the CPU has it (same bits, see `simd`).
         simd::exact_gains(&gain, acc, miss, &mut gains);
         let (mut kg, mut kj) = (f64::NEG_INFINITY, usize::MAX);
         for (bi, block) in gains.chunks(GAIN_BLOCK).enumerate() {
@@ -694,7 +694,7 @@ impl SearchCtx<'_> {
     }
 
     /// [`Self::scan_pair`]'s passes 2 and 3 for a bounded cost (the tempered criterion) and the
-    /// `lowest` tie rule (session 7, t-AdaBoost's common case), with the same decisions as
+    /// `lowest` tie rule (t-AdaBoost's common case), with the same decisions as
     /// `scan_pair`'s lazy rule, hence the generic scan's candidate and gain bits.
     ///
     /// Pass 2 writes every candidate's gain interval `[lo, hi]` (`scan_pair`'s, from
@@ -729,7 +729,7 @@ impl SearchCtx<'_> {
         let ns = if miss.is_some() { 2 } else { 1 };
         los.resize(acc.len() * ns, 0.0);
         his.resize(acc.len() * ns, 0.0);
-        // Session 8: the pass compiled for AVX2 when the CPU has it (same bits, see `simd`).
+        // The pass compiled for AVX2 when the CPU has it (same bits, see `simd`).
         simd::gain_intervals(&bounds, acc, miss, &mut los, &mut his);
         let mut kept: Option<Lazy> = None;
         for (bi, (blo, bhi)) in los.chunks(GAIN_BLOCK).zip(his.chunks(GAIN_BLOCK)).enumerate() {
@@ -805,7 +805,7 @@ impl SearchCtx<'_> {
         } else {
             (0..bm.n_features).map(eval).collect()
         };
-        // SPEC §2.1: ties go to the lowest feature index, or (random) to a seeded uniform draw
+        // docs/explanation/weak-learners.md#weak-learners-stump: ties go to the lowest feature index, or (random) to a seeded uniform draw
         // among the candidates within the tolerance of the best, in feature then scan order.
         let mut best: Vec<Candidate> = Vec::new();
         for c in found.into_iter().flatten() {

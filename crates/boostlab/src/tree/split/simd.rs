@@ -1,9 +1,9 @@
-//! The split scan's per-candidate passes compiled twice (session 8, issue 18): for the baseline
+//! The split scan's per-candidate passes compiled twice: for the baseline
 //! x86-64 target (SSE2: two `f64` lanes) and, chosen at run time, for AVX2 (four lanes). The
 //! two builds run the same Rust code: IEEE `+ − × ÷ √` and comparisons are correctly rounded
 //! lane by lane, Rust never contracts `a·b + c` into an FMA (and FMA is not enabled here), and
 //! the passes write each candidate's value independently (no reduction whose order the vector
-//! width could change), so both builds give the same bits — `issue_18_simd_passes_equal_the_
+//! width could change), so both builds give the same bits — `simd_passes_equal_the_
 //! scalar_passes` checks it. The wheel and the binaries stay built for any x86-64.
 //!
 //! `BOOSTLAB_SCAN_SIMD=0` in the environment (read once per process) keeps the baseline build,
@@ -179,7 +179,7 @@ pub(in crate::tree) fn gain_intervals(
 
 #[cfg(target_arch = "x86_64")]
 impl GainBounds<'_> {
-    /// [`Self::interval`] of four candidates with AVX2 (session 8): the same operations in the same
+    /// [`Self::interval`] of four candidates with AVX2: the same operations in the same
     /// order lane by lane (ordered comparisons, false on NaN as Rust's; selects as blends), hence
     /// the same bits; the children's bounds by [`RiskBounds::cost_bounds_x4`].
     #[inline]

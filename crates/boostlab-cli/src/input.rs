@@ -7,10 +7,10 @@ use std::path::Path;
 
 use anyhow::{bail, Result};
 use boostlab::data::source::{self, SourceFormat, SourceOptions, TableSource};
-use boostlab::data::{BinnedData, ReadProgress};
+use boostlab::data::{BinnedData, LabelSelector, ReadProgress};
 use boostlab::{Dataset, Ensemble};
 
-use crate::common::Format;
+use crate::args::Format;
 
 /// The format given with `--format`, or else the one the file's extension names (LIBSVM for
 /// `.svm`, `.libsvm`, `.svmlight`, Parquet for `.parquet`, `.pq`, Arrow IPC for `.arrow`,
@@ -83,11 +83,21 @@ pub fn read_binned(
 /// width) and its label columns, read when the file has them.
 pub fn model_options(model: &Ensemble) -> SourceOptions {
     SourceOptions {
-        label: crate::predict::selector(model.target_columns.as_deref()),
+        label: selector(model.target_columns.as_deref()),
         label_optional: true,
         kinds: Some(model.schema.kinds_by_name()),
         n_features: Some(model.schema.names.len()),
         ..Default::default()
+    }
+}
+
+/// The label selector stored in a model (see `Ensemble::target_columns`).
+fn selector(spec: Option<&str>) -> LabelSelector {
+    match spec {
+        None => LabelSelector::None,
+        Some(s) if s.ends_with('*') => LabelSelector::Prefix(s.trim_end_matches('*').to_string()),
+        Some(s) if s.contains(',') => LabelSelector::Multi(s.split(',').map(|x| x.trim().to_string()).collect()),
+        Some(s) => LabelSelector::Name(s.to_string()),
     }
 }
 

@@ -2,31 +2,17 @@
 //!
 //! Conversion and presentation only: every algorithm lives in the `boostlab` library.
 
-/// `print!` / `println!` for a command's results on standard output. When the reader has gone
-/// (`boostlab inspect m.json | head -1`, `boostlab cv ... | head`) the process ends quietly with
-/// status 0, as `predict` does, instead of panicking; any other write error ends it with a message.
-macro_rules! out {
-    ($($arg:tt)*) => { $crate::common::write_stdout(format_args!($($arg)*), false) };
-}
-macro_rules! outln {
-    () => { $crate::common::write_stdout(format_args!(""), true) };
-    ($($arg:tt)*) => { $crate::common::write_stdout(format_args!($($arg)*), true) };
-}
+#[macro_use]
+mod output;
 
-mod common;
-mod cv;
-mod demo;
-mod experiment;
-mod explain;
+mod args;
+mod commands;
 mod input;
-mod plot;
-mod predict;
-mod reference;
-mod report;
 mod signals;
-mod train;
+mod svg;
 
 use clap::{CommandFactory, Parser, Subcommand};
+use commands::{cv, demo, experiment, export, inspect, plot, predict, reference, report, train};
 
 /// Boosting from the AdaBoost family: discrete, Real, t-AdaBoost, SecBoost, AdaBoost.MH/MO/MR/M2.
 #[derive(Parser)]
@@ -43,7 +29,7 @@ enum Command {
     /// Predict with a saved model (reports accuracy when the data have labels).
     Predict(predict::PredictArgs),
     /// Describe a saved model.
-    Inspect(predict::InspectArgs),
+    Inspect(inspect::InspectArgs),
     /// Stratified k-fold cross-validation.
     Cv(cv::CvArgs),
     /// Train AdaBoost and Real AdaBoost on an embedded dataset (red wine quality ≥ 6) and print
@@ -52,9 +38,9 @@ enum Command {
     /// Run an experiment grid (datasets × settings × noise × folds) from a TOML spec; resumable.
     Experiment(experiment::ExperimentArgs),
     /// Draw a saved model as SVG: learning curve, feature importance, margin distributions.
-    Plot(explain::PlotArgs),
+    Plot(plot::PlotArgs),
     /// Export a saved model to another format: `--onnx OUT.onnx`.
-    Export(explain::ExportArgs),
+    Export(export::ExportArgs),
     /// Summarise a results directory: tables, paired t-tests against a reference, SVG plots.
     Report(report::ReportArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on standard output.
@@ -84,15 +70,15 @@ fn main() {
         Command::Experiment(a) => experiment::run(a),
         Command::Completions(a) => reference::completions(a, &mut Cli::command()),
         Command::Man(a) => reference::man(a, &Cli::command()),
-        command => common::with_threads(threads, move || match command {
+        command => args::with_threads(threads, move || match command {
             Command::Train(a) => train::run(a),
             Command::Predict(a) => predict::run(a),
-            Command::Inspect(a) => predict::inspect(a),
+            Command::Inspect(a) => inspect::run(a),
             Command::Cv(a) => cv::run(a),
             Command::Demo(a) => demo::run(a),
             Command::Report(a) => report::run(a),
-            Command::Plot(a) => explain::run(a),
-            Command::Export(a) => explain::export(a),
+            Command::Plot(a) => plot::run(a),
+            Command::Export(a) => export::run(a),
             Command::Experiment(_) | Command::Completions(_) | Command::Man(_) => unreachable!("handled above"),
         }),
     };
@@ -101,7 +87,7 @@ fn main() {
         signals::exit_now(code);
     }
     if let Err(e) = res {
-        eprintln!("error: {}", common::message(&e));
+        eprintln!("error: {}", output::message(&e));
         std::process::exit(1);
     }
 }
@@ -112,7 +98,7 @@ mod tests {
     use clap::{Args, CommandFactory};
 
     /// Every registry parameter with a CLI flag is a `train` argument under the help heading of
-    /// its topic, and every training-parameter flag (`BoostArgs`) is in the registry.
+    /// its topic, and every training-parameter flag (`BoostArgs`, `ValidationArgs`) is in the registry.
     #[test]
     fn train_flags_match_the_parameter_registry() {
         let cli = super::Cli::command();
@@ -125,7 +111,8 @@ mod tests {
                 .unwrap_or_else(|| panic!("parameter `{}`: `boostlab train` has no --{flag}", p.name));
             assert_eq!(arg.get_help_heading(), Some(p.topic.heading()), "--{flag}'s help heading");
         }
-        let boost = crate::common::BoostArgs::augment_args(clap::Command::new("boost"));
+        let boost = crate::args::BoostArgs::augment_args(clap::Command::new("boost"));
+        let boost = crate::args::ValidationArgs::augment_args(boost);
         for a in boost.get_arguments() {
             let long = a.get_long().unwrap_or_else(|| panic!("{} has no long flag", a.get_id()));
             assert!(

@@ -217,6 +217,25 @@ fn negative_numbers_after_flags_are_values() {
     assert!(!ok && se.contains("smoothing"), "{se}");
 }
 
+/// `cv` has no validation data, so it does not offer the validation options: the argument
+/// parser refuses them before any data is read.
+#[test]
+fn cv_refuses_the_validation_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_twins(dir.path(), 40);
+    let d = data.to_str().unwrap();
+    for extra in [&["--early-stopping-rounds", "5"][..], &["--eval-metric", "error"], &["--eval-clipped"]] {
+        let mut args = vec!["cv", "--data", d, "--rounds", "2"];
+        args.extend_from_slice(extra);
+        let (ok, so, se) = run(&args);
+        assert!(!ok, "{args:?} was accepted: {so}");
+        assert!(se.contains("unexpected argument") && se.contains(extra[0]), "{se}");
+    }
+    // `train` still takes them.
+    let (ok, _, se) = run(&["train", "--data", d, "--rounds", "2", "--valid", d, "--early-stopping-rounds", "5"]);
+    assert!(ok, "{se}");
+}
+
 /// In a pipe, `train` prints a summary (last round's key diagnostics, time, where the
 /// model went) and no table; `--log-every K` adds a row every K rounds; `--verbose` every round;
 /// the table fits `COLUMNS`; `--log-json` keeps every diagnostic of every round.

@@ -19,7 +19,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::params::boost_params;
 use super::spec::{Cell, ExperimentSpec};
 use super::storage::CellResult;
-use crate::data::{read_csv, read_libsvm, BinnedData, CsvOptions, Features, LabelSelector, LibsvmOptions, Target};
+use crate::data::source::{self, SourceFormat, SourceOptions};
+use crate::data::{BinnedData, Features, LabelSelector, Target};
 use crate::error::{Error, Result};
 use crate::eval::folds::train_test_indices;
 use crate::eval::noise::{flip_binary_labels, flip_multiclass_labels};
@@ -37,31 +38,10 @@ pub fn load_dataset(path: &Path, label: Option<&str>, max_rows: Option<usize>) -
         Some(l) if l.contains(',') => LabelSelector::Multi(l.split(',').map(|s| s.trim().to_string()).collect()),
         Some(l) => LabelSelector::Name(l.to_string()),
     };
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_lowercase();
-    let csv_opts = CsvOptions { label: selector, max_rows, ..CsvOptions::default() };
-    match ext.as_str() {
-        "svm" | "libsvm" | "svmlight" => {
-            let mut d = read_libsvm(path, &LibsvmOptions::default())?;
-            if let Some(m) = max_rows {
-                if m < d.n_rows() {
-                    d = d.subset(&(0..m).collect::<Vec<_>>());
-                }
-            }
-            Ok(d)
-        }
-        #[cfg(feature = "arrow")]
-        "parquet" | "pq" => crate::data::read_arrow(path, crate::data::ArrowFormat::Parquet, &csv_opts),
-        #[cfg(feature = "arrow")]
-        "arrow" | "feather" | "ipc" | "arrows" => {
-            crate::data::read_arrow(path, crate::data::ArrowFormat::Ipc, &csv_opts)
-        }
-        #[cfg(not(feature = "arrow"))]
-        "parquet" | "pq" | "arrow" | "feather" | "ipc" | "arrows" => Err(Error::Failed(format!(
-            "{}: this boostlab was built without Parquet/Arrow support (cargo feature `arrow`)",
-            path.display()
-        ))),
-        _ => read_csv(path, &csv_opts),
-    }
+    // An extension that names no format is read as CSV (`source::open` alone would refuse it).
+    let format = SourceFormat::from_path(path).unwrap_or(SourceFormat::Csv);
+    let options = SourceOptions { label: selector, max_rows, ..SourceOptions::default() };
+    source::open(path, Some(format), options)?.read()
 }
 
 /// Stratification key of each row (class index, or the label set of multi-label data).

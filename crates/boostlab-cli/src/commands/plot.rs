@@ -8,8 +8,8 @@ use boostlab::explain::{margin_cdf, ImportanceKind};
 use boostlab::{Dataset, Ensemble};
 use clap::{Args, ValueEnum};
 
-use crate::common::Format;
-use crate::plot::{bar_chart, line_chart, xy_chart, Series};
+use crate::args::Format;
+use crate::svg::{bar_chart, line_chart, xy_chart, Series};
 
 /// What `boostlab plot` draws.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,7 +27,7 @@ pub enum PlotKind {
 #[derive(Args, Debug)]
 pub struct PlotArgs {
     #[command(flatten)]
-    pub threads: crate::common::ThreadsArg,
+    pub threads: crate::args::ThreadsArg,
     /// What to draw.
     #[arg(value_enum)]
     pub kind: PlotKind,
@@ -161,38 +161,4 @@ pub fn cdf_points(sorted: &[f64]) -> Vec<(f64, f64)> {
     }
     pts.push((1.0, margin_cdf(sorted, 1.0)));
     pts
-}
-
-/// Arguments of `boostlab export`.
-#[derive(Args, Debug)]
-pub struct ExportArgs {
-    #[command(flatten)]
-    pub threads: crate::common::ThreadsArg,
-    /// The model file.
-    #[arg(long, value_name = "FILE")]
-    pub model: PathBuf,
-    /// Write the linear model as an ONNX graph here (`ai.onnx.ml` TreeEnsembleRegressor; input
-    /// `input`, float32 N × features; outputs `label`, `probabilities`, `scores`).
-    #[arg(long)]
-    pub onnx: PathBuf,
-    /// Export the clipped t-AdaBoost model (refused: it is not a sum of trees).
-    #[arg(long)]
-    pub clipped: bool,
-}
-
-/// `boostlab export --onnx`.
-pub fn export(a: ExportArgs) -> Result<()> {
-    let m = Ensemble::load(&a.model)?;
-    #[cfg(feature = "onnx")]
-    {
-        let bytes = m.to_onnx(a.clipped)?;
-        boostlab::model::write_atomic(&a.onnx, &bytes)?;
-        outln!("{} written ({} bytes)", a.onnx.display(), bytes.len());
-        Ok(())
-    }
-    #[cfg(not(feature = "onnx"))]
-    {
-        let _ = m;
-        bail!("this build of boostlab has no ONNX export (build it with the `onnx` feature)")
-    }
 }

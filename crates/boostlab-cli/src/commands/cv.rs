@@ -10,7 +10,7 @@ use boostlab::Trainer;
 use clap::Args;
 use rayon::prelude::*;
 
-use crate::common::{BoostArgs, DataArgs};
+use crate::args::{BoostArgs, DataArgs};
 
 /// Arguments of `boostlab cv`.
 #[derive(Args, Debug)]
@@ -29,7 +29,7 @@ pub struct CvArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    pub threads: crate::common::ThreadsArg,
+    pub threads: crate::args::ThreadsArg,
 }
 
 /// Stratification key of each row: the class, or the label set of multi-label data.

@@ -1,112 +1,19 @@
-//! Flags shared by several commands: data loading and boosting parameters.
+//! Boosting parameters: the flags and the library parameters they describe.
 
-use std::path::{Path, PathBuf};
-
-use anyhow::{bail, Context, Result};
-
-use boostlab::data::source::SourceOptions;
-use boostlab::data::{BinnedData, LabelSelector};
 use std::collections::BTreeMap;
 
+use anyhow::{bail, Context, Result};
 use boostlab::boost::preset::Preset;
 use boostlab::boost::tadaboost::{LearnerWeights, OverflowPolicy};
 use boostlab::tree::{GrowOrder, PureLeaves, SplitTies, TemperedLink};
-use boostlab::{Algorithm, BoostParams, Dataset};
+use boostlab::{Algorithm, BoostParams};
 use clap::{Args, ValueEnum};
 use serde_json::{Map, Value};
-
-/// Where the data come from and how to read them.
-#[derive(Args, Debug, Clone)]
-pub struct DataArgs {
-    /// Data file: CSV with a header, LIBSVM (.svm/.libsvm/.svmlight), Parquet (.parquet) or Arrow
-    /// IPC (.arrow/.feather/.ipc); by extension, or --format.
-    #[arg(long, help_heading = "Data")]
-    pub data: PathBuf,
-    /// File format. By default from the extension (csv unless .svm, .libsvm, .svmlight).
-    #[arg(long, help_heading = "Data", value_enum)]
-    pub format: Option<Format>,
-    /// Label column (CSV). By default the last column.
-    #[arg(long, help_heading = "Data")]
-    pub label: Option<String>,
-    /// Multi-label: comma-separated 0/1 label columns, or `PREFIX*` for every column starting with
-    /// PREFIX (e.g. `label_*`).
-    #[arg(long, help_heading = "Data")]
-    pub labels: Option<String>,
-    /// Positive class of binary labels. By default the larger label (1 for 0/1 and −1/+1, the
-    /// later name in alphabetical order for strings).
-    #[arg(long, help_heading = "Data")]
-    pub positive: Option<String>,
-    /// Sample-weight column (CSV).
-    #[arg(long, help_heading = "Data")]
-    pub weight: Option<String>,
-    /// Read only the first N data rows.
-    #[arg(long, help_heading = "Data")]
-    pub max_rows: Option<usize>,
-}
-
-/// Input formats.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// Comma-separated values with a header row.
-    Csv,
-    /// LIBSVM / SVMlight sparse format.
-    Libsvm,
-    /// Apache Parquet.
-    Parquet,
-    /// Arrow IPC (file or stream format; Feather v2).
-    Arrow,
-}
-
-impl DataArgs {
-    /// The label selector these flags describe.
-    pub fn selector(&self) -> LabelSelector {
-        if let Some(l) = &self.labels {
-            if let Some(p) = l.strip_suffix('*') {
-                LabelSelector::Prefix(p.to_string())
-            } else {
-                LabelSelector::Multi(l.split(',').map(|s| s.trim().to_string()).collect())
-            }
-        } else if let Some(l) = &self.label {
-            LabelSelector::Name(l.clone())
-        } else {
-            LabelSelector::Last
-        }
-    }
-
-    /// How to read the file: the label, positive class, weight column and row limit of these flags.
-    fn options(&self) -> SourceOptions {
-        SourceOptions {
-            label: self.selector(),
-            positive: self.positive.clone(),
-            weight: self.weight.clone(),
-            max_rows: self.max_rows,
-            ..Default::default()
-        }
-    }
-
-    /// Reads the training data straight into bins: CSV in parallel chunks, Parquet and Arrow one
-    /// column at a time; the table is never held as text or floats. LIBSVM files are read whole,
-    /// then binned. `progress`: show the reading progress on a terminal.
-    pub fn load_binned(&self, max_bins: usize, progress: bool) -> Result<BinnedData> {
-        crate::input::read_binned(&self.data, self.format, self.options(), max_bins, progress)
-    }
-
-    /// Reads the training data (with a progress bar on a terminal).
-    pub fn load(&self) -> Result<Dataset> {
-        crate::input::read(&self.data, self.format, self.options(), true)
-    }
-
-    /// Reads another file of the same layout (validation data): the same label, positive class
-    /// and weight column, every row. `progress`: show the reading progress on a terminal.
-    pub fn load_other(&self, path: &Path, progress: bool) -> Result<Dataset> {
-        crate::input::read(path, self.format, SourceOptions { max_rows: None, ..self.options() }, progress)
-    }
-}
 
 /// Boosting parameters shared by `train`, `cv` and friends.
 ///
 /// Every option is optional: what is not given takes the preset's value (`--preset`,
-/// `--authors-mode`) or else the library's default, and what is given always wins (issue 17).
+/// `--authors-mode`) or else the library's default, and what is given always wins.
 #[derive(Args, Debug, Clone)]
 pub struct BoostArgs {
     /// Algorithm: adaboost, real-adaboost, abstaining-adaboost, t-adaboost, secboost, adaboost-mh,
@@ -229,6 +136,11 @@ pub struct BoostArgs {
     /// Shrinkage ν in (0, 1]: each round adds ν·α·h [default: 1].
     #[arg(long, help_heading = "Booster", allow_negative_numbers = true)]
     pub learning_rate: Option<f64>,
+}
+
+/// Parameters of training on validation data: only `train` has validation data (`--valid`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct ValidationArgs {
     /// Stop once the validation metric (--valid) has not improved for K rounds; the model keeps
     /// its best iteration.
     #[arg(long, help_heading = "Validation", value_name = "K")]
@@ -241,30 +153,7 @@ pub struct BoostArgs {
     pub eval_clipped: bool,
 }
 
-/// `--threads N` (issue 15), on every command: the worker threads of its computation.
-#[derive(Args, Debug, Clone, Default)]
-pub struct ThreadsArg {
-    /// Worker threads (0 = one per logical CPU). Results are bit-identical whatever the number
-    /// [default: one per logical CPU].
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
-}
-
-/// Runs `f` on a local pool of `threads` worker threads (issue 15; `None` or 0: one per logical
-/// CPU), not on rayon's global pool.
-pub fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
-    let n = match threads {
-        None | Some(0) => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        Some(n) => n,
-    };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(n)
-        .build()
-        .map_err(|e| anyhow::anyhow!("--threads {n}: cannot start the worker threads: {e}"))?;
-    pool.install(f)
-}
-
-/// A `--t` value: a temperature, or `auto` (issue 16).
+/// A `--t` value: a temperature, or `auto`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum TArg {
     /// A fixed temperature.
@@ -335,14 +224,15 @@ impl BoostArgs {
         self.seed.unwrap_or(0)
     }
 
-    /// The library parameters these flags describe.
+    /// The library parameters these flags describe, without validation options.
     pub fn params(&self) -> Result<BoostParams> {
-        Ok(self.params_and_sources()?.0)
+        Ok(self.params_and_sources(&ValidationArgs::default())?.0)
     }
 
-    /// The library parameters these flags describe, and the dotted paths of the parameters the
-    /// user gave (for [`BoostParams::sources`]). The preset is applied first, the flags over it.
-    pub fn params_and_sources(&self) -> Result<(BoostParams, Vec<String>)> {
+    /// The library parameters these flags and the validation flags describe, and the dotted
+    /// paths of the parameters the user gave (for [`BoostParams::sources`]). The preset is
+    /// applied first, the flags over it.
+    pub fn params_and_sources(&self, validation: &ValidationArgs) -> Result<(BoostParams, Vec<String>)> {
         let algorithm = Algorithm::parse(&self.algo)?;
         // Options of one booster given to another are mistakes, not no-ops.
         let only = |given: bool, flag: &str, algos: &[Algorithm]| -> Result<()> {
@@ -379,7 +269,7 @@ impl BoostArgs {
         only(self.code.is_some(), "--code", &mo)?;
         only(self.decode.is_some(), "--decode", &mo)?;
         only(self.single_label_start, "--single-label-start", &mh)?;
-        only(self.eval_clipped, "--eval-clipped", &t_ada)?;
+        only(validation.eval_clipped, "--eval-clipped", &t_ada)?;
 
         // The given flags as a partial parameter object (BoostParams::from_json lays it over the
         // preset and the defaults).
@@ -409,13 +299,13 @@ impl BoostArgs {
             boostlab::params::registry::check_number("learning_rate", v)?;
             put("", "learning_rate", v.into());
         }
-        if let Some(k) = self.early_stopping_rounds {
+        if let Some(k) = validation.early_stopping_rounds {
             put("", "early_stopping_rounds", k.into());
         }
-        if let Some(m) = &self.eval_metric {
+        if let Some(m) = &validation.eval_metric {
             put("", "eval_metric", serde_json::to_value(boostlab::EvalMetric::parse(m)?)?);
         }
-        if self.eval_clipped {
+        if validation.eval_clipped {
             put("", "eval_clipped", true.into());
         }
         if let Some(b) = self.max_bins {
@@ -487,7 +377,7 @@ impl BoostArgs {
             None => {}
         }
         if let Some(v) = &self.t_schedule {
-            // Issue 16: checked here so that a bad schedule is reported as the flag's error.
+            // Checked here so that a bad schedule is reported as the flag's error.
             let sch = boostlab::boost::tadaboost::TSchedule::parse(v).context("--t-schedule")?;
             put("t_adaboost", "t_schedule", serde_json::to_value(sch)?);
         }
@@ -556,34 +446,4 @@ impl BoostArgs {
         p.check()?;
         Ok((p, explicit))
     }
-}
-
-/// Writes a command's output to standard output (the `out!` / `outln!` macros). A closed pipe
-/// ends the process with status 0: the reader has all it wanted. Any other error ends it with
-/// status 1 and a message; results already written to files are complete (writes are atomic).
-pub fn write_stdout(args: std::fmt::Arguments<'_>, newline: bool) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let res = out.write_fmt(args).and_then(|()| if newline { out.write_all(b"\n") } else { Ok(()) });
-    match res {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
-        Err(e) => {
-            eprintln!("error: writing to standard output: {e}");
-            std::process::exit(1);
-        }
-    }
-}
-
-/// An error with its context chain, leaving out a cause whose text the message already holds (an
-/// I/O error's source is part of its own message).
-pub fn message(e: &anyhow::Error) -> String {
-    let mut msg = e.to_string();
-    for cause in e.chain().skip(1) {
-        let c = cause.to_string();
-        if !msg.contains(&c) {
-            msg = format!("{msg}: {c}");
-        }
-    }
-    msg
 }

@@ -18,7 +18,7 @@ pub struct DemoArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     #[command(flatten)]
-    pub threads: crate::common::ThreadsArg,
+    pub threads: crate::args::ThreadsArg,
 }
 
 /// The embedded red-wine data as a boostlab dataset (label: quality ≥ 6).

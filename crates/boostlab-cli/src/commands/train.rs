@@ -9,7 +9,7 @@ use boostlab::model::write_atomic;
 use boostlab::{Error, RoundRecord, Trainer};
 use clap::Args;
 
-use crate::common::{BoostArgs, DataArgs};
+use crate::args::{BoostArgs, DataArgs, ThreadsArg, ValidationArgs};
 
 /// Arguments of `boostlab train`.
 #[derive(Args, Debug)]
@@ -18,6 +18,8 @@ pub struct TrainArgs {
     pub data: DataArgs,
     #[command(flatten)]
     pub boost: BoostArgs,
+    #[command(flatten)]
+    pub validation: ValidationArgs,
     /// Where to save the model (JSON, written atomically).
     #[arg(long, help_heading = "Output")]
     pub model: Option<PathBuf>,
@@ -45,7 +47,7 @@ pub struct TrainArgs {
     #[arg(long, help_heading = "Data", value_name = "FILE")]
     pub init_model: Option<PathBuf>,
     #[command(flatten)]
-    pub threads: crate::common::ThreadsArg,
+    pub threads: ThreadsArg,
 }
 
 /// Diagnostics shown first, in this order, when they exist; the others follow alphabetically.
@@ -173,7 +175,7 @@ fn say(line: &str) {
     let _ = writeln!(std::io::stdout().lock(), "{line}");
 }
 
-/// The parameters of a continued model (`--init-model`, issue 15): the model's own, with
+/// The parameters of a continued model (`--init-model`): the model's own, with
 /// `--rounds` more rounds and the validation options given; any other option is refused.
 fn warm_params(
     init: &boostlab::Ensemble,
@@ -222,7 +224,7 @@ pub fn run(mut a: TrainArgs) -> Result<()> {
             a.boost.algo = m.params.algorithm.name().to_string();
         }
     }
-    let (params, explicit) = a.boost.params_and_sources()?;
+    let (params, explicit) = a.boost.params_and_sources(&a.validation)?;
     let (params, explicit) = match &init {
         Some(m) => warm_params(m, &a, &params, &explicit)?,
         None => (params, explicit),
@@ -238,7 +240,7 @@ pub fn run(mut a: TrainArgs) -> Result<()> {
         }
         None => None,
     };
-    // Streamed straight into bins (issue 12).
+    // Streamed straight into bins.
     let read_start = Instant::now();
     let data = a.data.load_binned(params.max_bins, !a.quiet)?;
     let read_secs = read_start.elapsed().as_secs_f64();

@@ -10,7 +10,7 @@ use boostlab::experiment::{build_report, load_results, mean_curves, render_markd
 use boostlab::model::write_atomic;
 use clap::Args;
 
-use crate::plot::{line_chart, Series};
+use crate::svg::{line_chart, Series};
 
 /// Arguments of `boostlab report`.
 #[derive(Args, Debug)]
@@ -49,7 +49,7 @@ pub struct ReportArgs {
     #[arg(long)]
     pub no_plots: bool,
     #[command(flatten)]
-    pub threads: crate::common::ThreadsArg,
+    pub threads: crate::args::ThreadsArg,
 }
 
 fn matcher(list: &Option<String>) -> impl Fn(&str) -> bool + '_ {

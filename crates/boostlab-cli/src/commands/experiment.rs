@@ -1,4 +1,4 @@
-//! `boostlab experiment SPEC.toml`: run an experiment grid (SPEC §7) with the library's harness
+//! `boostlab experiment SPEC.toml`: run an experiment grid (docs/explanation/experiments.md#experiments) with the library's harness
 //! ([`boostlab::experiment`]), recording one JSON record per finished cell.
 //!
 //! Presentation only: the cells run through the library's [`CellRunner`] (dataset, fold, noise,

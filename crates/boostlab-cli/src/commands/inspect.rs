@@ -94,7 +94,7 @@ pub fn run(a: InspectArgs) -> Result<()> {
         outln!("early stopping best iteration {b} (validation {metric}); the model keeps {} trees", m.n_trees());
     }
     if let Some(theta) = m.label_threshold {
-        // SPEC §4.7: the label sets of an MR model.
+        // docs/explanation/multiclass.md#multiclass-mr: the label sets of an MR model.
         outln!("label sets     {{ℓ : f(x, ℓ) > θ}}, θ = {theta} (learned on the training data)");
     }
     if let Some(sel) = &m.t_selection {

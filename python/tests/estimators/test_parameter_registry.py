@@ -14,7 +14,7 @@ from helpers import core_model, mixed_frame, model_dict
 
 import boostlab
 from boostlab import _boostlab
-from boostlab._base import _REGISTRY
+from boostlab._io import _REGISTRY
 
 # Constructor arguments that steer fitting or prediction rather than the trained model's
 # parameters (the algorithm's own choice, `variant`, picks the registry's `algorithm`).

@@ -10,11 +10,12 @@ import inspect
 import subprocess
 
 import pytest
-from helpers import core_model, mixed_frame, model_dict
 
 import boostlab
 from boostlab import _boostlab
 from boostlab._io import _REGISTRY
+
+from helpers import core_model, mixed_frame, model_dict
 
 # Constructor arguments that steer fitting or prediction rather than the trained model's
 # parameters (the algorithm's own choice, `variant`, picks the registry's `algorithm`).

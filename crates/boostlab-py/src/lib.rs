@@ -30,7 +30,7 @@ use boostlab::data::{BinnedData, ColumnView, FeatureKind, Indices, NumericView, 
 use boostlab::data::{Column, Features};
 use boostlab::math::loss::{BatchLossFn, Loss};
 use boostlab::model::{Schema, Task};
-use boostlab::{BoostParams, Cancel, Ensemble, Error, RoundRecord, Trainer, Validation};
+use boostlab::{BoostParams, Cancel, Ensemble, Error, Output, Prediction, RoundRecord, Trainer, Validation};
 use numpy::ndarray::{Array1, Array2, Array3};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
@@ -1202,7 +1202,8 @@ impl Model {
         let s = interruptible(py, &cancel, || {
             pool.install(|| {
                 let mut s = vec![0.0; n * k];
-                self.inner.decision_function_views_cancellable(&views, None, clipped, &mut s, &cancel).map(|_| s)
+                let request = Prediction::scores().clipped(clipped).cancel(&cancel);
+                self.inner.predict_into(&views, &request, &mut s).map(|_| s)
             })
         })?
         .map_err(py_err)?;
@@ -1228,7 +1229,8 @@ impl Model {
         let all = interruptible(py, &cancel, || {
             pool.install(|| {
                 let mut all = vec![0.0; t * n * k];
-                self.inner.staged_views_cancellable(&views, clipped, &mut all, &cancel).map(|_| all)
+                let request = Prediction::new(Output::Staged).clipped(clipped).cancel(&cancel);
+                self.inner.predict_into(&views, &request, &mut all).map(|_| all)
             })
         })?
         .map_err(py_err)?;
@@ -1248,7 +1250,7 @@ impl Model {
     }
 
     /// Probability estimates from scores: binary `n × 2`, otherwise `n × n_classes` (see
-    /// `Ensemble::predict_proba`).
+    /// `Output::Probabilities`).
     fn predict_proba<'py>(
         &self,
         py: Python<'py>,
@@ -1290,9 +1292,9 @@ impl Model {
         let (n, d, k) = (n_rows(&views), self.inner.schema.names.len(), self.inner.n_outputs);
         let phi = py
             .detach(|| {
-                let cols = boostlab::explain::columns_of_views(&views);
                 let mut phi = vec![0.0; n * (d + 1) * k];
-                self.inner.contributions_into(&cols, clipped, &mut phi).map(|_| phi)
+                let request = Prediction::new(Output::Contributions).clipped(clipped);
+                self.inner.predict_into(&views, &request, &mut phi).map(|_| phi)
             })
             .map_err(py_err)?;
         Array3::from_shape_vec((n, d + 1, k), phi)

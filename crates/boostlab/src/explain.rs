@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::boost::multiclass::MultiOutput;
-use crate::data::{Column, ColumnView, Dataset, Features, Target};
+use crate::data::{Column, ColumnView, Dataset, Target};
 use crate::error::{Error, Result};
 use crate::model::{Ensemble, Task};
 use crate::tree::{Node, Tree};
@@ -215,17 +215,7 @@ fn expected_value(tree: &Tree, k: usize) -> Vec<f64> {
 
 /// Owned columns of views (the whole matrix, widened to `f64`): TreeSHAP's cost dwarfs the copy.
 pub fn columns_of_views(columns: &[ColumnView<'_>]) -> Vec<Column> {
-    columns
-        .iter()
-        .map(|c| match c {
-            ColumnView::Numeric(v) => {
-                let mut buf = vec![0.0; v.len()];
-                v.copy_into(&mut buf);
-                Column::Numeric(buf)
-            }
-            ColumnView::Categorical { codes, .. } => Column::Categorical { codes: codes.to_vec(), levels: Vec::new() },
-        })
-        .collect()
+    crate::model::owned_columns(columns)
 }
 
 impl Ensemble {
@@ -301,14 +291,14 @@ impl Ensemble {
         Ok(e)
     }
 
-    /// Exact TreeSHAP contributions (issue 15; Lundberg, Erion & Lee 2018, path-dependent
+    /// Exact TreeSHAP contributions (Lundberg, Erion & Lee 2018, path-dependent
     /// conditional expectations weighted by the covers) of the linear model into `out`,
     /// `n × (d + 1) × n_outputs` row-major: for each row, feature `j`'s contribution to each
     /// output, then the bias ([`Ensemble::expected_value`]) in position `d`. Each row's
-    /// contributions sum to its raw score ([`Ensemble::decision_function_into`]). `columns` are
+    /// contributions sum to its raw score. `columns` are
     /// the model's features in schema order. With `clipped` on a model that has a clipped form,
-    /// an error: that model is not additive.
-    pub fn contributions_into(&self, columns: &[Column], clipped: bool, out: &mut [f64]) -> Result<()> {
+    /// an error: that model is not additive. The kernel of [`crate::Output::Contributions`].
+    pub(crate) fn contributions_into(&self, columns: &[Column], clipped: bool, out: &mut [f64]) -> Result<()> {
         self.check_explainable(clipped)?;
         let d = self.schema.names.len();
         let k = self.n_outputs;
@@ -350,15 +340,6 @@ impl Ensemble {
         // Rows are independent and each sums its trees in order: the same bits on any thread count.
         out.par_chunks_mut(SHAP_BLOCK * width).enumerate().for_each(block);
         Ok(())
-    }
-
-    /// [`Ensemble::contributions_into`] of `features` (aligned to the schema by name), allocated.
-    pub fn contributions(&self, features: &Features, clipped: bool) -> Result<Vec<f64>> {
-        let cols = self.align(features)?;
-        let n = features.n_rows();
-        let mut out = vec![0.0; n * (self.schema.names.len() + 1) * self.n_outputs];
-        self.contributions_into(&cols, clipped, &mut out)?;
-        Ok(out)
     }
 
     /// The margin normaliser after each round `t = 1..=T`: `|base_score| + Σ_{j≤t} |α_j|·max_leaf

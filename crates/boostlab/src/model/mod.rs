@@ -9,6 +9,7 @@ use crate::data::Target;
 use crate::params::{BoostParams, ParamEntry};
 use crate::tree::Tree;
 
+mod contributions;
 mod file;
 pub mod outputs;
 mod predict;

@@ -9,6 +9,7 @@ use crate::boost::driver::{fit, Algorithm, BoostParams};
 use crate::data::{read_csv_from, CsvOptions, FeatureKind};
 use crate::model::Schema;
 use crate::tree::test_support::{random_columns, random_kinds, random_tree};
+use crate::tree::Tree;
 use crate::{Output, Prediction};
 
 /// Data with a categorical feature (with missing values) and NaN, labels in `n_classes` classes.

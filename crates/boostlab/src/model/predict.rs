@@ -1057,4 +1057,48 @@ mod prediction_tests {
             );
         }
     }
+
+    #[test]
+    fn every_output_is_the_same_from_views_and_from_features() {
+        for (algorithm, n_classes) in [(Algorithm::TAdaBoost, 2), (Algorithm::AdaBoostMO, 3)] {
+            let d = data(n_classes);
+            let mut p = BoostParams { algorithm, n_estimators: 9, ..Default::default() };
+            p.tree.max_leaves = 5;
+            let m = fit(&d, &p).unwrap();
+            let cols = m.align(&d.features).unwrap();
+            let views: Vec<ColumnView<'_>> = cols
+                .iter()
+                .map(|c| match c {
+                    Column::Numeric(v) => ColumnView::Numeric(crate::data::NumericView::f64(v)),
+                    Column::Categorical { codes, levels } => ColumnView::Categorical { codes, n_levels: levels.len() },
+                })
+                .collect();
+            let n = d.n_rows();
+            let cancel = Cancel::new();
+            for output in [Output::Scores, Output::Probabilities, Output::Staged, Output::Contributions] {
+                for n_rounds in [None, Some(4)] {
+                    if output == Output::Contributions && n_rounds.is_some() {
+                        continue;
+                    }
+                    let mut request = Prediction::new(output).clipped(output != Output::Contributions).cancel(&cancel);
+                    request.n_rounds = n_rounds;
+                    let mut out = vec![f64::NAN; n * m.output_width(&request)];
+                    m.predict_into(&views, &request, &mut out).unwrap();
+                    let want = m.predict(&d.features, &request).unwrap();
+                    assert_eq!(bits(&out), bits(&want), "{algorithm:?} {output:?} {n_rounds:?}");
+                }
+            }
+            // Staged stage t is the scores of the first t + 1 trees.
+            let staged = m.predict(&d.features, &Prediction::new(Output::Staged)).unwrap();
+            let k = m.n_outputs;
+            let third = m.predict(&d.features, &Prediction::scores().n_rounds(3)).unwrap();
+            assert_eq!(bits(&staged[2 * n * k..3 * n * k]), bits(&third));
+            // A wrong buffer, contributions of part of the model and a set flag are errors.
+            assert!(m.predict_into(&views, &Prediction::scores(), &mut [0.0; 3]).is_err());
+            assert!(m.predict(&d.features, &Prediction::new(Output::Contributions).n_rounds(2)).is_err());
+            cancel.cancel();
+            let e = m.predict(&d.features, &Prediction::scores().cancel(&cancel)).unwrap_err();
+            assert!(matches!(e, Error::Cancelled), "{e}");
+        }
+    }
 }

@@ -15,6 +15,7 @@ use anyhow::{bail, Context, Result};
 use boostlab::boost::tadaboost::TAdaBoostParams;
 use boostlab::data::Column;
 use boostlab::tree::Criterion;
+use boostlab::Prediction;
 use boostlab::{Algorithm, BoostParams, Dataset, Features, Target, Trainer};
 use clap::{Parser, Subcommand};
 use rayon::prelude::*;
@@ -234,7 +235,7 @@ fn fit_and_predict(a: &FitArgs) -> Result<serde_json::Value> {
 fn evaluate(a: &FitArgs, model: &boostlab::Ensemble, mut out: serde_json::Value) -> Result<serde_json::Value> {
     if let (Some(tx), Some(ty)) = (&a.test_x, &a.test_y) {
         let test = read_dataset(tx, ty, a.d, a.classes)?;
-        let pred = model.predict(&test.features, false)?;
+        let pred = model.classes_from_scores(&model.predict(&test.features, &Prediction::scores())?);
         let right = pred.iter().zip(labels(&test)).filter(|(p, y)| p == y).count();
         out["accuracy"] = json!(right as f64 / pred.len().max(1) as f64);
     }
@@ -243,7 +244,7 @@ fn evaluate(a: &FitArgs, model: &boostlab::Ensemble, mut out: serde_json::Value)
         let (rss_before, _) = rss_kib();
         reset_peak();
         let t0 = Instant::now();
-        let pred = model.predict(&x, false)?;
+        let pred = model.classes_from_scores(&model.predict(&x, &Prediction::scores())?);
         out["predict_s"] = json!(t0.elapsed().as_secs_f64());
         out["predict_rows"] = json!(pred.len());
         out["predict_positive"] = json!(pred.iter().filter(|&&c| c == 1).count());

@@ -1,6 +1,7 @@
 //! End-to-end tests of the `boostlab` command: every command runs, bad input gets a clear error
 //! (exit code 1, a message naming the problem, never a panic).
 
+use boostlab::Prediction;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -80,7 +81,7 @@ fn train_predict_inspect_round_trip() {
     assert!(so.contains("accuracy"), "{so}");
     let m = boostlab::Ensemble::load(&model).unwrap();
     let ds = boostlab::data::read_csv(&data, &Default::default()).unwrap();
-    let scores = m.decision_function(&ds.features, false).unwrap();
+    let scores = m.predict(&ds.features, &Prediction::scores()).unwrap();
     let text = std::fs::read_to_string(&out).unwrap();
     let rows: Vec<&str> = text.lines().skip(1).collect();
     assert_eq!(rows.len(), 300);
@@ -573,7 +574,7 @@ fn parquet_train_and_streamed_predict_match_csv() {
     // The predictions equal the library's on the whole file.
     let model = boostlab::Ensemble::load(&m_csv).unwrap();
     let d = boostlab::data::read_csv(&csv, &Default::default()).unwrap();
-    let scores = model.decision_function(&d.features, false).unwrap();
+    let scores = model.predict(&d.features, &Prediction::scores()).unwrap();
     for (line, s) in outs[0].lines().skip(1).zip(&scores) {
         assert_eq!(line.split(',').nth(1).unwrap().parse::<f64>().unwrap(), *s);
     }

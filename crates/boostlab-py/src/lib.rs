@@ -43,7 +43,7 @@ use boostlab::data::{BinnedData, ColumnView, FeatureKind, Indices, NumericView, 
 use boostlab::data::{Column, Features};
 use boostlab::math::loss::{BatchLossFn, Loss};
 use boostlab::model::{Schema, Task};
-use boostlab::{BoostParams, Cancel, Ensemble, Error, RoundRecord, Trainer, Validation};
+use boostlab::{BoostParams, Cancel, Ensemble, Error, Output, Prediction, RoundRecord, Trainer, Validation};
 use numpy::ndarray::{Array1, Array2, Array3};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};

@@ -217,7 +217,8 @@ impl Model {
         let s = interruptible(py, &cancel, || {
             pool.install(|| {
                 let mut s = vec![0.0; n * k];
-                self.inner.decision_function_views_cancellable(&views, None, clipped, &mut s, &cancel).map(|_| s)
+                let request = Prediction::scores().clipped(clipped).cancel(&cancel);
+                self.inner.predict_into(&views, &request, &mut s).map(|_| s)
             })
         })?
         .map_err(py_err)?;
@@ -243,7 +244,8 @@ impl Model {
         let all = interruptible(py, &cancel, || {
             pool.install(|| {
                 let mut all = vec![0.0; t * n * k];
-                self.inner.staged_views_cancellable(&views, clipped, &mut all, &cancel).map(|_| all)
+                let request = Prediction::new(Output::Staged).clipped(clipped).cancel(&cancel);
+                self.inner.predict_into(&views, &request, &mut all).map(|_| all)
             })
         })?
         .map_err(py_err)?;
@@ -263,7 +265,7 @@ impl Model {
     }
 
     /// Probability estimates from scores: binary `n × 2`, otherwise `n × n_classes` (see
-    /// `Ensemble::predict_proba`).
+    /// `Output::Probabilities`).
     pub(crate) fn predict_proba<'py>(
         &self,
         py: Python<'py>,
@@ -305,9 +307,9 @@ impl Model {
         let (n, d, k) = (n_rows(&views), self.inner.schema.names.len(), self.inner.n_outputs);
         let phi = py
             .detach(|| {
-                let cols = boostlab::explain::columns_of_views(&views);
                 let mut phi = vec![0.0; n * (d + 1) * k];
-                self.inner.contributions_into(&cols, clipped, &mut phi).map(|_| phi)
+                let request = Prediction::new(Output::Contributions).clipped(clipped);
+                self.inner.predict_into(&views, &request, &mut phi).map(|_| phi)
             })
             .map_err(py_err)?;
         Array3::from_shape_vec((n, d + 1, k), phi)

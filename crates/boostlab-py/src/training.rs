@@ -152,7 +152,7 @@ pub(crate) struct ShardArgs {
     pub(crate) size: usize,
 }
 
-/// The parameters of `params_json` (the preset first, the estimator's given parameters over it,
+/// The parameters of `params_json` (the preset first, the estimator's given parameters over it)
 /// and their sources: the estimators send every constructor argument, so one equal to
 /// what the preset (or the default) gives is not a choice of the user's.
 pub(crate) fn params_and_sources(

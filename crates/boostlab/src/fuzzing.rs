@@ -22,7 +22,7 @@ use crate::data::{
 use crate::eval::folds::parse_fold_ids;
 use crate::experiment::ExperimentSpec;
 use crate::math::loss::LossSpec;
-use crate::model::Ensemble;
+use crate::model::{Ensemble, Prediction};
 use crate::tree::{Criterion, GrowOrder, PureLeaves, SplitTies, TemperedLink};
 
 /// The fuzz targets, by name (the names of `fuzz/fuzz_targets/*.rs` and `fuzz/corpus/*`).
@@ -196,7 +196,7 @@ fn probe_features(m: &Ensemble) -> Features {
 fn check_predictions(m: &Ensemble, x: &Features) -> Vec<f64> {
     let mut all = Vec::new();
     for clipped in [false, true] {
-        let s = match m.decision_function(x, clipped) {
+        let s = match m.predict(x, &Prediction::scores().clipped(clipped)) {
             Ok(s) => s,
             Err(e) => panic!("a validated model cannot predict its own schema: {e}"),
         };

@@ -77,6 +77,6 @@ pub(crate) use boost::driver::{fit, fit_binned};
 pub use boost::validation::{EvalMetric, FitOptions, Validation};
 pub use data::{BinnedData, ColumnView, Dataset, Features, Indices, NumericView, Target};
 pub use error::{Error, Result};
-pub use model::Ensemble;
+pub use model::{Ensemble, Output, Prediction};
 pub use params::{Algorithm, BoostParams};
 pub use util::cancel::Cancel;

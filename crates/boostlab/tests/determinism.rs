@@ -3,6 +3,7 @@
 //! parallel path (binning, histograms, split search, row-block prediction) to split work.
 
 use boostlab::data::{Column, Dataset, Features, Target};
+use boostlab::Prediction;
 use boostlab::{Algorithm, BoostParams};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -52,7 +53,7 @@ fn fit_is_bit_identical_for_1_and_2_threads() {
         let run = |threads| {
             in_pool(threads, || {
                 let m = fit(ds, &p).unwrap();
-                let scores = m.decision_function(&ds.features, false).unwrap();
+                let scores = m.predict(&ds.features, &Prediction::scores()).unwrap();
                 (serde_json::to_string(&m).unwrap(), scores.iter().map(|s| s.to_bits()).collect::<Vec<_>>())
             })
         };

@@ -15,6 +15,7 @@ use boostlab::data::{
     merge_summaries, shard_summaries, shard_summaries_parts, summaries_from_bytes, summaries_to_bytes, weight_prefix,
     BinMapper, BinnedData, Column, ColumnView, Dataset, Features, ShardSpec, Target, MISSING_CODE,
 };
+use boostlab::Prediction;
 use boostlab::{Algorithm, BoostParams, Ensemble, Result, Trainer};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -131,8 +132,10 @@ fn assert_same_model(what: &str, got: &Ensemble, want: &Ensemble, d: &Dataset) {
     assert!(close(got.base_score, want.base_score, 1e-9), "{what}: base score");
     assert_eq!(got.clip, want.clip, "{what}: clip level");
     let clipped = want.clip.is_some();
-    let (a, b) =
-        (got.decision_function(&d.features, clipped).unwrap(), want.decision_function(&d.features, clipped).unwrap());
+    let (a, b) = (
+        got.predict(&d.features, &Prediction::scores().clipped(clipped)).unwrap(),
+        want.predict(&d.features, &Prediction::scores().clipped(clipped)).unwrap(),
+    );
     let k = got.n_outputs;
     for (i, (x, y)) in a.chunks(k).zip(b.chunks(k)).enumerate() {
         for (p, q) in x.iter().zip(y) {

@@ -4,6 +4,7 @@
 use boostlab::boost::adaboost::AlphaRule;
 use boostlab::data::{Column, Dataset, Features, Target};
 use boostlab::tree::{Criterion, PureLeaves};
+use boostlab::Prediction;
 use boostlab::{Algorithm, BoostParams};
 use rand::{Rng, SeedableRng};
 
@@ -85,12 +86,12 @@ fn two_class_mh_predicts_like_binary_adaboost() {
         let bin = fit(&d, &p).unwrap();
         p.algorithm = Algorithm::AdaBoostMH;
         let mh = fit(&d, &p).unwrap();
-        let pb = bin.predict(&d.features, false).unwrap();
-        let pm = mh.predict(&d.features, false).unwrap();
+        let pb = bin.classes_from_scores(&bin.predict(&d.features, &Prediction::scores()).unwrap());
+        let pm = mh.classes_from_scores(&mh.predict(&d.features, &Prediction::scores()).unwrap());
         assert_eq!(pb, pm, "seed {seed}");
         // And the scores are mirror images: f(x, 1) = −f(x, 0) = the binary score.
-        let sb = bin.decision_function(&d.features, false).unwrap();
-        let sm = mh.decision_function(&d.features, false).unwrap();
+        let sb = bin.predict(&d.features, &Prediction::scores()).unwrap();
+        let sm = mh.predict(&d.features, &Prediction::scores()).unwrap();
         for (i, s) in sb.iter().enumerate() {
             assert!((sm[2 * i + 1] - s).abs() < 1e-9 && (sm[2 * i] + s).abs() < 1e-9, "seed {seed} row {i}");
         }

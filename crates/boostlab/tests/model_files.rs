@@ -6,6 +6,7 @@ use boostlab::data::{read_libsvm_from, Column, LibsvmOptions, Target, MAX_LIBSVM
 use boostlab::math::loss::LossSpec;
 use boostlab::model::MAX_SCORE_BOUND;
 use boostlab::tree::Criterion;
+use boostlab::Prediction;
 use boostlab::{Algorithm, BoostParams, Dataset, Ensemble, Features};
 use serde_json::{json, Value};
 
@@ -48,8 +49,8 @@ fn roundtrip(m: &Ensemble, d: &Dataset, what: &str) {
     let back = Ensemble::load(&path).unwrap_or_else(|e| panic!("{what}: the written model does not load: {e}"));
     assert_eq!(&back, m, "{what}");
     for clipped in [false, true] {
-        let a = m.decision_function(&d.features, clipped).expect("predict");
-        let b = back.decision_function(&d.features, clipped).expect("predict");
+        let a = m.predict(&d.features, &Prediction::scores().clipped(clipped)).expect("predict");
+        let b = back.predict(&d.features, &Prediction::scores().clipped(clipped)).expect("predict");
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&a), bits(&b), "{what}");
         assert!(a.iter().all(|v| v.is_finite()), "{what}");
@@ -213,7 +214,7 @@ fn huge_alpha_and_leaves_are_refused_or_finite() {
             }
         }
         let m = Ensemble::from_json(&v.to_string()).expect("within the score bound");
-        let s = m.decision_function(&d.features, false).expect("predicts");
+        let s = m.predict(&d.features, &Prediction::scores()).expect("predicts");
         assert!(s.iter().all(|x| x.is_finite()), "{algo:?}");
         assert!(s.iter().any(|x| x.abs() > 1e299), "{algo:?}: extreme scores expected");
         let p = m.proba_from_scores(&s);

@@ -5,6 +5,7 @@
 
 use boostlab::data::{read_csv_from, CsvOptions, LabelSelector};
 use boostlab::Ensemble;
+use boostlab::Prediction;
 
 /// Trains with nothing but the parameters (the [`Trainer`](boostlab::Trainer)'s shortest form).
 fn fit(data: &boostlab::Dataset, params: &boostlab::BoostParams) -> boostlab::Result<boostlab::Ensemble> {
@@ -25,11 +26,15 @@ fn rust_api_reproduces_python_models_and_scores() {
         let python = Ensemble::from_json(case["model"].as_str().unwrap()).unwrap();
         // Prediction: the Python-trained model scores the CSV exactly as Python did.
         let want: Vec<f64> = serde_json::from_value(case["scores"].clone()).unwrap();
-        let got = python.decision_function(&data.features, false).unwrap();
+        let got = python.predict(&data.features, &Prediction::scores()).unwrap();
         assert_eq!(bits(&got), bits(&want), "{name}: scores");
         if let Some(clipped) = case.get("clipped_scores") {
             let want: Vec<f64> = serde_json::from_value(clipped.clone()).unwrap();
-            assert_eq!(bits(&python.decision_function(&data.features, true).unwrap()), bits(&want), "{name}: clipped");
+            assert_eq!(
+                bits(&python.predict(&data.features, &Prediction::scores().clipped(true)).unwrap()),
+                bits(&want),
+                "{name}: clipped"
+            );
         }
         // Training: the same parameters on the same data give the same model.
         let rust = fit(&data, &python.params).unwrap();

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use boostlab::boost::multiclass::{CodeMatrix, MAX_CODE_COLUMNS};
 use boostlab::data::{Column, Dataset, Features, Target};
+use boostlab::Prediction;
 use boostlab::{Algorithm, BoostParams, Cancel, Ensemble, Error, Trainer};
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -95,10 +96,10 @@ fn prediction_checks_the_flag_between_row_blocks() {
     let d = data(4, 3000, 3);
     let m = fit(&d, &BoostParams { n_estimators: 5, ..Default::default() }).unwrap();
     let c = Cancel::new();
-    let s = m.decision_function_cancellable(&d.features, false, &c).unwrap();
-    assert_eq!(s, m.decision_function(&d.features, false).unwrap());
+    let s = m.predict(&d.features, &Prediction::scores().cancel(&c)).unwrap();
+    assert_eq!(s, m.predict(&d.features, &Prediction::scores()).unwrap());
     c.cancel();
-    assert!(matches!(m.decision_function_cancellable(&d.features, false, &c), Err(Error::Cancelled)));
+    assert!(matches!(m.predict(&d.features, &Prediction::scores().cancel(&c)), Err(Error::Cancelled)));
 }
 
 /// The naive random code draw (a linear scan for duplicates): the hashed draw must give
@@ -270,13 +271,13 @@ fn check_finite(m: &Ensemble, f: &Features) {
         assert!(t.leaf_values.iter().all(|v| v.is_finite()), "leaves {:?}", t.leaf_values);
     }
     for clipped in [false, true] {
-        let s = m.decision_function(f, clipped).unwrap();
+        let s = m.predict(f, &Prediction::scores().clipped(clipped)).unwrap();
         assert!(s.iter().all(|v| v.is_finite()), "scores {s:?}");
         let p = m.proba_from_scores(&s);
         assert!(p.iter().all(|v| v.is_finite() && (0.0..=1.0).contains(v)), "proba {p:?}");
     }
     let back = Ensemble::from_json(&m.to_json().unwrap()).unwrap();
-    assert_eq!(back.decision_function(f, false).unwrap(), m.decision_function(f, false).unwrap());
+    assert_eq!(back.predict(f, &Prediction::scores()).unwrap(), m.predict(f, &Prediction::scores()).unwrap());
 }
 
 proptest! {

@@ -7,6 +7,7 @@
 use boostlab::boost::multiclass::CodeSpec;
 use boostlab::data::{Column, Dataset, Features, Target};
 use boostlab::tree::GrowOrder;
+use boostlab::Prediction;
 use boostlab::{Algorithm, BoostParams, Ensemble};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -98,8 +99,8 @@ fn assert_same_model(what: &str, weighted: &Ensemble, repeated: &Ensemble, data:
     assert_eq!(weighted.clip, repeated.clip, "{what}");
     for clipped in [false, true] {
         let (a, b) = (
-            weighted.decision_function(&data.features, clipped).unwrap(),
-            repeated.decision_function(&data.features, clipped).unwrap(),
+            weighted.predict(&data.features, &Prediction::scores().clipped(clipped)).unwrap(),
+            repeated.predict(&data.features, &Prediction::scores().clipped(clipped)).unwrap(),
         );
         for (x, y) in a.iter().zip(&b) {
             assert!((x - y).abs() <= 1e-10 * y.abs().max(1.0), "{what}: score {x} vs {y}");

@@ -4,6 +4,7 @@
 use crate::common;
 
 use boostlab::eval::folds::stratified_fold_ids;
+use boostlab::Prediction;
 use boostlab::{Algorithm, BoostParams};
 
 /// Trains with nothing but the parameters (the [`Trainer`](boostlab::Trainer)'s shortest form).
@@ -40,8 +41,10 @@ fn clipped_and_linear_models_predict_alike() {
                 );
             }
             for d in [&tr, &te] {
-                let lin = m.predict(&d.features, false).expect("predicts");
-                let clip = m.predict(&d.features, true).expect("predicts");
+                let lin = m.classes_from_scores(&m.predict(&d.features, &Prediction::scores()).expect("predicts"));
+                let clip = m.classes_from_scores(
+                    &m.predict(&d.features, &Prediction::scores().clipped(true)).expect("predicts"),
+                );
                 assert_eq!(lin, clip, "{dataset} t={t}: clipped and linear predictions differ");
             }
         }

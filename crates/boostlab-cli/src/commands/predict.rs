@@ -143,7 +143,7 @@ fn predict(a: &PredictArgs) -> Result<()> {
             return Err(Error::Cancelled.into());
         }
         let block = block.with_context(|| format!("reading {}", a.data.display()))?;
-        let scores = model.decision_function(&block.features, a.clipped)?;
+        let scores = model.predict(&block.features, &boostlab::Prediction::scores().clipped(a.clipped))?;
         let pred_labels = model.predict_labels_from_scores(&scores);
         let proba = if a.proba { Some(model.proba_from_scores(&scores)) } else { None };
         for (i, label) in pred_labels.iter().enumerate() {
@@ -236,7 +236,8 @@ fn contributions(a: &PredictArgs, model: &Ensemble) -> Result<()> {
             return Err(Error::Cancelled.into());
         }
         let block = block.with_context(|| format!("reading {}", a.data.display()))?;
-        let phi = model.contributions(&block.features, a.clipped)?;
+        let phi = model
+            .predict(&block.features, &boostlab::Prediction::new(boostlab::Output::Contributions).clipped(a.clipped))?;
         for row in phi.chunks_exact((d + 1) * k) {
             line.clear();
             for o in 0..k {

@@ -557,6 +557,7 @@ mod tests {
     use crate::boost::driver::{fit, Algorithm, BoostParams};
     use crate::data::{Column, Dataset, Features, Target};
     use crate::tree::{Node, SplitRule};
+    use crate::Prediction;
 
     /// docs/explanation/adaboost.md#adaboost-golden golden example: x = 1..10, y = (+,+,+,−,−,−,+,+,+,−).
     fn golden_data() -> Dataset {
@@ -592,7 +593,7 @@ mod tests {
         assert_eq!(m.trees[2].leaf_values, vec![-1.0, 1.0]);
         // Exact α of round 1: ½ ln(0.7/0.3).
         assert!((m.alphas[0] - 0.5 * (0.7f64 / 0.3).ln()).abs() < 1e-12);
-        let s = m.decision_function(&data.features, false).unwrap();
+        let s = m.predict(&data.features, &Prediction::scores()).unwrap();
         let want = [0.321, 0.321, 0.321, -0.526, -0.526, -0.526, 0.978, 0.978, 0.978, -0.321];
         for (a, b) in s.iter().zip(want) {
             assert!((a - b).abs() < 5e-4, "{s:?}");

@@ -123,7 +123,7 @@ mod tests {
     use crate::data::{
         bin_sample_rows, Column, FeatureSummary, Features, Indices, NumericSummary, NumericView, BIN_SAMPLE_ROWS,
     };
-    use crate::{Algorithm, BoostParams};
+    use crate::{Algorithm, BoostParams, Output, Prediction};
 
     /// A C-ordered `n × d` f32 matrix: continuous, few distinct values, mostly missing, with
     /// ties; and a label depending on it.
@@ -167,13 +167,13 @@ mod tests {
         let model = fit_with(&data, &params, &mut |_| {}).unwrap();
         let views = c_order_views(&x, n, d);
         let mut plain = vec![0.0; 5 * n];
-        model.staged_views_into(&views, false, &mut plain).unwrap();
+        model.predict_into(&views, &Prediction::new(Output::Staged), &mut plain).unwrap();
         let cancel = crate::util::cancel::Cancel::new();
         let mut out = vec![0.0; 5 * n];
-        model.staged_views_cancellable(&views, false, &mut out, &cancel).unwrap();
+        model.predict_into(&views, &Prediction::new(Output::Staged).cancel(&cancel), &mut out).unwrap();
         assert_eq!(out, plain);
         cancel.cancel();
-        let err = model.staged_views_cancellable(&views, false, &mut out, &cancel).unwrap_err();
+        let err = model.predict_into(&views, &Prediction::new(Output::Staged).cancel(&cancel), &mut out).unwrap_err();
         assert!(matches!(err, crate::Error::Cancelled), "{err}");
     }
 
@@ -204,11 +204,11 @@ mod tests {
             // Prediction straight from the f32 views (any block), and staged, equal the columns'.
             let views = c_order_views(&x, n, d);
             let mut s = vec![0.0; n];
-            model.decision_function_views_into(&views, None, true, &mut s).unwrap();
-            assert_eq!(s, model.decision_function(&data.features, true).unwrap());
+            model.predict_into(&views, &Prediction::scores().clipped(true), &mut s).unwrap();
+            assert_eq!(s, model.predict(&data.features, &Prediction::scores().clipped(true)).unwrap());
             let t = model.n_trees();
             let mut staged = vec![0.0; t * n];
-            model.staged_views_into(&views, false, &mut staged).unwrap();
+            model.predict_into(&views, &Prediction::new(Output::Staged), &mut staged).unwrap();
             let mut expect = Vec::new();
             model.for_each_stage(&data.features, false, |_, st| expect.extend_from_slice(st)).unwrap();
             assert_eq!(staged, expect);
@@ -388,13 +388,13 @@ mod tests {
                 let (md, ms) = (model(&dense), model(&sparse));
                 assert_eq!(ms.to_json().unwrap(), md.to_json().unwrap(), "variant {k}");
                 let (mut a, mut b) = (vec![0.0; n], vec![0.0; n]);
-                md.decision_function_views_into(&dense, None, true, &mut a).unwrap();
-                ms.decision_function_views_into(&sparse, None, true, &mut b).unwrap();
+                md.predict_into(&dense, &Prediction::scores().clipped(true), &mut a).unwrap();
+                ms.predict_into(&sparse, &Prediction::scores().clipped(true), &mut b).unwrap();
                 assert_eq!(a, b);
                 let t = md.n_trees();
                 let (mut a, mut b) = (vec![0.0; t * n], vec![0.0; t * n]);
-                md.staged_views_into(&dense, false, &mut a).unwrap();
-                ms.staged_views_into(&sparse, false, &mut b).unwrap();
+                md.predict_into(&dense, &Prediction::new(Output::Staged), &mut a).unwrap();
+                ms.predict_into(&sparse, &Prediction::new(Output::Staged), &mut b).unwrap();
                 assert_eq!(a, b);
             }
         }

@@ -4,7 +4,7 @@
 //! stride), scipy CSC matrices ([`NumericView::csc_columns`]: the stored entries, never a dense
 //! copy), DataFrame columns, Arrow arrays, chunks of a streamed file — is presented as a list of
 //! [`ColumnView`]s, and binning ([`super::BinMapper::fit_views`], [`super::BinMapper::bin_into`])
-//! and prediction ([`crate::Ensemble::decision_function_views_into`]) read the views directly.
+//! and prediction ([`crate::Ensemble::predict_into`]) read the views directly.
 //! No float copy of the data is ever made: an `f32` value is widened to `f64` exactly when it is
 //! read, so the same values given as `f32` or as `f64` give bit-identical bins and models.
 

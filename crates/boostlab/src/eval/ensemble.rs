@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use crate::data::{Dataset, Target};
 use crate::error::{Error, Result};
-use crate::model::{Ensemble, Task};
+use crate::model::{Ensemble, Prediction, Task};
 
 impl Ensemble {
     /// Metrics of precomputed scores on a labelled dataset, by name: `test_error` always (the
@@ -76,13 +76,13 @@ impl Ensemble {
 
     /// Metrics of the model on a labelled dataset (see [`Ensemble::metrics_from_scores`]).
     pub fn evaluate(&self, data: &Dataset, clipped: bool) -> Result<BTreeMap<String, f64>> {
-        let s = self.decision_function(&data.features, clipped)?;
+        let s = self.predict(&data.features, &Prediction::scores().clipped(clipped))?;
         self.metrics_from_scores(data, &s)
     }
 
     /// Error rate of the model on a labelled dataset (single-label tasks).
     pub fn error_rate(&self, data: &Dataset, clipped: bool) -> Result<f64> {
-        let pred = self.predict(&data.features, clipped)?;
+        let pred = self.classes_from_scores(&self.predict(&data.features, &Prediction::scores().clipped(clipped))?);
         match data.target()? {
             Target::Classes { y, classes } => {
                 let names = self.task.names();

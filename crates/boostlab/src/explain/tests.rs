@@ -9,6 +9,8 @@ use crate::boost::driver::{fit, Algorithm, BoostParams};
 use crate::data::{read_csv_from, CsvOptions, FeatureKind};
 use crate::model::Schema;
 use crate::tree::test_support::{random_columns, random_kinds, random_tree};
+use crate::tree::Tree;
+use crate::{Output, Prediction};
 
 /// Data with a categorical feature (with missing values) and NaN, labels in `n_classes` classes.
 fn data(n_classes: usize, n: usize) -> Dataset {
@@ -172,8 +174,8 @@ fn contributions_of_every_model_kind_sum_to_the_raw_score_and_match_brute_force(
         let cols = m.align(&d.features).unwrap();
         let n = d.features.n_rows();
         let (nf, k) = (m.schema.names.len(), m.n_outputs);
-        let phi = m.contributions(&d.features, false).unwrap();
-        let scores = m.decision_function(&d.features, false).unwrap();
+        let phi = m.predict(&d.features, &Prediction::new(Output::Contributions)).unwrap();
+        let scores = m.predict(&d.features, &Prediction::scores()).unwrap();
         for row in 0..n {
             let p = &phi[row * (nf + 1) * k..(row + 1) * (nf + 1) * k];
             for o in 0..k {
@@ -199,17 +201,17 @@ fn contributions_are_bit_identical_across_thread_counts_and_refuse_the_clipped_m
     let m = fit(&d, &p).unwrap();
     let run = |threads| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        pool.install(|| m.contributions(&d.features, false).unwrap())
+        pool.install(|| m.predict(&d.features, &Prediction::new(Output::Contributions)).unwrap())
     };
     let one: Vec<u64> = run(1).iter().map(|x| x.to_bits()).collect();
     let two: Vec<u64> = run(2).iter().map(|x| x.to_bits()).collect();
     assert_eq!(one, two);
-    let e = m.contributions(&d.features, true).unwrap_err().to_string();
+    let e = m.predict(&d.features, &Prediction::new(Output::Contributions).clipped(true)).unwrap_err().to_string();
     assert!(e.contains("not additive"), "{e}");
     // A model without covers (written by an older version) is refused with the reason.
     let mut old = m.clone();
     old.trees.iter_mut().for_each(|t| t.covers.clear());
-    let e = old.contributions(&d.features, false).unwrap_err().to_string();
+    let e = old.predict(&d.features, &Prediction::new(Output::Contributions)).unwrap_err().to_string();
     assert!(e.contains("no recorded covers"), "{e}");
 }
 
@@ -359,10 +361,17 @@ fn models_without_gains_and_covers_still_load() {
         assert!(t.remove("gains").is_some() && t.remove("covers").is_some());
     }
     let old = Ensemble::from_json(&v.to_string()).unwrap();
-    assert_eq!(old.decision_function(&d.features, false).unwrap(), m.decision_function(&d.features, false).unwrap());
+    assert_eq!(
+        old.predict(&d.features, &Prediction::scores()).unwrap(),
+        m.predict(&d.features, &Prediction::scores()).unwrap()
+    );
     assert_eq!(old.feature_importance(ImportanceKind::Split), m.feature_importance(ImportanceKind::Split));
     assert!(old.feature_importance(ImportanceKind::Gain).iter().all(|x| *x == 0.0));
-    assert!(old.contributions(&d.features, false).unwrap_err().to_string().contains("no recorded covers"));
+    assert!(old
+        .predict(&d.features, &Prediction::new(Output::Contributions))
+        .unwrap_err()
+        .to_string()
+        .contains("no recorded covers"));
     // Hostile covers are refused when loading.
     let mut bad: serde_json::Value = serde_json::from_str(&m.to_json().unwrap()).unwrap();
     bad["trees"][0]["covers"] = serde_json::json!([1.0]);

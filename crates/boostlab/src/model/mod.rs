@@ -9,6 +9,7 @@ use crate::data::Target;
 use crate::params::{BoostParams, ParamEntry};
 use crate::tree::Tree;
 
+mod contributions;
 mod file;
 pub mod outputs;
 mod predict;
@@ -18,6 +19,8 @@ pub use crate::data::Schema;
 pub use crate::util::fs::{write_atomic, TMP_SUFFIX};
 pub use file::FORMAT_VERSION;
 pub use outputs::MultiOutput;
+pub(crate) use predict::owned_columns;
+pub use predict::{Output, Prediction};
 pub use validation::MAX_SCORE_BOUND;
 
 /// One round of training, as logged (`--log-json`) and stored in the model.
@@ -194,6 +197,7 @@ mod tests {
     use super::*;
     use crate::boost::driver::{fit, Algorithm, BoostParams};
     use crate::data::{read_csv_from, Column, CsvOptions, Dataset, MISSING_CODE};
+    use crate::Prediction;
 
     fn data() -> Dataset {
         let mut text = String::from("a,b,c,label\n");
@@ -222,8 +226,8 @@ mod tests {
         let back = Ensemble::load(&path).unwrap();
         assert_eq!(back, m);
         let d = data();
-        let a = m.decision_function(&d.features, false).unwrap();
-        let b = back.decision_function(&d.features, false).unwrap();
+        let a = m.predict(&d.features, &Prediction::scores()).unwrap();
+        let b = back.predict(&d.features, &Prediction::scores()).unwrap();
         assert_eq!(
             a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
             b.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
@@ -237,7 +241,7 @@ mod tests {
         // The booster's own training scores (via bins) equal prediction from raw values.
         let d = data();
         let m = model();
-        let s = m.decision_function(&d.features, false).unwrap();
+        let s = m.predict(&d.features, &Prediction::scores()).unwrap();
         let err = m.error_rate(&d, false).unwrap();
         assert_eq!(err, m.history.last().unwrap().values["train_error"]);
         assert_eq!(s.len(), d.n_rows());
@@ -281,9 +285,12 @@ mod tests {
                 }
             }
         }
-        assert_eq!(m.decision_function(&f2, false).unwrap(), m.decision_function(&d.features, false).unwrap());
+        assert_eq!(
+            m.predict(&f2, &Prediction::scores()).unwrap(),
+            m.predict(&d.features, &Prediction::scores()).unwrap()
+        );
         let mut f3 = d.features.clone();
         f3.columns[0] = Column::Categorical { codes: vec![0; d.n_rows()], levels: vec!["q".into()] };
-        assert!(m.decision_function(&f3, false).unwrap_err().to_string().contains("categorical in the data"));
+        assert!(m.predict(&f3, &Prediction::scores()).unwrap_err().to_string().contains("categorical in the data"));
     }
 }

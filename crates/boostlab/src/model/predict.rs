@@ -136,6 +136,195 @@ fn numeric_slices(columns: &[Column]) -> Vec<&[f64]> {
         .collect()
 }
 
+/// What [`Ensemble::predict_into`] and [`Ensemble::predict`] compute (scikit-learn's names in
+/// brackets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Output {
+    /// The scores `n × n_outputs` (`decision_function`).
+    #[default]
+    Scores,
+    /// Probability estimates `n × n_classes` (`predict_proba`); binary models give two columns.
+    /// See [`Ensemble::proba_from_scores`].
+    Probabilities,
+    /// Staged scores `n_stages × n × n_outputs`, stage-major (`staged_decision_function`): stage
+    /// `t` holds the scores of the first `t + 1` trees.
+    Staged,
+    /// Exact TreeSHAP contributions of the linear model, `n × (n_features + 1) × n_outputs`: each
+    /// feature's contribution to each output, then the bias ([`Ensemble::expected_value`]). Each
+    /// row's contributions sum to its score. Refused for the clipped model (not additive).
+    Contributions,
+}
+
+/// A prediction request: what to compute ([`Output`]) and how. `Prediction::default()` asks for
+/// the scores of every tree of the linear model.
+///
+/// ```
+/// # use boostlab::{Output, Prediction};
+/// let p = Prediction::new(Output::Probabilities).clipped(true);
+/// assert_eq!(p.output, Output::Probabilities);
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Prediction<'a> {
+    /// What to compute.
+    pub output: Output,
+    /// The clipped model's scores (t-AdaBoost; the same as the linear ones for a model with no
+    /// clipping level).
+    pub clipped: bool,
+    /// Use only the first `n_rounds` trees (all when `None`, or when larger than the model).
+    /// Not available for [`Output::Contributions`].
+    pub n_rounds: Option<usize>,
+    /// Stop with [`Error::Cancelled`] once set (checked between blocks of rows).
+    pub cancel: Option<&'a Cancel>,
+}
+
+impl<'a> Prediction<'a> {
+    /// A request for `output` with the defaults: linear model, every tree, not cancellable.
+    pub fn new(output: Output) -> Prediction<'a> {
+        Prediction { output, ..Default::default() }
+    }
+
+    /// The scores (`decision_function`): the same as `Prediction::default()`.
+    pub fn scores() -> Prediction<'a> {
+        Prediction::new(Output::Scores)
+    }
+
+    /// The clipped (`true`) or linear model.
+    pub fn clipped(self, clipped: bool) -> Prediction<'a> {
+        Prediction { clipped, ..self }
+    }
+
+    /// Only the first `n` trees.
+    pub fn n_rounds(self, n: usize) -> Prediction<'a> {
+        Prediction { n_rounds: Some(n), ..self }
+    }
+
+    /// Cancellable through `cancel`.
+    pub fn cancel(self, cancel: &'a Cancel) -> Prediction<'a> {
+        Prediction { cancel: Some(cancel), ..self }
+    }
+}
+
+/// Owned columns of views (the whole matrix, widened to `f64`).
+pub(crate) fn owned_columns(columns: &[ColumnView<'_>]) -> Vec<Column> {
+    columns
+        .iter()
+        .map(|c| match c {
+            ColumnView::Numeric(v) => {
+                let mut buf = vec![0.0; v.len()];
+                v.copy_into(&mut buf);
+                Column::Numeric(buf)
+            }
+            ColumnView::Categorical { codes, .. } => Column::Categorical { codes: codes.to_vec(), levels: Vec::new() },
+        })
+        .collect()
+}
+
+impl Ensemble {
+    /// The number of values per row that `request` writes: `out` of [`Ensemble::predict_into`]
+    /// holds `n × output_width` values. Scores: `n_outputs`; probabilities: the number of
+    /// classes (labels), 2 for a binary model; staged: `n_stages × n_outputs` (stored
+    /// stage-major); contributions: `(n_features + 1) × n_outputs`.
+    pub fn output_width(&self, request: &Prediction<'_>) -> usize {
+        let k = self.n_outputs;
+        match request.output {
+            Output::Scores => k,
+            Output::Probabilities => match (&self.output, &self.task) {
+                (Some(MultiOutput::Code { .. }), _) => self.task.names().len(),
+                (_, Task::Binary { .. }) => 2,
+                _ => k,
+            },
+            Output::Staged => self.n_stages(request) * k,
+            Output::Contributions => (self.schema.names.len() + 1) * k,
+        }
+    }
+
+    /// The number of trees that `request` uses.
+    fn n_stages(&self, request: &Prediction<'_>) -> usize {
+        request.n_rounds.unwrap_or(self.trees.len()).min(self.trees.len())
+    }
+
+    /// Predicts what `request` asks for into `out` (`n × output_width`, see
+    /// [`Ensemble::output_width`] and [`Output`]) from column views of the caller's buffers:
+    /// `columns` are the model's features in schema order, all of the same length `n`,
+    /// categorical codes in the model's levels (see [`Schema::remap_codes`]).
+    ///
+    /// Blocks of rows run in parallel; each block's values are widened to `f64` into a small
+    /// scratch buffer (never the whole matrix, except for contributions, whose cost dwarfs the
+    /// copy), so the values are the same bits as [`Ensemble::predict`] on the same values, as
+    /// `f32` or `f64`, in any layout and on any number of threads. An infinite value is an error
+    /// naming the feature and the row.
+    ///
+    /// [`Schema::remap_codes`]: crate::data::Schema::remap_codes
+    pub fn predict_into(&self, columns: &[ColumnView<'_>], request: &Prediction<'_>, out: &mut [f64]) -> Result<()> {
+        let (clipped, cancel) = (request.clipped, request.cancel);
+        match request.output {
+            Output::Scores => self.views_into(columns, request.n_rounds, clipped, out, cancel),
+            Output::Staged => self.staged_into(columns, self.n_stages(request), clipped, out, cancel),
+            Output::Probabilities => {
+                let n = self.check_views(columns)?;
+                let width = self.output_width(request);
+                if out.len() != n * width {
+                    return Err(Error::InvalidData(format!(
+                        "output buffer of {} for {n} × {width} probabilities",
+                        out.len()
+                    )));
+                }
+                let mut s = vec![0.0; n * self.n_outputs];
+                self.views_into(columns, request.n_rounds, clipped, &mut s, cancel)?;
+                out.copy_from_slice(&self.proba_from_scores(&s));
+                Ok(())
+            }
+            Output::Contributions => {
+                Self::check_all_rounds(request)?;
+                crate::util::cancel::check(cancel)?;
+                self.contributions_into(&owned_columns(columns), clipped, out)
+            }
+        }
+    }
+
+    /// Contributions explain the whole model.
+    fn check_all_rounds(request: &Prediction<'_>) -> Result<()> {
+        match request.n_rounds {
+            Some(r) => Err(Error::param("n_rounds", "none: contributions explain every tree", r)),
+            None => Ok(()),
+        }
+    }
+
+    /// [`Ensemble::predict_into`] of `features`, allocated: `n × output_width` values. The
+    /// columns are matched to the model's by name (else by position), category codes by level
+    /// name (see [`Ensemble::align`]).
+    pub fn predict(&self, features: &Features, request: &Prediction<'_>) -> Result<Vec<f64>> {
+        let (clipped, cancel) = (request.clipped, request.cancel);
+        match request.output {
+            Output::Scores => self.scores_of_features(features, request.n_rounds, clipped, cancel),
+            Output::Probabilities => {
+                let s = self.scores_of_features(features, request.n_rounds, clipped, cancel)?;
+                Ok(self.proba_from_scores(&s))
+            }
+            Output::Staged => {
+                let t_max = self.n_stages(request);
+                let mut out = Vec::with_capacity(t_max * features.n_rows() * self.n_outputs);
+                let mut cancelled = Ok(());
+                self.for_each_stage(features, clipped, |t, s| {
+                    if t <= t_max && cancelled.is_ok() {
+                        cancelled = crate::util::cancel::check(cancel);
+                        out.extend_from_slice(s);
+                    }
+                })?;
+                cancelled.map(|_| out)
+            }
+            Output::Contributions => {
+                Self::check_all_rounds(request)?;
+                crate::util::cancel::check(cancel)?;
+                let cols = self.align(features)?;
+                let mut out = vec![0.0; features.n_rows() * self.output_width(request)];
+                self.contributions_into(&cols, clipped, &mut out)?;
+                Ok(out)
+            }
+        }
+    }
+}
+
 impl Ensemble {
     /// Maps `features` onto the model's schema: columns by name when every model feature is
     /// present, else by position when the counts match; category codes re-mapped by level name
@@ -184,7 +373,7 @@ impl Ensemble {
     /// row-major); with `clipped`, the clipped model's scores (equal to the linear ones when the
     /// model has no clipping level). `columns` are the model's features in schema order (see
     /// [`Ensemble::align`]), all of the same length `n`.
-    pub fn decision_function_into(
+    pub(crate) fn decision_function_into(
         &self,
         columns: &[Column],
         n_rounds: Option<usize>,
@@ -241,35 +430,7 @@ impl Ensemble {
     }
 
     /// Scores of the first `n_rounds` trees (all when `None`) into `out` (`n × n_outputs`) from
-    /// column views of the caller's buffers: `columns` are the model's features in
-    /// schema order, categorical codes in the model's levels (see [`Schema::remap_codes`]).
-    /// Blocks of rows in parallel; each block's values are widened to `f64` into a small scratch
-    /// buffer (never the whole matrix), so the scores are bit-identical to
-    /// [`Ensemble::decision_function_into`] on the same values, as `f32` or `f64`, in any layout.
-    /// An infinite value is an error naming the feature and the row.
-    pub fn decision_function_views_into(
-        &self,
-        columns: &[ColumnView<'_>],
-        n_rounds: Option<usize>,
-        clipped: bool,
-        out: &mut [f64],
-    ) -> Result<()> {
-        self.views_into(columns, n_rounds, clipped, out, None)
-    }
-
-    /// [`Ensemble::decision_function_views_into`] that stops with [`Error::Cancelled`] once
-    /// `cancel` is set (checked between row blocks).
-    pub fn decision_function_views_cancellable(
-        &self,
-        columns: &[ColumnView<'_>],
-        n_rounds: Option<usize>,
-        clipped: bool,
-        out: &mut [f64],
-        cancel: &Cancel,
-    ) -> Result<()> {
-        self.views_into(columns, n_rounds, clipped, out, Some(cancel))
-    }
-
+    /// column views, the kernel of [`Output::Scores`].
     fn views_into(
         &self,
         columns: &[ColumnView<'_>],
@@ -310,34 +471,18 @@ impl Ensemble {
         results.into_iter().collect()
     }
 
-    /// Staged scores from column views into `out` (`n_trees × n × n_outputs`; stage `t` holds the
-    /// scores of the first `t + 1` trees), with the conventions of
-    /// [`Ensemble::decision_function_views_into`].
-    pub fn staged_views_into(&self, columns: &[ColumnView<'_>], clipped: bool, out: &mut [f64]) -> Result<()> {
-        self.staged_into(columns, clipped, out, None)
-    }
-
-    /// [`Ensemble::staged_views_into`] that stops with [`Error::Cancelled`] once `cancel` is set
-    /// (checked before each block of rows).
-    pub fn staged_views_cancellable(
-        &self,
-        columns: &[ColumnView<'_>],
-        clipped: bool,
-        out: &mut [f64],
-        cancel: &Cancel,
-    ) -> Result<()> {
-        self.staged_into(columns, clipped, out, Some(cancel))
-    }
-
+    /// Staged scores of the first `t_max` trees from column views into `out` (`t_max × n ×
+    /// n_outputs`), the kernel of [`Output::Staged`].
     fn staged_into(
         &self,
         columns: &[ColumnView<'_>],
+        t_max: usize,
         clipped: bool,
         out: &mut [f64],
         cancel: Option<&Cancel>,
     ) -> Result<()> {
         let n = self.check_views(columns)?;
-        let (k, t_max) = (self.n_outputs, self.trees.len());
+        let k = self.n_outputs;
         if out.len() != t_max * n * k {
             return Err(Error::InvalidData(format!("output buffer of {} for {t_max} × {n} × {k} scores", out.len())));
         }
@@ -515,21 +660,14 @@ impl Ensemble {
         }
     }
 
-    /// Scores of every example (`n × n_outputs`).
-    pub fn decision_function(&self, features: &Features, clipped: bool) -> Result<Vec<f64>> {
-        let cols = self.aligned(features)?;
-        let mut out = vec![0.0; features.n_rows() * self.n_outputs];
-        self.decision_function_into(&cols, None, clipped, &mut out)?;
-        Ok(out)
-    }
-
-    /// [`Ensemble::decision_function`] that stops with [`Error::Cancelled`] once `cancel` is set
-    /// (checked between row blocks).
-    pub fn decision_function_cancellable(
+    /// Scores of the first `n_rounds` trees of every example of `features` (`n × n_outputs`), the
+    /// kernel of [`Ensemble::predict`]'s [`Output::Scores`].
+    fn scores_of_features(
         &self,
         features: &Features,
+        n_rounds: Option<usize>,
         clipped: bool,
-        cancel: &Cancel,
+        cancel: Option<&Cancel>,
     ) -> Result<Vec<f64>> {
         let cols = self.aligned(features)?;
         let n = features.n_rows();
@@ -541,8 +679,9 @@ impl Ensemble {
             return Ok(out);
         }
         let kinds: Vec<FeatureKind> = cols.iter().map(Column::kind).collect();
-        let trees = self.compile(self.trees.len(), &kinds)?;
-        self.add_compiled(&trees, &cols, clipped, &mut out, Some(cancel))?;
+        let t_max = n_rounds.unwrap_or(self.trees.len()).min(self.trees.len());
+        let trees = self.compile(t_max, &kinds)?;
+        self.add_compiled(&trees, &cols, clipped, &mut out, cancel)?;
         Ok(out)
     }
 
@@ -586,20 +725,10 @@ impl Ensemble {
         }
     }
 
-    /// Predicted class index of every row.
-    pub fn predict(&self, features: &Features, clipped: bool) -> Result<Vec<u32>> {
-        Ok(self.classes_from_scores(&self.decision_function(features, clipped)?))
-    }
-
-    /// Probability estimates: binary `P(+1|x) = 1/(1 + e^(−2f))` (docs/explanation/adaboost.md#adaboost-probabilities; boosted scores are not
-    /// calibrated), one column per class (`n × 2`); multi-class: `σ(2 f_ℓ)` normalised over the
-    /// classes; multi-label: `σ(2 f_ℓ)` per label.
-    pub fn predict_proba(&self, features: &Features, clipped: bool) -> Result<Vec<f64>> {
-        let s = self.decision_function(features, clipped)?;
-        Ok(self.proba_from_scores(&s))
-    }
-
-    /// See [`Ensemble::predict_proba`]. For output codes (AdaBoost.MO) the class probabilities are
+    /// Probability estimates from scores `n × n_outputs` ([`Output::Probabilities`]): binary
+    /// `P(+1|x) = 1/(1 + e^(−2f))` (docs/explanation/adaboost.md#adaboost-probabilities; boosted scores are not calibrated), one column per
+    /// class (`n × 2`); multi-class: `σ(2 f_ℓ)` normalised over the classes; multi-label:
+    /// `σ(2 f_ℓ)` per label. For output codes (AdaBoost.MO) the class probabilities are
     /// proportional to `1/L_c` (the soft-max of [`Ensemble::class_scores`]).
     pub fn proba_from_scores(&self, s: &[f64]) -> Vec<f64> {
         let sig = |f: f64| 1.0 / (1.0 + (-2.0 * f).exp());
@@ -708,6 +837,7 @@ mod multiclass_tests {
     use crate::boost::driver::{fit, Algorithm, BoostParams};
     use crate::boost::multiclass::MultiVariant;
     use crate::data::{Column, Dataset, Features, Target};
+    use crate::Prediction;
 
     #[test]
     fn output_code_probabilities_follow_the_decoded_class() {
@@ -727,7 +857,7 @@ mod multiclass_tests {
         let m = fit(&data, &p).unwrap();
         assert_eq!(m.params.multiclass.variant, MultiVariant::MoDiscrete, "the variant that ran is recorded");
         assert_eq!(m.n_outputs, 7);
-        let s = m.decision_function(&data.features, false).unwrap();
+        let s = m.predict(&data.features, &Prediction::scores()).unwrap();
         let proba = m.proba_from_scores(&s);
         let pred = m.classes_from_scores(&s);
         assert_eq!(proba.len(), n * 4);
@@ -919,9 +1049,56 @@ mod prediction_tests {
             let cols = m.align(&d.features).unwrap();
             assert_agrees(&m, &cols);
             // The allocating entry points go the same way.
-            let s = m.decision_function(&d.features, true).unwrap();
+            let s = m.predict(&d.features, &Prediction::scores().clipped(true)).unwrap();
             assert_eq!(bits(&s), bits(&naive_decision_function(&m, &cols, None, true)));
-            assert_eq!(m.predict_proba(&d.features, true).unwrap(), m.proba_from_scores(&s));
+            assert_eq!(
+                m.predict(&d.features, &Prediction::new(Output::Probabilities).clipped(true)).unwrap(),
+                m.proba_from_scores(&s)
+            );
+        }
+    }
+
+    #[test]
+    fn every_output_is_the_same_from_views_and_from_features() {
+        for (algorithm, n_classes) in [(Algorithm::TAdaBoost, 2), (Algorithm::AdaBoostMO, 3)] {
+            let d = data(n_classes);
+            let mut p = BoostParams { algorithm, n_estimators: 9, ..Default::default() };
+            p.tree.max_leaves = 5;
+            let m = fit(&d, &p).unwrap();
+            let cols = m.align(&d.features).unwrap();
+            let views: Vec<ColumnView<'_>> = cols
+                .iter()
+                .map(|c| match c {
+                    Column::Numeric(v) => ColumnView::Numeric(crate::data::NumericView::f64(v)),
+                    Column::Categorical { codes, levels } => ColumnView::Categorical { codes, n_levels: levels.len() },
+                })
+                .collect();
+            let n = d.n_rows();
+            let cancel = Cancel::new();
+            for output in [Output::Scores, Output::Probabilities, Output::Staged, Output::Contributions] {
+                for n_rounds in [None, Some(4)] {
+                    if output == Output::Contributions && n_rounds.is_some() {
+                        continue;
+                    }
+                    let mut request = Prediction::new(output).clipped(output != Output::Contributions).cancel(&cancel);
+                    request.n_rounds = n_rounds;
+                    let mut out = vec![f64::NAN; n * m.output_width(&request)];
+                    m.predict_into(&views, &request, &mut out).unwrap();
+                    let want = m.predict(&d.features, &request).unwrap();
+                    assert_eq!(bits(&out), bits(&want), "{algorithm:?} {output:?} {n_rounds:?}");
+                }
+            }
+            // Staged stage t is the scores of the first t + 1 trees.
+            let staged = m.predict(&d.features, &Prediction::new(Output::Staged)).unwrap();
+            let k = m.n_outputs;
+            let third = m.predict(&d.features, &Prediction::scores().n_rounds(3)).unwrap();
+            assert_eq!(bits(&staged[2 * n * k..3 * n * k]), bits(&third));
+            // A wrong buffer, contributions of part of the model and a set flag are errors.
+            assert!(m.predict_into(&views, &Prediction::scores(), &mut [0.0; 3]).is_err());
+            assert!(m.predict(&d.features, &Prediction::new(Output::Contributions).n_rounds(2)).is_err());
+            cancel.cancel();
+            let e = m.predict(&d.features, &Prediction::scores().cancel(&cancel)).unwrap_err();
+            assert!(matches!(e, Error::Cancelled), "{e}");
         }
     }
 }

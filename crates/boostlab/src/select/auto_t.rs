@@ -300,6 +300,7 @@ mod tests {
     use crate::data::{Dataset, Features};
     use crate::eval::folds::train_test_indices;
     use crate::Algorithm;
+    use crate::Prediction;
 
     /// A noisy binary problem: 3 numeric features (one with missing values), label from a
     /// threshold rule with 15% flipped labels; optional sample weights.
@@ -358,7 +359,7 @@ mod tests {
                     q.t_adaboost.t = t;
                     let m = fit_binned(&binned, &q, &mut |_| {}).unwrap();
                     let te = d.subset(&test);
-                    let pred = m.predict(&te.features, false).unwrap();
+                    let pred = m.classes_from_scores(&m.predict(&te.features, &Prediction::scores()).unwrap());
                     let crate::data::Target::Classes { y: yt, .. } = te.target.as_ref().unwrap() else {
                         unreachable!()
                     };

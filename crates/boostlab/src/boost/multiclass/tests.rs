@@ -800,6 +800,7 @@ fn mr_label_sets_use_a_threshold_learned_on_the_training_data() {
     use crate::boost::driver::{fit, BoostParams};
     use crate::data::{Column, Dataset, Features, Target};
     use crate::model::Ensemble;
+    use crate::Prediction;
     // Multi-label data where f > 0 is a poor label set for MR: 3 labels, most examples with one.
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
     let (n, k) = (300, 3);
@@ -825,7 +826,7 @@ fn mr_label_sets_use_a_threshold_learned_on_the_training_data() {
     let m = fit(&d, &p).unwrap();
     let theta = m.label_threshold.expect("MR learns a threshold by default");
     // The naive reference: the threshold of lowest training Hamming loss over every candidate.
-    let s = m.decision_function(&d.features, false).unwrap();
+    let s = m.predict(&d.features, &Prediction::scores()).unwrap();
     let ypm: Vec<f64> = y.iter().map(|&v| if v == 1 { 1.0 } else { -1.0 }).collect();
     let loss = |t: f64| {
         let shifted: Vec<f64> = s.iter().map(|f| f - t).collect();

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::data::{read_csv, read_csv_binned, read_libsvm, ColumnView, CsvBlocks, LibsvmOptions};
-use crate::{BoostParams, Ensemble};
+use crate::{BoostParams, Ensemble, Prediction};
 
 /// Rows per prediction block in these tests: several blocks per fixture.
 const BLOCK_ROWS: usize = 17;
@@ -21,7 +21,7 @@ fn block_scores(m: &Ensemble, blocks: Blocks<'_>) -> (Vec<f64>, Vec<Option<Block
     let (mut scores, mut labels) = (Vec::new(), Vec::new());
     for b in blocks {
         let b = b.unwrap();
-        scores.extend(m.decision_function(&b.features, false).unwrap());
+        scores.extend(m.predict(&b.features, &Prediction::scores()).unwrap());
         labels.push(b.labels);
     }
     (scores, labels)
@@ -76,7 +76,7 @@ fn csv_source_reads_as_the_csv_readers() {
     assert_eq!(bits(&scores), bits(&want));
     assert_eq!(labels, want_labels);
     assert_eq!(labels.len(), 200usize.div_ceil(BLOCK_ROWS));
-    assert_eq!(bits(&scores), bits(&m.decision_function(&whole.features, false).unwrap()));
+    assert_eq!(bits(&scores), bits(&m.predict(&whole.features, &Prediction::scores()).unwrap()));
 }
 
 #[test]
@@ -131,7 +131,7 @@ fn libsvm_source_reads_as_the_libsvm_reader() {
     let want = read_libsvm(&path, &opts).unwrap();
     assert!(same(&blocks[0].features, &want.features));
     let (scores, _) = block_scores(&m, src.blocks(&m.schema, BLOCK_ROWS).unwrap());
-    assert_eq!(bits(&scores), bits(&m.decision_function(&whole.features, false).unwrap()));
+    assert_eq!(bits(&scores), bits(&m.predict(&whole.features, &Prediction::scores()).unwrap()));
     let Some(BlockLabels::Single(y)) = &blocks[0].labels else { panic!("labels expected") };
     assert_eq!(y.len(), 150);
     assert!(y.iter().all(|l| l == "+1" || l == "-1"));
@@ -175,7 +175,7 @@ fn array_source_reads_the_callers_columns() {
     let m = crate::fit_binned(&binned, &BoostParams { n_estimators: 8, ..Default::default() }, &mut |_| {}).unwrap();
     let (scores, labels) = block_scores(&m, src.blocks(&m.schema, BLOCK_ROWS).unwrap());
     let mut direct = vec![0.0; n * m.n_outputs];
-    m.decision_function_views_into(&views, None, false, &mut direct).unwrap();
+    m.predict_into(&views, &Prediction::scores(), &mut direct).unwrap();
     assert_eq!(bits(&scores), bits(&direct));
     let shown: Vec<String> = labels
         .into_iter()
@@ -323,7 +323,7 @@ mod columnar {
         assert_eq!(bits(&scores), bits(&want));
         assert_eq!(labels, want_labels);
         assert!(labels.len() > 1);
-        assert_eq!(bits(&scores), bits(&m.decision_function(&whole.features, false).unwrap()));
+        assert_eq!(bits(&scores), bits(&m.predict(&whole.features, &Prediction::scores()).unwrap()));
     }
 
     #[test]

@@ -58,3 +58,11 @@ def bdask(client):
     from boostlab import dask as bdask
 
     return bdask
+
+
+@pytest.fixture(scope="session")
+def cancer():
+    """The breast-cancer data as `(X, y)`."""
+    from sklearn.datasets import load_breast_cancer
+
+    return load_breast_cancer(return_X_y=True)

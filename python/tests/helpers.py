@@ -102,3 +102,15 @@ def small_estimator(cls, n, **kw):
     base = {"max_leaves": 4, "random_state": 5, "split_ties": "random"}
     base.update(kw)
     return cls(n_estimators=n, **base)
+
+
+# Every local estimator class.
+ALL_ESTIMATORS = [
+    boostlab.AdaBoostClassifier,
+    boostlab.RealAdaBoostClassifier,
+    boostlab.TAdaBoostClassifier,
+    boostlab.SecBoostClassifier,
+    boostlab.AdaBoostMHClassifier,
+    boostlab.AdaBoostMOClassifier,
+    boostlab.AdaBoostMRClassifier,
+]

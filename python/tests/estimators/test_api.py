@@ -8,25 +8,14 @@ import time
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_breast_cancer, load_iris
+from sklearn.datasets import load_iris
 from sklearn.model_selection import GridSearchCV, cross_val_score
 
 import boostlab
 
-ALL = [
-    boostlab.AdaBoostClassifier,
-    boostlab.RealAdaBoostClassifier,
-    boostlab.TAdaBoostClassifier,
-    boostlab.SecBoostClassifier,
-    boostlab.AdaBoostMHClassifier,
-    boostlab.AdaBoostMOClassifier,
-    boostlab.AdaBoostMRClassifier,
-]
+from helpers import ALL_ESTIMATORS
 
-
-@pytest.fixture(scope="module")
-def cancer():
-    return load_breast_cancer(return_X_y=True)
+ALL = ALL_ESTIMATORS
 
 
 def test_core_errors_are_value_errors_with_the_core_message(cancer):

@@ -9,26 +9,13 @@ import pickle
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.datasets import load_breast_cancer, load_iris
+from sklearn.datasets import load_iris
 
 import boostlab
 
-from helpers import core_model
+from helpers import ALL_ESTIMATORS, core_model
 
-ALL = [
-    boostlab.AdaBoostClassifier,
-    boostlab.RealAdaBoostClassifier,
-    boostlab.TAdaBoostClassifier,
-    boostlab.SecBoostClassifier,
-    boostlab.AdaBoostMHClassifier,
-    boostlab.AdaBoostMOClassifier,
-    boostlab.AdaBoostMRClassifier,
-]
-
-
-@pytest.fixture(scope="module")
-def cancer():
-    return load_breast_cancer(return_X_y=True)
+ALL = ALL_ESTIMATORS
 
 
 def test_file_errors_are_os_errors(tmp_path):

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_breast_cancer
 
 import boostlab
-
-
-@pytest.fixture(scope="module")
-def cancer():
-    return load_breast_cancer(return_X_y=True)
 
 
 def test_t_adaboost_clipped_model(cancer):

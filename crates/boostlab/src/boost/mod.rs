@@ -95,6 +95,16 @@ pub enum Step {
 }
 
 /// One booster's side of the boosting loop.
+///
+/// Required: [`n_outputs`](Booster::n_outputs), [`default_criterion`](Booster::default_criterion),
+/// [`leaf_rule`](Booster::leaf_rule), [`statistics`](Booster::statistics) (what the tree learner
+/// sums), [`step`](Booster::step) (α and the weight update from the tree's outputs) and
+/// [`set_learning_rate`](Booster::set_learning_rate). Everything else has a default:
+/// [`finish_leaves`](Booster::finish_leaves) and [`set_collective`](Booster::set_collective) are
+/// capabilities, and [`step_then_statistics`](Booster::step_then_statistics) and
+/// [`step_on_leaves`](Booster::step_on_leaves) are optional fast paths that fuse the step with the
+/// next round's statistics (one or two passes over the rows less) and must give the same bits as
+/// the required pair. A new booster implements the six required methods and nothing else.
 pub trait Booster: Send {
     /// Number of outputs per leaf (1 for binary boosters, k for multi-label): also the number of
     /// statistics per example.

@@ -11,7 +11,7 @@ use crate::data::Schema;
 use crate::error::{Error, Result};
 
 /// Binned training data: the schema (names, kinds, levels), the bin mapper, the bins, the target
-/// and the sample weights. [`crate::boost::driver::fit_binned`] trains on it.
+/// and the sample weights. [`crate::Trainer::fit_binned`] trains on it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BinnedData {
     /// Names, kinds and category levels of the features (stored in the model).

@@ -122,7 +122,7 @@ pub struct BinnedTable {
 }
 
 impl BinnedTable {
-    /// The training data [`crate::boost::driver::fit_binned`] takes.
+    /// The training data [`crate::Trainer::fit_binned`] takes.
     pub fn into_binned_data(self) -> Result<super::BinnedData> {
         let schema = crate::data::Schema { names: self.names, kinds: self.kinds, levels: self.levels };
         super::BinnedData::new(schema, self.mapper, self.bins, self.target, self.sample_weight)

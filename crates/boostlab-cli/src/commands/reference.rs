@@ -2,8 +2,6 @@
 //! (`boostlab completions SHELL`), the manual page (`boostlab man`) and the Markdown reference
 //! page docs/reference/cli.md (a test keeps the committed page equal to what clap says).
 
-use std::io::Write;
-
 use anyhow::{Context, Result};
 use clap::{Arg, Args, Command};
 use clap_complete::Shell;
@@ -21,7 +19,9 @@ pub struct CompletionsArgs {
 pub fn completions(a: CompletionsArgs, cmd: &mut Command) -> Result<()> {
     let mut buf = Vec::new();
     clap_complete::generate(a.shell, cmd, "boostlab", &mut buf);
-    write_all_stdout(&buf)
+    // Completion scripts and roff are UTF-8 text; a closed pipe (`boostlab man | head`) ends quietly.
+    out!("{}", String::from_utf8_lossy(&buf));
+    Ok(())
 }
 
 /// Arguments of `boostlab man`.
@@ -44,7 +44,8 @@ pub enum ManFormat {
 /// `boostlab man`: the manual page of the tool and its subcommands on standard output.
 pub fn man(a: ManArgs, cmd: &Command) -> Result<()> {
     if let ManFormat::Markdown = a.format {
-        return write_all_stdout(markdown(cmd).as_bytes());
+        out!("{}", markdown(cmd));
+        return Ok(());
     }
     let mut buf = Vec::new();
     let cmd = cmd.clone().name("boostlab");
@@ -54,16 +55,9 @@ pub fn man(a: ManArgs, cmd: &Command) -> Result<()> {
         let title = format!("boostlab-{}", sub.get_name());
         clap_mangen::Man::new(sub.clone()).title(title).render(&mut buf).context("rendering the manual page")?;
     }
-    write_all_stdout(&buf)
-}
-
-fn write_all_stdout(buf: &[u8]) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(buf).and_then(|()| out.flush()) {
-        // `boostlab man | head`: the reader has what it wanted.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        r => r.context("writing to standard output"),
-    }
+    // Completion scripts and roff are UTF-8 text; a closed pipe (`boostlab man | head`) ends quietly.
+    out!("{}", String::from_utf8_lossy(&buf));
+    Ok(())
 }
 
 /// The Markdown reference of every subcommand and option, in the order clap shows them, grouped by

@@ -1,22 +1,9 @@
 //! End-to-end tests of the `boostlab` command: every command runs, bad input gets a clear error
 //! (exit code 1, a message naming the problem, never a panic).
 
+use crate::support::run;
 use boostlab::Prediction;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_boostlab"))
-}
-
-/// Runs the command; returns (success, stdout, stderr).
-fn run(args: &[&str]) -> (bool, String, String) {
-    let out = bin().args(args).output().expect("runs");
-    let (so, se) =
-        (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
-    assert!(!se.contains("panicked"), "panic on {args:?}: {se}");
-    (out.status.success(), so, se)
-}
 
 fn fails_with(args: &[&str], want: &str) {
     let (ok, _, se) = run(args);

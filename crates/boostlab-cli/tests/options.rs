@@ -1,26 +1,9 @@
 //! Options through the binary: presets yield to explicit flags, seeded random ties, negative
 //! numbers after flags, and the terminal output (in a pipe, and in a pseudo-terminal).
 
+use crate::support::{run_env, shared};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_boostlab"))
-}
-
-/// Runs the command (with `COLUMNS` unset unless given); returns (success, stdout, stderr).
-fn run_env(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
-    let mut c = bin();
-    c.args(args).env_remove("COLUMNS");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out = c.output().expect("runs");
-    let (so, se) =
-        (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
-    assert!(!se.contains("panicked"), "panic on {args:?}: {se}");
-    (out.status.success(), so, se)
-}
 
 fn run(args: &[&str]) -> (bool, String, String) {
     run_env(args, &[])
@@ -43,19 +26,6 @@ fn inspect_json(model: &Path) -> serde_json::Value {
     let (ok, so, se) = run(&["inspect", "--model", model.to_str().unwrap(), "--json"]);
     assert!(ok, "{se}");
     serde_json::from_str(&so).unwrap()
-}
-
-/// Path of a dataset in `../shared/datasets`: a failure under CI when missing, a skip otherwise.
-fn shared(name: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets").join(name);
-    if p.exists() {
-        return Some(p);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("{} is missing: tests that need ../shared must not be skipped under CI", p.display());
-    }
-    eprintln!("note: {} not found, test skipped (set CI=1 to make this a failure)", p.display());
-    None
 }
 
 /// With the preset's candidate cap really off and ties lowest-first, the

@@ -2,6 +2,8 @@
 //! `boostlab` binary. `cargo test -p boostlab-cli --test tests <module>::` runs one module.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
+mod support;
+
 mod bad_inputs;
 mod commands;
 mod cv_parallel;

@@ -1,17 +1,8 @@
 //! Training practice through the binary: `--learning-rate`, `--valid` with `--early-stopping-rounds`,
 //! `--threads` on every command, and `train --init-model` (warm start).
 
+use crate::support::run;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-/// Runs the binary; returns (success, stdout, stderr).
-fn run(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_boostlab")).args(args).output().expect("runs");
-    let (so, se) =
-        (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
-    assert!(!se.contains("panicked"), "panic on {args:?}: {se}");
-    (out.status.success(), so, se)
-}
 
 fn ok(args: &[&str]) -> String {
     let (ok, so, se) = run(args);

@@ -166,7 +166,7 @@ fn bad_input_gets_clear_errors() {
     fails_with(&["train", "--data", g, "--max-leaves", "1"], "max_leaves");
     fails_with(&["train", "--data", g, "--algo", "t-adaboost", "--t", "3"], "invalid parameter `t`");
     fails_with(&["train", "--data", g, "--algo", "secboost", "--loss", "bogus"], "loss");
-    fails_with(&["train", "--data", g, "--algo", "gbm"], "expected one of");
+    fails_with(&["train", "--data", g, "--algo", "gbm"], "[possible values: adaboost, real-adaboost");
     fails_with(&["train", "--data", g, "--t", "0.5"], "--t applies to --algo t-adaboost, not adaboost");
     fails_with(&["train", "--data", g, "--algo", "adaboost-mh", "--code", "exhaustive"], "--code applies to");
     fails_with(&["train", "--data", "/nonexistent/x.csv"], "/nonexistent/x.csv");
@@ -815,7 +815,10 @@ fn t_auto_through_the_cli() {
     assert_eq!(trees(&auto), trees(&fixed));
     let (ok, text, _) = run(&["inspect", "--model", auto.to_str().unwrap()]);
     assert!(ok && text.contains("t = auto") && text.contains("← chosen"), "{text}");
-    fails_with(&["train", "--data", d, "--algo", "t-adaboost", "--t", "0.5", "--t-grid", "0,1"], "go with --t auto");
+    fails_with(
+        &["train", "--data", d, "--algo", "t-adaboost", "--t", "0.5", "--t-grid", "0,1"],
+        "--t-grid goes with --t auto",
+    );
     fails_with(&["train", "--data", d, "--algo", "t-adaboost", "--t", "warm"], "or `auto`");
     fails_with(&["train", "--data", d, "--algo", "t-adaboost", "--t", "auto", "--t-grid", "0,3"], "auto_t.grid");
 }

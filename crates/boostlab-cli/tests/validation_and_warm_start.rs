@@ -150,7 +150,7 @@ fn early_stopping_keeps_the_best_iteration_of_the_validation_file() {
         (vec!["--learning-rate", "1.5"], "(0, 1]"),
         (vec!["--learning-rate", "NaN"], "learning_rate"),
         (vec!["--early-stopping-rounds", "3"], "validation data"),
-        (vec!["--eval-metric", "auc"], "eval_metric"),
+        (vec!["--eval-metric", "auc"], "[possible values: error, hamming, one-error, loss]"),
         (vec!["--eval-clipped"], "--eval-clipped"),
     ] {
         let mut a = vec!["train", "--data", tr.to_str().unwrap(), "--rounds", "3", "-q"];

@@ -196,7 +196,7 @@ fn warm_params(
         }
     }
     let mut p = init.params.clone();
-    p.n_estimators = init.n_trees() + a.boost.rounds.unwrap_or(100);
+    p.n_estimators = init.n_trees() + a.boost.rounds().unwrap_or(100);
     p.early_stopping_rounds = params.early_stopping_rounds;
     p.eval_metric = params.eval_metric;
     p.eval_clipped = params.eval_clipped;
@@ -219,10 +219,8 @@ pub fn run(mut a: TrainArgs) -> Result<()> {
         None => None,
     };
     if let Some(m) = &init {
-        // `--algo` defaults to adaboost: with --init-model the model's algorithm is meant.
-        if a.boost.algo == "adaboost" {
-            a.boost.algo = m.params.algorithm.name().to_string();
-        }
+        // Without --algo, --init-model continues its model's algorithm.
+        a.boost.default_algorithm(m.params.algorithm.name());
     }
     let (params, explicit) = a.boost.params_and_sources(&a.validation)?;
     let (params, explicit) = match &init {

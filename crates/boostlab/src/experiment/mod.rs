@@ -94,7 +94,7 @@ mod spec;
 mod storage;
 
 pub use cell::{add_noise, check_settings, load_dataset, CellRunner};
-pub use params::{boost_params, parse_criterion, ALIASES, RUNNER_KEYS};
+pub use params::{boost_params, RUNNER_KEYS, SUB_TABLES};
 pub use report::{
     build_report, compare_to_reference, mean_curves, render_markdown, summarize, ComparisonCounts, MeanCurve, Measure,
     PairedDetail, Report, ReportOptions, SummaryRow,

@@ -1,74 +1,24 @@
 //! A cell's parameter table → [`BoostParams`].
 //!
-//! A cell's merged parameter table deserialises into [`BoostParams`] through serde: the nested
-//! tables `tree`, `adaboost`, `t_adaboost`, `secboost`, `multiclass` and the top-level fields
-//! (`algorithm`, `n_estimators`, `max_bins`, `seed`) are written exactly as in a model file, and
-//! the flat aliases of [`ALIASES`] (`algo`, `rounds`, `t`, `max_nodes`, `loss`, `delta_init`, ...)
-//! are moved into their sub-table first. The only keys that are not training parameters are the
-//! [`RUNNER_KEYS`]: `clipped` (record the clipped model of t-AdaBoost as the cell's primary
-//! `test_error`; both models are always recorded) and `train_curve` (false skips the per-round
-//! training error).
+//! A cell's merged parameter table has two kinds of keys. The nested tables `tree`, `adaboost`,
+//! `t_adaboost`, `secboost` and `multiclass` are written exactly as in a model file. Every other
+//! key names a parameter of the registry ([`crate::params::registry`]) by its TOML key, its name
+//! or its CLI flag with underscores (`rounds`, `n_estimators`, `secboost_alpha`), and is converted
+//! like the command line's flag ([`crate::params::surface`]). The only keys that are not training
+//! parameters are the [`RUNNER_KEYS`]: `clipped` (record the clipped model of t-AdaBoost as the
+//! cell's primary `test_error`; both models are always recorded) and `train_curve` (false skips
+//! the per-round training error).
 //!
-//! To add an option: a field of [`BoostParams`] is already reachable through its sub-table; give
-//! it a flat alias by adding a row to [`ALIASES`].
-
-use std::collections::HashMap;
+//! Nothing here lists the parameters: a parameter with a TOML key in the registry is accepted.
 
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::tree::Criterion;
+use crate::params::registry::ParamSpec;
+use crate::params::surface::{assemble, Surface};
 use crate::BoostParams;
 
-/// Flat aliases accepted in a cell's parameter table: `(alias, sub-table, field)`; an empty
-/// sub-table means a top-level field of [`BoostParams`].
-pub const ALIASES: &[(&str, &str, &str)] = &[
-    ("algo", "", "algorithm"),
-    ("algorithm", "", "algorithm"),
-    ("rounds", "", "n_estimators"),
-    ("n_estimators", "", "n_estimators"),
-    ("max_bins", "", "max_bins"),
-    ("seed", "", "seed"),
-    ("learning_rate", "", "learning_rate"),
-    ("max_leaves", "tree", "max_leaves"),
-    ("max_nodes", "tree", "max_nodes"),
-    ("max_depth", "tree", "max_depth"),
-    ("min_leaf_weight", "tree", "min_leaf_weight"),
-    ("grow_order", "tree", "grow_order"),
-    ("criterion", "tree", "criterion"),
-    ("pure_leaves", "tree", "pure_leaves"),
-    ("max_split_candidates", "tree", "max_split_candidates"),
-    ("alpha", "adaboost", "alpha"),
-    ("smoothing", "adaboost", "smoothing"),
-    ("t", "t_adaboost", "t"),
-    ("t_grid", "t_adaboost", "auto_t"),
-    ("t_folds", "t_adaboost", "auto_t"),
-    ("t_schedule", "t_adaboost", "t_schedule"),
-    ("leaf_values", "t_adaboost", "leaf_values"),
-    ("learner_weights", "t_adaboost", "learner_weights"),
-    ("overflow", "t_adaboost", "overflow"),
-    ("authors_mode", "t_adaboost", "authors_mode"),
-    ("preset", "", "preset"),
-    ("split_ties", "tree", "split_ties"),
-    ("loss", "secboost", "loss"),
-    ("delta_init", "secboost", "delta_init"),
-    ("h0", "secboost", "h0"),
-    ("v0", "secboost", "v0"),
-    ("secboost_alpha", "secboost", "alpha_rule"),
-    ("alpha_rule", "secboost", "alpha_rule"),
-    ("epsilon", "secboost", "epsilon"),
-    ("oracle", "secboost", "oracle"),
-    ("solve_alpha", "secboost", "solve_alpha"),
-    ("kappa", "secboost", "kappa"),
-    ("oracle_precision", "secboost", "oracle_precision"),
-    ("eps", "multiclass", "eps"),
-    ("code", "multiclass", "code"),
-    ("decode", "multiclass", "decode"),
-    ("single_label_start", "multiclass", "single_label_start"),
-    ("label_threshold", "multiclass", "label_threshold"),
-];
-
-const SUB_TABLES: &[&str] = &["tree", "adaboost", "t_adaboost", "secboost", "multiclass"];
+pub use crate::params::preset::SUB_TABLES;
 
 /// Keys of a cell's table that steer the cell runner rather than the booster.
 pub const RUNNER_KEYS: &[&str] = &["clipped", "train_curve"];
@@ -79,38 +29,6 @@ fn fail(msg: impl Into<String>) -> Error {
 
 fn json(v: impl serde::Serialize, what: &str) -> Result<Value> {
     serde_json::to_value(v).map_err(|e| fail(format!("parameter `{what}`: {e}")))
-}
-
-/// A split criterion by name: `empirical`, `gini`, `entropy`, `matusita` or `tempered:t=T` (the
-/// CLI's `--criterion` syntax).
-pub fn parse_criterion(s: &str) -> Result<Criterion> {
-    Ok(match s {
-        "empirical" => Criterion::Empirical,
-        "gini" => Criterion::Gini,
-        "entropy" => Criterion::Entropy,
-        "matusita" => Criterion::Matusita,
-        other => {
-            let t = other.strip_prefix("tempered:t=").and_then(|t| t.parse::<f64>().ok()).ok_or_else(|| {
-                fail(format!(
-                    "unknown criterion '{other}': expected empirical, gini, entropy, matusita or tempered:t=T"
-                ))
-            })?;
-            // Checked here: a non-finite t would reach the parameters as JSON `null`.
-            let c = Criterion::Tempered { t };
-            c.check()?;
-            c
-        }
-    })
-}
-
-fn set_unique(obj: &mut Map<String, Value>, field: &str, v: Value, from: &str) -> Result<()> {
-    if obj.contains_key(field) {
-        return Err(fail(format!(
-            "parameter `{from}` sets `{field}`, which another key of the same cell already sets"
-        )));
-    }
-    obj.insert(field.to_string(), v);
-    Ok(())
 }
 
 /// Checks that every key of `given` is a field of `known` (serde's `default` structs ignore
@@ -138,70 +56,54 @@ fn check_known(given: &Map<String, Value>, known: &Value, path: &str) -> Result<
     Ok(())
 }
 
+/// The flat keys a cell's table accepts: each registry parameter with a TOML key.
+fn flat_keys() -> Vec<&'static str> {
+    crate::params::registry::PARAMETERS.iter().filter_map(|p| p.toml_key).filter(|k| !k.contains('.')).collect()
+}
+
 /// Maps a cell's merged parameter table onto [`BoostParams`] (see the module docs). `seed` is
 /// used for `seed` and `secboost.seed` unless the table sets them. The result is checked.
 pub fn boost_params(table: &toml::Table, seed: u64) -> Result<BoostParams> {
-    let mut top = Map::new();
-    let mut subs: HashMap<&str, Map<String, Value>> = HashMap::new();
+    let mut given: Vec<(&'static ParamSpec, Value)> = Vec::new();
+    let mut nested: Vec<(&str, Map<String, Value>)> = Vec::new();
     for (key, value) in table {
         if RUNNER_KEYS.contains(&key.as_str()) {
             continue;
         }
-        let mut v = json(value, key)?;
         if let Some(sub) = SUB_TABLES.iter().find(|s| **s == key) {
-            let Value::Object(obj) = v else { return Err(fail(format!("parameter `{key}` must be a table"))) };
-            let dst = subs.entry(sub).or_default();
-            for (k, v) in obj {
-                set_unique(dst, &k, v, &format!("{key}.{k}"))?;
-            }
+            let Value::Object(obj) = json(value, key)? else {
+                return Err(fail(format!("parameter `{key}` must be a table")));
+            };
+            nested.push((sub, obj));
             continue;
         }
-        let Some(&(_, sub, field)) = ALIASES.iter().find(|a| a.0 == key) else {
-            let names: Vec<&str> = ALIASES.iter().map(|a| a.0).chain(SUB_TABLES.iter().copied()).collect();
-            return Err(fail(format!("unknown parameter `{key}` (known: {}, clipped, train_curve)", names.join(", "))));
+        let Some(p) = Surface::toml_parameter(key) else {
+            let names = flat_keys().into_iter().chain(SUB_TABLES.iter().copied()).collect::<Vec<_>>().join(", ");
+            return Err(fail(format!("unknown parameter `{key}` (known: {names}, clipped, train_curve)")));
         };
-        if key == "t" && v.as_str() == Some("auto") {
-            // `t = "auto"` (with optional `t_grid`, `t_folds`) is t-AdaBoost's auto_t.
-            let grid = table.get("t_grid").map(|g| json(g, "t_grid")).transpose()?;
-            let folds = table.get("t_folds").map(|f| json(f, "t_folds")).transpose()?;
-            let mut a = json(crate::select::auto_t::AutoT::default(), "t")?;
-            if let Some(g) = grid {
-                a["grid"] = g;
-            }
-            if let Some(k) = folds {
-                a["folds"] = k;
-            }
-            set_unique(subs.entry("t_adaboost").or_default(), "auto_t", a, key)?;
-            continue;
+        if let Some((q, _)) = given.iter().find(|(q, _)| q.name == p.name) {
+            return Err(fail(format!("parameter `{key}` is `{}` again", q.toml_key.unwrap_or(q.name))));
         }
-        if key == "t_grid" || key == "t_folds" {
-            if table.get("t").and_then(|t| t.as_str()) != Some("auto") {
-                return Err(fail(format!("parameter `{key}` goes with t = \"auto\"")));
+        given.push((p, json(value, key)?));
+    }
+    let mut top = assemble(Surface::Toml, &given)?;
+    for (sub, obj) in nested {
+        let Value::Object(dst) = top.entry(sub).or_insert_with(|| Value::Object(Map::new())) else {
+            return Err(fail(format!("parameter `{sub}` must be a table")));
+        };
+        for (k, v) in obj {
+            if dst.contains_key(&k) {
+                return Err(fail(format!(
+                    "parameter `{sub}.{k}` sets `{sub}.{k}`, which another key of the same cell already sets"
+                )));
             }
-            continue;
-        }
-        if field == "criterion" {
-            if let Some(s) = v.as_str() {
-                v = json(parse_criterion(s)?, key)?;
-            }
-        }
-        if key == "smoothing" {
-            // As the CLI's --smoothing: Real AdaBoost's ε and real AdaBoost.MH/MO's ε.
-            set_unique(subs.entry("multiclass").or_default(), "eps", v.clone(), key)?;
-        }
-        if sub.is_empty() {
-            set_unique(&mut top, field, v, key)?;
-        } else {
-            set_unique(subs.entry(sub).or_default(), field, v, key)?;
+            dst.insert(k, v);
         }
     }
     top.entry("seed").or_insert_with(|| Value::from(seed));
-    let sb = subs.entry("secboost").or_default();
-    if !sb.contains_key("seed") {
-        sb.insert("seed".into(), top["seed"].clone());
-    }
-    for (k, v) in subs {
-        top.insert(k.to_string(), Value::Object(v));
+    let top_seed = top["seed"].clone();
+    if let Value::Object(sb) = top.entry("secboost").or_insert_with(|| Value::Object(Map::new())) {
+        sb.entry("seed").or_insert(top_seed);
     }
     let mut known = json(BoostParams::default(), "defaults")?;
     if let Value::Object(top) = &mut known {
@@ -229,7 +131,7 @@ pub fn boost_params(table: &toml::Table, seed: u64) -> Result<BoostParams> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tree::GrowOrder;
+    use crate::tree::{Criterion, GrowOrder};
     use crate::Algorithm;
 
     fn table(s: &str) -> toml::Table {
@@ -269,37 +171,46 @@ mod tests {
 
         let m = boost_params(&table("algo = \"real-adaboost-mh\"\nsmoothing = 0.01"), 0).expect("valid");
         assert_eq!((m.adaboost.smoothing, m.multiclass.eps), (Some(0.01), Some(0.01)));
+        // The algorithm names its multi-class variant in the parameters too (as on the CLI).
+        let d = boost_params(&table("algorithm = \"adaboost-mh\""), 0).expect("valid");
+        assert_eq!(d.multiclass.variant, crate::params::multiclass::MultiVariant::MhDiscrete);
     }
 
-    /// Every registry parameter with a TOML key is accepted here, and every alias sets a registry
-    /// parameter that has one.
+    /// Every cell of every experiment spec shipped in `experiments/` has valid parameters.
     #[test]
-    fn toml_keys_match_the_parameter_registry() {
+    fn shipped_experiment_specs_have_valid_parameters() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).expect("experiments/") {
+            let path = entry.expect("entry").path();
+            let spec = crate::experiment::ExperimentSpec::from_file(&path).expect("a valid spec");
+            for cell in spec.cells().expect("cells") {
+                boost_params(&cell.params, cell.seed)
+                    .unwrap_or_else(|e| panic!("{}: setting `{}`: {e}", path.display(), cell.setting));
+                n += 1;
+            }
+        }
+        assert!(n > 1000, "{n} cells");
+    }
+
+    /// Every registry parameter with a TOML key is accepted, under its key and its name.
+    #[test]
+    fn every_registry_parameter_with_a_toml_key_is_accepted() {
         use crate::params::registry::PARAMETERS;
-        let defaults = serde_json::to_value(BoostParams::default()).expect("json");
         for p in PARAMETERS {
             let Some(key) = p.toml_key else { continue };
-            match key.split_once('.') {
-                Some((sub, field)) => assert!(
+            if let Some((sub, field)) = key.split_once('.') {
+                let defaults = serde_json::to_value(BoostParams::default()).expect("json");
+                assert!(
                     SUB_TABLES.contains(&sub) && defaults[sub].get(field).is_some(),
                     "parameter `{}`: TOML key `{key}` is not a field of a sub-table",
                     p.name
-                ),
-                None => assert!(
-                    ALIASES.iter().any(|a| a.0 == key),
-                    "parameter `{}`: TOML key `{key}` is not in experiment::params::ALIASES",
-                    p.name
-                ),
+                );
+                continue;
             }
-        }
-        for (alias, sub, field) in ALIASES {
-            let path = if sub.is_empty() { field.to_string() } else { format!("{sub}.{field}") };
-            assert!(
-                PARAMETERS
-                    .iter()
-                    .any(|p| p.toml_key.is_some() && (p.toml_key == Some(alias) || p.paths.contains(&path.as_str()))),
-                "TOML alias `{alias}` sets `{path}`, which no registry parameter with a TOML key declares"
-            );
+            for k in [key, p.name] {
+                assert_eq!(Surface::toml_parameter(k).map(|q| q.name), Some(p.name), "TOML key `{k}`");
+            }
         }
         let p = boost_params(&table("learning_rate = 0.5\nsecboost = { max_halvings = 100 }"), 0).expect("valid");
         assert_eq!((p.learning_rate, p.secboost.max_halvings), (0.5, 100));

@@ -87,8 +87,8 @@ pub struct ParamEntry {
     pub source: ParamSource,
 }
 
-/// The sub-structures of [`BoostParams`] whose fields are listed one by one.
-const SUB_TABLES: &[&str] = &["tree", "adaboost", "t_adaboost", "secboost", "multiclass"];
+/// The nested tables of the parameters' JSON (one per booster family, and the tree learner's).
+pub const SUB_TABLES: &[&str] = &["tree", "adaboost", "t_adaboost", "secboost", "multiclass"];
 
 /// Flattens the parameters' JSON into dotted paths (one level of sub-structures).
 fn flatten(v: &Value) -> BTreeMap<String, Value> {

@@ -4,13 +4,13 @@
 //! [`PARAMETERS`] lists each parameter of [`BoostParams`](super::BoostParams) (and the surface-only
 //! spellings that set one, such as `t_grid` or `authors_mode`): its type, default, valid range,
 //! the algorithms it applies to, its topic, its CLI flag, Python keyword and experiment-TOML key,
-//! and a one-line doc. Tests hold the surfaces to it — the `train` command's flags and their help
-//! headings, the TOML aliases, the Python estimators' constructor arguments, and the generated
-//! reference page `docs/reference/parameters.md` ([`markdown`]) — so that adding a parameter
-//! without adding it everywhere fails a test.
+//! and a one-line doc. The command line's flags and an experiment's TOML keys are built from it
+//! (their values converted by [`super::surface`]); the Python estimators' constructor arguments
+//! and the generated reference page `docs/reference/parameters.md` ([`markdown`]) are held to it
+//! by tests, so that adding a parameter without adding it everywhere fails a test.
 //!
-//! Adding a parameter: its field (with `Default` and `check`), one [`ParamSpec`] here, then the
-//! surfaces the tests name.
+//! Adding a parameter: its field (with `Default` and `check`) and one [`ParamSpec`] here; the CLI
+//! and TOML then offer it, and the Python test names the estimators that must take it.
 
 use std::fmt::Write as _;
 
@@ -164,6 +164,9 @@ pub struct ParamSpec {
     pub toml_key: Option<&'static str>,
     /// One line of documentation.
     pub doc: &'static str,
+    /// For a text parameter: the parser of its syntax, giving the value of its JSON field (the
+    /// CLI and TOML surfaces read the text through it; see [`super::surface`]).
+    pub syntax: Option<fn(&str) -> Result<serde_json::Value>>,
 }
 
 impl ParamSpec {
@@ -246,7 +249,39 @@ const BASE: ParamSpec = ParamSpec {
     python_for: None,
     toml_key: None,
     doc: "",
+    syntax: None,
 };
+
+/// The parsers of the text parameters' syntaxes.
+mod syntax {
+    use serde_json::Value;
+
+    use crate::error::{Error, Result};
+    use crate::math::loss::LossSpec;
+    use crate::params::multiclass::CodeSpec;
+    use crate::params::tadaboost::TSchedule;
+    use crate::params::Criterion;
+
+    fn json(v: impl serde::Serialize) -> Result<Value> {
+        serde_json::to_value(v).map_err(|e| Error::Failed(e.to_string()))
+    }
+
+    pub fn criterion(s: &str) -> Result<Value> {
+        json(Criterion::parse(s)?)
+    }
+
+    pub fn loss(s: &str) -> Result<Value> {
+        json(s.parse::<LossSpec>()?)
+    }
+
+    pub fn code(s: &str) -> Result<Value> {
+        json(s.parse::<CodeSpec>()?)
+    }
+
+    pub fn t_schedule(s: &str) -> Result<Value> {
+        json(TSchedule::parse(s)?)
+    }
+}
 
 /// Every training parameter, grouped by topic.
 // Every entry ends in `..BASE`, also those that give every field, so that a new field of
@@ -336,6 +371,7 @@ pub static PARAMETERS: &[ParamSpec] = &[
         python_kw: Some("criterion"),
         toml_key: Some("criterion"),
         doc: "Split criterion: the Bayes risk of a proper loss, minimised over the leaves.",
+        syntax: Some(syntax::criterion),
         ..BASE
     },
     ParamSpec {
@@ -406,7 +442,7 @@ pub static PARAMETERS: &[ParamSpec] = &[
         range: Range::Any,
         cli_flag: Some("algo"),
         toml_key: Some("algo"),
-        doc: "The boosting algorithm (in Python, the estimator class and its `variant`).",
+        doc: "The boosting algorithm (in Python: the estimator class).",
         ..BASE
     },
     ParamSpec {
@@ -465,7 +501,7 @@ pub static PARAMETERS: &[ParamSpec] = &[
         cli_flag: Some("authors-mode"),
         python_kw: Some("authors_mode"),
         toml_key: Some("authors_mode"),
-        doc: "The `authors` preset (the same as preset = authors).",
+        doc: "The `authors` preset (as preset = authors): count order, canonical leaves, pure leaves forbidden, a 2000-candidate cap, random ties.",
         ..BASE
     },
     ParamSpec {
@@ -545,6 +581,7 @@ pub static PARAMETERS: &[ParamSpec] = &[
         python_kw: Some("t_schedule"),
         toml_key: Some("t_schedule"),
         doc: "A schedule of t over the rounds; replaces t.",
+        syntax: Some(syntax::t_schedule),
         ..BASE
     },
     ParamSpec {
@@ -599,6 +636,7 @@ pub static PARAMETERS: &[ParamSpec] = &[
         python_kw: Some("loss"),
         toml_key: Some("loss"),
         doc: "The loss SecBoost boosts, from its values only.",
+        syntax: Some(syntax::loss),
         ..BASE
     },
     ParamSpec {
@@ -745,6 +783,7 @@ pub static PARAMETERS: &[ParamSpec] = &[
         python_kw: Some("code"),
         toml_key: Some("code"),
         doc: "AdaBoost.MO's output code.",
+        syntax: Some(syntax::code),
         ..BASE
     },
     ParamSpec {
@@ -874,6 +913,14 @@ fn algorithms_cell(algos: &[Algorithm]) -> String {
     }
 }
 
+impl ParamSpec {
+    /// The algorithms it applies to when they are not (nearly) all of them: `t-adaboost`,
+    /// `adaboost-mo, real-adaboost-mo`.
+    pub fn specific_algorithms(&self) -> Option<String> {
+        (self.algorithms != ALL && self.algorithms != TREES).then(|| algorithms_cell(self.algorithms))
+    }
+}
+
 /// The parameters reference page (`docs/reference/parameters.md`), generated from [`PARAMETERS`].
 pub fn markdown() -> String {
     let mut s = String::new();
@@ -886,7 +933,9 @@ pub fn markdown() -> String {
         "Every training parameter, with its name on each surface: the `boostlab train` flag, the Python \
          estimators' keyword and the key of an experiment's TOML parameter table. A dash means the surface \
          does not offer it (the parameters' JSON, `{\"secboost\": {\"max_halvings\": 100}}`, always does). \
-         Parameters of one algorithm given to another are refused by the CLI.\n",
+         The command line's flags are built from this table, and an experiment's TOML table accepts a \
+         parameter by its TOML key, its name or its flag spelled with underscores. Parameters of one \
+         algorithm given to another are refused by the CLI.\n",
     );
     for topic in Topic::ALL {
         let params: Vec<&ParamSpec> = PARAMETERS.iter().chain(JSON_ONLY).filter(|p| p.topic == topic).collect();

@@ -26,6 +26,29 @@ pub enum Criterion {
 }
 
 impl Criterion {
+    /// A criterion by name: `empirical`, `gini`, `entropy`, `matusita` or `tempered:t=T` (the
+    /// CLI's `--criterion` syntax). The result is checked.
+    pub fn parse(s: &str) -> Result<Criterion> {
+        let c = match s {
+            "empirical" => Criterion::Empirical,
+            "gini" => Criterion::Gini,
+            "entropy" => Criterion::Entropy,
+            "matusita" => Criterion::Matusita,
+            other => {
+                let t = other.strip_prefix("tempered:t=").and_then(|t| t.parse::<f64>().ok()).ok_or_else(|| {
+                    Error::Failed(format!(
+                        "unknown criterion '{}': expected empirical, gini, entropy, matusita or tempered:t=T",
+                        crate::error::shown(other)
+                    ))
+                })?;
+                Criterion::Tempered { t }
+            }
+        };
+        // Checked here: a non-finite t would reach the parameters' JSON as `null`.
+        c.check()?;
+        Ok(c)
+    }
+
     /// Checks the parameter's range.
     pub fn check(&self) -> Result<()> {
         if let Criterion::Tempered { t } = *self {

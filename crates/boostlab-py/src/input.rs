@@ -245,31 +245,3 @@ pub(crate) fn target(kind: &str, y: &Bound<'_, PyAny>, names: Vec<String>) -> Py
         other => Err(PyValueError::new_err(format!("unknown target kind '{other}'"))),
     }
 }
-
-/// Views copied into owned columns (validation data): numeric values, and category
-/// codes with the schema's levels.
-pub(crate) fn owned_columns(views: &[ColumnView<'_>], schema: &Schema) -> PyResult<Vec<Column>> {
-    if views.len() != schema.names.len() {
-        return Err(PyValueError::new_err(format!(
-            "the validation data have {} features, the training data {}",
-            views.len(),
-            schema.names.len()
-        )));
-    }
-    views
-        .iter()
-        .enumerate()
-        .map(|(f, v)| match v {
-            ColumnView::Numeric(nv) => {
-                let mut buf = vec![0.0; nv.len()];
-                nv.copy_into(&mut buf);
-                Ok(Column::Numeric(buf))
-            }
-            ColumnView::Categorical { codes, .. } => Ok(Column::Categorical {
-                codes: codes.to_vec(),
-                levels: schema.levels.get(f).cloned().flatten().unwrap_or_default(),
-            }),
-            _ => Err(PyValueError::new_err(format!("validation feature {f}: an unsupported column form"))),
-        })
-        .collect()
-}

@@ -39,8 +39,8 @@ use training::*;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use boostlab::data::source::{ArraySource, TableSource};
 use boostlab::data::{BinnedData, ColumnView, FeatureKind, Indices, NumericView, Target, MISSING_CODE};
-use boostlab::data::{Column, Features};
 use boostlab::math::loss::{BatchLossFn, Loss};
 use boostlab::model::{Schema, Task};
 use boostlab::{BoostParams, Cancel, Ensemble, Error, Output, Prediction, RoundRecord, Trainer, Validation};

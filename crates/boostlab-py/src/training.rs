@@ -221,8 +221,17 @@ pub(crate) fn train(
         .valid
         .map(|(vcols, kind, vy, vclasses)| -> PyResult<Validation> {
             let vheld = Held::new(&vcols, Some(&schema))?;
-            let columns = owned_columns(&vheld.views(py)?, &schema)?;
-            let features = Features { names: schema.names.clone(), columns };
+            let vviews = vheld.views(py)?;
+            if vviews.len() != schema.names.len() {
+                return Err(PyValueError::new_err(format!(
+                    "the validation data have {} features, the training data {}",
+                    vviews.len(),
+                    schema.names.len()
+                )));
+            }
+            // The caller's arrays are read as every input is: through their `TableSource`.
+            let features =
+                ArraySource::new(schema.clone(), vviews, None, None).map_err(py_err)?.read().map_err(py_err)?.features;
             Ok(Validation { features, target: target(&kind, &vy, vclasses)? })
         })
         .transpose()?;
@@ -256,7 +265,8 @@ pub(crate) fn train(
                 .on_round(&mut on_round);
             match shard {
                 None => {
-                    let data = BinnedData::from_views(schema, &views, target, sample_weight, params.max_bins)?;
+                    let data =
+                        ArraySource::new(schema, views, Some(target), sample_weight)?.read_binned(params.max_bins)?;
                     trainer.fit_binned(&data)
                 }
                 Some((None, coll)) => {

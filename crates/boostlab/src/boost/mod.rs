@@ -127,7 +127,7 @@ pub trait Booster: Send {
 
     /// Fills `stats` (`n × n_outputs`, row-major) with this round's signed statistics: for output
     /// ℓ of example i with weight `d ≥ 0` and label `Y_i[ℓ] ∈ {−1, +1}`, the value `Y_i[ℓ]·d` (use
-    /// [`signed`], which writes `−0.0` for a zero weight of a negative label). The tree learner adds
+    /// `signed`, which writes `−0.0` for a zero weight of a negative label). The tree learner adds
     /// `|s|` to the `W+` or the `W−` side of the histogram by the sign bit of `s`: half the memory
     /// traffic of a `(W+, W−)` pair per example, of which one side is always zero.
     fn statistics(&self, stats: &mut [f64]);

@@ -7,7 +7,7 @@
 //! draws, for each, one uniform `u ∈ [0, 1)` (`Rng::gen::<f64>()`); the label is flipped iff
 //! `u < η`. For multi-class labels a flipped row then draws its new class uniformly among the
 //! `k − 1` other classes (`gen_range(0..k−1)`, skipping over the current class). The experiment
-//! harness passes [`Cell::noise_seed`](super::experiment::Cell::noise_seed), which depends on the
+//! harness passes `experiment::Cell::noise_seed`, which depends on the
 //! experiment seed, dataset, noise rate and fold but not on the algorithm setting, so every setting
 //! of a paired comparison trains on the same noisy labels.
 

@@ -148,7 +148,7 @@ pub struct Ensemble {
     pub t_selection: Option<TSelection>,
     /// The threshold θ of the predicted label sets `{ℓ : f(x, ℓ) > θ}` of a multi-class or
     /// multi-label model, learned on the training data (docs/explanation/multiclass.md#multiclass-mr: AdaBoost.MR/M2 by
-    /// default, see [`outputs::LabelThreshold`]). None: θ = 0 (every model
+    /// default, see [`LabelThreshold`](crate::params::multiclass::LabelThreshold)). None: θ = 0 (every model
     /// written before it). It moves every label's score alike, so rankings and arg-max
     /// predictions do not depend on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

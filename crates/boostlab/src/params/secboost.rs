@@ -39,8 +39,8 @@ pub enum SolveAlphaRule {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum OffsetOracle {
-    /// The dichotomic oracle ([`offset_convex`](crate::math::loss::offset_convex)) for losses declared convex, the grid oracle
-    /// ([`offset_grid`](crate::math::loss::offset_grid)) otherwise. Default.
+    /// The dichotomic oracle (`boost::secboost::oracle::offset_convex`) for losses declared convex, the grid oracle
+    /// (`boost::secboost::oracle::offset_grid`) otherwise. Default.
     #[default]
     Auto,
     /// The grid oracle for every loss (the paper's experiments).

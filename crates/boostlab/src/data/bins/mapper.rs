@@ -83,7 +83,7 @@ impl BinMapper {
     /// repeated rows, and a row of weight zero places no thresholds (the same as leaving it out).
     /// When the rows count more than [`BIN_SAMPLE_ROWS`] (their number, or `Σ w` with weights), a
     /// uniform sample of [`BIN_SAMPLE_ROWS`] of them (of the repeated rows: units of weight,
-    /// [`bin_sample_rows`]), drawn once with [`BIN_SAMPLE_SEED`] and shared by every feature,
+    /// [`bin_sample_rows`]), drawn once with [`BIN_SAMPLE_SEED`](super::BIN_SAMPLE_SEED) and shared by every feature,
     /// stands in for the rows when placing quantile thresholds, each sampled unit with weight 1: a
     /// feature's missing values in the sample are skipped. With integer weights the sample is
     /// exactly the sample of the repeated rows (`np.repeat` order). A feature whose non-missing

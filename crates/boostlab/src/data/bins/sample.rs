@@ -20,7 +20,7 @@ pub const BIN_SAMPLE_SEED: u64 = 0x6269_6e73; // "bins"
 /// The increasing row indices of the binning sample: [`BIN_SAMPLE_ROWS`] of the rows with a
 /// positive weight (all rows without weights), drawn with [`BIN_SAMPLE_SEED`], or `None` when
 /// there are no more such rows than that (no sampling). A streaming reader that counted the rows
-/// (and read the weights) calls it to know which rows to give [`NumericSummary::push`] as sampled.
+/// (and read the weights) calls it to know which rows to give [`NumericSummary::push`](super::NumericSummary::push) as sampled.
 pub fn bin_sample_rows(n: usize, w: Option<&[f64]>) -> Option<Vec<usize>> {
     sample_rows(n, w)
 }

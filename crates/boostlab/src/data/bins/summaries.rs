@@ -17,7 +17,7 @@ use crate::data::view::{ColumnView, NumericView};
 use crate::error::{Error, Result};
 
 /// What the streaming binner gathers about one feature in a pass over the rows, to build the same
-/// bins as [`BinMapper::fit_views`] without holding the column (see [`BinMapper::from_summaries`]).
+/// bins as [`BinMapper::fit_views`](super::BinMapper::fit_views) without holding the column (see [`BinMapper::from_summaries`](super::BinMapper::from_summaries)).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum FeatureSummary {
@@ -50,7 +50,7 @@ pub struct NumericSummary {
 }
 
 impl NumericSummary {
-    /// An empty summary. `weighted`: the data have sample weights; `sampling`: [`bin_sample_rows`]
+    /// An empty summary. `weighted`: the data have sample weights; `sampling`: [`bin_sample_rows`](super::bin_sample_rows)
     /// returned a sample (the rows count more than [`BIN_SAMPLE_ROWS`]).
     pub fn new(max_bins: usize, weighted: bool, sampling: bool) -> NumericSummary {
         NumericSummary {
@@ -67,7 +67,7 @@ impl NumericSummary {
     }
 
     /// Adds the next row, in row order: its value `x` (`NaN` = missing), its weight (1 without
-    /// weights) and how many times [`bin_sample_rows`] lists it (0 when not sampled; with
+    /// weights) and how many times [`bin_sample_rows`](super::bin_sample_rows) lists it (0 when not sampled; with
     /// frequency weights a row is listed once per sampled unit of its weight).
     pub fn push(&mut self, x: f64, weight: f64, times_sampled: usize) {
         if x.is_nan() {
@@ -99,7 +99,7 @@ impl NumericSummary {
         }
     }
 
-    /// The thresholds: the same as [`BinMapper::fit_views`]'s for the rows pushed.
+    /// The thresholds: the same as [`BinMapper::fit_views`](super::BinMapper::fit_views)'s for the rows pushed.
     pub(super) fn thresholds(self) -> Vec<f64> {
         if let Some(all) = self.all {
             // Unsampled, or few enough values to sort them all: exact.
@@ -153,7 +153,7 @@ pub fn weight_prefix(start: f64, w: &[f64]) -> f64 {
     w.iter().fold(start, |acc, &x| acc + x)
 }
 
-/// How many times [`bin_sample_rows`] on all the rows lists each of this rank's `n` rows, or
+/// How many times [`bin_sample_rows`](super::bin_sample_rows) on all the rows lists each of this rank's `n` rows, or
 /// `None` when the rows are not sampled.
 fn shard_sample_counts(n: usize, w: Option<&[f64]>, shard: &ShardSpec) -> Result<Option<Vec<usize>>> {
     let (start, global_n) = (shard.global_offset, shard.global_n);
@@ -214,8 +214,8 @@ fn shard_sample_counts(n: usize, w: Option<&[f64]>, shard: &ShardSpec) -> Result
 
 /// This rank's summaries of its rows (distributed binning): what
 /// [`merge_summaries`] needs to build, from every rank's summaries in rank order, the
-/// [`BinMapper`] that [`BinMapper::fit_views`] learns on all the rows (the seeded sample of
-/// [`bin_sample_rows`] is drawn by global row index; `shard` says where these rows sit).
+/// [`BinMapper`](super::BinMapper) that [`BinMapper::fit_views`](super::BinMapper::fit_views) learns on all the rows (the seeded sample of
+/// [`bin_sample_rows`](super::bin_sample_rows) is drawn by global row index; `shard` says where these rows sit).
 pub fn shard_summaries(
     columns: &[ColumnView<'_>],
     max_bins: usize,
@@ -230,7 +230,7 @@ pub fn shard_summaries(
 /// one view per feature, every part with the same features; `sample_weight` covers all the rows.
 ///
 /// Unweighted and sampled (the usual case above [`BIN_SAMPLE_ROWS`] rows), a feature reads only
-/// its sampled rows (gathered row by row over the features, [`gather_sample`]), counts its
+/// its sampled rows (gathered row by row over the features, `gather_sample`), counts its
 /// non-missing values only until they exceed [`BIN_SAMPLE_ROWS`] (all the merge needs: `usable`
 /// is then a lower bound), and looks for the column's distinct values only when its sample has
 /// at most `max_bins` of them (otherwise the merged sample has more, and they are never used).
@@ -393,7 +393,7 @@ impl NumericSummary {
 }
 
 /// Merges the ranks' summaries, given in rank order: the summaries of all the rows,
-/// from which [`BinMapper::from_summaries`] gives the single machine's mapper.
+/// from which [`BinMapper::from_summaries`](super::BinMapper::from_summaries) gives the single machine's mapper.
 pub fn merge_summaries(ranks: Vec<Vec<FeatureSummary>>) -> Result<Vec<FeatureSummary>> {
     let mut it = ranks.into_iter();
     let Some(mut out) = it.next() else {

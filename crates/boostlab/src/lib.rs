@@ -74,7 +74,7 @@ pub use boost::trainer::Trainer;
 #[cfg(test)]
 #[allow(unused_imports)]
 pub(crate) use boost::driver::{fit, fit_binned};
-pub use boost::validation::{EvalMetric, FitOptions, Validation};
+pub use boost::validation::{EvalMetric, Validation};
 pub use data::{BinnedData, ColumnView, Dataset, Features, Indices, NumericView, Target};
 pub use error::{Error, Result};
 pub use model::{Ensemble, Output, Prediction};

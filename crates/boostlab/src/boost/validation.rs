@@ -11,7 +11,7 @@
 //!   With `early_stopping_rounds = K`, boosting stops once K rounds have passed without a strictly
 //!   better value, and the model is **truncated** to its best iteration
 //!   ([`crate::Ensemble::best_iteration`], 0-based; the history keeps every round's record).
-//! * **Warm start** ([`FitOptions::init_model`]): nothing of the booster's state is saved in the
+//! * **Warm start** ([`Trainer::init_model`](crate::Trainer::init_model)): nothing of the booster's state is saved in the
 //!   model; it is *recomputed* by replaying the model's own trees on the training data through the
 //!   booster's ordinary steps (weights, margins, SecBoost's edges and offsets, t-AdaBoost's
 //!   normaliser product and clipped scores). Every replayed α must equal the stored one bit for
@@ -60,7 +60,7 @@ pub struct Validation {
 
 /// Optional inputs of a fit beyond the data and the parameters.
 #[derive(Default, Clone, Copy)]
-pub struct FitOptions<'a> {
+pub(crate) struct FitOptions<'a> {
     /// Validation data: each round's metric goes into the history (`valid_metric`); needed by
     /// `early_stopping_rounds`. By default none.
     pub valid: Option<&'a Validation>,

@@ -1,14 +1,15 @@
 //! The parameter registry ([`boostlab::params::registry`]) for Python: the estimators' tests hold
 //! their constructor arguments to it, and the estimators check ranges with it.
 
-use boostlab::params::registry::{check_number, Kind, PARAMETERS};
+use boostlab::params::registry::{check_number, Kind, Range, PARAMETERS};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 /// `parameter_registry() -> list[dict]`: every training parameter, one dict each with `name`,
 /// `paths`, `kind`, `choices` (or None), `default`, `range`, `algorithms`, `topic`, `cli_flag`,
 /// `python_kw`, `python_algorithms` (the algorithms whose estimators take `python_kw`),
-/// `toml_key` and `doc`.
+/// `toml_key`, `doc`, and `interval`: `(min, min_open, max, max_open)` for a range that is an
+/// interval (bounds may be infinite), else None.
 #[pyfunction]
 pub fn parameter_registry(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
     PARAMETERS
@@ -21,6 +22,11 @@ pub fn parameter_registry(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             d.set_item("choices", if let Kind::Choice(c) = p.kind { Some(c.to_vec()) } else { None })?;
             d.set_item("default", p.default)?;
             d.set_item("range", p.range.describe())?;
+            let interval = match p.range {
+                Range::Interval { min, min_open, max, max_open } => Some((min, min_open, max, max_open)),
+                _ => None,
+            };
+            d.set_item("interval", interval)?;
             d.set_item("algorithms", p.algorithms.iter().map(|a| a.name()).collect::<Vec<_>>())?;
             d.set_item("topic", p.topic.heading().to_lowercase())?;
             d.set_item("cli_flag", p.cli_flag)?;

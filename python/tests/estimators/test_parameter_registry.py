@@ -7,7 +7,10 @@ the CLI's flags do."""
 from __future__ import annotations
 
 import inspect
+import math
 import subprocess
+
+import numpy as np
 
 import pytest
 
@@ -75,6 +78,53 @@ def test_learning_rate_range_is_the_registry_s():
     for bad in (0.0, 1.5, -1):
         with pytest.raises(ValueError, match=r"invalid parameter `learning_rate`: expected a number in \(0, 1\]"):
             boostlab.AdaBoostClassifier(learning_rate=bad).fit([[0.0], [1.0]], [0, 1])
+
+
+def _outside(kind: str, interval) -> list:
+    """Values just outside a registry interval, of the parameter's kind."""
+    lo, lo_open, hi, hi_open = interval
+    step = 1 if kind == "integer" else 0.5
+    values = []
+    if math.isfinite(lo):
+        values.append(lo if lo_open else lo - step)
+    if math.isfinite(hi):
+        values.append(hi if hi_open else hi + step)
+    if kind == "integer":
+        values = [int(v) for v in values if v >= 0 or lo <= 0]
+    return values
+
+
+# Extra constructor arguments a parameter needs to be read at all.
+NEEDS = {"t_folds": {"t": "auto"}, "t_grid": {"t": "auto"}}
+
+
+def _range_cases():
+    for p in REGISTRY:
+        if p["python_kw"] is None or p["interval"] is None or p["kind"] not in ("integer", "number"):
+            continue
+        for algo in p["python_algorithms"]:
+            cls = _REGISTRY.get(algo)
+            if cls is not None:
+                for v in _outside(p["kind"], p["interval"]):
+                    yield pytest.param(cls, p, v, id=f"{cls.__name__}-{p['python_kw']}={v}")
+                break
+
+
+@pytest.mark.parametrize("cls,p,value", list(_range_cases()))
+def test_estimators_refuse_values_outside_the_registry_range(cls, p, value):
+    """The Python estimators validate every numeric keyword against the registry's range: a value
+    just outside it is refused, naming the parameter."""
+    kw = {p["python_kw"]: value, **NEEDS.get(p["name"], {})}
+    X, y = _toy(cls)
+    with pytest.raises(ValueError, match=rf"`({p['python_kw']}|{p['name']})"):
+        cls(**kw).fit(X, y)
+
+
+def _toy(cls):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int) if cls._binary_only else np.arange(60) % 3
+    return X, y
 
 
 # ------------------------------------------------------------------------------------------------

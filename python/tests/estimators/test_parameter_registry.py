@@ -11,7 +11,6 @@ import math
 import subprocess
 
 import numpy as np
-
 import pytest
 
 import boostlab

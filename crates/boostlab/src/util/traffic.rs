@@ -193,3 +193,85 @@ pub fn take() -> Snapshot {
     #[cfg(not(feature = "traffic"))]
     Snapshot::default()
 }
+
+#[cfg(all(test, feature = "traffic"))]
+mod tests {
+    use super::*;
+    use crate::boost::trainer::Trainer;
+    use crate::data::{Dataset, Features, Target};
+    use crate::params::{Algorithm, BoostParams};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// `n` rows of `d` uniform features; the label is the sign of a noisy sum of two of them.
+    fn data(n: usize, d: usize) -> Dataset {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let x: Vec<f64> = (0..n * d).map(|_| rng.gen::<f64>()).collect();
+        let y: Vec<String> = (0..n)
+            .map(|i| {
+                let s = x[i * d] + x[i * d + 1] + 0.6 * (rng.gen::<f64>() - 0.5);
+                if s > 1.0 { "1" } else { "0" }.to_string()
+            })
+            .collect();
+        let target = Target::from_strings(&y, None).expect("labels");
+        Dataset::new(Features::from_row_major(&x, n, d).expect("features"), Some(target), None).expect("dataset")
+    }
+
+    /// One test only: the counters are global and tests run on parallel threads.
+    #[test]
+    fn counted_bytes_follow_the_passes_of_a_round() {
+        let (n, d, rounds) = (20_000usize, 4usize, 10u64);
+        let data = data(n, d);
+        let (n64, d64) = (n as u64, d as u64);
+        let mut params =
+            BoostParams { algorithm: Algorithm::AdaBoost, n_estimators: rounds as usize, ..BoostParams::default() };
+
+        // Stumps: one root histogram a round, no partition, no gather.
+        params.tree.max_leaves = 2;
+        let _ = take();
+        let model = Trainer::new(&params).fit(&data).expect("fit");
+        let s = take();
+        assert_eq!(model.n_trees() as u64, rounds);
+        assert_eq!(s.rounds, rounds);
+        let bins = s.get(Pass::HistogramBins);
+        assert_eq!(bins.read, rounds * n64 * d64, "the root reads every bin once (u8 bins)");
+        assert_eq!(bins.gathered_reads, 0);
+        let hs = s.get(Pass::HistogramStatistics).read;
+        assert!(hs >= rounds * n64 * 8 && hs % (rounds * n64 * 8) == 0, "whole passes over the statistics: {hs}");
+        assert_eq!(s.get(Pass::Partition), PassBytes::default());
+        assert_eq!(s.get(Pass::GatherStatistics), PassBytes::default());
+        assert_eq!(s.get(Pass::StatisticsCheck).read, rounds * n64 * 8);
+        assert_eq!(s.get(Pass::LeafOfRow).written, rounds * n64 * 4);
+        assert_eq!(s.get(Pass::Covers).read, rounds * n64 * 4);
+        // Discrete AdaBoost: the edge (weight, label, leaf), the update (weight, score, label,
+        // leaf; weight and score written), the normalisation with the statistics (weight, label;
+        // weight and statistic written), and the first statistics before round 1.
+        assert_eq!(s.get(Pass::BoosterStep).read, rounds * n64 * 20);
+        assert_eq!(
+            s.get(Pass::BoosterUpdate),
+            PassBytes { read: rounds * n64 * 28, written: rounds * n64 * 16, gathered_reads: 0 }
+        );
+        let st = s.get(Pass::BoosterStatistics);
+        assert_eq!(st.written, (2 * rounds + 1) * n64 * 8, "the statistics: n × 8 a round (and the weights)");
+        assert_eq!(st.read, (rounds + 1) * n64 * 16, "weight and label, each call");
+        assert_eq!(s.get(Pass::TreeOutputs), PassBytes::default(), "the fused step reads the leaves");
+
+        // Eight leaves: the smaller child of each of the six partitioned splits is built from its
+        // rows (gathered), so the bins read lie between n·d and (1 + log2 8)·n·d a round.
+        params.tree.max_leaves = 8;
+        let _ = take();
+        Trainer::new(&params).fit(&data).expect("fit");
+        let s = take();
+        assert_eq!(s.rounds, rounds);
+        let bins = s.get(Pass::HistogramBins);
+        assert!(bins.read > rounds * n64 * d64 && bins.read <= rounds * 4 * n64 * d64, "{bins:?}");
+        let child_cells = bins.read - rounds * n64 * d64;
+        assert_eq!(bins.gathered_reads, child_cells, "every child cell is a gathered read");
+        let gather = s.get(Pass::GatherStatistics);
+        assert_eq!(gather.gathered_reads * d64, child_cells, "one gathered statistic per child row");
+        assert_eq!(gather.written, gather.gathered_reads * 8);
+        assert!(s.get(Pass::Partition).read > 0);
+        assert_eq!(s.get(Pass::StatisticsCheck).read, rounds * n64 * 8);
+        assert_eq!(s.total().read, Pass::ALL.iter().map(|&p| s.get(p).read).sum::<u64>());
+    }
+}

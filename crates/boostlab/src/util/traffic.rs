@@ -194,7 +194,9 @@ pub fn take() -> Snapshot {
     Snapshot::default()
 }
 
-#[cfg(all(test, feature = "traffic"))]
+// `cfg(test)` and `cfg(feature)` stacked (the same as `cfg(all(test, feature = "traffic"))`).
+#[cfg(test)]
+#[cfg(feature = "traffic")]
 mod tests {
     use super::*;
     use crate::boost::trainer::Trainer;

@@ -219,7 +219,9 @@ mod tests {
         Dataset::new(Features::from_row_major(&x, n, d).expect("features"), Some(target), None).expect("dataset")
     }
 
-    /// One test only: the counters are global and tests run on parallel threads.
+    /// One test only: the counters are global and tests run on parallel threads, so it is run
+    /// alone (`cargo test -p boostlab --features traffic --lib traffic`): a fit of another test
+    /// beside it would add to its counts.
     #[test]
     fn counted_bytes_follow_the_passes_of_a_round() {
         let (n, d, rounds) = (20_000usize, 4usize, 10u64);

@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 # boostlab-py has no Rust tests (it is tested from Python below; clippy checks it in .ci/run).
 cargo test --workspace --all-targets --exclude boostlab-py
 cargo test --workspace --doc --exclude boostlab-py
+# The memory-traffic counters (feature `traffic`, off in the lines above): their one test.
+cargo test -p boostlab --features traffic --lib traffic
 
 if [[ "${BOOSTLAB_SKIP_PYTHON:-}" == 1 ]]; then
   exit 0

@@ -4,7 +4,8 @@
 //! `bench/run.py`, times `boostlab::Trainer::fit` (binning included, loading excluded) and, optionally,
 //! prediction, and prints one JSON object: times, accuracy, peak RSS per phase, and the staged
 //! training-error curve on request. `bandwidth` measures the machine's memory-read bandwidth.
-//! The thread count is rayon's (`RAYON_NUM_THREADS`).
+//! The thread count is rayon's (`RAYON_NUM_THREADS`). `fit --traffic` (a build with the feature
+//! `traffic`) adds the counted memory traffic of the fit: bytes per row per round, by pass.
 
 use std::fs::File;
 use std::io::{BufReader, Read};
@@ -94,6 +95,26 @@ struct FitArgs {
     /// then ignored).
     #[arg(long)]
     model_in: Option<PathBuf>,
+    /// Report the fit's counted memory traffic (`"traffic"`: bytes per row per round, by pass);
+    /// needs a build with the feature `traffic`.
+    #[arg(long)]
+    traffic: bool,
+}
+
+/// The counted traffic of a fit of `n` rows: per pass, bytes read and written and gathered
+/// reads per row per round, and their totals.
+fn traffic_json(s: &boostlab::traffic::Snapshot, n: usize) -> serde_json::Value {
+    let per = (n as f64 * s.rounds.max(1) as f64).max(1.0);
+    let one = |p: boostlab::traffic::PassBytes| {
+        json!({
+            "read": p.read as f64 / per,
+            "written": p.written as f64 / per,
+            "gathered_reads": p.gathered_reads as f64 / per,
+        })
+    };
+    let passes: serde_json::Map<String, serde_json::Value> =
+        boostlab::traffic::Pass::ALL.iter().map(|&p| (p.name().to_string(), one(s.get(p)))).collect();
+    json!({ "rows": n, "rounds": s.rounds, "passes": passes, "total": one(s.total()) })
 }
 
 /// (VmRSS, VmHWM) of this process in KiB.
@@ -199,11 +220,16 @@ fn fit_and_predict(a: &FitArgs) -> Result<serde_json::Value> {
     };
     let train = read_dataset(train_x, train_y, a.d, a.classes)?;
     let p = params(a)?;
+    if a.traffic && !cfg!(feature = "traffic") {
+        bail!("--traffic needs boostlab-bench built with `--features traffic`");
+    }
     let (rss_loaded, _) = rss_kib();
     reset_peak();
+    let _ = boostlab::traffic::take();
     let t0 = Instant::now();
     let model = Trainer::new(&p).fit(&train)?;
     let fit_s = t0.elapsed().as_secs_f64();
+    let counted = boostlab::traffic::take();
     let (_, hwm_fit) = rss_kib();
     let mut out = json!({
         "library": "boostlab",
@@ -215,6 +241,9 @@ fn fit_and_predict(a: &FitArgs) -> Result<serde_json::Value> {
         "rss_loaded_kib": rss_loaded,
         "peak_fit_kib": hwm_fit,
     });
+    if a.traffic {
+        out["traffic"] = traffic_json(&counted, train.n_rows());
+    }
     if a.curve {
         let y = labels(&train);
         let mut curve = Vec::new();

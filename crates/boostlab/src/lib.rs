@@ -80,3 +80,5 @@ pub use error::{Error, Result};
 pub use model::{Ensemble, Output, Prediction};
 pub use params::{Algorithm, BoostParams};
 pub use util::cancel::Cancel;
+/// Memory-traffic counters of the boosting passes (counting only with the feature `traffic`).
+pub use util::traffic;

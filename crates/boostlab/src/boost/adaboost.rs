@@ -7,6 +7,7 @@ use crate::collective::Shared;
 use crate::error::{Error, Result};
 use crate::tree::{Criterion, LeafRule};
 use crate::util::par;
+use crate::util::traffic::{self, Pass};
 
 pub use crate::params::adaboost::{AdaBoostParams, AlphaRule};
 
@@ -65,11 +66,14 @@ impl EdgeSums {
 /// The weak hypothesis' outputs on the training rows, read by chunks of rows: a dense
 /// `h`, or each row's leaf and the leaves' values (no `h` written and read back).
 trait Outputs: Sync {
+    /// Bytes read per row (a tree output, or a leaf index).
+    const WIDTH: usize;
     /// The outputs of `rows`, in order.
     fn iter(&self, rows: std::ops::Range<usize>) -> impl Iterator<Item = f64> + '_;
 }
 
 impl Outputs for [f64] {
+    const WIDTH: usize = 8;
     #[inline]
     fn iter(&self, rows: std::ops::Range<usize>) -> impl Iterator<Item = f64> + '_ {
         self[rows].iter().copied()
@@ -83,6 +87,7 @@ struct Leaves<'a> {
 }
 
 impl Outputs for Leaves<'_> {
+    const WIDTH: usize = 4;
     #[inline]
     fn iter(&self, rows: std::ops::Range<usize>) -> impl Iterator<Item = f64> + '_ {
         self.of_row[rows].iter().map(|&l| self.values[l as usize])
@@ -213,7 +218,10 @@ pub(crate) fn line_search_alpha_on(d: &[f64], u: &[f64], coll: &Shared) -> Resul
         return Ok(None);
     }
     // g(α) = Z'(α)/scale, computed with a shift so that no exponential overflows.
+    // The caller's edges `y h` (label and output read, edge written).
+    traffic::add(Pass::BoosterStep, 2 * traffic::bytes(u), traffic::bytes(u));
     let deriv = |a: f64| -> Result<(f64, f64)> {
+        traffic::add(Pass::BoosterStep, traffic::bytes(d) + traffic::bytes(u), 0);
         let shift = if dist {
             (-a * range[0]).max(-a * range[1])
         } else {
@@ -281,6 +289,7 @@ impl Booster for AdaBoost {
 
     fn statistics(&self, stats: &mut [f64]) {
         let c = par::ROW_CHUNK;
+        traffic::add(Pass::BoosterStatistics, traffic::bytes(&self.y) + traffic::bytes(&self.d), traffic::bytes(stats));
         stats.par_chunks_mut(c).zip(self.y.par_chunks(c).zip(self.d.par_chunks(c))).for_each(|(s, (y, d))| {
             for ((s, &y), &d) in s.iter_mut().zip(y).zip(d) {
                 *s = super::signed(y, d);
@@ -359,6 +368,13 @@ impl AdaBoost {
         let fused = (self.alpha == AlphaRule::One && every_row).then(|| super::shrink(self.lr, 1.0));
         let c = par::ROW_CHUNK;
         let mut updated: Option<(f64, usize)> = None;
+        // Per row: the label, the weight and the tree output; the fused pass also moves the
+        // weight and the score.
+        let n = d.len();
+        match fused {
+            None => traffic::add(Pass::BoosterStep, n * (8 + 8 + O::WIDTH), 0),
+            Some(_) => traffic::add(Pass::BoosterUpdate, n * (8 + 8 + 8 + O::WIDTH), n * 16),
+        }
         // One parallel pass for every sum (fixed row chunks: the same result for any number of
         // threads). docs/explanation/adaboost.md#adaboost-discrete: ε = Σ d [y ≠ f(x)]; r = Σ d u; docs/explanation/adaboost.md#adaboost-alpha-abstain: W_b = Σ_{u_i = b} d(i).
         let parts = match fused {
@@ -480,6 +496,7 @@ impl AdaBoost {
                 (z, wrong as f64)
             }
             None => {
+                traffic::add(Pass::BoosterUpdate, n * (8 + 8 + 8 + O::WIDTH), n * 16);
                 let parts: Vec<(f64, usize)> = (self.d.par_chunks_mut(c).zip(self.scores.par_chunks_mut(c)))
                     .enumerate()
                     .map(|(ci, (d, s))| {
@@ -495,6 +512,8 @@ impl AdaBoost {
             None => 0.0,
             Some((w, _)) => {
                 let (s, y) = (&self.scores, &self.y);
+                // The weighted training error: sample weight, score and label.
+                traffic::add(Pass::BoosterUpdate, 3 * traffic::bytes(w), 0);
                 let parts = par::map_chunks(w.len(), |rows| {
                     rows.map(|i| if (s[i] > 0.0) != (y[i] > 0.0) { w[i] } else { 0.0 }).sum::<f64>()
                 });
@@ -527,6 +546,14 @@ impl AdaBoost {
         };
         if !(z.is_finite() && z > 0.0) {
             return Err(Error::Numerical(format!("normaliser Z = {z} after α = {alpha}")));
+        }
+        // The normalisation by Z, fused with the next statistics when they are asked for.
+        match &stats {
+            Some(stats) => {
+                let d = traffic::bytes(&self.d);
+                traffic::add(Pass::BoosterStatistics, 2 * d, d + traffic::bytes(stats));
+            }
+            None => traffic::add(Pass::Normalisation, traffic::bytes(&self.d), traffic::bytes(&self.d)),
         }
         match stats {
             Some(stats) => (self.d.par_chunks_mut(c).zip(stats.par_chunks_mut(c)).zip(self.y.par_chunks(c))).for_each(

@@ -21,6 +21,7 @@ use crate::model::{Ensemble, Task};
 use crate::tree::{abstaining_stump, grow_ranks, GrowSpec, PureLeaves, RowBuffers, TreeParams};
 use crate::util::cancel::{self, Cancel};
 use crate::util::par::ROW_CHUNK;
+use crate::util::traffic::{self, Pass};
 
 pub use crate::params::{default_pure_leaves, Algorithm, BoostParams};
 
@@ -426,6 +427,7 @@ fn learn_label_threshold(data: &BinnedData, model: &Ensemble, variant: MultiVari
 
 /// `h` (`n × k`) = the leaf values of each row's leaf; parallel over fixed row chunks.
 pub(crate) fn tree_outputs(leaf_of_row: &[u32], leaf_values: &[f64], k: usize, h: &mut [f64]) {
+    traffic::add(Pass::TreeOutputs, traffic::bytes(leaf_of_row), traffic::bytes(h));
     let fill = |(h, leaves): (&mut [f64], &[u32])| {
         if k == 1 {
             for (h, &l) in h.iter_mut().zip(leaves) {
@@ -480,6 +482,7 @@ fn run_with(
     let mut row_bufs = RowBuffers::default();
     for round in 1..=params.n_estimators {
         cancel::check(cancel)?;
+        traffic::round();
         let (tree, leaf_of_row) = if round <= n_init {
             // Warm start: replay the init model's tree (its outputs on the training bins).
             let tree = init.map(|m| m.trees[round - 1].clone()).ok_or_else(|| Error::InvalidModel("no init".into()))?;

@@ -181,6 +181,13 @@ impl Tracker {
     pub(crate) fn add(&mut self, tree: &Tree, alpha: f64) {
         let k = self.k;
         let weighted: Vec<f64> = tree.leaf_values.iter().map(|h| alpha * h).collect();
+        // The validation scores read and written (the rows' walk down the tree reads its columns,
+        // not counted).
+        crate::util::traffic::add(
+            crate::util::traffic::Pass::Validation,
+            crate::util::traffic::bytes(&self.scores),
+            crate::util::traffic::bytes(&self.scores),
+        );
         let (columns, clip) = (&self.columns, self.clip);
         self.scores.par_chunks_mut(ROW_CHUNK * k).enumerate().for_each(|(c, s)| {
             for (j, row) in s.chunks_exact_mut(k).enumerate() {
@@ -200,6 +207,7 @@ impl Tracker {
     /// rank gets the same value; the error counts are exact, SecBoost's loss sums round in another
     /// order than one machine's).
     pub(crate) fn value(&self, model: &Ensemble, coll: &Shared) -> Result<f64> {
+        crate::util::traffic::add(crate::util::traffic::Pass::Validation, crate::util::traffic::bytes(&self.scores), 0);
         let mut sums = self.value_sums(model)?;
         coll.sum(&mut sums)?;
         Ok(multilabel::mean_of_sums(sums))
@@ -265,6 +273,7 @@ fn strip_invalid(e: &Error) -> String {
 
 /// A stored tree's outputs `h` (`n × k`) on the binned training rows (warm start's replay).
 pub(crate) fn tree_outputs_on_bins(tree: &Tree, bm: &BinnedMatrix, k: usize, h: &mut [f64]) {
+    crate::util::traffic::add(crate::util::traffic::Pass::TreeOutputs, 0, crate::util::traffic::bytes(h));
     h.par_chunks_mut(ROW_CHUNK * k).enumerate().for_each(|(c, h)| {
         for (j, row) in h.chunks_exact_mut(k).enumerate() {
             let l = tree.leaf_of_bins(bm, c * ROW_CHUNK + j);

@@ -156,6 +156,16 @@ pub fn abstaining_stump(
     };
     let mut leaf_of_row = vec![0u32; n];
     let mut leaf_stats = vec![0.0; region_of * 2];
+    // The split feature's bins and the statistics read, the leaf of every row written.
+    let bin_width = match &bm.data {
+        crate::data::BinData::U8(_) => 1,
+        crate::data::BinData::U16(_) => 2,
+    };
+    crate::util::traffic::add(
+        crate::util::traffic::Pass::LeafOfRow,
+        n * bin_width + crate::util::traffic::bytes(stats),
+        crate::util::traffic::bytes(&leaf_of_row),
+    );
     for (r, leaf) in leaf_of_row.iter_mut().enumerate() {
         let b = bm.bin(r, f);
         let l = if region_of == 3 && b == missing_bin {

@@ -19,6 +19,7 @@ use crate::data::{BinData, BinMapper, BinnedMatrix, FeatureBins};
 use crate::error::{Error, Result};
 use crate::util::cancel::Cancel;
 use crate::util::par::ROW_CHUNK;
+use crate::util::traffic::{self, Pass};
 
 /// Histogram values from which the smaller child's subtraction runs in parallel.
 const PARALLEL_HIST: usize = 1 << 16;
@@ -170,6 +171,7 @@ pub(crate) fn grow_ranks(
     if k == 0 || stats.len() != n * k {
         return Err(Error::InvalidData(format!("statistics of length {} for {n} rows of {k} outputs", stats.len())));
     }
+    traffic::add(Pass::StatisticsCheck, traffic::bytes(stats), 0);
     // A branch-free test per fixed chunk, in parallel (it was a serial early-exit scan
     // of every statistic each round); the first bad one is found only for the message.
     if !crate::util::par::map_chunks(stats.len(), |r| stats[r].iter().fold(true, |ok, s| ok & s.is_finite()))
@@ -286,6 +288,7 @@ pub(crate) fn grow_ranks(
         } else {
             // Stable partition of the parent's rows.
             if index.is_empty() {
+                traffic::add(Pass::Partition, 0, 4 * n);
                 index.resize(n, 0);
                 index.par_chunks_mut(ROW_CHUNK).enumerate().for_each(|(c, d)| {
                     d.iter_mut().zip(c * ROW_CHUNK..).for_each(|(x, r)| *x = r as u32);

@@ -7,6 +7,7 @@ use rayon::prelude::*;
 use super::pool::{U8_ACC, U8_ACC_KEPT, U8_OUT_ACC, U8_OUT_BINS, U8_OUT_KEPT, U8_OUT_ST};
 use crate::data::{BinData, BinnedMatrix};
 use crate::util::par::ROW_CHUNK;
+use crate::util::traffic::{self, Pass};
 
 /// Work below this many (row × feature) cells runs on one thread.
 pub(super) const PARALLEL_CELLS: usize = 1 << 15;
@@ -169,6 +170,22 @@ pub(crate) fn build_histogram(bm: &BinnedMatrix, rows: Option<&[u32]>, ordered: 
             }
         }
     };
+    // Counted once per call: every row of the node reads its bins of every feature (through the
+    // row index for a child), and every feature group streams the node's statistics and rows.
+    let bin_width = match &bm.data {
+        BinData::U8(_) => 1,
+        BinData::U16(_) => 2,
+    };
+    let cells = n_node * bm.n_features;
+    traffic::add(Pass::HistogramBins, cells * bin_width, 0);
+    traffic::add(
+        Pass::HistogramStatistics,
+        groups.len() * (traffic::bytes(ordered) + rows.map_or(0, traffic::bytes)),
+        0,
+    );
+    if rows.is_some() {
+        traffic::gathered(Pass::HistogramBins, cells);
+    }
     if parallel {
         groups.into_par_iter().for_each(one);
     } else {
@@ -427,6 +444,13 @@ fn accumulate_block<B: Copy + Into<usize>>(
 pub(super) fn gather_statistics(stats: &[f64], k: usize, rows: &[u32], ordered: &mut Vec<f64>) {
     ordered.clear();
     ordered.resize(rows.len() * k, 0.0);
+    // The row index and the gathered statistics read, the ordered statistics written.
+    traffic::add(
+        Pass::GatherStatistics,
+        traffic::bytes(rows) + traffic::bytes(ordered.as_slice()),
+        traffic::bytes(ordered.as_slice()),
+    );
+    traffic::gathered(Pass::GatherStatistics, rows.len());
     let fill = |(dst, src): (&mut [f64], &[u32])| {
         if k == 1 {
             for (d, &r) in dst.iter_mut().zip(src) {

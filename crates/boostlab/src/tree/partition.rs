@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::data::{BinData, BinnedMatrix};
 use crate::util::par::ROW_CHUNK;
+use crate::util::traffic::{self, Pass};
 
 /// Stable partition of `rows` by `left_of_bin[col[row]]`; returns the number going left.
 pub(super) fn stable_partition<B: Copy + Into<usize>>(
@@ -40,14 +41,25 @@ pub(super) fn par_stable_partition<B: Copy + Into<usize> + Sync>(
     rows: &mut [u32],
     scratch: &mut Vec<u32>,
 ) -> usize {
-    if rows.len() < 2 * ROW_CHUNK {
-        return stable_partition(col, left_of_bin, rows, scratch);
+    // Every chunk reads its rows and their bins of the split feature (gathered), writes each row
+    // twice (both sides) and copies its right part back.
+    let m = rows.len();
+    let (idx, bins) = (traffic::bytes(rows), m * std::mem::size_of::<B>());
+    traffic::gathered(Pass::Partition, m);
+    if m < 2 * ROW_CHUNK {
+        let n_left = stable_partition(col, left_of_bin, rows, scratch);
+        let right = 4 * (m - n_left);
+        traffic::add(Pass::Partition, idx + bins + right, 2 * idx + right);
+        return n_left;
     }
     let lefts: Vec<usize> = rows
         .par_chunks_mut(ROW_CHUNK)
         .map_init(Vec::new, |tmp, chunk| stable_partition(col, left_of_bin, chunk, tmp))
         .collect();
     let n_left: usize = lefts.iter().sum();
+    // The chunks' passes, then the concatenation into the scratch and the copy back.
+    let right = 4 * (m - n_left);
+    traffic::add(Pass::Partition, idx + bins + right + 2 * idx, 2 * idx + right + 2 * idx);
     scratch.clear();
     scratch.resize(rows.len(), 0);
     // Disjoint destinations: chunk c's left part after the left parts of chunks < c, its right
@@ -96,6 +108,16 @@ pub(super) fn leaves_of_rows(
     if index.is_empty() {
         return leaves_of_rows_in_order(bm, ranges, last, out);
     }
+    // The ranges' rows of the index read, every row's leaf written (scattered), and the last
+    // split's rows' bins gathered.
+    let ranged: usize = ranges.iter().map(|r| r.1 - r.0).sum::<usize>() + last.map_or(0, |l| l.end - l.start);
+    let last_rows = last.map_or(0, |l| l.end - l.start);
+    let bin_width = match &bm.data {
+        BinData::U8(_) => 1,
+        BinData::U16(_) => 2,
+    };
+    traffic::add(Pass::LeafOfRow, 4 * ranged + bin_width * last_rows, 4 * n);
+    traffic::gathered(Pass::LeafOfRow, last_rows);
     // Filled in parallel (it was a serial pass over the rows every round). The buffer
     // becomes atomics in place (same size and alignment: no copy); every row is written below.
     let mut out: Vec<AtomicU32> = out.into_iter().map(AtomicU32::new).collect();
@@ -148,6 +170,12 @@ fn leaves_of_rows_in_order(
     let n = bm.n_rows;
     out.clear();
     out.resize(n, 0);
+    // Every row's leaf written; the last split's rows read their bins in order.
+    let bin_width = match &bm.data {
+        BinData::U8(_) => 1,
+        BinData::U16(_) => 2,
+    };
+    traffic::add(Pass::LeafOfRow, bin_width * last.map_or(0, |l| l.end - l.start), 4 * n);
     let fill = |(c, dst): (usize, &mut [u32])| {
         let a = c * ROW_CHUNK;
         let b = a + dst.len();

@@ -86,6 +86,11 @@ impl Tree {
     /// children's.
     pub fn record_covers(&mut self, leaf_of_row: &[u32], row_weight: Option<&[f64]>) {
         let mut per_leaf = vec![0.0; self.n_leaves()];
+        crate::util::traffic::add(
+            crate::util::traffic::Pass::Covers,
+            crate::util::traffic::bytes(leaf_of_row) + row_weight.map_or(0, crate::util::traffic::bytes),
+            0,
+        );
         match row_weight {
             // Integer counts, exact in f64 in any order, so counted per fixed chunk in
             // parallel into four interleaved counters (no store-to-load chain when consecutive

@@ -1,7 +1,9 @@
 //! The bottom layer: deterministic parallel maps ([`par`]), fast scalar maths ([`fastmath`]),
-//! cooperative cancellation ([`cancel`]) and atomic file writes ([`fs`]).
+//! cooperative cancellation ([`cancel`]), atomic file writes ([`fs`]) and the memory-traffic
+//! counters ([`traffic`], feature `traffic`).
 
 pub mod cancel;
 pub mod fastmath;
 pub mod fs;
 pub mod par;
+pub mod traffic;

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::eval::multilabel;
 use crate::tree::{Criterion, LeafRule};
 use crate::util::par::{self, ROW_CHUNK};
+use crate::util::traffic::{self, Pass};
 
 /// AdaBoost.MH over a distribution `D(i, ℓ)` on (example, label) pairs (docs/explanation/multiclass.md#multiclass-mh).
 ///
@@ -180,6 +181,7 @@ impl Booster for AdaBoostMh {
         debug_assert_eq!(stats.len(), self.n * self.k);
         // docs/explanation/weak-learners.md#weak-learners-multilabel: W^{ℓ±} sums D(i, ℓ) over the examples with Y_i[ℓ] = ±1.
         let c = ROW_CHUNK * self.k;
+        traffic::add(Pass::BoosterStatistics, traffic::bytes(&self.d) + traffic::bytes(&self.y), traffic::bytes(stats));
         stats.par_chunks_mut(c).zip(self.d.par_chunks(c).zip(self.y.par_chunks(c))).for_each(|(s, (d, y))| {
             for ((s, &d), &y) in s.iter_mut().zip(d).zip(y) {
                 *s = crate::boost::signed(y, d);
@@ -274,6 +276,11 @@ impl AdaBoostMh {
         let k = self.k;
         let c = ROW_CHUNK * k;
         let (d, y) = (&self.d, &self.y);
+        // The edge (weights, labels, outputs), then the update (the same and the sample weights
+        // read; the weights and the scores read and written).
+        let (db, sb) = (traffic::bytes(d), traffic::bytes(&self.sw));
+        traffic::add(Pass::BoosterStep, 3 * db, 0);
+        traffic::add(Pass::BoosterUpdate, 4 * db + sb, 2 * db);
         // docs/explanation/multiclass.md#multiclass-mh: r_t = Σ_{i,ℓ} D_t(i,ℓ) Y_i[ℓ] h_t(x_i,ℓ); and whether h is identically zero.
         let parts = par::map_chunks(self.n, |rows| {
             let e = rows.start * k..rows.end * k;
@@ -342,6 +349,11 @@ impl AdaBoostMh {
                 self.n
             )));
         }
+        // The leaves' range check, then one pass: the weights, scores, labels, leaves and sample
+        // weights read, the weights and the scores written.
+        let (db, sb) = (traffic::bytes(&self.d), traffic::bytes(&self.sw));
+        traffic::add(Pass::BoosterStep, traffic::bytes(of_row), 0);
+        traffic::add(Pass::BoosterUpdate, 3 * db + traffic::bytes(of_row) + sb, 2 * db);
         if let Some(&l) = of_row.par_iter().max() {
             if l as usize >= n_leaves {
                 return Err(Error::InvalidData(format!("leaf {l} of a tree with {n_leaves} leaves")));
@@ -428,6 +440,12 @@ impl AdaBoostMh {
         let z = t.z;
         if !(z > 0.0 && z.is_finite()) {
             return Err(Error::Numerical(format!("AdaBoost.MH normaliser Z = {z} (weights under- or overflowed)")));
+        }
+        // The normalisation by Z, fused with the next statistics when they are asked for.
+        let db = traffic::bytes(&self.d);
+        match &stats {
+            Some(stats) => traffic::add(Pass::BoosterStatistics, 2 * db, db + traffic::bytes(stats)),
+            None => traffic::add(Pass::Normalisation, db, db),
         }
         match stats {
             Some(stats) => (self.d.par_chunks_mut(c).zip(stats.par_chunks_mut(c)).zip(self.y.par_chunks(c))).for_each(

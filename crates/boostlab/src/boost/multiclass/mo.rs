@@ -7,6 +7,7 @@ use crate::collective::Shared;
 use crate::error::{Error, Result};
 use crate::tree::{Criterion, LeafRule};
 use crate::util::par;
+use crate::util::traffic::{self, Pass};
 
 /// AdaBoost.MO (docs/explanation/multiclass.md#multiclass-mo): single-label data with k classes, a code λ with k' columns, and
 /// AdaBoost.MH (discrete or real) run on the coded labels `λ(y_i) ∈ {−1, +1}^{k'}`. The tree
@@ -79,6 +80,8 @@ impl AdaBoostMo {
     fn class_error(&self) -> f64 {
         let kp = self.code.n_columns;
         let (sw, scores) = (self.mh.sample_weights(), self.training_scores());
+        // The decoding of every row's scores (with its class and sample weight).
+        traffic::add(Pass::BoosterStep, traffic::bytes(scores) + traffic::bytes(sw) + traffic::bytes(&self.class), 0);
         let parts = par::map_chunks(self.class.len(), |rows| {
             let mut losses = vec![0.0; self.code.n_classes];
             let mut err = 0.0;

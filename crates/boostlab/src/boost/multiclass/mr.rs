@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::eval::multilabel;
 use crate::tree::{Criterion, LeafRule};
 use crate::util::par::{self, ROW_CHUNK};
+use crate::util::traffic::{self, Pass};
 
 /// Discrete AdaBoost.MR (docs/explanation/multiclass.md#multiclass-mr), and AdaBoost.M2 = MR on single-label data.
 ///
@@ -158,6 +159,7 @@ impl Booster for AdaBoostMr {
         debug_assert_eq!(stats.len(), self.n * self.k);
         // docs/explanation/multiclass.md#multiclass-mr: reuse the MH weak learner with weights w(i, ℓ), by the sign of Y_i[ℓ].
         let c = ROW_CHUNK * self.k;
+        traffic::add(Pass::BoosterStatistics, traffic::bytes(&self.v) + traffic::bytes(&self.y), traffic::bytes(stats));
         stats.par_chunks_mut(c).zip(self.v.par_chunks(c).zip(self.y.par_chunks(c))).for_each(|(s, (v, y))| {
             for_each_w(v, y, self.k, |j, w, y| s[j] = crate::boost::signed(y, w));
         });
@@ -224,6 +226,8 @@ impl AdaBoostMr {
         let k = self.k;
         let c = ROW_CHUNK * k;
         let (v, y) = (&self.v, &self.y);
+        // The edge: the weights, labels and outputs read.
+        traffic::add(Pass::BoosterStep, traffic::bytes(v) + traffic::bytes(y) + traffic::bytes(h), 0);
         // docs/explanation/multiclass.md#multiclass-mr: r = Σ_{i,ℓ} w(i,ℓ) Y_i[ℓ] h(x_i,ℓ) = ½ Σ D(i,ℓ0,ℓ1)(h(x_i,ℓ1) − h(x_i,ℓ0)).
         let parts = par::map_chunks(self.n, |rows| {
             let e = rows.start * k..rows.end * k;
@@ -249,6 +253,10 @@ impl AdaBoostMr {
         // e^{−½αh} for ℓ ∈ Y_i); Z = Σ_i [Σ_{ℓ ∉ Y_i} v'] · [Σ_{ℓ ∈ Y_i} v']; f += α h. One pass
         // that also sums the diagnostics on the updated scores.
         let sw = &self.sw;
+        // The update: the weights, scores, labels, outputs and sample weights read; the weights
+        // and scores written.
+        let vb = traffic::bytes(&self.v);
+        traffic::add(Pass::BoosterUpdate, 4 * vb + traffic::bytes(sw), 2 * vb);
         let parts: Vec<UpdateSums> = (self.v.par_chunks_mut(c).zip(self.f.par_chunks_mut(c)))
             .zip(self.y.par_chunks(c).zip(h.par_chunks(c)).zip(sw.par_chunks(ROW_CHUNK)))
             .map(|((v, f), ((y, h), sw))| {
@@ -308,6 +316,12 @@ impl AdaBoostMr {
         }
         // docs/explanation/multiclass.md#multiclass-mr: v_{t+1} = v'/√Z_t; the next round's w from the normalised v.
         let sz = z.sqrt();
+        // The normalisation, fused with the next statistics when they are asked for.
+        let vb = traffic::bytes(&self.v);
+        match &stats {
+            Some(stats) => traffic::add(Pass::BoosterStatistics, 2 * vb, vb + traffic::bytes(stats)),
+            None => traffic::add(Pass::Normalisation, vb, vb),
+        }
         match stats {
             Some(stats) => (self.v.par_chunks_mut(c).zip(stats.par_chunks_mut(c)).zip(self.y.par_chunks(c))).for_each(
                 |((v, s), y)| {

@@ -71,6 +71,7 @@ use crate::collective::Shared;
 use crate::error::{Error, Result};
 use crate::math::loss::Loss;
 use crate::tree::{Criterion, LeafRule};
+use crate::util::traffic::{self, Pass};
 
 pub use crate::params::secboost::{AlphaRule, OffsetOracle, SecBoostParams, SolveAlphaRule};
 
@@ -497,6 +498,11 @@ impl Booster for SecBoost {
         let total: f64 =
             self.dist_total.unwrap_or_else(|| self.weights.iter().zip(&self.sw).map(|(w, s)| w.abs() * s).sum());
         let scale = if total > 0.0 && total.is_finite() { 1.0 / total } else { 0.0 };
+        // The normaliser's pass (on one machine), then the weights, sample weights and labels read
+        // and the statistics written.
+        let (w, total_pass) = (traffic::bytes(&self.weights), self.dist_total.is_none());
+        traffic::add(Pass::Normalisation, if total_pass { 2 * w } else { 0 }, 0);
+        traffic::add(Pass::BoosterStatistics, 3 * w, traffic::bytes(stats));
         for (((st, w), s), y) in stats.iter_mut().zip(&self.weights).zip(&self.sw).zip(&self.y) {
             let a = w.abs() * s * scale;
             // docs/explanation/secboost.md#secboost-algorithm: ỹ_i = y_i · sign(w_ti), weight |w_ti|.
@@ -545,6 +551,10 @@ impl Booster for SecBoost {
         }
         let coll = self.coll.clone();
         let red = Red { coll: &coll, n: self.n_all };
+        // The step's first sums (on one machine): the outputs' finiteness; W̄_1 (sample weights,
+        // weights); the risk (sample weights, losses); M (outputs, sample weights); η (sample
+        // weights, weights, labels, outputs).
+        traffic::add(Pass::BoosterStep, 11 * traffic::bytes(h), 0);
         let n = self.n_all;
         let w1_sum = self.sw.iter().zip(&self.weights).map(|(s, w)| s * w).sum::<f64>();
         let (risk_prev, w1_sum, m_t, eta) = if coll.is_distributed() {
@@ -665,6 +675,15 @@ impl Booster for SecBoost {
         diag.insert("pi", (2.0 * r * (1.0 + epsilon) - 1.0).abs());
         diag.insert("certified", if certified { 1.0 } else { 0.0 });
         // docs/explanation/secboost.md#secboost-algorithm: ẽ_ti = ẽ_(t−1)i + α_t y_i h_t(x_i).
+        // The new edges (edges, labels, outputs read) and their finiteness; the oracle (new edges,
+        // edges, offsets read; a choice per row written); the offsets from the choices.
+        let choice = std::mem::size_of::<OffsetChoice>() * m;
+        traffic::add(
+            Pass::BoosterUpdate,
+            4 * traffic::bytes(h) + 3 * traffic::bytes(h) + choice,
+            traffic::bytes(h) + choice,
+        );
+        traffic::add(Pass::BoosterUpdate, choice, traffic::bytes(h));
         let new_edges: Vec<f64> = self.edges.iter().zip(&self.y).zip(h).map(|((e, y), h)| e + alpha * y * h).collect();
         if let Some((i, e)) = first_non_finite(&new_edges) {
             return Err(Error::Numerical(format!("SecBoost: edge {e} at example {i}")));
@@ -736,6 +755,10 @@ impl Booster for SecBoost {
             secant_pass(&self.loss, &self.edges, 0.0, &self.y, h, &self.offsets, &mut new_w, &mut self.losses, None);
         }
         zero_left_out(&self.sw, &mut new_w, &mut self.losses);
+        // The left-out rows (sample weights), the finiteness of the weights and losses, the three
+        // counts (sample weights with the choices or the weights) and the all-zero test.
+        let wb = traffic::bytes(&new_w);
+        traffic::add(Pass::BoosterUpdate, wb + 2 * wb + 3 * wb + choice + 2 * (wb) + 2 * wb, 0);
         if let Some((i, w)) = first_non_finite(&new_w).or_else(|| first_non_finite(&self.losses)) {
             return Err(Error::Numerical(format!(
                 "loss `{}` is not finite near edge {} (example {i}: {w})",
@@ -792,6 +815,8 @@ impl Booster for SecBoost {
 impl SecBoost {
     /// Records the risk and the training error of `H_t` (over every rank, in one call).
     fn record(&self, diag: &mut Diagnostics) -> Result<()> {
+        // The risk (sample weights, losses) and the training error (sample weights, edges, labels).
+        traffic::add(Pass::BoosterUpdate, 5 * traffic::bytes(&self.sw), 0);
         if self.coll.is_distributed() {
             let mut b = [self.risk_sum(), self.train_error_sum()];
             self.coll.sum(&mut b)?;

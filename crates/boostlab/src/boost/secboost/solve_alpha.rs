@@ -8,6 +8,7 @@ use super::obi::obi_star_many;
 use crate::collective::Shared;
 use crate::error::{Error, Result};
 use crate::math::loss::Loss;
+use crate::util::traffic::{self, Pass};
 
 /// The inputs of [`solve_alpha`]: the current round's state, all slices of length `m`.
 #[derive(Debug, Clone, Copy)]
@@ -75,6 +76,7 @@ impl Red<'_> {
 
 /// [`edge`] over every rank.
 fn edge_on(sw: &[f64], w: &[f64], y: &[f64], h: &[f64], red: Red<'_>) -> Result<f64> {
+    traffic::add(Pass::BoosterStep, traffic::bytes(sw) + traffic::bytes(w) + traffic::bytes(y) + traffic::bytes(h), 0);
     if !red.coll.is_distributed() {
         return Ok(edge(sw, w, y, h));
     }
@@ -172,6 +174,14 @@ pub(super) fn secant_pass(
 ) -> f64 {
     let m = edges.len();
     let chunk = if loss.is_batch() { m.max(1) } else { SECANT_CHUNK };
+    // Edges, labels, outputs and offsets read (with the second-order sum: the weights, the sample
+    // weights and the labels and outputs again); the secant weights and the loss values written.
+    let second = if order2.is_some() { 4 * traffic::bytes(edges) } else { 0 };
+    traffic::add(
+        Pass::BoosterStep,
+        traffic::bytes(edges) + traffic::bytes(y) + traffic::bytes(h) + traffic::bytes(v) + second,
+        traffic::bytes(out) + traffic::bytes(fz),
+    );
     let one = |k: usize, out: &mut [f64], fz: &mut [f64]| -> f64 {
         let a = k * chunk;
         let b = a + out.len();
@@ -208,6 +218,7 @@ pub(super) fn secant_pass(
 /// (the weights of [`secant_pass`] at α = 0, bit for bit, with one loss evaluation a row instead
 /// of two). Parallel over fixed chunks (a batch loss as one chunk on this thread).
 pub(super) fn secant_from_values(loss: &Loss, z: &[f64], v: &[f64], fz: &[f64], out: &mut [f64]) {
+    traffic::add(Pass::BoosterUpdate, traffic::bytes(z) + traffic::bytes(v) + traffic::bytes(fz), traffic::bytes(out));
     let m = z.len();
     let chunk = if loss.is_batch() { m.max(1) } else { SECANT_CHUNK };
     let one = |k: usize, out: &mut [f64]| {
@@ -243,6 +254,7 @@ pub(super) fn order2_bound(
     red: Red<'_>,
 ) -> Result<f64> {
     let mut acc = 0.0;
+    traffic::add(Pass::BoosterStep, 3 * traffic::bytes(w) + traffic::bytes(sw) + traffic::bytes(wt), 0);
     for i in 0..w.len() {
         let e = alpha * y[i] * h[i];
         if e != 0.0 {
@@ -364,6 +376,8 @@ pub(super) fn mean_obi(
     red: Red<'_>,
 ) -> Result<f64> {
     let m = sw.len();
+    // The new edges, the edges, the offsets and the sample weights read; the terms written.
+    traffic::add(Pass::BoosterStep, 4 * traffic::bytes(sw), traffic::bytes(sw));
     let q: Vec<f64> = if loss.is_batch() {
         obi_star_many(loss, new_edges, edges, offsets, n)
     } else {
@@ -402,6 +416,7 @@ fn checked_input(input: &AlphaInput<'_>, red: Red<'_>) -> Result<(usize, f64, f6
     if [h.len(), sw.len(), edges.len(), offsets.len(), w.len()].iter().any(|&l| l != m) || red.n == 0.0 {
         return Err(Error::InvalidData("solve_alpha: the input slices must be non-empty and of equal length".into()));
     }
+    traffic::add(Pass::BoosterStep, traffic::bytes(h) + traffic::bytes(sw), 0);
     let m_t = red.max(max_abs_weighted(h, sw))?;
     let eta0 = edge_on(sw, w, y, h, red)?;
     if !(eta0 != 0.0 && eta0.is_finite() && m_t > 0.0 && m_t.is_finite()) {

@@ -153,9 +153,12 @@ pub(super) fn raw_ratio<const TEMPERED: bool>(yi: f64, hi: f64, qs: f64) -> f64 
 pub(super) trait Outputs: Sync {
     /// The output of row `i`.
     fn at(&self, i: usize) -> f64;
+    /// Bytes read per row (a tree output, or a leaf index).
+    const WIDTH: usize;
 }
 
 impl Outputs for [f64] {
+    const WIDTH: usize = 8;
     #[inline(always)]
     fn at(&self, i: usize) -> f64 {
         self[i]
@@ -169,6 +172,7 @@ pub(super) struct Leaves<'a> {
 }
 
 impl Outputs for Leaves<'_> {
+    const WIDTH: usize = 4;
     #[inline(always)]
     fn at(&self, i: usize) -> f64 {
         // A leaf index out of range (not produced by the tree learner) reads as NaN: the edge's

@@ -42,6 +42,7 @@ use crate::error::{Error, Result};
 use crate::math::tempered::{is_one, t_star};
 use crate::tree::{Criterion, LeafRule};
 use crate::util::fastmath::snapped_int_exponent;
+use crate::util::traffic::{self, Pass};
 use kernels::*;
 use normalize::*;
 
@@ -269,6 +270,7 @@ impl TAdaBoost {
     /// thread count).
     fn local_q_sum(&self) -> f64 {
         let (q, c) = (&self.q[..], self.c.as_deref());
+        traffic::add(Pass::Normalisation, traffic::bytes(q) + c.map_or(0, traffic::bytes), 0);
         crate::util::par::map_chunks_of(q.len(), CHUNK, |rows| rows.map(|i| q[i] * mult(c, i)).sum::<f64>())
             .into_iter()
             .sum()
@@ -283,6 +285,7 @@ impl TAdaBoost {
         }
         let s = 1.0 - self.t;
         self.qs.resize(self.q.len(), 0.0);
+        traffic::add(Pass::Normalisation, traffic::bytes(&self.q), traffic::bytes(&self.qs));
         self.qs.par_chunks_mut(CHUNK).zip(self.q.par_chunks(CHUNK)).for_each(|(qsc, qc)| {
             for (qs, &q) in qsc.iter_mut().zip(qc) {
                 *qs = if q > 0.0 { q.powf(s) } else { 0.0 };
@@ -424,6 +427,11 @@ impl TAdaBoost {
         let n = self.q.len();
         let (q, qs, y, w, c) = (&self.q[..], &self.qs[..], &self.y[..], self.w.as_deref(), self.c.as_deref());
         let below = self.regime == Regime::Below;
+        // Per row: the label, q, q^(1−t) (tempered), the tree output, the sample weight and the
+        // multiplicity when given.
+        let optional = w.map_or(0, traffic::bytes) + c.map_or(0, traffic::bytes);
+        let tempered = if TEMPERED { traffic::bytes(qs) } else { 0 };
+        traffic::add(Pass::BoosterStep, traffic::bytes(y) + traffic::bytes(q) + tempered + n * H::WIDTH + optional, 0);
         // One pass: the tree outputs' finiteness, `umax` and the unscaled sums.
         let parts = crate::util::par::map_chunks_of(n, CHUNK, |rows| {
             let mut p = EdgeSums::default();
@@ -569,6 +577,11 @@ impl TAdaBoost {
         // The clipped model exists for t < 1, and with a schedule whose last t is below 1.
         let clip = self.delta.is_some();
         let n_chunks = q.len().div_ceil(CHUNK);
+        // Per row: the label, the tree output, the sample weight and multiplicity when given read;
+        // q, q^(1−t), the score and the clipped score read and written.
+        let moved = traffic::bytes(q) + traffic::bytes(qs) + traffic::bytes(scores) + traffic::bytes(clipped);
+        let optional = self.w.as_deref().map_or(0, traffic::bytes) + self.c.as_deref().map_or(0, traffic::bytes);
+        traffic::add(Pass::BoosterUpdate, traffic::bytes(&self.y) + q.len() * H::WIDTH + optional + moved, moved);
         let jobs: Vec<_> = q
             .chunks_mut(CHUNK)
             .zip(chunks_of(qs, n_chunks))
@@ -643,6 +656,15 @@ impl TAdaBoost {
         let (y, w) = (&self.y[..], self.w.as_deref());
         let mults = self.c.as_deref();
         let n_chunks = y.len().div_ceil(CHUNK);
+        // q and q^(1−t) read and written; the label (with the statistics), the sample weight and
+        // the multiplicity read.
+        let moved = traffic::bytes(&self.q) + traffic::bytes(&self.qs);
+        let optional = w.map_or(0, traffic::bytes) + mults.map_or(0, traffic::bytes);
+        if STATS {
+            traffic::add(Pass::BoosterStatistics, moved + traffic::bytes(y) + optional, moved + traffic::bytes(stats));
+        } else {
+            traffic::add(Pass::Normalisation, moved + optional, moved);
+        }
         let jobs: Vec<_> = self
             .q
             .chunks_mut(CHUNK)
@@ -717,6 +739,11 @@ impl Booster for TAdaBoost {
         debug_assert_eq!(stats.len(), self.q.len());
         let (e, regime, c) = (2.0 - self.t, self.regime, self.c.as_deref());
         let (q, y) = (&self.q[..], &self.y[..]);
+        traffic::add(
+            Pass::BoosterStatistics,
+            traffic::bytes(q) + traffic::bytes(y) + c.map_or(0, traffic::bytes),
+            traffic::bytes(stats),
+        );
         // docs/explanation/tadaboost.md#tadaboost-algorithm: d_j = q_j/Σq (option: co-density q^(2−t)). Frequency weights: the copies of
         // example i together weigh c_i q_i (or c_i q_i^(2−t)).
         if self.params.learner_weights == LearnerWeights::CoDensity {
@@ -881,6 +908,12 @@ impl TAdaBoost {
                 std::mem::take(&mut self.clipped),
             )
         } else {
+            let copied = traffic::bytes(&self.q) + traffic::bytes(&self.qs) + traffic::bytes(&self.scores);
+            traffic::add(
+                Pass::BoosterUpdate,
+                copied + traffic::bytes(&self.clipped),
+                copied + traffic::bytes(&self.clipped),
+            );
             (self.q.clone(), self.qs.clone(), self.scores.clone(), self.clipped.clone())
         };
         let sums = self.update(h, &edge, (nu, alpha), (&mut q, &mut qs), (&mut scores, &mut clipped))?;

@@ -39,6 +39,16 @@ Common parameters (every estimator):
 - ``min_leaf_weight``: the minimum total weight (the sum of the boosting weights the tree
   learner sees) in each child of a split; a split leaving less in a child is not made. By default
   None, which is 0 (a child only needs positive weight); a finite number ≥ 0.
+- ``grow_order``: which leaf best-first growth splits next (every tree estimator): ``"weight"``
+  (the heaviest), ``"count"`` (the most examples) or ``"gain"`` (the largest gain). By default
+  None: ``"weight"``, or the preset's choice.
+- ``pure_leaves``: whether a split may leave a child holding weight of one class only (every tree
+  estimator): ``"allow"``, ``"forbid"`` or ``"auto"`` (``"forbid"`` for t-AdaBoost, the evidence
+  is in docs/reproduction.md; ``"allow"`` for every other booster). By default None: ``"auto"``,
+  or the preset's choice.
+- ``max_split_candidates``: evaluate a seeded random subset (from ``random_state``) of this many
+  (feature, threshold) candidates per node (every tree estimator); ``"all"`` for every candidate.
+  By default None: all, or the preset's choice; an int ≥ 1.
 """
 
 from __future__ import annotations
@@ -49,7 +59,7 @@ import numpy as np
 
 from ._estimator import BoostClassifier
 from ._io import register
-from ._parameters import EXPLICIT_NULL, _choice, _float, _int, _seed, _user_value
+from ._parameters import _choice, _float, _int, _seed, _user_value
 
 
 def _common_doc(cls):
@@ -97,6 +107,9 @@ class AdaBoostClassifier(_Binary):
         warm_start=False,
         n_jobs=None,
         split_ties=None,
+        grow_order=None,
+        pure_leaves=None,
+        max_split_candidates=None,
         alpha=None,
     ):
         self.n_estimators = n_estimators
@@ -115,6 +128,9 @@ class AdaBoostClassifier(_Binary):
         self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.split_ties = split_ties
+        self.grow_order = grow_order
+        self.pure_leaves = pure_leaves
+        self.max_split_candidates = max_split_candidates
         self.alpha = alpha
 
     def _core_params(self, multilabel):
@@ -153,6 +169,9 @@ class RealAdaBoostClassifier(_Binary):
         max_bins=255,
         random_state=None,
         split_ties=None,
+        grow_order=None,
+        pure_leaves=None,
+        max_split_candidates=None,
         smoothing=None,
         callbacks=None,
         learning_rate=1.0,
@@ -179,6 +198,9 @@ class RealAdaBoostClassifier(_Binary):
         self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.split_ties = split_ties
+        self.grow_order = grow_order
+        self.pure_leaves = pure_leaves
+        self.max_split_candidates = max_split_candidates
         self.smoothing = smoothing
         self.alpha = alpha
 
@@ -239,15 +261,12 @@ class TAdaBoostClassifier(_Binary):
     ``"co-density"`` (``q^(2−t)``, on the probability simplex). By default None: ``"normalized"``.
     authors_mode: the ``authors`` preset: defaults that reproduce the authors' code (canonical
     leaves, leaves grown by count, pure leaves forbidden, at most 2000 split candidates, random
-    ties). Every parameter given explicitly wins over the preset. By default False.
-    grow_order: best-first leaf order, ``"weight"``, ``"count"`` or ``"gain"``. By default None:
-    ``"weight"``, or the preset's choice.
-    pure_leaves: ``"allow"`` or ``"forbid"`` splits that leave a child with one class only. By
-    default None: ``"forbid"`` (the evidence is in docs/reproduction.md), or the preset's
-    choice.
-    max_split_candidates: evaluate a seeded random subset of this many (feature, threshold)
-    candidates per node; ``"all"`` for every candidate. By default None: all, or the preset's
-    choice (2000 for ``authors_mode``).
+    ties), so it changes the defaults of ``leaf_values``, ``grow_order``, ``pure_leaves``,
+    ``max_split_candidates`` and ``split_ties``. Every parameter given explicitly wins over the
+    preset. By default False.
+    overflow: for ``t > 1``, what happens when a tempered weight overflows: ``"fallback"`` (the
+    authors' rule: the overflowed examples share the weight) or ``"error"`` (the fit fails). By
+    default None: ``"fallback"``.
 
     The default split criterion is the tempered Bayes risk at ``t``.
     """
@@ -282,6 +301,7 @@ class TAdaBoostClassifier(_Binary):
         t_folds=None,
         t_schedule=None,
         learner_weights=None,
+        overflow=None,
     ):
         self.n_estimators = n_estimators
         self.t = t
@@ -310,24 +330,19 @@ class TAdaBoostClassifier(_Binary):
         self.pure_leaves = pure_leaves
         self.max_split_candidates = max_split_candidates
         self.learner_weights = learner_weights
+        self.overflow = overflow
 
     def _core_params(self, multilabel):
-        cap = self.max_split_candidates
-        cap = EXPLICIT_NULL if cap == "all" else _int("max_split_candidates", cap, minimum=1, optional=True)
         return {
             "algorithm": "t-adaboost",
             "preset": "authors" if self.authors_mode else None,
-            "tree": {
-                "grow_order": _choice("grow_order", self.grow_order, (None, "weight", "count", "gain")),
-                "pure_leaves": _choice("pure_leaves", self.pure_leaves, (None, "allow", "forbid")),
-                "max_split_candidates": cap,
-            },
             "t_adaboost": {
                 **self._t_params(),
                 "leaf_values": _choice("leaf_values", self.leaf_values, (None, "optimal", "canonical")),
                 "learner_weights": _choice(
                     "learner_weights", self.learner_weights, (None, "normalized", "co-density")
                 ),
+                "overflow": _choice("overflow", self.overflow, (None, "fallback", "error")),
             },
         }
 
@@ -369,6 +384,7 @@ class TAdaBoostClassifier(_Binary):
             t=ta.get("t", 0.8),
             leaf_values=_user_value(p, "t_adaboost.leaf_values"),
             learner_weights=_user_value(p, "t_adaboost.learner_weights"),
+            overflow=_user_value(p, "t_adaboost.overflow"),
         )
         if ta.get("t_schedule") is not None:
             kw.update(t_schedule=ta["t_schedule"])
@@ -377,17 +393,9 @@ class TAdaBoostClassifier(_Binary):
             kw.update(t="auto", t_grid=ta["auto_t"].get("grid"), t_folds=ta["auto_t"].get("folds"))
         # The preset, and what the user gave over it: a reloaded estimator refits alike.
         kw["authors_mode"] = p.get("preset") == "authors" or ta.get("authors_mode", False)
-        kw.update(
-            grow_order=_user_value(p, "tree.grow_order"),
-            pure_leaves=_user_value(p, "tree.pure_leaves"),
-            max_split_candidates=_user_value(p, "tree.max_split_candidates"),
-        )
-        if kw["max_split_candidates"] is None and p.get("_sources", {}).get(
-            "tree.max_split_candidates", {}
-        ).get("source") == "user":
+        if not p.get("_sources") and t.get("max_split_candidates") is None and kw["authors_mode"]:
+            # A model without sources: a null cap under the authors preset (2000) was the user's.
             kw["max_split_candidates"] = "all"
-        elif not p.get("_sources") and t.get("max_split_candidates") is None:
-            kw["max_split_candidates"] = "all" if kw["authors_mode"] else None
         return kw
 
     def _set_model(self, model):
@@ -462,6 +470,9 @@ class SecBoostClassifier(_Binary):
         max_bins=255,
         random_state=None,
         split_ties=None,
+        grow_order=None,
+        pure_leaves=None,
+        max_split_candidates=None,
         delta_init=1.0,
         h0=0.0,
         alpha_rule="solve",
@@ -495,6 +506,9 @@ class SecBoostClassifier(_Binary):
         self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.split_ties = split_ties
+        self.grow_order = grow_order
+        self.pure_leaves = pure_leaves
+        self.max_split_candidates = max_split_candidates
         self.delta_init = delta_init
         self.h0 = h0
         self.alpha_rule = alpha_rule
@@ -578,6 +592,9 @@ class AdaBoostMHClassifier(_Multi):
         max_bins=255,
         random_state=None,
         split_ties=None,
+        grow_order=None,
+        pure_leaves=None,
+        max_split_candidates=None,
         smoothing=None,
         single_label_start=False,
         callbacks=None,
@@ -605,6 +622,9 @@ class AdaBoostMHClassifier(_Multi):
         self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.split_ties = split_ties
+        self.grow_order = grow_order
+        self.pure_leaves = pure_leaves
+        self.max_split_candidates = max_split_candidates
         self.smoothing = smoothing
         self.single_label_start = single_label_start
 
@@ -663,6 +683,9 @@ class AdaBoostMOClassifier(_Multi):
         max_bins=255,
         random_state=None,
         split_ties=None,
+        grow_order=None,
+        pure_leaves=None,
+        max_split_candidates=None,
         smoothing=None,
         callbacks=None,
         learning_rate=1.0,
@@ -691,6 +714,9 @@ class AdaBoostMOClassifier(_Multi):
         self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.split_ties = split_ties
+        self.grow_order = grow_order
+        self.pure_leaves = pure_leaves
+        self.max_split_candidates = max_split_candidates
         self.smoothing = smoothing
 
     def _core_params(self, multilabel):
@@ -767,6 +793,9 @@ class AdaBoostMRClassifier(_Multi):
         warm_start=False,
         n_jobs=None,
         split_ties=None,
+        grow_order=None,
+        pure_leaves=None,
+        max_split_candidates=None,
         label_threshold="auto",
     ):
         self.n_estimators = n_estimators
@@ -785,6 +814,9 @@ class AdaBoostMRClassifier(_Multi):
         self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.split_ties = split_ties
+        self.grow_order = grow_order
+        self.pure_leaves = pure_leaves
+        self.max_split_candidates = max_split_candidates
         self.label_threshold = label_threshold
 
     def _core_params(self, multilabel):

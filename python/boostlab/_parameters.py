@@ -131,6 +131,23 @@ def _user_value(p, path, fallback=None):
     return (p.get(sub, {}) if sub else p).get(field, fallback)
 
 
+def _split_candidates(value):
+    """`max_split_candidates`: None (the preset's value or the core's default, every candidate),
+    ``"all"`` (every candidate, over a preset's cap: an explicit null) or an integer ≥ 1."""
+    if isinstance(value, str) and value == "all":
+        return EXPLICIT_NULL
+    return _int("max_split_candidates", value, minimum=1, optional=True)
+
+
+def _split_candidates_from_core(p):
+    """`max_split_candidates` of a model's core parameters as the estimator's argument: the user's
+    cap, ``"all"`` when the user gave every candidate (a null of the user's), else None."""
+    value = _user_value(p, "tree.max_split_candidates")
+    if value is None and p.get("_sources", {}).get("tree.max_split_candidates", {}).get("source") == "user":
+        return "all"
+    return value
+
+
 def _seed(random_state) -> int:
     """The core's seed: `None` is 0 (boostlab is deterministic by default), an integer ≥ 0 is
     itself, a `RandomState` draws one."""
@@ -158,6 +175,11 @@ class _ParamsMixin:
             "min_leaf_weight": _float("min_leaf_weight", getattr(self, "min_leaf_weight", None), optional=True),
             "criterion": _criterion(self.criterion),
             "split_ties": _choice("split_ties", getattr(self, "split_ties", None), (None, "lowest", "random")),
+            "grow_order": _choice("grow_order", getattr(self, "grow_order", None), (None, "weight", "count", "gain")),
+            "pure_leaves": _choice(
+                "pure_leaves", getattr(self, "pure_leaves", None), (None, "auto", "allow", "forbid")
+            ),
+            "max_split_candidates": _split_candidates(getattr(self, "max_split_candidates", None)),
         }
 
     def _params(self, multilabel: bool) -> dict:
@@ -217,6 +239,9 @@ class _ParamsMixin:
             "min_leaf_weight": _user_value(p, "tree.min_leaf_weight"),
             "criterion": _criterion_str(t.get("criterion")),
             "split_ties": _user_value(p, "tree.split_ties"),
+            "grow_order": _user_value(p, "tree.grow_order"),
+            "pure_leaves": _user_value(p, "tree.pure_leaves"),
+            "max_split_candidates": _split_candidates_from_core(p),
             "max_bins": p.get("max_bins", 255),
             "random_state": p.get("seed", 0),
             "learning_rate": p.get("learning_rate", 1.0),

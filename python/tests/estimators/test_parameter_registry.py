@@ -156,28 +156,76 @@ GAINED = [
         ["--algo", "t-adaboost", "--t", "0.6", "--max-leaves", "4", "--learner-weights", "co-density", "--rounds", "8"],
         ("t_adaboost", "learner_weights", "co-density"),
     ),
+    (
+        "grow_order",
+        lambda: boostlab.AdaBoostClassifier(n_estimators=8, max_leaves=6, grow_order="gain"),
+        ["--algo", "adaboost", "--max-leaves", "6", "--grow-order", "gain", "--rounds", "8"],
+        ("tree", "grow_order", "gain"),
+    ),
+    (
+        "grow_order-secboost",
+        lambda: boostlab.SecBoostClassifier(n_estimators=6, max_leaves=5, grow_order="count"),
+        ["--algo", "secboost", "--max-leaves", "5", "--grow-order", "count", "--rounds", "6"],
+        ("tree", "grow_order", "count"),
+    ),
+    (
+        "pure_leaves",
+        lambda: boostlab.RealAdaBoostClassifier(n_estimators=8, max_leaves=6, pure_leaves="forbid"),
+        ["--algo", "real-adaboost", "--max-leaves", "6", "--pure-leaves", "forbid", "--rounds", "8"],
+        ("tree", "pure_leaves", "forbid"),
+    ),
+    (
+        "pure_leaves-mr",
+        lambda: boostlab.AdaBoostMRClassifier(n_estimators=6, max_leaves=6, pure_leaves="forbid"),
+        ["--algo", "adaboost-m2", "--max-leaves", "6", "--pure-leaves", "forbid", "--rounds", "6"],
+        ("tree", "pure_leaves", "forbid"),
+    ),
+    (
+        "max_split_candidates",
+        lambda: boostlab.AdaBoostMHClassifier(n_estimators=8, max_leaves=4, max_split_candidates=5),
+        ["--algo", "real-adaboost-mh", "--max-leaves", "4", "--max-split-candidates", "5", "--rounds", "8"],
+        ("tree", "max_split_candidates", 5),
+    ),
+    (
+        "max_split_candidates-mo",
+        lambda: boostlab.AdaBoostMOClassifier(n_estimators=6, max_leaves=4, max_split_candidates=3),
+        ["--algo", "real-adaboost-mo", "--max-leaves", "4", "--max-split-candidates", "3", "--rounds", "6"],
+        ("tree", "max_split_candidates", 3),
+    ),
+    (
+        "overflow",
+        lambda: boostlab.TAdaBoostClassifier(n_estimators=8, t=1.5, max_leaves=4, overflow="error"),
+        ["--algo", "t-adaboost", "--t", "1.5", "--max-leaves", "4", "--overflow", "error", "--rounds", "8"],
+        ("t_adaboost", "overflow", "error"),
+    ),
 ]
 
+# The cases trained on the three-class target (the others on the binary one).
+MULTICLASS = {"max_split_candidates", "max_split_candidates-mo", "pure_leaves-mr"}
 
-def _csv() -> str:
-    return mixed_frame()[FEATURES + ["label"]].to_csv(index=False)
+
+def _csv(multiclass: bool = False) -> str:
+    """The features and the target, named `label`: binary, or three classes."""
+    frame = mixed_frame()
+    target = "label3" if multiclass else "label"
+    return frame[FEATURES].assign(label=frame[target]).to_csv(index=False)
 
 
-def _fit(make):
+def _fit(make, multiclass: bool = False):
     """Fitted on the CSV the CLI reads, read back with exact float parsing."""
     import io
 
     import pandas as pd
 
     kw = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
-    df = pd.read_csv(io.StringIO(_csv()), **kw)
+    df = pd.read_csv(io.StringIO(_csv(multiclass)), **kw)
     return make().fit(df[FEATURES], df["label"]), df
 
 
 @pytest.mark.parametrize("case", GAINED, ids=[c[0] for c in GAINED])
 def test_gained_keyword_reaches_the_model(case):
-    _, make, _, (table, field, value) = case
-    est, df = _fit(make)
+    name, make, _, (table, field, value) = case
+    est, df = _fit(make, name in MULTICLASS)
     assert core_model(est)["params"][table][field] == value
     # The keyword changes the model (the default's differs), and survives a save and reload.
     default = make().set_params(**{field: None})
@@ -188,8 +236,8 @@ def test_gained_keyword_reaches_the_model(case):
 
 @pytest.mark.parametrize("case", GAINED, ids=[c[0] for c in GAINED])
 def test_gained_keyword_round_trips_through_a_model_file(case, tmp_path):
-    _, make, _, (_, field, value) = case
-    est, _ = _fit(make)
+    name, make, _, (_, field, value) = case
+    est, _ = _fit(make, name in MULTICLASS)
     est.save_model(tmp_path / "m.json")
     loaded = type(est).load_model(tmp_path / "m.json")
     assert loaded.get_params()[field] == value
@@ -197,10 +245,10 @@ def test_gained_keyword_round_trips_through_a_model_file(case, tmp_path):
 
 @pytest.mark.parametrize("case", GAINED, ids=[c[0] for c in GAINED])
 def test_gained_keyword_gives_the_cli_s_model(case, cli, tmp_path):
-    _, make, flags, _ = case
-    est, _ = _fit(make)
+    name, make, flags, _ = case
+    est, _ = _fit(make, name in MULTICLASS)
     data = tmp_path / "train.csv"
-    data.write_text(_csv())
+    data.write_text(_csv(name in MULTICLASS))
     res = subprocess.run(
         [str(cli), "train", "--data", str(data), "--label", "label", *flags, "--model", str(tmp_path / "m.json"), "-q"],
         capture_output=True,
@@ -208,3 +256,42 @@ def test_gained_keyword_gives_the_cli_s_model(case, cli, tmp_path):
     )
     assert res.returncode == 0, res.stderr
     assert model_dict((tmp_path / "m.json").read_text()) == core_model(est)
+
+
+# ------------------------------------------------------------------------------------------------
+# The tree keywords every tree estimator takes.
+
+TREE_KEYWORDS = ("grow_order", "pure_leaves", "max_split_candidates")
+
+
+@pytest.mark.parametrize("cls", sorted(set(_REGISTRY.values()), key=lambda c: c.__name__))
+def test_tree_keywords_are_checked_by_every_estimator(cls):
+    X, y = _toy(cls)
+    for kw, bad in (("grow_order", "depth"), ("pure_leaves", "sometimes"), ("max_split_candidates", "some")):
+        with pytest.raises(ValueError, match=rf"invalid parameter `{kw}`"):
+            cls(n_estimators=2, **{kw: bad}).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", sorted(set(_REGISTRY.values()), key=lambda c: c.__name__))
+def test_tree_keywords_round_trip_through_a_model_file(cls, tmp_path):
+    """The tree keywords survive a save and reload, and the reloaded estimator refits alike (each
+    value other than the estimator's default, which a model file records as the default's)."""
+    X, y = _toy(cls)
+    pure = "allow" if cls is boostlab.TAdaBoostClassifier else "forbid"
+    kw = {"grow_order": "count", "pure_leaves": pure, "max_split_candidates": 4}
+    est = cls(n_estimators=3, max_leaves=3, **kw).fit(X, y)
+    assert {k: core_model(est)["params"]["tree"][k] for k in kw} == kw
+    est.save_model(tmp_path / "m.json")
+    loaded = type(est).load_model(tmp_path / "m.json")
+    assert {k: loaded.get_params()[k] for k in kw} == kw
+    assert core_model(cls(**loaded.get_params()).fit(X, y)) == core_model(est)
+
+
+def test_dask_estimators_take_the_local_keywords():
+    """Each Dask estimator takes its local estimator's keywords (the registry's), plus its own."""
+    dask_estimators = pytest.importorskip("boostlab.dask")
+    for cls in set(_REGISTRY.values()):
+        twin = getattr(dask_estimators, f"Dask{cls.__name__}")
+        assert _init_args(twin) == _init_args(cls) | {"client", "timeout", "transport"}, twin.__name__
+        assert set(TREE_KEYWORDS) <= _init_args(twin), twin.__name__
+    assert "overflow" in _init_args(dask_estimators.DaskTAdaBoostClassifier)

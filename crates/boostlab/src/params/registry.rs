@@ -384,7 +384,6 @@ pub static PARAMETERS: &[ParamSpec] = &[
         topic: Topic::Tree,
         cli_flag: Some("grow-order"),
         python_kw: Some("grow_order"),
-        python_for: Some(T_ADA),
         toml_key: Some("grow_order"),
         doc: "Which leaf best-first growth splits next: heaviest, most examples, or largest gain.",
         ..BASE
@@ -399,7 +398,6 @@ pub static PARAMETERS: &[ParamSpec] = &[
         topic: Topic::Tree,
         cli_flag: Some("max-split-candidates"),
         python_kw: Some("max_split_candidates"),
-        python_for: Some(T_ADA),
         toml_key: Some("max_split_candidates"),
         doc: "Evaluate at most this many (feature, threshold) candidates per node, a seeded random subset.",
         ..BASE
@@ -414,7 +412,6 @@ pub static PARAMETERS: &[ParamSpec] = &[
         topic: Topic::Tree,
         cli_flag: Some("pure-leaves"),
         python_kw: Some("pure_leaves"),
-        python_for: Some(T_ADA),
         toml_key: Some("pure_leaves"),
         doc: "Whether a split may create a leaf holding weight of one class only.",
         ..BASE
@@ -618,6 +615,7 @@ pub static PARAMETERS: &[ParamSpec] = &[
         range: Range::Any,
         algorithms: T_ADA,
         cli_flag: Some("overflow"),
+        python_kw: Some("overflow"),
         toml_key: Some("overflow"),
         doc: "t > 1: what to do when a tempered weight overflows (the authors' fallback, or an error).",
         ..BASE

@@ -171,17 +171,6 @@ pub(crate) fn grow_ranks(
     if k == 0 || stats.len() != n * k {
         return Err(Error::InvalidData(format!("statistics of length {} for {n} rows of {k} outputs", stats.len())));
     }
-    traffic::add(Pass::StatisticsCheck, traffic::bytes(stats), 0);
-    // A branch-free test per fixed chunk, in parallel (it was a serial early-exit scan
-    // of every statistic each round); the first bad one is found only for the message.
-    if !crate::util::par::map_chunks(stats.len(), |r| stats[r].iter().fold(true, |ok, s| ok & s.is_finite()))
-        .iter()
-        .all(|&ok| ok)
-    {
-        if let Some(i) = stats.iter().position(|s| !s.is_finite()) {
-            return Err(Error::Numerical(format!("statistic {} of row {} is {}", i % k, i / k, stats[i])));
-        }
-    }
     let width = 2 * k;
     let p = spec.params;
     let max_leaves = p.leaf_limit();
@@ -230,6 +219,20 @@ pub(crate) fn grow_ranks(
     // The rows of every rank.
     let root_rows = if dist { reduce_hist(coll, &mut root_hist, &[n as f64])?[0] as usize } else { n };
     let root_sum = sum_of(&root_hist);
+    // Every statistic reaches the root's histogram as |s| on one side (nothing cancels), so a NaN
+    // or infinite statistic — on any rank, after the reduction — leaves a total non-finite. That
+    // test replaces a pass over the statistics; the rows are scanned only to name the culprit.
+    if root_sum.iter().any(|t| !t.is_finite()) {
+        traffic::add(Pass::StatisticsCheck, traffic::bytes(stats), 0);
+        if let Some(i) = stats.iter().position(|s| !s.is_finite()) {
+            return Err(Error::Numerical(format!("statistic {} of row {} is {}", i % k, i / k, stats[i])));
+        }
+        return Err(Error::Numerical(format!(
+            "the statistics sum to a non-finite total ({}) on {} rows",
+            root_sum.iter().find(|t| !t.is_finite()).copied().unwrap_or(f64::NAN),
+            root_rows
+        )));
+    }
     let root_best = search(&root_hist, &root_sum, root_rows, 0, 0);
     let mut nodes = vec![Node::Leaf { leaf: 0 }];
     // Each split's criterion decrease, recorded as it is made (0 at leaves).
@@ -751,6 +754,38 @@ mod tests {
 
     /// Random ties on a node large enough for the parallel histogram and split search
     /// (20 000 rows × 8 features) give bit-identical trees with 1, 2 and 3 threads.
+    /// A NaN or infinite statistic, anywhere, is refused naming its row and output; the check
+    /// reads the root's totals, where nothing cancels (each statistic is added as |s|).
+    #[test]
+    fn non_finite_statistics_are_refused_naming_the_row() {
+        let n = 300;
+        let feats = random_features(3, n);
+        let mapper = BinMapper::fit(&feats, 255, None).unwrap();
+        let bm = mapper.transform(&feats).unwrap();
+        let params = TreeParams { max_leaves: 4, ..Default::default() };
+        let spec = GrowSpec {
+            params: &params,
+            criterion: Criterion::Gini,
+            leaf_rule: LeafRule::Sign,
+            seed: 0,
+            row_weight: None,
+        };
+        let good = signed_of_pairs(&random_stats(3, n, 2));
+        assert!(grow(&bm, &mapper, &good, 1, &spec).is_ok());
+        for (row, bad) in [(0, f64::NAN), (137, f64::INFINITY), (299, f64::NEG_INFINITY), (42, -f64::NAN)] {
+            let mut stats = good.clone();
+            stats[row] = bad;
+            let err = grow(&bm, &mapper, &stats, 1, &spec).expect_err("a non-finite statistic").to_string();
+            assert_eq!(err, format!("numerical failure: statistic 0 of row {row} is {bad}"));
+        }
+        // Finite statistics whose total overflows are refused too, without a row to name.
+        let mut huge = good.clone();
+        huge[5] = f64::MAX;
+        huge[6] = f64::MAX;
+        let err = grow(&bm, &mapper, &huge, 1, &spec).expect_err("an overflowing total").to_string();
+        assert!(err.contains("non-finite total"), "{err}");
+    }
+
     #[test]
     fn random_ties_bit_identical_across_threads_on_parallel_sizes() {
         let one = grow_twins(17, 20_000, SplitTies::Random, 1);

@@ -752,8 +752,6 @@ mod tests {
         }
     }
 
-    /// Random ties on a node large enough for the parallel histogram and split search
-    /// (20 000 rows × 8 features) give bit-identical trees with 1, 2 and 3 threads.
     /// A NaN or infinite statistic, anywhere, is refused naming its row and output; the check
     /// reads the root's totals, where nothing cancels (each statistic is added as |s|).
     #[test]
@@ -786,6 +784,8 @@ mod tests {
         assert!(err.contains("non-finite total"), "{err}");
     }
 
+    /// Random ties on a node large enough for the parallel histogram and split search
+    /// (20 000 rows × 8 features) give bit-identical trees with 1, 2 and 3 threads.
     #[test]
     fn random_ties_bit_identical_across_threads_on_parallel_sizes() {
         let one = grow_twins(17, 20_000, SplitTies::Random, 1);

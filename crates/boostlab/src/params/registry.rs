@@ -174,6 +174,22 @@ impl ParamSpec {
     pub fn python_algorithms(&self) -> &'static [Algorithm] {
         self.python_for.unwrap_or(self.algorithms)
     }
+
+    /// The algorithms it applies to when they are not (nearly) all of them: `t-adaboost`,
+    /// `adaboost-mo, real-adaboost-mo`.
+    pub fn specific_algorithms(&self) -> Option<String> {
+        (self.algorithms != ALL && self.algorithms != TREES).then(|| algorithms_cell(self.algorithms))
+    }
+
+    /// Checks a number against the range: `Error::InvalidParam` naming the parameter and the
+    /// range (`a number in (0, 1]`) when `value` is outside it or NaN.
+    pub fn check_number(&self, value: f64) -> Result<()> {
+        if self.range.contains(value) {
+            Ok(())
+        } else {
+            Err(Error::param(self.name, format!("a number in {}", self.range.describe()), value))
+        }
+    }
 }
 
 use Algorithm::*;
@@ -890,11 +906,7 @@ pub fn check_number(name: &str, value: f64) -> Result<()> {
     let Some(p) = spec(name) else {
         return Err(Error::param("parameter", "a parameter of the registry", name));
     };
-    if p.range.contains(value) {
-        Ok(())
-    } else {
-        Err(Error::param(p.name, format!("a number in {}", p.range.describe()), value))
-    }
+    p.check_number(value)
 }
 
 fn cell(s: Option<&str>, prefix: &str) -> String {
@@ -908,14 +920,6 @@ fn algorithms_cell(algos: &[Algorithm]) -> String {
         "all but abstaining-adaboost".into()
     } else {
         algos.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
-    }
-}
-
-impl ParamSpec {
-    /// The algorithms it applies to when they are not (nearly) all of them: `t-adaboost`,
-    /// `adaboost-mo, real-adaboost-mo`.
-    pub fn specific_algorithms(&self) -> Option<String> {
-        (self.algorithms != ALL && self.algorithms != TREES).then(|| algorithms_cell(self.algorithms))
     }
 }
 

@@ -14,7 +14,7 @@
 
 use serde_json::{Map, Value};
 
-use super::registry::{Kind, ParamSpec, Range, PARAMETERS};
+use super::registry::{Kind, ParamSpec, PARAMETERS};
 use super::{Algorithm, BoostParams, Preset};
 use crate::error::{shown, Error, Result};
 
@@ -78,19 +78,12 @@ fn number(p: &ParamSpec, v: &Value) -> Result<f64> {
 }
 
 fn check_range(p: &ParamSpec, x: f64) -> Result<()> {
-    // JSON has no NaN or ∞ (serde would write `null`), so every number must be finite; the range
-    // is checked here when it is an interval (ranges in words are checked by the parameter's own
-    // `check`).
+    // JSON has no NaN or ∞ (serde would write `null`), so every number must be finite; a range in
+    // words accepts every finite number here (the parameter's own `check` reads it).
     if !x.is_finite() {
         return Err(invalid(p, "a finite number", &Value::String(x.to_string())));
     }
-    if let Range::Interval { .. } = p.range {
-        if !p.range.contains(x) {
-            let expected = format!("a number in {}", p.range.describe());
-            return Err(invalid(p, &expected, &Value::String(x.to_string())));
-        }
-    }
-    Ok(())
+    p.check_number(x)
 }
 
 /// Converts one given value by its registry entry.

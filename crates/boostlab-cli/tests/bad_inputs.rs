@@ -87,6 +87,14 @@ fn fixtures(dir: &Path) {
         .status
         .success();
     assert!(ok, "the fixture model trains");
+    let ok = Command::new(BIN)
+        .current_dir(dir)
+        .args(["train", "--data", "d.csv", "--algo", "real-adaboost", "--rounds", "3", "--model", "real.json", "-q"])
+        .output()
+        .unwrap()
+        .status
+        .success();
+    assert!(ok, "the fixture Real AdaBoost model trains");
 }
 
 #[test]

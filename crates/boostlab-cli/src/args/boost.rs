@@ -62,6 +62,17 @@ fn parse_t(s: &str) -> std::result::Result<String, String> {
     }
 }
 
+/// An integer flag: a count that fits 64 bits, or a negative integer, which the parameter
+/// conversion refuses with the parameter's range (`--rounds -1`: "expected an integer ≥ 1").
+fn parse_count(s: &str) -> std::result::Result<String, String> {
+    let negative = s.trim().strip_prefix('-').is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+    match s.trim().parse::<u64>() {
+        Ok(_) => Ok(s.to_string()),
+        Err(_) if negative => Ok(s.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// The help line of a parameter: the algorithms it applies to, its doc, its values and default.
 fn help(p: &ParamSpec) -> String {
     let mut h = String::new();
@@ -84,7 +95,7 @@ fn arg(p: &'static ParamSpec) -> Arg {
     let a = Arg::new(p.name).long(flag).help(help(p)).help_heading(p.topic.heading());
     match p.kind {
         Kind::Bool => a.action(ArgAction::SetTrue),
-        Kind::Integer => a.value_name("N").value_parser(value_parser!(u64)),
+        Kind::Integer => a.value_name("N").value_parser(parse_count).allow_negative_numbers(true),
         Kind::Number if p.name == "t" => a.value_name("T|auto").value_parser(parse_t).allow_negative_numbers(true),
         Kind::Number => a.value_name("X").value_parser(value_parser!(f64)).allow_negative_numbers(true),
         Kind::Choice(names) => a.value_name("NAME").value_parser(PossibleValuesParser::new(names.iter().copied())),

@@ -189,9 +189,14 @@ fn warm_params(
     for path in explicit {
         let same = now.get(path).map(|e| &e.value) == was.get(path).map(|e| &e.value);
         if !FREE.contains(&path.as_str()) && !same {
+            let shown = |e: Option<&boostlab::params::preset::ParamEntry>| {
+                e.map_or_else(|| "unset".to_string(), |e| e.value.to_string().trim_matches('"').to_string())
+            };
             anyhow::bail!(
-                "--init-model continues the model with its own parameters: `{path}` cannot be changed (only --rounds \
-                 and the validation options)"
+                "--init-model continues the model with its own parameters: `{path}` is {} in the model, not {} (only \
+                 --rounds and the validation options may be given)",
+                shown(was.get(path)),
+                shown(now.get(path)),
             );
         }
     }

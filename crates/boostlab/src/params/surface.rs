@@ -14,7 +14,7 @@
 
 use serde_json::{Map, Value};
 
-use super::registry::{Kind, ParamSpec, PARAMETERS};
+use super::registry::{Kind, ParamSpec, Range, PARAMETERS};
 use super::{Algorithm, BoostParams, Preset};
 use crate::error::{shown, Error, Result};
 
@@ -68,6 +68,18 @@ fn invalid(p: &ParamSpec, expected: &str, v: &Value) -> Error {
     Error::param(p.name, expected, shown_value(v))
 }
 
+/// The smallest value an integer parameter takes (its range's lower bound, and at least 0), for
+/// the message that refuses a negative or malformed count.
+fn least_integer(p: &ParamSpec) -> u64 {
+    match p.range {
+        Range::Interval { min, min_open, .. } if min.is_finite() && min > 0.0 => {
+            let least = if min_open { min.floor() + 1.0 } else { min.ceil() };
+            least as u64
+        }
+        _ => 0,
+    }
+}
+
 fn number(p: &ParamSpec, v: &Value) -> Result<f64> {
     let x = match v {
         Value::Number(n) => n.as_f64(),
@@ -95,7 +107,7 @@ fn convert(p: &ParamSpec, v: &Value) -> Result<Value> {
                 Value::String(s) => s.trim().parse::<u64>().ok(),
                 _ => None,
             };
-            Value::from(n.ok_or_else(|| invalid(p, "an integer ≥ 0", v))?)
+            Value::from(n.ok_or_else(|| invalid(p, &format!("an integer ≥ {}", least_integer(p)), v))?)
         }
         Kind::Number => {
             let x = number(p, v)?;

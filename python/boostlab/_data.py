@@ -105,6 +105,15 @@ def _encode(codes: np.ndarray, uniques) -> tuple[np.ndarray, list[str]]:
     return out.astype(np.int64), [str(v) for v in levels]
 
 
+def _float_for_categorical(name, dtype) -> str:
+    # Integers can be category codes (matched to the levels as text); a float column where the
+    # model has a categorical feature would match no level and make every value missing.
+    return (
+        f"column {name!r} holds floating-point numbers ({dtype}), but the model's feature "
+        f"{name!r} is categorical: pass its levels as strings or a categorical dtype"
+    )
+
+
 def _pandas_column(s, want: str | None):
     import pandas as pd
 
@@ -118,6 +127,8 @@ def _pandas_column(s, want: str | None):
             return column_form(s.to_numpy(copy=False))
         if pd.api.types.is_bool_dtype(dt) or pd.api.types.is_numeric_dtype(dt):
             return column_form(s.to_numpy(dtype=np.float64, na_value=np.nan))
+    if want == "categorical" and not is_cat and pd.api.types.is_float_dtype(dt):
+        raise ValueError(_float_for_categorical(s.name, dt))
     if (
         is_cat
         or want == "categorical"
@@ -142,6 +153,8 @@ def _polars_column(s, want: str | None):
             # No copy when the column has no nulls (nulls become NaN in a new array).
             return column_form(s.to_numpy())
         return column_form(s.cast(pl.Float64).to_numpy())
+    if want == "categorical" and dt.is_float():
+        raise ValueError(_float_for_categorical(s.name, dt))
     if numeric or dt in (pl.String, pl.Categorical) or isinstance(dt, (pl.Categorical, pl.Enum)):
         strings = s.cast(pl.String)
         missing = strings.is_null().to_numpy()

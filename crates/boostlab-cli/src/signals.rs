@@ -7,6 +7,7 @@
 //! no temporary file left); a command checks [`cancelled`] after taking the lock and writes nothing
 //! once interrupted. A second signal exits at once (after any write in progress).
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
@@ -40,8 +41,25 @@ pub fn write_lock() -> MutexGuard<'static, ()> {
     WRITE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Temporary files being written (an output streamed block by block): removed if the process
+/// exits on a signal before they are renamed into place.
+static TEMPORARY: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Registers a temporary file for removal on an exit by signal.
+pub fn remove_on_exit(path: &Path) {
+    TEMPORARY.lock().unwrap_or_else(|p| p.into_inner()).push(path.to_path_buf());
+}
+
+/// Unregisters a temporary file (renamed into place, or removed already).
+pub fn keep_on_exit(path: &Path) {
+    TEMPORARY.lock().unwrap_or_else(|p| p.into_inner()).retain(|p| p != path);
+}
+
 pub fn exit_now(code: i32) -> ! {
     let _g = write_lock();
+    for p in TEMPORARY.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+        let _ = std::fs::remove_file(p);
+    }
     eprintln!("boostlab: interrupted");
     std::process::exit(code)
 }

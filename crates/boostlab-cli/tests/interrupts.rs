@@ -1,7 +1,7 @@
-//! Section 4 and the CLI examples: SIGINT / SIGTERM stop `train` within a second
-//! with exit status 130 / 143 and no model or temporary file; an interrupted `experiment` keeps its
-//! finished cells and resumes; `predict | head -1` exits quietly on the closed pipe; an experiment
-//! whose name is a path is refused; huge random codes are refused at once.
+//! SIGINT / SIGTERM stop `train` within a second with exit status 130 / 143 and no model or
+//! temporary file; an interrupted `predict --output` (computing contributions, or blocked reading
+//! its data) leaves no file; an interrupted `experiment` keeps its finished cells and resumes;
+//! `predict | head -1` exits quietly on the closed pipe.
 
 #![cfg(unix)]
 
@@ -204,4 +204,107 @@ fn inspect_and_cv_into_a_closed_pipe_exit_quietly() {
         assert_eq!(status.code(), Some(0), "{args:?}: {err}");
         assert_eq!(err, "", "{args:?}: nothing on stderr");
     }
+}
+
+/// The files in `dir`, sorted.
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut left: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    left.sort();
+    left
+}
+
+/// Waits for `child` to exit after a signal sent at `sent`; its status and standard error.
+fn exit_after_signal(child: &mut std::process::Child, sent: Instant) -> (Option<i32>, Duration, String) {
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(sent.elapsed() < Duration::from_secs(5), "no exit 5 s after the signal");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let took = sent.elapsed();
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    (status.code(), took, err)
+}
+
+/// `predict --contrib --output` of a large model, interrupted mid-way: the contributions stop
+/// within a second, status 130, and neither the output nor its temporary file is left.
+#[test]
+fn interrupted_contributions_stop_and_leave_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    write_data(&dir.path().join("d.csv"), 20_000);
+    let ok = Command::new(BIN)
+        .current_dir(dir.path())
+        .args(["train", "--data", "d.csv", "--algo", "real-adaboost", "--rounds", "100", "--max-leaves", "64"])
+        .args(["--model", "m.json", "-q"])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let mut child = Command::new(BIN)
+        .current_dir(dir.path())
+        .args(["predict", "--model", "m.json", "--data", "d.csv", "--contrib", "--output", "phi.csv"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The temporary output exists once the header is written: the contributions are under way.
+    let start = Instant::now();
+    while !files_in(dir.path()).iter().any(|f| f.starts_with(".phi.csv")) {
+        assert!(start.elapsed() < Duration::from_secs(30), "no temporary output: {:?}", files_in(dir.path()));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(child.try_wait().unwrap().is_none(), "the contributions ended before the signal");
+    let sent = Instant::now();
+    send(child.id(), "-INT");
+    let (code, took, err) = exit_after_signal(&mut child, sent);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < Duration::from_secs(1), "exit {took:?} after the signal");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(files_in(dir.path()), vec!["d.csv", "m.json"], "files left");
+}
+
+/// `predict --output` blocked reading its data (a named pipe that sends a few rows and then
+/// nothing): the step cannot see the flag, so the watchdog ends the process after its grace period,
+/// and the temporary output is removed.
+#[test]
+fn predict_output_interrupted_while_reading_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    write_data(&dir.path().join("d.csv"), 300);
+    train_small_model(dir.path());
+    let fifo = dir.path().join("rows.csv");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let mut child = Command::new(BIN)
+        .current_dir(dir.path())
+        .args(["predict", "--model", "m.json", "--data", "rows.csv", "--output", "p.csv"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let rows = std::fs::read_to_string(dir.path().join("d.csv")).unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write as _;
+        let mut f = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+        f.write_all(rows.lines().take(20).collect::<Vec<_>>().join("\n").as_bytes()).unwrap();
+        f.write_all(b"\n").unwrap();
+        f.flush().unwrap();
+        // Held open (the reader waits for more) until the process is gone.
+        std::thread::sleep(Duration::from_secs(4));
+    });
+    let start = Instant::now();
+    while !files_in(dir.path()).iter().any(|f| f.starts_with(".p.csv")) {
+        assert!(start.elapsed() < Duration::from_secs(10), "no temporary output: {:?}", files_in(dir.path()));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let sent = Instant::now();
+    send(child.id(), "-INT");
+    let (code, took, err) = exit_after_signal(&mut child, sent);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < Duration::from_secs(2), "exit {took:?} after the signal");
+    assert_eq!(files_in(dir.path()), vec!["d.csv", "m.json", "rows.csv"], "files left");
+    writer.join().unwrap();
 }

@@ -293,7 +293,7 @@ impl Model {
     }
 
     /// Exact TreeSHAP contributions `n × (n_features + 1) × n_outputs` (bias last), computed
-    /// with the GIL released; an error for the clipped model (not additive).
+    /// with the GIL released and stopped by Ctrl-C; an error for the clipped model (not additive).
     pub(crate) fn contributions<'py>(
         &self,
         py: Python<'py>,
@@ -305,13 +305,13 @@ impl Model {
         let held = Held::new(columns, Some(&self.inner.schema))?;
         let views = held.views(py)?;
         let (n, d, k) = (n_rows(&views), self.inner.schema.names.len(), self.inner.n_outputs);
-        let phi = py
-            .detach(|| {
-                let mut phi = vec![0.0; n * (d + 1) * k];
-                let request = Prediction::new(Output::Contributions).clipped(clipped);
-                self.inner.predict_into(&views, &request, &mut phi).map(|_| phi)
-            })
-            .map_err(py_err)?;
+        let cancel = Cancel::new();
+        let phi = interruptible(py, &cancel, || {
+            let mut phi = vec![0.0; n * (d + 1) * k];
+            let request = Prediction::new(Output::Contributions).clipped(clipped).cancel(&cancel);
+            self.inner.predict_into(&views, &request, &mut phi).map(|_| phi)
+        })?
+        .map_err(py_err)?;
         Array3::from_shape_vec((n, d + 1, k), phi)
             .map(|a| a.into_pyarray(py))
             .map_err(|e| PyValueError::new_err(e.to_string()))
@@ -345,7 +345,9 @@ impl Model {
 
     /// The linear model as serialised ONNX (`Ensemble::to_onnx`); `clipped` is refused.
     pub(crate) fn to_onnx<'py>(&self, py: Python<'py>, clipped: bool) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
-        let bytes = self.inner.to_onnx(clipped).map_err(py_err)?;
+        let cancel = Cancel::new();
+        let bytes =
+            interruptible(py, &cancel, || self.inner.to_onnx_cancellable(clipped, Some(&cancel)))?.map_err(py_err)?;
         Ok(pyo3::types::PyBytes::new(py, &bytes))
     }
 

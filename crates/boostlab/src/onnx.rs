@@ -22,6 +22,7 @@ use prost::Message;
 use crate::error::{Error, Result};
 use crate::model::{Ensemble, Task};
 use crate::tree::{Node, SplitRule};
+use crate::util::cancel::Cancel;
 
 /// `onnx.ModelProto`.
 #[derive(Clone, PartialEq, Message)]
@@ -301,6 +302,12 @@ impl Ensemble {
     /// input `input` (float32 `N × n_features`), outputs `label`, `probabilities` and `scores`.
     /// `clipped` asks for the clipped t-AdaBoost model, which is refused (not a sum of trees).
     pub fn to_onnx(&self, clipped: bool) -> Result<Vec<u8>> {
+        self.to_onnx_cancellable(clipped, None)
+    }
+
+    /// [`Ensemble::to_onnx`], stopped with [`Error::Cancelled`] once `cancel` is set (checked
+    /// before each tree).
+    pub fn to_onnx_cancellable(&self, clipped: bool, cancel: Option<&Cancel>) -> Result<Vec<u8>> {
         let refuse = |why: String| Err(Error::InvalidData(format!("cannot export to ONNX: {why}")));
         if clipped && self.clip.is_some() {
             return refuse(
@@ -321,6 +328,7 @@ impl Ensemble {
         let (mut true_ids, mut false_ids, mut missing_true) = (Vec::new(), Vec::new(), Vec::new());
         let (mut t_tree, mut t_node, mut t_ids, mut t_weights) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (t, (tree, &a)) in self.trees.iter().zip(&self.alphas).enumerate() {
+            crate::util::cancel::check(cancel)?;
             for (i, n) in tree.nodes.iter().enumerate() {
                 tree_ids.push(t as i64);
                 node_ids.push(i as i64);

@@ -1,4 +1,4 @@
-//! Sections 4 and 5: cancellation, absurd parameters and a property test over hostile
+//! Cancellation (training, prediction, contributions, ONNX export), absurd parameters and a property test over hostile
 //! numbers (extreme weights, temperatures, duplicated rows, constant features, a one-row class,
 //! unseen categories): no panic, no NaN or infinity in any model or prediction.
 
@@ -100,6 +100,55 @@ fn prediction_checks_the_flag_between_row_blocks() {
     assert_eq!(s, m.predict(&d.features, &Prediction::scores()).unwrap());
     c.cancel();
     assert!(matches!(m.predict(&d.features, &Prediction::scores().cancel(&c)), Err(Error::Cancelled)));
+}
+
+#[test]
+fn contributions_stop_when_the_flag_is_set_from_another_thread() {
+    // Exact contributions of a 64-leaf, 100-tree model cost about a millisecond per row: these
+    // 20,000 rows take seconds, and the flag set after 100 ms must end the call well before that.
+    let d = data(5, 20_000, 8);
+    let mut p = BoostParams { algorithm: Algorithm::RealAdaBoost, n_estimators: 100, ..Default::default() };
+    p.tree.max_leaves = 64;
+    let m = fit(&d, &p).unwrap();
+    let c = Cancel::new();
+    let flag = c.clone();
+    let start = Instant::now();
+    let r = std::thread::scope(|s| {
+        s.spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            flag.cancel();
+        });
+        m.predict(&d.features, &Prediction::new(boostlab::Output::Contributions).cancel(&c))
+    });
+    let took = start.elapsed();
+    assert!(matches!(r, Err(Error::Cancelled)), "contributions ran to the end: {:?}", r.map(|v| v.len()));
+    assert!(took < Duration::from_secs(2), "stopped after {took:?}");
+    // A fresh flag changes nothing.
+    let few = Features {
+        names: d.features.names.clone(),
+        columns: d
+            .features
+            .columns
+            .iter()
+            .map(|c| match c {
+                Column::Numeric(v) => Column::Numeric(v[..50].to_vec()),
+                other => panic!("numeric data, got {other:?}"),
+            })
+            .collect(),
+    };
+    let request = Prediction::new(boostlab::Output::Contributions);
+    assert_eq!(m.predict(&few, &request.clone().cancel(&Cancel::new())).unwrap(), m.predict(&few, &request).unwrap());
+}
+
+#[cfg(feature = "onnx")]
+#[test]
+fn onnx_export_stops_when_the_flag_is_set() {
+    let d = data(6, 300, 3);
+    let m = fit(&d, &BoostParams { n_estimators: 5, ..Default::default() }).unwrap();
+    let c = Cancel::new();
+    assert_eq!(m.to_onnx_cancellable(false, Some(&c)).unwrap(), m.to_onnx(false).unwrap());
+    c.cancel();
+    assert!(matches!(m.to_onnx_cancellable(false, Some(&c)), Err(Error::Cancelled)));
 }
 
 /// The naive random code draw (a linear scan for duplicates): the hashed draw must give

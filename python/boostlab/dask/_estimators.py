@@ -40,6 +40,20 @@ from ._training import _bin_mapper, _supervise, _train, _wait
 _DEFAULT_TIMEOUT = 120.0
 
 
+def _check_widths(infos, v_infos, X):
+    """Every partition of X (and of eval_set's X) has the same number of columns: a collection
+    whose chunk widths are unknown (`to_dask_array()`, `from_delayed`) can hold ragged partitions."""
+    known = X.shape[1] if len(X.shape) == 2 and not np.isnan(X.shape[1]) else None
+    want = known if known is not None else (infos[0]["d"] if infos else None)
+    for what, group in (("X", infos), ("the eval_set's X", v_infos)):
+        for p, info in enumerate(group):
+            if info["d"] != want:
+                raise ValueError(
+                    f"partition {p} of {what} has {info['d']} columns, but X has {want}: every partition "
+                    "must have the same columns (check how the collection was built, e.g. "
+                    "`from_delayed` pieces or `to_dask_array(lengths=True)`)"
+                )
+
 def _predict_array_block(block, est, method):
     if block.shape[0] == 0:
         out = getattr(est, method)(np.zeros((1, block.shape[1]), dtype=block.dtype))
@@ -208,6 +222,7 @@ class _DaskMixin:
         ]
         _wait(infos + v_infos, timeout, "reading the partitions' labels and levels")
         infos, v_infos = client.gather(infos), client.gather(v_infos)
+        _check_widths(infos, v_infos, X)
         masks = self._validation_masks(infos, split, multilabel) if split is not None else [None] * n_parts
         meta = self._global_meta(infos, kinds, multilabel, sample_weight is not None, n_jobs)
         if valid_in is not None or split is not None:

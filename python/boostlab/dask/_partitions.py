@@ -20,7 +20,7 @@ def _part_info(X, y, w, kinds, multilabel, want_y=False):
     y = np.asarray(y)
     if y.shape[0] != n:
         raise ValueError(f"a partition of y has {y.shape[0]} rows, the matching partition of X {n}")
-    info = {"n": n}
+    info = {"n": n, "d": X.shape[1] if len(X.shape) == 2 else 1}
     if want_y:
         info["y"] = y
     if multilabel:

@@ -127,6 +127,20 @@ def test_categorical_prediction_maps_levels_by_name_and_unseen_to_missing():
     np.testing.assert_array_equal(est.decision_function(unseen), est.decision_function(missing))
 
 
+def test_a_float_column_for_a_categorical_feature_is_refused():
+    frames, y = _categorical_frames()
+    est = _est().fit(frames["object"], y)
+    floats = np.linspace(0.0, 1.0, len(y))
+    want = "column 'c' holds floating-point numbers .*, but the model's feature 'c' is categorical"
+    with pytest.raises(ValueError, match=want):
+        est.predict(frames["object"].assign(c=floats))
+    with pytest.raises(ValueError, match=want):
+        est.predict(pl.from_pandas(frames["object"]).with_columns(pl.Series("c", floats)))
+    # Integer columns stay accepted: their values are matched to the levels as text.
+    codes = est.decision_function(frames["object"].assign(c=np.arange(len(y)) % 3))
+    np.testing.assert_array_equal(codes, est.decision_function(frames["object"].assign(c=None)))
+
+
 def test_feature_names_are_checked():
     frames, y = _categorical_frames()
     est = _est().fit(frames["object"], y)

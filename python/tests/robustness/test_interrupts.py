@@ -1,4 +1,4 @@
-"""Ctrl-C (SIGINT) during `fit` or `predict` raises KeyboardInterrupt within a second and leaves no
+"""Ctrl-C (SIGINT) during `fit`, `predict` or `predict_contrib` raises KeyboardInterrupt within a second and leaves no
 thread running and the estimator unfitted; two fits in two threads give the models of the same
 fits run one after the other."""
 
@@ -28,12 +28,17 @@ mode = sys.argv[1]
 if mode == "fit":
     clf = RealAdaBoostClassifier(n_estimators=10**9, max_leaves=64)
     go = lambda: clf.fit(X, y)
-else:
+elif mode == "predict":
     clf = RealAdaBoostClassifier(n_estimators=300, max_leaves=32).fit(X[:5000], y[:5000])
     big = np.tile(X, (10, 1))
     def go():
         while True:
             clf.predict(big)
+else:  # exact contributions: about a millisecond per row of this model
+    clf = RealAdaBoostClassifier(n_estimators=100, max_leaves=64).fit(X[:20000], y[:20000])
+    def go():
+        while True:
+            clf.predict_contrib(X[:20000])
 print("ready", flush=True)
 try:
     go()
@@ -46,7 +51,7 @@ sys.exit(1)
 """
 
 
-@pytest.mark.parametrize("mode", ["fit", "predict"])
+@pytest.mark.parametrize("mode", ["fit", "predict", "contrib"])
 @pytest.mark.slow
 def test_sigint_raises_keyboardinterrupt_within_1s(mode):
     p = subprocess.Popen(

@@ -28,8 +28,15 @@ pub fn run(a: ExportArgs) -> Result<()> {
     let m = Ensemble::load(&a.model)?;
     #[cfg(feature = "onnx")]
     {
-        let bytes = m.to_onnx(a.clipped)?;
-        boostlab::model::write_atomic(&a.onnx, &bytes)?;
+        let bytes = m.to_onnx_cancellable(a.clipped, Some(crate::signals::cancel()))?;
+        {
+            // A signal waits for the write (signals.rs): the file is whole or absent.
+            let _lock = crate::signals::write_lock();
+            if crate::signals::cancelled() {
+                return Err(boostlab::Error::Cancelled.into());
+            }
+            boostlab::model::write_atomic(&a.onnx, &bytes)?;
+        }
         outln!("{} written ({} bytes)", a.onnx.display(), bytes.len());
         Ok(())
     }

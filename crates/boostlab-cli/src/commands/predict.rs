@@ -61,6 +61,7 @@ impl Sink {
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
         let tmp = dir.join(format!(".{name}.{}{}", std::process::id(), boostlab::model::TMP_SUFFIX));
+        crate::signals::remove_on_exit(&tmp);
         let f = std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
         Ok(Sink { out: Box::new(std::io::BufWriter::with_capacity(1 << 20, f)), tmp: Some((tmp, p.to_path_buf())) })
     }
@@ -69,7 +70,12 @@ impl Sink {
         self.out.flush()?;
         drop(std::mem::replace(&mut self.out, Box::new(std::io::sink())));
         if let Some((tmp, dest)) = self.tmp.take() {
-            std::fs::rename(&tmp, &dest).with_context(|| format!("writing {}", dest.display()))?;
+            let renamed = std::fs::rename(&tmp, &dest).with_context(|| format!("writing {}", dest.display()));
+            if renamed.is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            crate::signals::keep_on_exit(&tmp);
+            renamed?;
         }
         Ok(())
     }
@@ -78,7 +84,8 @@ impl Sink {
 impl Drop for Sink {
     fn drop(&mut self) {
         if let Some((tmp, _)) = &self.tmp {
-            let _ = std::fs::remove_file(tmp); // gone already after a successful rename
+            let _ = std::fs::remove_file(tmp);
+            crate::signals::keep_on_exit(tmp);
         }
     }
 }
@@ -143,7 +150,8 @@ fn predict(a: &PredictArgs) -> Result<()> {
             return Err(Error::Cancelled.into());
         }
         let block = block.with_context(|| format!("reading {}", a.data.display()))?;
-        let scores = model.predict(&block.features, &boostlab::Prediction::scores().clipped(a.clipped))?;
+        let request = boostlab::Prediction::scores().clipped(a.clipped).cancel(crate::signals::cancel());
+        let scores = model.predict(&block.features, &request)?;
         let pred_labels = model.predict_labels_from_scores(&scores);
         let proba = if a.proba { Some(model.proba_from_scores(&scores)) } else { None };
         for (i, label) in pred_labels.iter().enumerate() {
@@ -177,6 +185,9 @@ fn predict(a: &PredictArgs) -> Result<()> {
     {
         // A signal waits for the rename (signals.rs): the output is whole or absent.
         let _lock = crate::signals::write_lock();
+        if crate::signals::cancelled() {
+            return Err(Error::Cancelled.into());
+        }
         sink.finish()?;
     }
     if let Some(p) = &a.output {
@@ -236,8 +247,10 @@ fn contributions(a: &PredictArgs, model: &Ensemble) -> Result<()> {
             return Err(Error::Cancelled.into());
         }
         let block = block.with_context(|| format!("reading {}", a.data.display()))?;
-        let phi = model
-            .predict(&block.features, &boostlab::Prediction::new(boostlab::Output::Contributions).clipped(a.clipped))?;
+        let request = boostlab::Prediction::new(boostlab::Output::Contributions)
+            .clipped(a.clipped)
+            .cancel(crate::signals::cancel());
+        let phi = model.predict(&block.features, &request)?;
         for row in phi.chunks_exact((d + 1) * k) {
             line.clear();
             for o in 0..k {
@@ -253,6 +266,9 @@ fn contributions(a: &PredictArgs, model: &Ensemble) -> Result<()> {
     }
     {
         let _lock = crate::signals::write_lock();
+        if crate::signals::cancelled() {
+            return Err(Error::Cancelled.into());
+        }
         sink.finish()?;
     }
     if let Some(p) = &a.output {

@@ -254,6 +254,15 @@ fn to_column(path: &Path, name: &str, t: &DataType, arrays: &[ArrayRef], want: O
     if !is_stringy(t) && !is_numeric(t) {
         return Err(unsupported(path, name, t));
     }
+    // Integers can be category codes (read as their text); a float is a measurement, whose text
+    // would match no level and turn every value into a missing one.
+    if want == Some(FeatureKind::Categorical) && t.is_floating() {
+        return Err(Error::InvalidData(format!(
+            "{}: column '{name}' holds floating-point numbers ({t}), but the model expects a categorical feature: \
+             store its levels as strings or as an Arrow dictionary",
+            path.display()
+        )));
+    }
     let mut index: HashMap<String, u32> = HashMap::new();
     let mut codes = Vec::with_capacity(arrays.iter().map(|a| a.len()).sum());
     for a in arrays {
@@ -1004,5 +1013,34 @@ mod tests {
         let e = blocks.next().unwrap().unwrap_err().to_string();
         assert!(e.contains("column 'x', row 2: infinite value inf"), "{e}");
         let _ = o;
+    }
+
+    #[test]
+    fn a_float_column_for_a_categorical_feature_is_refused_and_integers_are_levels() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, pq, ipc) = write_all(dir.path(), 60);
+        for (path, format) in [(&pq, ArrowFormat::Parquet), (&ipc, ArrowFormat::Ipc)] {
+            // `x` is float64 in the file; a model that has `x` categorical must not read it.
+            let kinds = vec![("x".into(), FeatureKind::Categorical)];
+            let mut blocks = ArrowBlocks::open(path, format, kinds.clone(), LabelSelector::None, 100).unwrap();
+            let e = blocks.next().unwrap().unwrap_err().to_string();
+            assert!(
+                e.contains(
+                    "column 'x' holds floating-point numbers (Float64), but the model expects a categorical feature: \
+                     store its levels as strings or as an Arrow dictionary"
+                ),
+                "{e}"
+            );
+            let o = crate::data::CsvOptions { kinds: Some(kinds), ..Default::default() };
+            assert!(read_arrow(path, format, &o).is_err());
+            // `k` (int64) is read as the text of each code.
+            let kinds = vec![("k".into(), FeatureKind::Categorical)];
+            let mut blocks = ArrowBlocks::open(path, format, kinds, LabelSelector::None, 100).unwrap();
+            let b = blocks.next().unwrap().unwrap();
+            match &b.features.columns[0] {
+                Column::Categorical { levels, .. } => assert_eq!(levels, &["0", "1", "2", "3", "4", "5"]),
+                other => panic!("categorical, got {other:?}"),
+            }
+        }
     }
 }

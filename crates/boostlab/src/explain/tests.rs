@@ -152,7 +152,7 @@ fn treeshap_equals_brute_force_shapley_on_random_trees() {
         }
         let columns = random_columns(&mut rng, &kinds, 40);
         let mut out = vec![0.0; 40 * (d + 1) * k];
-        m.contributions_into(&columns, false, &mut out).unwrap();
+        m.contributions_into(&columns, false, &mut out, None).unwrap();
         let mut scores = vec![0.0; 40 * k];
         m.decision_function_into(&columns, None, false, &mut scores).unwrap();
         for row in 0..40 {

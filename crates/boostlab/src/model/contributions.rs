@@ -8,6 +8,7 @@ use super::Ensemble;
 use crate::data::Column;
 use crate::error::{Error, Result};
 use crate::tree::{Node, Tree};
+use crate::util::cancel::Cancel;
 
 /// Rows per parallel task of [`Ensemble::contributions_into`].
 const SHAP_BLOCK: usize = 256;
@@ -232,7 +233,15 @@ impl Ensemble {
     /// contributions sum to its raw score. `columns` are
     /// the model's features in schema order. With `clipped` on a model that has a clipped form,
     /// an error: that model is not additive. The kernel of [`crate::Output::Contributions`].
-    pub(crate) fn contributions_into(&self, columns: &[Column], clipped: bool, out: &mut [f64]) -> Result<()> {
+    /// With `cancel`, rows not yet started are skipped once it is set, and the call
+    /// returns [`Error::Cancelled`].
+    pub(crate) fn contributions_into(
+        &self,
+        columns: &[Column],
+        clipped: bool,
+        out: &mut [f64],
+        cancel: Option<&Cancel>,
+    ) -> Result<()> {
         self.check_explainable(clipped)?;
         let d = self.schema.names.len();
         let k = self.n_outputs;
@@ -261,6 +270,10 @@ impl Ensemble {
         let block = |(b, o): (usize, &mut [f64])| {
             let mut buf = vec![PathElem::default(); buf_len];
             for (j, phi) in o.chunks_exact_mut(width).enumerate() {
+                // A row of a large model takes milliseconds: the flag is read before each.
+                if cancel.is_some_and(Cancel::is_cancelled) {
+                    return;
+                }
                 phi.fill(0.0);
                 let row = b * SHAP_BLOCK + j;
                 for (tree, &a) in self.trees.iter().zip(&self.alphas) {
@@ -273,6 +286,6 @@ impl Ensemble {
         };
         // Rows are independent and each sums its trees in order: the same bits on any thread count.
         out.par_chunks_mut(SHAP_BLOCK * width).enumerate().for_each(block);
-        Ok(())
+        crate::util::cancel::check(cancel)
     }
 }

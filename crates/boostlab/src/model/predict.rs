@@ -277,7 +277,7 @@ impl Ensemble {
             Output::Contributions => {
                 Self::check_all_rounds(request)?;
                 crate::util::cancel::check(cancel)?;
-                self.contributions_into(&owned_columns(columns), clipped, out)
+                self.contributions_into(&owned_columns(columns), clipped, out, cancel)
             }
         }
     }
@@ -318,7 +318,7 @@ impl Ensemble {
                 crate::util::cancel::check(cancel)?;
                 let cols = self.align(features)?;
                 let mut out = vec![0.0; features.n_rows() * self.output_width(request)];
-                self.contributions_into(&cols, clipped, &mut out)?;
+                self.contributions_into(&cols, clipped, &mut out, cancel)?;
                 Ok(out)
             }
         }

@@ -142,8 +142,8 @@ def to_treelite(model: Any, *, clipped: bool = False):
     output = m.get("output") or {}
     if output.get("kind") == "code":
         raise ValueError(
-            "to_treelite: AdaBoost.MO decodes its code columns' scores into classes (by the "
-            "decoding loss), which Treelite's postprocessors cannot express"
+            "to_treelite: AdaBoost.MO's output-code decoding (its code columns' scores decoded "
+            "into classes) is no postprocessor of Treelite's; to_shap explains the code columns"
         )
     n_trees = len(m["trees"])
     k = int(m["n_outputs"])

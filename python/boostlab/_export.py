@@ -135,7 +135,9 @@ def to_treelite(model: Any, *, clipped: bool = False):
         import treelite
         from treelite.model_builder import Metadata, ModelBuilder, PostProcessorFunc, TreeAnnotation
     except ImportError as e:
-        raise ImportError("to_treelite needs the treelite package: pip install treelite") from e
+        raise ImportError(
+            "to_treelite needs the treelite package, an optional dependency: pip install 'boostlab[treelite]'"
+        ) from e
     m = model_json(model)
     if clipped:
         raise ValueError("to_treelite: " + _CLIPPED_REASON.format("Treelite"))

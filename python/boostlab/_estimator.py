@@ -425,6 +425,34 @@ class BoostClassifier(_ParamsMixin, _PlottingMixin, _ModelFileMixin, ClassifierM
             ) from e
         return onnx.load_from_string(self.model_.to_onnx(self._clipped))
 
+    def to_shap(self):
+        """The linear model as the dict that ``shap.TreeExplainer`` accepts for a custom tree
+        ensemble: ``shap.TreeExplainer(clf.to_shap()).shap_values(X)`` equals `predict_contrib`
+        without its bias column, and the explainer's ``expected_value`` is the bias. α_t is folded
+        into each tree's values, a missing value (NaN) takes boostlab's branch, the training covers
+        weigh the branches and ``base_offset`` is the model's constant; the output is the raw score.
+        Multi-output models give one ensemble with one value per output (shap values of shape
+        (n_samples, n_features, n_outputs); AdaBoost.MO: its code columns). ``X`` is passed to shap
+        as a float64 array of the `n_features_in_` columns. Refused with the reason: categorical
+        splits and the clipped t-AdaBoost model."""
+        check_is_fitted(self)
+        from ._export import to_shap
+
+        return to_shap(self.model_, clipped=self._clipped)
+
+    def to_treelite(self):
+        """The linear model as a ``treelite.Model`` (needs the treelite package), built with
+        Treelite's model builder: float64 thresholds and leaves, α_t folded into the leaves,
+        ``x <= threshold`` splits with boostlab's branch for a missing value (NaN), categorical
+        splits as category lists (the input holds each level's code in the model's level order,
+        NaN for a missing or unseen level). ``treelite.gtil.predict(m, X, pred_margin=True)`` gives
+        the raw scores, shape (n_samples, 1, n_classes) (multi-label: (n_samples, n_labels, 1)).
+        Refused with the reason: AdaBoost.MO's output codes and the clipped t-AdaBoost model."""
+        check_is_fitted(self)
+        from ._export import to_treelite
+
+        return to_treelite(self.model_, clipped=self._clipped)
+
 
 def _margin_rounds(rounds, n_trees):
     if rounds is None:

@@ -11,6 +11,7 @@ PAGES = [
     "tutorials/first-model-python.md",
     "how-to/early-stopping-warm-start.md",
     "how-to/explain-export.md",
+    "how-to/shap-treelite.md",
     "how-to/input-formats.md",
     "how-to/sample-weights.md",
     "how-to/custom-secboost-loss.md",

@@ -7,6 +7,7 @@ import os
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import boostlab
@@ -67,8 +68,11 @@ def namespace():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fitted = boostlab.AdaBoostClassifier(n_estimators=3).fit(X, y)
+        # A model with a categorical feature `c` (and a numeric `x`), fitted on a DataFrame.
+        frame = pd.DataFrame({"x": X[:, 0], "c": np.where(X[:, 1] > 0, "red", "blue")})
+        cat_fitted = boostlab.AdaBoostClassifier(n_estimators=3).fit(frame, y)
     ns = dict(vars(boostlab))
-    ns.update(np=np, boostlab=boostlab, X=X, y=y, y3=np.arange(60) % 3, fitted=fitted)
+    ns.update(np=np, pd=pd, boostlab=boostlab, X=X, y=y, y3=np.arange(60) % 3, fitted=fitted, cat_fitted=cat_fitted)
     return ns
 
 

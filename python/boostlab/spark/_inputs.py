@@ -90,6 +90,20 @@ def _local_only_checks(params, est, validation):
         )
 
 
+def _check_ranges(est):
+    """The registry's range of every numeric booster parameter (the core's check at the start of
+    a fit, here before any job)."""
+    import numbers
+
+    from .. import _boostlab
+
+    given = est.get_params(deep=False)
+    for e in _boostlab.parameter_registry():
+        v = given.get(e["python_kw"]) if e["python_kw"] else None
+        if isinstance(v, numbers.Real) and not isinstance(v, bool) and e["interval"] is not None:
+            _boostlab.check_parameter(e["name"], float(v))
+
+
 def plan_fit(params, dataset, est):
     """Checks the columns and the booster's parameters, runs the facts job and returns
     ``{"frame": the DataFrame of the barrier stage, "meta": what every rank needs}``."""
@@ -114,7 +128,8 @@ def plan_fit(params, dataset, est):
         cols.append(F.col(vc).alias("valid"))
     _local_only_checks(params, est, validation)
     n_jobs = est._n_jobs()
-    est._params(multilabel)  # every booster parameter checked, before any job
+    est._params(multilabel)  # the estimator's own checks of its parameters
+    _check_ranges(est)
     timeout = params.getOrDefault("timeout")
     if not timeout > 0:
         raise ValueError(f"invalid parameter `timeout`: expected a number of seconds > 0, got {timeout!r}")

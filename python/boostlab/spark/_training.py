@@ -34,8 +34,9 @@ from .._shards import _assemble_shard, _merge_summaries, _shard_summary
 # The stage's result rows.
 RESULT_SCHEMA = "rank int, model string, stats string"
 # A fault for the tests: "RANK:PHASE" makes that rank's Python process kill itself (SIGKILL, as
-# a lost executor) when it starts PHASE, or at round 2 for "training". Read from the task's
-# environment (the tests set it with `SparkContext.environment`).
+# a lost executor) when it starts PHASE, or at round 2 for "training"; "RANK:hang" makes it stop
+# answering at round 2. Read from the task's environment (the tests set it with
+# `SparkContext.environment`).
 _FAULT_ENV = "BOOSTLAB_SPARK_TEST_FAULT"
 
 
@@ -242,5 +243,7 @@ def _training_fault(rank):
     def check(record):
         if record.get("round") == 2:
             _fault(rank, "training")
+            if os.environ.get(_FAULT_ENV) == f"{rank}:hang":
+                time.sleep(3600)
 
     return check

@@ -79,8 +79,8 @@ def _bad(spark, pdf):
 
     base = spark.createDataFrame(pdf)
     one_class = spark.createDataFrame(pdf.assign(label=1.0))
-    ragged = spark.createDataFrame(pd.DataFrame({"features": [[1.0, 2.0], [1.0], [0.0, 1.0]], "label": [0.0, 1.0, 0.0]}))
-    return base, one_class, ragged
+    ragged = pd.DataFrame({"features": [[1.0, 2.0], [1.0], [0.0, 1.0]], "label": [0.0, 1.0, 0.0]})
+    return base, one_class, spark.createDataFrame(ragged)
 
 
 def test_wrong_input_fails_before_any_training_task(spark, binary):
@@ -104,7 +104,7 @@ def test_wrong_input_fails_before_any_training_task(spark, binary):
     ]
     for i, (df, kw, message, facts) in enumerate(cases):
         est = bspark.SparkRealAdaBoostClassifier(n_estimators=kw.pop("n_estimators", 3), **kw)
-        err, ran = _jobs(spark, f"boostlab-bad-{i}", lambda: est.fit(df))
+        err, ran = _jobs(spark, f"boostlab-bad-{i}", lambda est=est, df=df: est.fit(df))
         assert isinstance(err, ValueError) and message in str(err), (message, err)
         assert facts or ran == 0, (message, ran)
 

@@ -27,9 +27,10 @@ py=.venv/bin/python
 # matplotlib, onnx and onnxruntime: the plots and the ONNX export are tested;
 # dask[distributed,dataframe]: the Dask estimators (the `dask` extra); cryptography:
 # the Dask test on a TLS cluster (`Security.temporary()`); pyspark: the Spark estimators
-# (`boostlab.spark`; the tests start a local[2] session, which needs Java 17+ on the PATH).
+# (`boostlab.spark`, with pyarrow for its Arrow batches; the tests start a local[2] session,
+# which needs Java 17+ on the PATH).
 "$py" -m pip install --quiet numpy scipy scikit-learn pandas polars pytest matplotlib onnx onnxruntime \
-  'dask[distributed,dataframe]' cryptography pyspark
+  'dask[distributed,dataframe]' cryptography pyspark pyarrow
 lap "venv and test dependencies"
 # Builds the release wheel (maturin, from pyproject.toml, in an isolated build environment) and
 # installs it with its dependencies: the path of a user's `pip install .`.

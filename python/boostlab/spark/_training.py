@@ -66,9 +66,13 @@ class _Phase:
 
     def __init__(self, rank, where):
         self.rank, self.where, self.name = rank, where, "starting"
+        self.seconds: dict[str, float] = {}
+        self.t0 = time.perf_counter()
 
     def __call__(self, name):
-        self.name = name
+        now = time.perf_counter()
+        self.seconds[self.name] = round(now - self.t0, 4)
+        self.name, self.t0 = name, now
         if name != "training":  # the training fault strikes at a round (`_training_fault`)
             _fault(self.rank, name)
         return self
@@ -210,7 +214,9 @@ def _rank_task(meta):
 
             phase("checking that the ranks agree")
             check_same_model(coll, model_json)
-            stats = dict(coll.stats, rows=n, wall=time.perf_counter() - t0, host=socket.gethostname())
+            phase("done")
+            stats = dict(coll.stats, rows=n, wall=time.perf_counter() - t0, host=socket.gethostname(),
+                         phases=phase.seconds)
         except BaseException as e:
             raise phase.fail(e) from e
         finally:

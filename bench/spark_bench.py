@@ -110,15 +110,14 @@ def main():
     print(f"data: {fmt_n(n)} × 28 float32, Real AdaBoost {args.leaves} leaves, {args.rounds} rounds; "
           f"local[{w}]; load average {res['load_before']:.1f}", flush=True)
 
-    # The single-process fit on the rows in the Spark fit's order (partition by partition).
-    ordered = df.toPandas() if n <= 200_000 else None
-    if ordered is None:
-        parts = df.rdd.mapPartitionsWithIndex(lambda i, it: [(i, sum(1 for _ in it))]).collect()
-        print(f"partitions (rows): {dict(parts)}", flush=True)
-        ordered = df.toPandas()
-    X = np.stack(ordered["features"].map(lambda v: v.toArray()).to_numpy()).astype(np.float32)
-    y = ordered["label"].to_numpy()
-    del ordered
+    # The single-process fit on the rows in the Spark fit's order (partition by partition),
+    # collected as Arrow.
+    from pyspark.ml.functions import vector_to_array
+
+    table = df.select(vector_to_array("features", "float32").alias("x"), "label").toArrow()
+    X = table.column("x").combine_chunks().flatten().to_numpy().reshape(table.num_rows, -1)
+    y = table.column("label").to_numpy()
+    del table
     t0 = time.perf_counter()
     single = boostlab.RealAdaBoostClassifier(n_estimators=args.rounds, max_leaves=args.leaves, n_jobs=w).fit(X, y)
     res["single"] = time.perf_counter() - t0

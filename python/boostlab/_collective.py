@@ -46,9 +46,10 @@ import numpy as np
 _HEADER = struct.Struct("<QQ")
 # The first message of a connection: the fit's id (length, then UTF-8 bytes) and the rank.
 _HELLO = struct.Struct("<QQ")
-# Connections of this process wrapped in TLS by the "tcp" channel (both ends count; the tests
-# read it).
+# Connections of this process wrapped in TLS by the "tcp" channel (both ends count), and its
+# listening sockets open now (the tests read them).
 TLS_WRAPPED = [0]
+LISTENING = [0]
 
 
 def _split_host_port(address: str) -> tuple[str, int]:
@@ -412,6 +413,7 @@ class _SocketChannel:
         sock.bind((host, 0))
         sock.listen(max(c.size, 8))
         self.listener = sock
+        LISTENING[0] += 1
         address = _join_host_port(host, sock.getsockname()[1])
         if c.size == 1:
             self.stop_listening()
@@ -457,6 +459,7 @@ class _SocketChannel:
         if self.listener is not None:
             self.listener.close()
             self.listener = None
+            LISTENING[0] -= 1
 
     def connect(self, address, connection_args):
         c = self.c

@@ -27,7 +27,9 @@ from pyspark.ml.util import (
     DefaultParamsReader,
     DefaultParamsWritable,
     DefaultParamsWriter,
+    MLReadable,
     MLReader,
+    MLWritable,
     MLWriter,
 )
 
@@ -206,7 +208,7 @@ def _stage_error(e) -> str:
     return f"boostlab.spark: the training stage failed (rank {rank}): {first[:500]}"
 
 
-class _SparkBoostModel(_SparkBoostParams, Model):
+class _SparkBoostModel(_SparkBoostParams, Model, MLWritable, MLReadable):
     """A fitted boostlab model on Spark: `transform` adds `rawPredictionCol`, `probabilityCol` and
     `predictionCol` (Arrow-backed pandas UDFs); saved and loaded with Spark's ML persistence (the
     model as the boostlab model file's JSON); `to_local()` / `from_local()` convert it to and from

@@ -23,6 +23,17 @@ FEATURES = ["a", "b", "c"]
 FAULT = "BOOSTLAB_SPARK_TEST_FAULT"
 
 
+def _listening(spark):
+    """boostlab's listening sockets open in the Python workers that run two tasks now."""
+
+    def count(_):
+        from boostlab import _collective
+
+        yield _collective.LISTENING[0]
+
+    return sum(spark.sparkContext.parallelize(range(2), 2).mapPartitions(count).collect())
+
+
 def _jobs(spark, group, fn):
     """Runs `fn` in the job group `group`; returns (its exception or None, the number of jobs it
     ran)."""
@@ -54,6 +65,7 @@ def test_killed_task_fails_the_fit_naming_the_rank_and_the_next_fit_is_clean(spa
     message = str(info.value)
     # Either rank 1's loss as Spark reports it, or rank 0's error naming rank 1 and the phase.
     assert "exited unexpectedly" in message or doing in message, message
+    assert _listening(spark) == 0
     # A new fit: a new stage, a new rendezvous, nothing left of the failed one.
     model = est.fit(df)
     local = boostlab.RealAdaBoostClassifier(n_estimators=6, max_leaves=4).fit(pdf[FEATURES], pdf["label"])
@@ -72,6 +84,7 @@ def test_a_rank_that_stops_answering_fails_the_fit_within_the_timeout(spark, bin
     finally:
         del env[FAULT]
     assert time.monotonic() - t0 < 30
+    assert _listening(spark) == 0
 
 
 def _bad(spark, pdf):

@@ -63,8 +63,8 @@ def test_model_from_a_local_fit_predicts_as_the_local_estimator(binary):
         bspark.SparkTAdaBoostClassificationModel.from_local(boostlab.AdaBoostClassifier())
 
 
-def test_pipeline_cross_validator_and_train_validation_split_choose_and_refit(binary):
-    from pyspark.ml import Pipeline
+def test_pipeline_cross_validator_and_train_validation_split_choose_and_refit(binary, tmp_path):
+    from pyspark.ml import Pipeline, PipelineModel
     from pyspark.ml.evaluation import BinaryClassificationEvaluator
     from pyspark.ml.feature import VectorAssembler
     from pyspark.ml.tuning import CrossValidator, ParamGridBuilder, TrainValidationSplit
@@ -84,5 +84,9 @@ def test_pipeline_cross_validator_and_train_validation_split_choose_and_refit(bi
     )
     assert best.to_local().model_.n_trees == local.model_.n_trees
     np.testing.assert_allclose(best.to_local().estimator_weights_, local.estimator_weights_, rtol=1e-9)
+    # The fitted pipeline saves and loads with the boostlab stage in it.
+    cv.bestModel.write().overwrite().save(str(tmp_path / "pipeline"))
+    back = PipelineModel.load(str(tmp_path / "pipeline"))
+    np.testing.assert_array_equal(_rows(back, df)[1], _rows(cv.bestModel, df)[1])
     tvs = TrainValidationSplit(estimator=pipe, estimatorParamMaps=grid, evaluator=evaluator, trainRatio=0.7, seed=1)
     assert len(tvs.fit(df).validationMetrics) == 2

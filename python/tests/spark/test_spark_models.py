@@ -88,5 +88,8 @@ def test_pipeline_cross_validator_and_train_validation_split_choose_and_refit(bi
     cv.bestModel.write().overwrite().save(str(tmp_path / "pipeline"))
     back = PipelineModel.load(str(tmp_path / "pipeline"))
     np.testing.assert_array_equal(_rows(back, df)[1], _rows(cv.bestModel, df)[1])
-    tvs = TrainValidationSplit(estimator=pipe, estimatorParamMaps=grid, evaluator=evaluator, trainRatio=0.7, seed=1)
-    assert len(tvs.fit(df).validationMetrics) == 2
+    one = ParamGridBuilder().addGrid(est.n_estimators, [3]).build()
+    tvs = TrainValidationSplit(estimator=pipe, estimatorParamMaps=one, evaluator=evaluator, trainRatio=0.7, seed=1)
+    tvs_model = tvs.fit(df)
+    assert 0.5 < tvs_model.validationMetrics[0] <= 1
+    assert tvs_model.bestModel.stages[-1].to_local().model_.n_trees == 3

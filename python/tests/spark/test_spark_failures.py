@@ -59,17 +59,18 @@ def _killed_fit(spark, est, df, phase):
             est.fit(df)
     finally:
         del env[FAULT]
-    assert time.monotonic() - t0 < 20
     message = str(info.value)
-    # Either rank 1's loss as Spark reports it, or rank 0's error naming rank 1 and the phase.
-    assert "exited unexpectedly" in message or phase in message, message
+    # Noticed at once, not by the timeout: rank 1's loss as Spark reports it, or rank 0's error
+    # naming rank 1 (its connection closed) and the phase.
+    assert "exited unexpectedly" in message or ("lost the connection" in message and phase in message), message
+    assert time.monotonic() - t0 < 60
     assert _listening(spark) == 0
     return message
 
 
 def test_killed_task_fails_the_fit_naming_the_rank_and_the_next_fit_is_clean(spark, binary):
     pdf, df = binary
-    est = bspark.SparkRealAdaBoostClassifier(featuresCols=FEATURES, n_estimators=6, max_leaves=4, timeout=20)
+    est = bspark.SparkRealAdaBoostClassifier(featuresCols=FEATURES, n_estimators=6, max_leaves=4, timeout=120)
     _killed_fit(spark, est, df, "training")
     # A new fit: a new stage, a new rendezvous, nothing left of the failed one.
     model = est.fit(df)
@@ -79,7 +80,7 @@ def test_killed_task_fails_the_fit_naming_the_rank_and_the_next_fit_is_clean(spa
 
 def test_task_killed_while_binning_fails_the_fit_naming_the_rank(spark, binary):
     _, df = binary
-    est = bspark.SparkRealAdaBoostClassifier(featuresCols=FEATURES, n_estimators=6, timeout=20)
+    est = bspark.SparkRealAdaBoostClassifier(featuresCols=FEATURES, n_estimators=6, timeout=120)
     _killed_fit(spark, est, df, "binning")
 
 

@@ -66,7 +66,7 @@ class _Phase:
 
     def __init__(self, rank, where):
         self.rank, self.where, self.name = rank, where, "starting"
-        self.seconds: dict[str, float] = {}
+        self.seconds = {}  # phase -> wall seconds
         self.t0 = time.perf_counter()
 
     def __call__(self, name):

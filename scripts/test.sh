@@ -27,10 +27,12 @@ py=.venv/bin/python
 # matplotlib, onnx and onnxruntime: the plots and the ONNX export are tested;
 # dask[distributed,dataframe]: the Dask estimators (the `dask` extra); cryptography:
 # the Dask test on a TLS cluster (`Security.temporary()`); shap and treelite: the exports
-# `to_shap` and `to_treelite` are tested against boostlab's contributions and scores (under CI
-# their tests fail instead of skipping when these are missing).
+# `to_shap` and `to_treelite` are tested against boostlab's contributions and scores; pyspark: the
+# Spark estimators (`boostlab.spark`, with pyarrow for its Arrow batches; the tests start a local[2]
+# session, which needs Java 17+ on the PATH). Under CI the tests of these fail instead of skipping
+# when a package is missing.
 "$py" -m pip install --quiet numpy scipy scikit-learn pandas polars pytest matplotlib onnx onnxruntime \
-  'dask[distributed,dataframe]' cryptography shap treelite
+  'dask[distributed,dataframe]' cryptography shap treelite pyspark pyarrow
 lap "venv and test dependencies"
 # Builds the release wheel (maturin, from pyproject.toml, in an isolated build environment) and
 # installs it with its dependencies: the path of a user's `pip install .`.

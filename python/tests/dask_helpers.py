@@ -3,14 +3,12 @@ installed)."""
 
 from __future__ import annotations
 
-import json
-
 import dask.dataframe as dd
 import distributed
 import numpy as np
 import pandas as pd
 
-REL = 1e-9
+from helpers import REL, assert_same_model  # noqa: F401 (the Dask tests import them from here)
 
 
 def local_cluster():
@@ -84,30 +82,3 @@ def assert_refit_identical(a, b):
     kept a replica elsewhere in between)."""
     assert (a.training_order_, a.workers_) == (b.training_order_, b.workers_)
     assert a.model_.to_json() == b.model_.to_json()
-
-
-def assert_same_model(dist, local):
-    """Same trees (structure, features, thresholds, categories), α and leaf values within REL."""
-    a = json.loads(dist.model_.to_json())
-    b = json.loads(local.model_.to_json())
-    for m in (a, b):
-        m.pop("param_sources", None)
-        m.pop("history", None)
-
-    def walk(x, y, path):
-        if isinstance(x, dict):
-            assert isinstance(y, dict) and x.keys() == y.keys(), path
-            for k in x:
-                walk(x[k], y[k], f"{path}.{k}")
-        elif isinstance(x, list):
-            assert isinstance(y, list) and len(x) == len(y), path
-            for i, (u, v) in enumerate(zip(x, y)):
-                walk(u, v, f"{path}[{i}]")
-        elif isinstance(x, float) and not isinstance(x, bool):
-            assert isinstance(y, (int, float)), path
-            assert abs(x - y) <= REL * max(abs(x), abs(y), 1e-300) or x == y, f"{path}: {x!r} vs {y!r}"
-        else:
-            assert x == y, f"{path}: {x!r} vs {y!r}"
-
-    walk(a, b, "model")
-    np.testing.assert_allclose(dist.estimator_weights_, local.estimator_weights_, rtol=REL, atol=0)

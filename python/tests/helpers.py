@@ -114,3 +114,36 @@ ALL_ESTIMATORS = [
     boostlab.AdaBoostMOClassifier,
     boostlab.AdaBoostMRClassifier,
 ]
+
+
+# Distributed fits sum in another order than the single machine: the same trees, α and leaf
+# values within this relative difference.
+REL = 1e-9
+
+
+def assert_same_model(dist, local, rel=REL):
+    """A distributed fit `dist` against the local fit on the same rows: the same trees (structure,
+    features, thresholds, categories), α and leaf values within REL (sums in another order)."""
+    a = json.loads(dist.model_.to_json())
+    b = json.loads(local.model_.to_json())
+    for m in (a, b):
+        m.pop("param_sources", None)
+        m.pop("history", None)
+
+    def walk(x, y, path):
+        if isinstance(x, dict):
+            assert isinstance(y, dict) and x.keys() == y.keys(), path
+            for k in x:
+                walk(x[k], y[k], f"{path}.{k}")
+        elif isinstance(x, list):
+            assert isinstance(y, list) and len(x) == len(y), path
+            for i, (u, v) in enumerate(zip(x, y)):
+                walk(u, v, f"{path}[{i}]")
+        elif isinstance(x, float) and not isinstance(x, bool):
+            assert isinstance(y, (int, float)), path
+            assert abs(x - y) <= rel * max(abs(x), abs(y), 1e-300) or x == y, f"{path}: {x!r} vs {y!r}"
+        else:
+            assert x == y, f"{path}: {x!r} vs {y!r}"
+
+    walk(a, b, "model")
+    np.testing.assert_allclose(dist.estimator_weights_, local.estimator_weights_, rtol=rel, atol=0)

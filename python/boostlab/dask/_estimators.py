@@ -12,7 +12,6 @@ import distributed
 import numpy as np
 
 from .. import _boostlab
-from .._data import core_feature_names
 from .._estimators import (
     AdaBoostClassifier,
     AdaBoostMHClassifier,
@@ -23,8 +22,8 @@ from .._estimators import (
     TAdaBoostClassifier,
 )
 from .._parameters import _callbacks, _float, _int
+from .._shards import _assemble_shard, _part_info, global_meta
 from ._collective import check_transport
-from ._partitions import _assemble_shard, _part_info
 from ._placement import (
     _alive_workers,
     _column_kind,
@@ -425,65 +424,7 @@ class _DaskMixin:
         raise TypeError(f"{name} must be a dask array or dask Series, got {type(v).__name__}")
 
     def _global_meta(self, infos, kinds, multilabel, weighted, n_jobs):
-        """Labels, classes, levels and row offsets over all partitions, checked as the local
-        estimators check them; and everything every rank needs to train alike."""
-        n_parts = [i["n"] for i in infos]
-        total = int(sum(n_parts))
-        if total == 0:
-            raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
-        if weighted:
-            if not all(i.get("w_finite", True) for i in infos):
-                raise ValueError("Input sample_weight contains NaN or infinity.")
-            if min(i.get("w_min", np.inf) for i in infos) < 0:
-                raise ValueError("Negative values in data passed to `sample_weight`")
-        labels = [i["labels"] for i in infos if len(i["labels"])]
-        if multilabel:
-            rows = np.unique(np.concatenate(labels, axis=0), axis=0)
-            kind, _, names, classes, y_dtype = self._prepare_y(rows, rows.shape[0], None)
-        else:
-            allv = np.unique(np.concatenate(labels))
-            kind, _, names, classes, y_dtype = self._prepare_y(allv, allv.shape[0], None)
-            if weighted:
-                pos = np.unique(np.concatenate([i["labels_positive"] for i in infos]))
-                if pos.size < 2:
-                    raise ValueError(
-                        f"sample_weight is positive on one class only ({pos!r}): training needs two classes"
-                    )
-        levels = None
-        if kinds is not None:
-            levels = []
-            for j, k in enumerate(kinds):
-                if k != "categorical":
-                    levels.append(None)
-                    continue
-                declared = {
-                    tuple(i["levels"][j]["categories"]) for i in infos if "categories" in i["levels"].get(j, {})
-                }
-                if len(declared) > 1:
-                    raise ValueError(
-                        f"column {self.feature_names_in_[j]!r}: the partitions have different "
-                        "categories; make them identical (astype(pandas.CategoricalDtype(...)))"
-                    )
-                present = set()
-                for i in infos:
-                    present.update(i["levels"][j]["present"])
-                # The local estimators' levels: the distinct present values as strings, sorted.
-                levels.append(sorted(present))
-        params = self._params(kind == "multilabel")
-        return {
-            "kind": kind,
-            "class_names": names,
-            "classes": classes,
-            "y_dtype": y_dtype,
-            "y_width": len(names) if kind == "multilabel" else 1,
-            "kinds": kinds,
-            "levels": levels,
-            "feature_names": core_feature_names(self, self.n_features_in_),
-            "params_json": json.dumps(params, allow_nan=False),
-            "loss": self._custom_loss(),
-            "weighted": weighted,
-            "n_jobs": n_jobs,
-        }
+        return global_meta(self, infos, kinds, multilabel, weighted, n_jobs)
 
     # ------------------------------------------------------------------ prediction
 

@@ -4,18 +4,17 @@ that turns a lost worker or a failed rank into one clear error."""
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 import uuid
 
 import distributed
-import numpy as np
 from distributed import wait
 
 from .. import _boostlab
+from .._collective import check_same_model
+from .._shards import _merge_summaries, _shard_summary, _weight_prefix
 from ._collective import Collective, DaskFitError
-from ._partitions import _merge_summaries, _shard_summary, _weight_prefix
 
 
 def _bin_mapper(client, parts_of, ranks, meta, timeout, pin, later):
@@ -241,15 +240,8 @@ def _timed(allreduce):
 
 
 def _agree(coll, model_json, rank, size):
-    """Every rank checks that all ranks hold the same model (one reduction of the models' SHA-256
-    digests, each rank in its own slot): a last exchange that also proves every rank alive."""
-    digest = np.frombuffer(hashlib.sha256(model_json.encode()).digest(), dtype=np.uint32).astype(np.float64)
-    v = np.zeros(size * digest.size)
-    v[rank * digest.size : (rank + 1) * digest.size] = digest
-    all_digests = coll.allreduce(v).reshape(size, digest.size)
-    if not np.all(all_digests == all_digests[0]):
-        bad = [r for r in range(size) if not np.array_equal(all_digests[r], all_digests[0])]
-        raise DaskFitError(f"boostlab.dask: ranks {bad} ended with a model different from rank 0's")
+    """Every rank checks that all ranks hold the same model (`check_same_model`)."""
+    check_same_model(coll, model_json)
 
 
 def _wait(futs, timeout, what):

@@ -167,7 +167,8 @@ def test_grid_search_routes_sample_weight_and_eval_set_to_each_fit(routing):
 
 def test_cross_validate_routes_sample_weight(routing):
     X, y, w, _ = _weighted_data(seed=3)
-    est = boostlab.SecBoostClassifier(n_estimators=5).set_fit_request(sample_weight=True).set_score_request(sample_weight=False)
+    est = boostlab.SecBoostClassifier(n_estimators=5)
+    est.set_fit_request(sample_weight=True).set_score_request(sample_weight=False)
     cv = KFold(2)
     res = cross_validate(est, X, y, cv=cv, params={"sample_weight": w}, return_estimator=True)
     for fitted, (train, _) in zip(res["estimator"], cv.split(X)):

@@ -26,9 +26,11 @@ py=.venv/bin/python
 "$py" -m pip install --quiet --upgrade pip
 # matplotlib, onnx and onnxruntime: the plots and the ONNX export are tested;
 # dask[distributed,dataframe]: the Dask estimators (the `dask` extra); cryptography:
-# the Dask test on a TLS cluster (`Security.temporary()`).
+# the Dask test on a TLS cluster (`Security.temporary()`); optuna, mlflow, mapie and skops: the
+# tuning and tracking integrations (boostlab.callbacks, mlflow.sklearn's default skops format and
+# MAPIE's conformal classifiers; their tests fail instead of skip under CI=true).
 "$py" -m pip install --quiet numpy scipy scikit-learn pandas polars pytest matplotlib onnx onnxruntime \
-  'dask[distributed,dataframe]' cryptography
+  'dask[distributed,dataframe]' cryptography optuna mlflow mapie skops
 lap "venv and test dependencies"
 # Builds the release wheel (maturin, from pyproject.toml, in an isolated build environment) and
 # installs it with its dependencies: the path of a user's `pip install .`.

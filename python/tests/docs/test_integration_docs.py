@@ -1,5 +1,6 @@
-"""The Python code blocks of the Optuna / MLflow / MAPIE how-to guide run, in order, with MLflow
-tracking to a file store in a temporary folder."""
+"""The Python code blocks of the integration pages run: the Optuna / MLflow / MAPIE how-to guide
+(in order, with MLflow tracking to a file store in a temporary folder) and the metadata-routing
+example of the Python reference."""
 
 from __future__ import annotations
 

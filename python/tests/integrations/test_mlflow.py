@@ -121,3 +121,18 @@ def test_log_model_in_the_default_skops_format_round_trips(tracking, case):
     # The pyfunc flavour predicts alike.
     pyfunc = mlflow.pyfunc.load_model(info.model_uri)
     np.testing.assert_array_equal(np.asarray(pyfunc.predict(X)), est.predict(X))
+
+
+def test_a_clone_of_the_callback_logs_to_the_same_run(tracking):
+    from sklearn.base import clone
+
+    with mlflow.start_run() as run:
+        cb = MLflowCallback(["train_error"], prefix="p/")
+    est = boostlab.AdaBoostClassifier(n_estimators=3, callbacks=[cb])
+    copied = clone(est).callbacks[0]
+    assert copied is not cb
+    assert (copied.run_id, copied.metrics, copied.prefix) == (run.info.run_id, ["train_error"], "p/")
+    X, y, _ = _data(seed=4)
+    clone(est).fit(X, y)
+    steps, _ = _history(tracking, run.info.run_id, "p/train_error")
+    assert steps == [1, 2, 3]

@@ -29,10 +29,12 @@ py=.venv/bin/python
 # the Dask test on a TLS cluster (`Security.temporary()`); shap and treelite: the exports
 # `to_shap` and `to_treelite` are tested against boostlab's contributions and scores; pyspark: the
 # Spark estimators (`boostlab.spark`, with pyarrow for its Arrow batches; the tests start a local[2]
-# session, which needs Java 17+ on the PATH). Under CI the tests of these fail instead of skipping
-# when a package is missing.
+# session, which needs Java 17+ on the PATH); optuna, mlflow, mapie and skops: the tuning and
+# tracking integrations (boostlab.callbacks, mlflow.sklearn's default skops format and MAPIE's
+# conformal classifiers). Under CI the tests of these fail instead of skipping when a package is
+# missing.
 "$py" -m pip install --quiet numpy scipy scikit-learn pandas polars pytest matplotlib onnx onnxruntime \
-  'dask[distributed,dataframe]' cryptography shap treelite pyspark pyarrow
+  'dask[distributed,dataframe]' cryptography shap treelite pyspark pyarrow optuna mlflow mapie skops
 lap "venv and test dependencies"
 # Builds the release wheel (maturin, from pyproject.toml, in an isolated build environment) and
 # installs it with its dependencies: the path of a user's `pip install .`.

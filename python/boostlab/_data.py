@@ -227,12 +227,47 @@ def prepare_X(estimator, X, *, reset: bool, kinds=None):
             ensure_all_finite="allow-nan",
             reset=reset,
         )
+        if kinds is not None and "categorical" in kinds:
+            return X.shape[0], array_columns(X, kinds, core_feature_names(estimator, X.shape[1]))
         return X.shape[0], csc_form(X)
     # float32 and float64 arrays keep their dtype, order and strides: read in place, not copied.
     X = validate_data(
         estimator, X, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan", reset=reset
     )
+    if kinds is not None and "categorical" in kinds:
+        return X.shape[0], array_columns(X, kinds, core_feature_names(estimator, X.shape[1]))
     return X.shape[0], matrix_form(X)
+
+
+def array_columns(X, kinds, names) -> list:
+    """The columns of a numeric array (dense or sparse) for a model with categorical features:
+    the numeric features' columns read in place, and each categorical feature's whole numbers
+    matched to the levels as text, as an integer DataFrame column is (3.0 is the level "3"; a
+    number that names no level is an unseen level, NaN is missing). Other numbers are refused."""
+    if sp.issparse(X):
+        # Each feature becomes a dense column in this form: densified once.
+        X = X.toarray()
+    out = []
+    for j, kind in enumerate(kinds):
+        v = X[:, j]
+        if kind != "categorical":
+            out.append(column_form(v))
+            continue
+        missing = np.isnan(v)
+        present = v[~missing]
+        whole = np.isfinite(present) & (present == np.round(present))
+        if not whole.all():
+            raise ValueError(
+                f"column {j} holds the number {float(present[~whole][0])!r}, but the model's feature "
+                f"{names[j]!r} is categorical: in a numeric array its values must be whole numbers "
+                "(matched to the levels as text) or NaN; pass a DataFrame with its levels as "
+                "strings or a categorical dtype"
+            )
+        uniques, inverse = np.unique(present, return_inverse=True)
+        codes = np.full(v.shape[0], -1, dtype=np.int64)
+        codes[~missing] = inverse.reshape(-1)
+        out.append(_encode(codes, [str(int(u)) for u in uniques]))
+    return out
 
 
 def core_feature_names(estimator, n_features: int) -> list[str]:

@@ -255,6 +255,33 @@ class BoostClassifier(_ParamsMixin, _PlottingMixin, _ModelFileMixin, ClassifierM
             raise ValueError(f"eval_set: y_val has labels not seen in training: {unknown[:10]!r}")
         return v_columns, "classes", v_idx.reshape(-1).astype(np.int64), [str(c) for c in v_classes]
 
+    # ------------------------------------------------------------------ persistence
+
+    def __getstate__(self):
+        """The estimator's state in plain values, for pickle, `copy.deepcopy` and skops: the
+        fitted model as its JSON text (the model file's content) instead of the extension's
+        object, `_y_dtype` as its string form, and no cached `history_` (rebuilt on access).
+        skops rebuilds an object from its state without calling a constructor, which the
+        extension's model object does not allow: with plain values, trusting the estimator's class
+        is enough to load it."""
+        state = dict(super().__getstate__())
+        state.pop("_history", None)
+        model = state.pop("model_", None)
+        if model is not None:
+            state["_model_json"] = model.to_json()
+        if "_y_dtype" in state:
+            state["_y_dtype"] = np.dtype(state["_y_dtype"]).str
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        text = state.pop("_model_json", None)
+        if "_y_dtype" in state:
+            state["_y_dtype"] = np.dtype(state["_y_dtype"])
+        super().__setstate__(state)
+        if text is not None:
+            self._set_model(_boostlab.Model.from_json(text))
+
     def _reset_fitted(self):
         for a in ("model_", "estimator_weights_", "_history", "classes_", "best_iteration_"):
             self.__dict__.pop(a, None)

@@ -3,6 +3,7 @@ pyproject.toml)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from pathlib import Path
@@ -26,6 +27,15 @@ def shared_dataset(name: str) -> Path:
             pytest.fail(f"{path} is missing (CI is set)")
         pytest.skip(f"{path} not found")
     return path
+
+
+def optional_module(name: str):
+    """An optional dependency of a test (optuna, mlflow, mapie, skops): imported, or the test is
+    skipped without it, except under CI, where scripts/test.sh installs it and a missing one fails
+    the test."""
+    if os.environ.get("CI"):
+        return importlib.import_module(name)
+    return pytest.importorskip(name, reason=f"needs pip install {name}")
 
 
 def mixed_frame(n: int = 160, seed: int = 7):

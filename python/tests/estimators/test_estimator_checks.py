@@ -4,6 +4,7 @@ The binary boosters carry the tag `classifier_tags.multi_class = False`, so scik
 multi-class checks for them and runs `check_classifier_not_supporting_multiclass` instead.
 """
 
+import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import boostlab
@@ -25,6 +26,9 @@ ESTIMATORS = [
 # check_sample_weight_equivalence_on_dense_data / _on_sparse_data run with no expected failure.
 
 
+# No check may see a FutureWarning or DeprecationWarning (scikit-learn 1.9), and none is an
+# expected failure.
+@pytest.mark.filterwarnings("error::FutureWarning", "error::DeprecationWarning")
 @parametrize_with_checks(ESTIMATORS)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

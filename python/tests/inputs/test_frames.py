@@ -141,6 +141,35 @@ def test_a_float_column_for_a_categorical_feature_is_refused():
     np.testing.assert_array_equal(codes, est.decision_function(frames["object"].assign(c=None)))
 
 
+def test_numeric_array_for_categorical_features_matches_whole_numbers_as_levels():
+    rng = np.random.default_rng(4)
+    n = 200
+    levels = rng.choice([1, 2, 3], size=n)
+    a = rng.normal(size=n)
+    y = np.where(a + (levels == 2) + rng.normal(scale=0.4, size=n) > 0.5, "pos", "neg")
+    frame = pd.DataFrame({"a": a, "c": pd.Categorical(levels)})
+    est = _est().fit(frame, y)
+    assert est.model_.feature_kinds == ["numeric", "categorical"]
+    array = np.column_stack([a, levels.astype(np.float64)])
+    with pytest.warns(UserWarning, match="valid feature names"):
+        got = est.decision_function(array)
+    # 2.0 is the level "2", as the frame's category 2.
+    np.testing.assert_array_equal(got, est.decision_function(frame))
+    # A whole number that names no level, and NaN, are missing values.
+    missing = est.decision_function(frame.assign(c=None))
+    for value in (0.0, 7.0, np.nan):
+        with pytest.warns(UserWarning, match="valid feature names"):
+            np.testing.assert_array_equal(est.decision_function(np.column_stack([a, np.full(n, value)])), missing)
+    # The same from a sparse matrix.
+    with pytest.warns(UserWarning, match="valid feature names"):
+        np.testing.assert_array_equal(est.decision_function(sp.csr_matrix(array)), got)
+    # Other numbers are refused, with the feature's name.
+    with pytest.warns(UserWarning, match="valid feature names"), pytest.raises(
+        ValueError, match="column 1 holds the number 2.5, but the model's feature 'c' is categorical"
+    ):
+        est.predict(np.column_stack([a, np.where(levels == 2, 2.5, levels)]))
+
+
 def test_feature_names_are_checked():
     frames, y = _categorical_frames()
     est = _est().fit(frames["object"], y)
@@ -148,9 +177,12 @@ def test_feature_names_are_checked():
     assert est.n_features_in_ == 3
     with pytest.raises(ValueError, match="feature names"):
         est.predict(frames["object"][["b", "a", "c"]])
-    # A categorical feature cannot be given as numbers.
-    with pytest.raises(ValueError, match="categorical in the model"), pytest.warns(UserWarning, match="feature names"):
-        est.predict(np.zeros((3, 3)))
+    # A numeric array's whole numbers for a categorical feature are matched to its levels as
+    # text: 0 names no level of "c", a missing value.
+    with pytest.warns(UserWarning, match="feature names"):
+        zeros = est.decision_function(np.zeros((3, 3)))
+    missing = frames["object"].iloc[:3].assign(a=0.0, b=0.0, c=None)
+    np.testing.assert_array_equal(zeros, est.decision_function(missing))
 
 
 def test_unsupported_column_types_are_rejected():

@@ -19,7 +19,10 @@ fn features(n: usize) -> Features {
         columns: vec![
             Column::Numeric((0..n).map(|i| i as f64).collect()),
             Column::Numeric((0..n).map(|i| (i % 7) as f64).collect()),
-            Column::Categorical { codes: (0..n as u32).map(|i| i % 5).collect(), levels: (0..5).map(|i| format!("l{i}")).collect() },
+            Column::Categorical {
+                codes: (0..n as u32).map(|i| i % 5).collect(),
+                levels: (0..5).map(|i| format!("l{i}")).collect(),
+            },
         ],
     }
 }

@@ -158,7 +158,10 @@ fn absurd_parameters_are_clear_errors() {
     p.n_estimators = 13_256_071;
     p.tree.max_leaves = 101;
     let e = fit(&d, &p).unwrap_err().to_string();
-    assert!(e.starts_with("invalid parameter `max_leaves`: expected an integer in 2..=100 (a tree has at most one leaf"), "{e}");
+    assert!(
+        e.starts_with("invalid parameter `max_leaves`: expected an integer in 2..=100 (a tree has at most one leaf"),
+        "{e}"
+    );
     p.tree.max_leaves = 100;
     let e = fit(&d, &p).unwrap_err().to_string();
     assert!(e.starts_with("invalid parameter `n_estimators`: expected an integer ≤ 1174772 "), "{e}");

@@ -71,8 +71,7 @@ fn version_error(value: &serde_json::Value) -> Error {
 /// one counts, as in any JSON object), an integer, this build's. One pass that keeps nothing
 /// but that value.
 fn check_format_version(text: &str) -> Result<()> {
-    let probe: Probe =
-        serde_json::from_str(text).map_err(|e| Error::InvalidModel(format!("not valid JSON: {e}")))?;
+    let probe: Probe = serde_json::from_str(text).map_err(|e| Error::InvalidModel(format!("not valid JSON: {e}")))?;
     match probe.0 {
         None => Err(Error::InvalidModel("no format_version: not a boostlab model".into())),
         Some(v) if v.as_u64() == Some(u64::from(FORMAT_VERSION)) => Ok(()),

@@ -824,7 +824,10 @@ mod tests {
         big[6] = -1e200;
         let matusita = GrowSpec { criterion: Criterion::Matusita, ..spec };
         let err = grow(&bm, &mapper, &big, 1, &matusita).expect_err("an overflowing cost").to_string();
-        assert!(err.contains("node 0 (300 rows) overflow: their total weight is 2e200 and the criterion's cost inf"), "{err}");
+        assert!(
+            err.contains("node 0 (300 rows) overflow: their total weight is 2e200 and the criterion's cost inf"),
+            "{err}"
+        );
     }
 
     /// Random ties on a node large enough for the parallel histogram and split search

@@ -3,6 +3,7 @@ expects and what it got) and the mapping between an estimator's parameters and t
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -79,9 +80,18 @@ def _criterion(value):
             return {"name": value}
         if value.startswith("tempered:t="):
             try:
-                return {"name": "tempered", "t": float(value[len("tempered:t=") :])}
+                t = float(value[len("tempered:t=") :])
             except ValueError:
                 pass
+            else:
+                if not math.isfinite(t):
+                    # Refused here, with the library's message: JSON cannot carry it there.
+                    shown = "NaN" if math.isnan(t) else ("inf" if t > 0 else "-inf")
+                    raise ValueError(
+                        "invalid parameter `criterion.t`: expected a finite temperature t ≤ 2, "
+                        f"got {shown}"
+                    )
+                return {"name": "tempered", "t": t}
     raise ValueError(
         "invalid parameter `criterion`: expected None, 'empirical', 'gini', 'entropy', "
         f"'matusita' or 'tempered:t=T', got {_shown(value)}"

@@ -95,6 +95,16 @@ fn fixtures(dir: &Path) {
         .status
         .success();
     assert!(ok, "the fixture Real AdaBoost model trains");
+    let m = std::fs::read_to_string(dir.join("m.json")).unwrap();
+    assert!(m.contains("\"format_version\":1,"));
+    w("v1s.json", &m.replacen("\"format_version\":1,", "\"format_version\":\"1\",", 1));
+    // `d.csv` with `color` as numbers: the same columns, one of another kind.
+    let mut kind = String::from("x,color,z,label\n");
+    for line in d.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        kind.push_str(&format!("{},{},{},{}\n", f[0], f[1].len(), f[2], f[3]));
+    }
+    w("kind.csv", &kind);
 }
 
 #[test]

@@ -68,12 +68,11 @@ fn on_round_can_stop_the_fit_and_a_fresh_flag_changes_nothing() {
 
 #[test]
 fn cancel_from_another_thread_stops_within_a_node() {
-    // Big trees on 100k rows for up to 1e12 rounds: only the flag can end this fit (and no buffer
-    // may be sized by n_estimators).
+    // Big trees on 100k rows for 100,000 rounds (about the most whose model fits the memory
+    // bound): only the flag can end this fit (and no buffer may be sized by n_estimators).
     let d = data(3, 100_000, 8);
-    let mut p =
-        BoostParams { algorithm: Algorithm::RealAdaBoost, n_estimators: 1_000_000_000_000, ..Default::default() };
-    p.tree.max_leaves = 1_000_000_000; // limited by the data, not preallocated
+    let mut p = BoostParams { algorithm: Algorithm::RealAdaBoost, n_estimators: 100_000, ..Default::default() };
+    p.tree.max_leaves = 1000;
     let c = Cancel::new();
     let flag = c.clone();
     let start = Instant::now();
@@ -197,6 +196,29 @@ fn absurd_parameters_are_clear_errors() {
         fit(&d, &p).unwrap_err().to_string(),
         "invalid parameter `n_estimators`: expected an integer ≥ 1, got 0"
     );
+    // Sizes that allocations follow, checked against the data before the first round: more
+    // leaves (or nodes) than rows, and more rounds than a model can hold in memory.
+    p.n_estimators = 1_000_000_000_000;
+    assert_eq!(
+        fit(&d, &p).unwrap_err().to_string(),
+        "invalid parameter `n_estimators`: expected an integer ≤ 13256071 (each round adds up to 1296 bytes to \
+         the model — trees of up to 2 leaves — and a model may take at most 16 GiB), got 1000000000000"
+    );
+    p.n_estimators = 13_256_071;
+    p.tree.max_leaves = 101;
+    let e = fit(&d, &p).unwrap_err().to_string();
+    assert!(
+        e.starts_with("invalid parameter `max_leaves`: expected an integer in 2..=100 (a tree has at most one leaf"),
+        "{e}"
+    );
+    p.tree.max_leaves = 100;
+    let e = fit(&d, &p).unwrap_err().to_string();
+    assert!(e.starts_with("invalid parameter `n_estimators`: expected an integer ≤ 1174772 "), "{e}");
+    p.tree.max_nodes = Some(1_000_000_000);
+    let e = fit(&d, &p).unwrap_err().to_string();
+    assert!(e.starts_with("invalid parameter `max_nodes`: expected an integer in 3..=199 "), "{e}");
+    p.tree.max_nodes = None;
+    p.tree.max_leaves = 2;
     // A million categories in a column: more levels than bins.
     let n = 1_000_000;
     let levels: Vec<String> = (0..n).map(|i| format!("c{i}")).collect();

@@ -7,6 +7,7 @@ mod common;
 mod determinism;
 mod distributed;
 mod equivalences;
+mod extreme_statistics;
 mod fuzz_corpus;
 mod goldens;
 mod model_files;

@@ -26,7 +26,7 @@ X = rng.normal(size=(100_000, 8))
 y = (X[:, 0] + rng.normal(size=100_000) > 0).astype(int)
 mode = sys.argv[1]
 if mode == "fit":
-    clf = RealAdaBoostClassifier(n_estimators=10**9, max_leaves=64)
+    clf = RealAdaBoostClassifier(n_estimators=10**6, max_leaves=64)
     go = lambda: clf.fit(X, y)
 elif mode == "predict":
     clf = RealAdaBoostClassifier(n_estimators=300, max_leaves=32).fit(X[:5000], y[:5000])

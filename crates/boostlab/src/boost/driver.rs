@@ -221,6 +221,8 @@ fn fit_options(
         refuse_auto_t_with(&opts)?;
         params.check()?;
         data.check_trainable()?;
+        // The inner folds' fits skip the rows rule (they hold part of the rows): checked here.
+        params.tree.check_against_data(data.n_rows(), 0, true)?;
         return crate::select::auto_t::fit(data, params, loss, opts.cancel, on_round);
     }
     fit_inner(data, params, loss, opts, on_round)
@@ -300,7 +302,8 @@ pub(crate) fn fit_inner_on(
 ) -> Result<Ensemble> {
     let cancel = opts.cancel;
     params.check()?;
-    if coll.is_distributed() {
+    // The training rows over every rank.
+    let n_rows = if coll.is_distributed() {
         // A rank may hold no rows, or one class only: the checks are on every rank's rows.
         if data.n_features() == 0 {
             return Err(Error::InvalidData("no feature columns".into()));
@@ -309,9 +312,11 @@ pub(crate) fn fit_inner_on(
         if n == 0 || total.is_nan() || total <= 0.0 {
             return Err(Error::InvalidData(format!("no rows of positive weight on any rank ({n} rows)")));
         }
+        n
     } else {
         data.check_trainable()?;
-    }
+        data.n_rows()
+    };
     if let Some(f) = data.mapper.features.iter().position(|b| match b {
         FeatureBins::Numeric { .. } => b.n_value_bins() > params.max_bins,
         FeatureBins::Categorical { .. } => false,
@@ -355,6 +360,9 @@ pub(crate) fn fit_inner_on(
     }
     let eval_loss = loss.clone();
     let (mut booster, extras) = make_booster(&params, labels.view(weights), loss, coll)?;
+    // Sizes that allocations follow, against the data and the memory bound, before the rounds.
+    let k = booster.n_outputs();
+    params.check_against_data(n_rows, k, data.bins.total_bins() * 2 * k, !opts.inner)?;
     if coll.is_distributed() {
         booster.set_collective(coll.clone(), labels.view(weights))?;
     }

@@ -70,6 +70,9 @@ pub(crate) struct FitOptions<'a> {
     pub init_model: Option<&'a Ensemble>,
     /// Stops the fit with [`Error::Cancelled`] once set. By default none.
     pub cancel: Option<&'a Cancel>,
+    /// One of `t = auto`'s inner fits on part of the rows: the leaf limit is checked against the
+    /// whole data's rows by the outer fit, not against this fold's. By default false.
+    pub inner: bool,
 }
 
 /// Running validation scores and the early-stopping state.
@@ -345,6 +348,33 @@ pub(crate) fn check_init(init: &Ensemble, data: &BinnedData, params: &BoostParam
         }
     }
     let (s, t) = (&init.schema, &data.schema);
+    let kind = |k: &crate::data::FeatureKind| match k {
+        crate::data::FeatureKind::Numeric => "numeric",
+        crate::data::FeatureKind::Categorical => "categorical",
+    };
+    if s.names == t.names && s.kinds.len() == t.kinds.len() {
+        // The same columns: name the first whose kind or categories changed.
+        for (f, name) in t.names.iter().enumerate() {
+            if s.kinds[f] != t.kinds[f] {
+                return Err(Error::InvalidData(format!(
+                    "warm start: column '{}' is {} in the data but {} in the init model: give the column the \
+                     init model's kind (or train without the init model)",
+                    crate::error::shown(name),
+                    kind(&t.kinds[f]),
+                    kind(&s.kinds[f])
+                )));
+            }
+            if s.levels.get(f) != t.levels.get(f) {
+                return Err(Error::InvalidData(format!(
+                    "warm start: column '{}' has {} categories in the data but {} in the init model (or in \
+                     another order): warm start needs the init model's categories",
+                    crate::error::shown(name),
+                    t.levels.get(f).and_then(Option::as_ref).map_or(0, Vec::len),
+                    s.levels.get(f).and_then(Option::as_ref).map_or(0, Vec::len)
+                )));
+            }
+        }
+    }
     if s.names != t.names || s.kinds != t.kinds || s.levels != t.levels {
         return Err(Error::InvalidData(format!(
             "warm start: the data's features ({}: {}) differ from the init model's ({}: {})",

@@ -174,6 +174,32 @@ impl Default for BoostParams {
 }
 
 impl BoostParams {
+    /// Checks the sizes that allocations follow against the training data, before the first
+    /// round: the tree's ([`TreeParams::check_against_data`](crate::params::TreeParams::check_against_data)),
+    /// then `n_estimators` × [`round_bytes`](crate::params::tree::round_bytes) of trees of at
+    /// most `min(leaf limit, n_rows)` leaves and `k` outputs within
+    /// [`MEMORY_BOUND`](crate::params::tree::MEMORY_BOUND) (the model a fit of that many rounds
+    /// would hold). `n_rows`: the training rows (over every rank); `hist_values`: the values of
+    /// one leaf's histogram; `rows_rule`: as for the tree's check.
+    pub fn check_against_data(&self, n_rows: usize, k: usize, hist_values: usize, rows_rule: bool) -> Result<()> {
+        use crate::params::tree::{round_bytes, MEMORY_BOUND};
+        self.tree.check_against_data(n_rows, hist_values, rows_rule)?;
+        let leaves = self.tree.leaf_limit().min(n_rows.max(2));
+        let per_round = round_bytes(leaves, k);
+        let most = MEMORY_BOUND / per_round;
+        if self.n_estimators as u64 > most {
+            return Err(Error::param(
+                "n_estimators",
+                format!(
+                    "an integer ≤ {most} (each round adds up to {per_round} bytes to the model — trees of up to \
+                     {leaves} leaves — and a model may take at most 16 GiB)"
+                ),
+                self.n_estimators,
+            ));
+        }
+        Ok(())
+    }
+
     /// Validates every parameter.
     pub fn check(&self) -> Result<()> {
         if self.n_estimators == 0 {

@@ -168,7 +168,61 @@ impl Default for TreeParams {
     }
 }
 
+/// The memory a fit may plan for, in bytes (16 GiB): the model's trees over every round, and
+/// the histograms of one tree's open leaves, are each checked against it before the first
+/// round (see [`TreeParams::check_against_data`] and
+/// [`BoostParams::check_against_data`](crate::params::BoostParams::check_against_data)).
+pub const MEMORY_BOUND: u64 = 16 << 30;
+
+/// An upper estimate of the bytes one round adds to a model in memory with trees of at most
+/// `leaves` leaves and `k` outputs: 1 KiB for the tree's header, α and the round's record,
+/// then per leaf two nodes of at most 48 bytes with their gain and cover (128 bytes) and `k`
+/// leaf values (`8k`).
+pub fn round_bytes(leaves: usize, k: usize) -> u64 {
+    1024 + leaves as u64 * (128 + 8 * k as u64)
+}
+
 impl TreeParams {
+    /// Checks the tree's size against the training data, before anything is allocated from it:
+    /// the leaf limit (`max_leaves`, or `max_nodes`' ⌊(K+1)/2⌋) at most the number of training
+    /// rows `n_rows` (a leaf holds at least one row) when `rows_rule` (the whole fit, not one of
+    /// `t = auto`'s inner folds), and the histograms of that many open leaves — `hist_values`
+    /// values of 8 bytes each — within [`MEMORY_BOUND`].
+    pub fn check_against_data(&self, n_rows: usize, hist_values: usize, rows_rule: bool) -> Result<()> {
+        let leaves = self.leaf_limit();
+        let name = if self.max_nodes.is_some() { "max_nodes" } else { "max_leaves" };
+        let as_param = |l: usize| if self.max_nodes.is_some() { (2 * l).saturating_sub(1) } else { l };
+        let got = self.max_nodes.unwrap_or(self.max_leaves);
+        let rows = n_rows.max(2);
+        if rows_rule && leaves > rows {
+            let (lo, what) = if self.max_nodes.is_some() { (3, "nodes") } else { (2, "leaves") };
+            return Err(Error::param(
+                name,
+                format!(
+                    "an integer in {lo}..={} (a tree has at most one leaf per training row, and there are {n_rows}; \
+                     {what} beyond that cannot be used)",
+                    as_param(rows)
+                ),
+                got,
+            ));
+        }
+        let per_leaf = 8 * hist_values.max(1) as u64;
+        let fits = MEMORY_BOUND / per_leaf;
+        if leaves.min(rows) as u64 > fits {
+            let most = usize::try_from(fits).unwrap_or(usize::MAX).max(2);
+            return Err(Error::param(
+                name,
+                format!(
+                    "an integer ≤ {} (each open leaf keeps a histogram of {per_leaf} bytes, and a tree's may take at \
+                     most 16 GiB)",
+                    as_param(most)
+                ),
+                got,
+            ));
+        }
+        Ok(())
+    }
+
     /// Validates every field.
     pub fn check(&self) -> Result<()> {
         if self.max_leaves < 2 {

@@ -75,6 +75,33 @@ fn leaf_count(index: &[u32], row_weight: Option<&[f64]>, start: usize, end: usiz
     }
 }
 
+/// Refuses a node whose statistics' sums overflow: a total weight `Σ (W+ + W−)` or a criterion
+/// cost that is not finite. Every sum over rows and every cost the split search computes is
+/// bounded by the node's (its candidates' sides are parts of it), so a node that passes gives
+/// finite gains and leaf values; one that does not would give NaN gains (no split, silently) or
+/// infinite bounds. The check reads the node's summed block only (distributed: the sums over
+/// every rank, so every rank refuses alike).
+fn check_node_sums(node: usize, rows: Option<usize>, sum: &[f64], criterion: &Criterion) -> Result<()> {
+    let w: f64 = sum.iter().sum();
+    if w.is_finite() && block_cost(criterion, sum).is_finite() {
+        Ok(())
+    } else {
+        Err(overflowing_node(node, rows, sum, criterion))
+    }
+}
+
+/// The error of a node whose sums overflow: the node, its rows (when known), its total weight
+/// and criterion cost, and what to do.
+fn overflowing_node(node: usize, rows: Option<usize>, sum: &[f64], criterion: &Criterion) -> Error {
+    let rows = rows.map_or(String::new(), |r| format!(" ({r} rows)"));
+    let w: f64 = sum.iter().sum();
+    Error::Numerical(format!(
+        "the statistics of node {node}{rows} overflow: their total weight is {w:e} and the criterion's cost {:e}; \
+         scale the sample weights (or the statistics) down",
+        block_cost(criterion, sum)
+    ))
+}
+
 /// Grows one tree on the signed statistics `stats` (`n × k`, row-major; see
 /// [`crate::boost::Booster::statistics`]): `+w` adds `w` to the output's `W+`, `−w` to its `W−`.
 pub fn grow(bm: &BinnedMatrix, mapper: &BinMapper, stats: &[f64], k: usize, spec: &GrowSpec<'_>) -> Result<Grown> {
@@ -227,12 +254,9 @@ pub(crate) fn grow_ranks(
         if let Some(i) = stats.iter().position(|s| !s.is_finite()) {
             return Err(Error::Numerical(format!("statistic {} of row {} is {}", i % k, i / k, stats[i])));
         }
-        return Err(Error::Numerical(format!(
-            "the statistics sum to a non-finite total ({}) on {} rows",
-            root_sum.iter().find(|t| !t.is_finite()).copied().unwrap_or(f64::NAN),
-            root_rows
-        )));
+        return Err(overflowing_node(0, Some(root_rows), &root_sum, &spec.criterion));
     }
+    check_node_sums(0, Some(root_rows), &root_sum, &spec.criterion)?;
     let root_best = search(&root_hist, &root_sum, root_rows, 0, 0);
     let mut nodes = vec![Node::Leaf { leaf: 0 }];
     // Each split's criterion decrease, recorded as it is made (0 at leaves).
@@ -409,6 +433,8 @@ pub(crate) fn grow_ranks(
         } else {
             let (sl, sr) = (sum_of(&lh), sum_of(&rh));
             let (rl, rr) = (rows_of(0, ls, le), rows_of(1, rs, re));
+            check_node_sums(li, Some(rl), &sl, &spec.criterion)?;
+            check_node_sums(li + 1, Some(rr), &sr, &spec.criterion)?;
             let depth = parent.depth + 1;
             let (bl, br) =
                 rayon::join(|| search(&lh, &sl, rl, depth, serial + 1), || search(&rh, &sr, rr, depth, serial + 2));
@@ -419,6 +445,9 @@ pub(crate) fn grow_ranks(
         {
             serial += 1;
             let (sum, best) = searched[side].take().unwrap_or((last_sum, None));
+            if last_split {
+                check_node_sums(node, None, &sum, &spec.criterion)?;
+            }
             // Only the `count` order reads the count (a weighted count costs a pass over the rows).
             let count = match &global {
                 Some(g) => g[2 + side],
@@ -781,7 +810,24 @@ mod tests {
         huge[5] = f64::MAX;
         huge[6] = f64::MAX;
         let err = grow(&bm, &mapper, &huge, 1, &spec).expect_err("an overflowing total").to_string();
-        assert!(err.contains("non-finite total"), "{err}");
+        assert!(err.contains("the statistics of node 0 (300 rows) overflow: their total weight is inf"), "{err}");
+        // W+ and W− each finite, their sum not: refused too (the tempered bounds would see ∞).
+        let mut split = good.clone();
+        split[5] = 1e308;
+        split[6] = -1e308;
+        let tempered = GrowSpec { criterion: Criterion::Tempered { t: 0.5 }, ..spec };
+        let err = grow(&bm, &mapper, &split, 1, &tempered).expect_err("an overflowing weight").to_string();
+        assert!(err.contains("node 0 (300 rows) overflow: their total weight is inf"), "{err}");
+        // Finite sums whose criterion cost overflows (Matusita's 2√(W+·W−)).
+        let mut big = good.clone();
+        big[5] = 1e200;
+        big[6] = -1e200;
+        let matusita = GrowSpec { criterion: Criterion::Matusita, ..spec };
+        let err = grow(&bm, &mapper, &big, 1, &matusita).expect_err("an overflowing cost").to_string();
+        assert!(
+            err.contains("node 0 (300 rows) overflow: their total weight is 2e200 and the criterion's cost inf"),
+            "{err}"
+        );
     }
 
     /// Random ties on a node large enough for the parallel histogram and split search

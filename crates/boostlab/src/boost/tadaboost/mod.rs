@@ -209,7 +209,14 @@ impl TAdaBoost {
             co_simplex_normalize_mult(&mut q, c.as_deref(), t)
         };
         if !(z > 0.0 && z.is_finite()) {
-            return Err(Error::Numerical(format!("initial weights cannot be normalised (Z = {z})")));
+            // q_1 = m^(−1/(2−t)) is below the smallest normal float (≈ e^−708) once
+            // 2 − t < ln m / 708: the largest usable t for m examples, rounded down.
+            let t_max = ((2.0 - m.ln() / 708.0) * 1e4).floor() / 1e4;
+            let q1 = if q1 == 0.0 { "0".to_string() } else { format!("{q1:e}") };
+            return Err(Error::Numerical(format!(
+                "t-AdaBoost cannot start at t = {t}: the initial weights m^(−1/(2−t)) of its {n} examples \
+                 underflow to {q1} and cannot be normalised (Z = {z}); use t ≤ {t_max} with this many examples"
+            )));
         }
         flush_subnormals(&mut q);
         // With a schedule, the clipped model is that of its last temperature.

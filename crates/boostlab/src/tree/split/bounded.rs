@@ -197,10 +197,13 @@ impl RiskBounds {
     /// `(lo, hi)` with `lo ≤ Criterion::Tempered { t }.cost(wp, wn) ≤ hi` (see the type's doc).
     ///
     /// Branch-light and cheap (the split scan calls it for every candidate). An empty
-    /// pair divides `0/1`, so `u` is never NaN: `u ∈ [0, 1]`, `x = min(u, 1 − u) ∈ [0, ½]`, and
-    /// the table index is a plain truncation of a number in `[0, N]`; any `w > 0` (subnormal
-    /// included) divides as the cost does. Comparisons are written as selects, which compile to
-    /// single `min`/`max`-type instructions (no operand is NaN). `min(u, 1 − u)` is the former
+    /// pair divides `0/1`, so for finite sums `u` is never NaN: `u ∈ [0, 1]`,
+    /// `x = min(u, 1 − u) ∈ [0, ½]`, and the table index is the truncation of a number in
+    /// `[0, N]`; any `w > 0` (subnormal included) divides as the cost does. A side of `+∞` (the
+    /// grower refuses such sums first, but this function does not rely on it) divides `∞/∞`:
+    /// `u` is NaN, the pair is not `live` and the bounds are `(0, 0)`; [`table_index`] keeps
+    /// the index in the table for every input. Comparisons are written as selects, which compile
+    /// to single `min`/`max`-type instructions. `min(u, 1 − u)` is the former
     /// `u > ½ ? 1 − u : u`: for `u ≤ ½`, `fl(1 − u) ≥ ½ ≥ u`; for `u > ½`, `1 − u` is exact
     /// (Sterbenz) and below ½.
     #[inline(always)]
@@ -214,8 +217,7 @@ impl RiskBounds {
         let v = 1.0 - u;
         let x = if v < u { v } else { u };
         let pos = x * (2 * RISK_GRID) as f64;
-        let j = pos as i32 as usize;
-        let j = if j < RISK_GRID - 1 { j } else { RISK_GRID - 1 };
+        let j = table_index(pos);
         let frac = pos - j as f64;
         let l = &self.table;
         let (a, b, c) = (l[j], l[j + 1], l[j.saturating_sub(1)]);
@@ -231,15 +233,39 @@ impl RiskBounds {
     }
 }
 
+/// The table index of the grid position `pos`: `⌊pos⌋` clamped to `[0, N − 1]`, clamped in the
+/// float domain before the conversion, so that every input lands in the table — NaN (a pair
+/// with an infinite side divides ∞/∞), ±∞ and negative positions included. For `pos ∈ [0, N]`
+/// (every pair of finite sums) it is the truncation clamped to `N − 1`.
+/// [`bounds_x4::table_index_x4`] is the same lane by lane; the gathers rely on it.
+#[inline(always)]
+fn table_index(pos: f64) -> usize {
+    // `pos > 0 ? pos : 0` sends NaN to 0, as `maxpd(pos, 0)` does.
+    let p = if pos > 0.0 { pos } else { 0.0 };
+    let last = (RISK_GRID - 1) as f64;
+    (if p < last { p } else { last }) as usize
+}
+
 /// [`RiskBounds::cost_bounds`] four pairs at a time with AVX2: the same
 /// operations in the same order lane by lane — IEEE-exact `+ − × ÷`, ordered comparisons that are
-/// false on NaN as Rust's, selects as blends, the truncation `pos as i32` as `cvttpd2dq` (`pos`
-/// is in `[0, N]`), the three table reads as gathers — hence the same bits;
+/// false on NaN as Rust's, selects as blends, [`table_index`] as `maxpd`/`minpd` then the
+/// truncation `cvttpd2dq` of a number in `[0, N − 1]`, the three table reads as gathers — hence
+/// the same bits;
 /// `simd_passes_equal_the_scalar_passes` (tree/grow.rs) checks it.
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod bounds_x4 {
     use super::{RiskBounds, RISK_GRID, RISK_SLACK};
     use std::arch::x86_64::*;
+
+    /// [`super::table_index`] of four positions: `max(pos, 0)` (`maxpd` returns its second
+    /// operand, 0, when `pos` is NaN), then `min(·, N − 1)`, then the truncation — in
+    /// `[0, N − 1]` for every input.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(crate) fn table_index_x4(pos: __m256d) -> __m128i {
+        let clamped = _mm256_min_pd(_mm256_max_pd(pos, _mm256_setzero_pd()), _mm256_set1_pd((RISK_GRID - 1) as f64));
+        _mm256_cvttpd_epi32(clamped)
+    }
 
     impl RiskBounds {
         /// `(lo, hi)` of [`RiskBounds::cost_bounds`] for the four pairs `(wp[i], wn[i])`.
@@ -258,14 +284,15 @@ pub(crate) mod bounds_x4 {
             let v = _mm256_sub_pd(one, u);
             let x = _mm256_blendv_pd(u, v, _mm256_cmp_pd::<_CMP_LT_OQ>(v, u));
             let pos = _mm256_mul_pd(x, _mm256_set1_pd((2 * RISK_GRID) as f64));
-            let j = _mm_min_epi32(_mm256_cvttpd_epi32(pos), _mm_set1_epi32(RISK_GRID as i32 - 1));
+            let j = table_index_x4(pos);
             let frac = _mm256_sub_pd(pos, _mm256_cvtepi32_pd(j));
             let jn = _mm_add_epi32(j, _mm_set1_epi32(1));
             let jp = _mm_max_epi32(_mm_sub_epi32(j, _mm_set1_epi32(1)), _mm_setzero_si128());
             let base = self.table.as_ptr();
-            // SAFETY: every index is in `[0, RISK_GRID]` (`j` is the truncation of `pos ∈ [0, N]`
-            // clamped to `N − 1`, `jn = j + 1 ≤ N`, `jp = max(j − 1, 0)`), and the table holds
-            // `RISK_GRID + 1` values.
+            // SAFETY: every index is in `[0, RISK_GRID]` whatever the inputs (`j` from
+            // `table_index_x4` is in `[0, N − 1]` for every `pos`, NaN and ±∞ included —
+            // `table_index_x4_stays_in_the_table` checks it on arbitrary bit patterns —,
+            // `jn = j + 1 ≤ N`, `jp = max(j − 1, 0)`), and the table holds `RISK_GRID + 1` values.
             let (a, b, c) = unsafe {
                 (
                     _mm256_i32gather_pd::<8>(base, j),
@@ -382,6 +409,115 @@ mod tests {
                     assert!(lo <= c && c <= hi, "t = {t}: cost({p:e}, {n:e}) = {c:e} outside [{lo:e}, {hi:e}]");
                 }
             }
+        }
+    }
+
+    /// Extreme inputs: any bit pattern (NaN, ±∞, subnormal, 1e308, negative).
+    fn extreme_f64() -> impl proptest::strategy::Strategy<Value = f64> {
+        use proptest::prelude::*;
+        prop_oneof![
+            Just(f64::NAN),
+            Just(f64::INFINITY),
+            Just(f64::NEG_INFINITY),
+            Just(f64::MAX),
+            Just(1e308),
+            Just(-1e308),
+            Just(f64::from_bits(1)),
+            Just(f64::MIN_POSITIVE),
+            Just(0.0),
+            Just(-0.0),
+            Just(1.0),
+            proptest::num::f64::ANY,
+            0.0..1e3f64,
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 4096, ..Default::default() })]
+
+        /// The precondition of the gathers in [`RiskBounds::cost_bounds_x4`]: the table index of
+        /// any position — NaN, ±∞, negative, huge, any bit pattern — is in `[0, N − 1]`, lane
+        /// by lane equal to the scalar [`table_index`].
+        #[test]
+        #[cfg(target_arch = "x86_64")]
+        #[allow(unsafe_code)]
+        fn table_index_x4_stays_in_the_table(p in proptest::array::uniform4(extreme_f64())) {
+            use std::arch::x86_64::*;
+            if std::is_x86_feature_detected!("avx2") {
+                let mut got = [0i32; 4];
+                // SAFETY: AVX2 is detected above; `got` holds four i32.
+                unsafe {
+                    let j = bounds_x4::table_index_x4(_mm256_set_pd(p[3], p[2], p[1], p[0]));
+                    _mm_storeu_si128(got.as_mut_ptr().cast(), j);
+                }
+                for (g, &x) in got.iter().zip(&p) {
+                    proptest::prop_assert!((0..RISK_GRID as i32).contains(g), "pos {x:e}: index {g}");
+                    proptest::prop_assert_eq!(*g as usize, table_index(x), "pos {:e}", x);
+                }
+            }
+            for &x in &p {
+                proptest::prop_assert!(table_index(x) < RISK_GRID);
+            }
+        }
+
+        /// The four-lane bounds on extreme pairs (NaN, ±∞, 1e308, subnormal, negative residues):
+        /// no read outside the table, and the scalar bounds' values lane by lane (NaN where the
+        /// scalar is NaN).
+        #[test]
+        #[cfg(target_arch = "x86_64")]
+        #[allow(unsafe_code)]
+        fn cost_bounds_x4_on_extreme_pairs_equal_the_scalar_bounds(
+            wp in proptest::array::uniform4(extreme_f64()),
+            wn in proptest::array::uniform4(extreme_f64()),
+            ti in 0usize..4,
+        ) {
+            use std::arch::x86_64::*;
+            if !std::is_x86_feature_detected!("avx2") {
+                return Ok(());
+            }
+            let t = [0.8, -2.0, 1.3, 2.0][ti];
+            let rb = RiskBounds::for_t(t).expect("supported");
+            let (mut lo, mut hi) = ([0.0; 4], [0.0; 4]);
+            // SAFETY: AVX2 is detected above; the arrays hold four values.
+            unsafe {
+                let (l, h) = rb.cost_bounds_x4(
+                    _mm256_set_pd(wp[3], wp[2], wp[1], wp[0]),
+                    _mm256_set_pd(wn[3], wn[2], wn[1], wn[0]),
+                );
+                _mm256_storeu_pd(lo.as_mut_ptr(), l);
+                _mm256_storeu_pd(hi.as_mut_ptr(), h);
+            }
+            for i in 0..4 {
+                let (sl, sh) = rb.cost_bounds(wp[i], wn[i]);
+                let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+                proptest::prop_assert!(same(lo[i], sl) && same(hi[i], sh),
+                    "t = {}: ({:e}, {:e}): ({:e}, {:e}) vs ({:e}, {:e})", t, wp[i], wn[i], lo[i], hi[i], sl, sh);
+            }
+        }
+    }
+
+    /// A side of +∞ (finite statistics whose sum overflowed) gives no bounds, (0, 0), and reads
+    /// inside the table, scalar and four lanes alike.
+    #[test]
+    #[allow(unsafe_code)]
+    fn tempered_bounds_of_an_infinite_side_are_zero() {
+        let rb = RiskBounds::for_t(0.5).expect("supported");
+        for (p, n) in [(f64::INFINITY, 1.0), (f64::INFINITY, 0.0), (f64::INFINITY, f64::INFINITY), (f64::NAN, 1.0)] {
+            assert_eq!(rb.cost_bounds(p, n), (0.0, 0.0), "({p}, {n})");
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            use std::arch::x86_64::*;
+            let (mut lo, mut hi) = ([1.0; 4], [1.0; 4]);
+            // SAFETY: AVX2 is detected above; the arrays hold four values.
+            unsafe {
+                let inf = f64::INFINITY;
+                let (l, h) =
+                    rb.cost_bounds_x4(_mm256_set_pd(inf, inf, inf, f64::NAN), _mm256_set_pd(1.0, 0.0, inf, 1.0));
+                _mm256_storeu_pd(lo.as_mut_ptr(), l);
+                _mm256_storeu_pd(hi.as_mut_ptr(), h);
+            }
+            assert_eq!((lo, hi), ([0.0; 4], [0.0; 4]));
         }
     }
 

@@ -196,8 +196,8 @@ fn absurd_parameters_are_clear_errors() {
         fit(&d, &p).unwrap_err().to_string(),
         "invalid parameter `n_estimators`: expected an integer ≥ 1, got 0"
     );
-    // Sizes that allocations follow, checked against the data before the first round: more
-    // leaves (or nodes) than rows, and more rounds than a model can hold in memory.
+    // Sizes that allocations follow, checked against the data before the first round: more rounds
+    // than a model can hold in memory, counting trees of min(leaf limit, rows) leaves.
     p.n_estimators = 1_000_000_000_000;
     assert_eq!(
         fit(&d, &p).unwrap_err().to_string(),
@@ -205,18 +205,17 @@ fn absurd_parameters_are_clear_errors() {
          the model — trees of up to 2 leaves — and a model may take at most 16 GiB), got 1000000000000"
     );
     p.n_estimators = 13_256_071;
-    p.tree.max_leaves = 101;
-    let e = fit(&d, &p).unwrap_err().to_string();
-    assert!(
-        e.starts_with("invalid parameter `max_leaves`: expected an integer in 2..=100 (a tree has at most one leaf"),
-        "{e}"
-    );
     p.tree.max_leaves = 100;
     let e = fit(&d, &p).unwrap_err().to_string();
     assert!(e.starts_with("invalid parameter `n_estimators`: expected an integer ≤ 1174772 "), "{e}");
+    // A leaf limit above the rows (100) counts as the rows: the same bound.
     p.tree.max_nodes = Some(1_000_000_000);
     let e = fit(&d, &p).unwrap_err().to_string();
-    assert!(e.starts_with("invalid parameter `max_nodes`: expected an integer in 3..=199 "), "{e}");
+    assert!(e.starts_with("invalid parameter `n_estimators`: expected an integer ≤ 1174772 "), "{e}");
+    // ... and is no error by itself: the trees stop growing with the data.
+    p.n_estimators = 3;
+    let m = fit(&d, &p).unwrap();
+    assert!(m.trees.iter().all(|t| t.nodes.len() < 2 * d.n_rows()), "at most one leaf per row");
     p.tree.max_nodes = None;
     p.tree.max_leaves = 2;
     // A million categories in a column: more levels than bins.

@@ -221,8 +221,6 @@ fn fit_options(
         refuse_auto_t_with(&opts)?;
         params.check()?;
         data.check_trainable()?;
-        // The inner folds' fits skip the rows rule (they hold part of the rows): checked here.
-        params.tree.check_against_data(data.n_rows(), 0, true)?;
         return crate::select::auto_t::fit(data, params, loss, opts.cancel, on_round);
     }
     fit_inner(data, params, loss, opts, on_round)
@@ -362,7 +360,7 @@ pub(crate) fn fit_inner_on(
     let (mut booster, extras) = make_booster(&params, labels.view(weights), loss, coll)?;
     // Sizes that allocations follow, against the data and the memory bound, before the rounds.
     let k = booster.n_outputs();
-    params.check_against_data(n_rows, k, data.bins.total_bins() * 2 * k, !opts.inner)?;
+    params.check_against_data(n_rows, k, data.bins.total_bins() * 2 * k)?;
     if coll.is_distributed() {
         booster.set_collective(coll.clone(), labels.view(weights))?;
     }

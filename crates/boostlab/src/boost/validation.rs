@@ -70,9 +70,6 @@ pub(crate) struct FitOptions<'a> {
     pub init_model: Option<&'a Ensemble>,
     /// Stops the fit with [`Error::Cancelled`] once set. By default none.
     pub cancel: Option<&'a Cancel>,
-    /// One of `t = auto`'s inner fits on part of the rows: the leaf limit is checked against the
-    /// whole data's rows by the outer fit, not against this fold's. By default false.
-    pub inner: bool,
 }
 
 /// Running validation scores and the early-stopping state.

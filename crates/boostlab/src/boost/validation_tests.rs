@@ -320,7 +320,7 @@ fn warm_start_with_validation_data_continues_the_curve_and_early_stopping() {
         let mut p = BoostParams { algorithm: a, n_estimators: 60, ..BoostParams::default() };
         p.tree.max_leaves = 8;
         let with_valid = |p: &BoostParams, init: Option<&Ensemble>| {
-            let opts = FitOptions { valid: Some(&valid), init_model: init, cancel: None, inner: false };
+            let opts = FitOptions { valid: Some(&valid), init_model: init, cancel: None };
             fit_with_options(&train, p, None, opts, &mut |_| {}).expect("fit")
         };
         // The validation curve of a continued fit is the one-go curve (the replayed rounds too).

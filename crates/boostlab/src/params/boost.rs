@@ -180,10 +180,10 @@ impl BoostParams {
     /// most `min(leaf limit, n_rows)` leaves and `k` outputs within
     /// [`MEMORY_BOUND`](crate::params::tree::MEMORY_BOUND) (the model a fit of that many rounds
     /// would hold). `n_rows`: the training rows (over every rank); `hist_values`: the values of
-    /// one leaf's histogram; `rows_rule`: as for the tree's check.
-    pub fn check_against_data(&self, n_rows: usize, k: usize, hist_values: usize, rows_rule: bool) -> Result<()> {
+    /// one leaf's histogram.
+    pub fn check_against_data(&self, n_rows: usize, k: usize, hist_values: usize) -> Result<()> {
         use crate::params::tree::{round_bytes, MEMORY_BOUND};
-        self.tree.check_against_data(n_rows, hist_values, rows_rule)?;
+        self.tree.check_against_data(n_rows, hist_values)?;
         let leaves = self.tree.leaf_limit().min(n_rows.max(2));
         let per_round = round_bytes(leaves, k);
         let most = MEMORY_BOUND / per_round;

@@ -330,7 +330,7 @@ pub static PARAMETERS: &[ParamSpec] = &[
         cli_flag: Some("max-leaves"),
         python_kw: Some("max_leaves"),
         toml_key: Some("max_leaves"),
-        doc: "Maximum number of leaves per tree (2: stumps); at most the number of training rows, and one tree's open leaves' histograms within 16 GiB (checked against the data before the first round).",
+        doc: "Maximum number of leaves per tree (2: stumps); a tree also stops at one leaf per training row. One tree's open leaves' histograms must fit in 16 GiB (checked against the data before the first round).",
         ..BASE
     },
     ParamSpec {
@@ -344,7 +344,7 @@ pub static PARAMETERS: &[ParamSpec] = &[
         cli_flag: Some("max-nodes"),
         python_kw: Some("max_nodes"),
         toml_key: Some("max_nodes"),
-        doc: "Maximum number of nodes per tree (size 15 = 8 leaves); overrides max_leaves; at most 2 × the training rows − 1.",
+        doc: "Maximum number of nodes per tree (size 15 = 8 leaves); overrides max_leaves.",
         ..BASE
     },
     ParamSpec {

@@ -184,28 +184,16 @@ pub fn round_bytes(leaves: usize, k: usize) -> u64 {
 
 impl TreeParams {
     /// Checks the tree's size against the training data, before anything is allocated from it:
-    /// the leaf limit (`max_leaves`, or `max_nodes`' ⌊(K+1)/2⌋) at most the number of training
-    /// rows `n_rows` (a leaf holds at least one row) when `rows_rule` (the whole fit, not one of
-    /// `t = auto`'s inner folds), and the histograms of that many open leaves — `hist_values`
-    /// values of 8 bytes each — within [`MEMORY_BOUND`].
-    pub fn check_against_data(&self, n_rows: usize, hist_values: usize, rows_rule: bool) -> Result<()> {
+    /// the histograms of the open leaves — at most the leaf limit (`max_leaves`, or `max_nodes`'
+    /// ⌊(K+1)/2⌋) and at most one per training row (`n_rows`), `hist_values` values of 8 bytes
+    /// each — within [`MEMORY_BOUND`]. A leaf limit above the rows is allowed: growth stops when
+    /// every leaf is pure or too small to split, so it costs nothing.
+    pub fn check_against_data(&self, n_rows: usize, hist_values: usize) -> Result<()> {
         let leaves = self.leaf_limit();
         let name = if self.max_nodes.is_some() { "max_nodes" } else { "max_leaves" };
         let as_param = |l: usize| if self.max_nodes.is_some() { (2 * l).saturating_sub(1) } else { l };
         let got = self.max_nodes.unwrap_or(self.max_leaves);
         let rows = n_rows.max(2);
-        if rows_rule && leaves > rows {
-            let (lo, what) = if self.max_nodes.is_some() { (3, "nodes") } else { (2, "leaves") };
-            return Err(Error::param(
-                name,
-                format!(
-                    "an integer in {lo}..={} (a tree has at most one leaf per training row, and there are {n_rows}; \
-                     {what} beyond that cannot be used)",
-                    as_param(rows)
-                ),
-                got,
-            ));
-        }
         let per_leaf = 8 * hist_values.max(1) as u64;
         let fits = MEMORY_BOUND / per_leaf;
         if leaves.min(rows) as u64 > fits {

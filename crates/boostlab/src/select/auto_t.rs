@@ -142,7 +142,7 @@ pub(crate) fn fit(
                 train,
                 &fixed(auto.grid[g]),
                 loss.clone(),
-                FitOptions { cancel, inner: true, ..FitOptions::default() },
+                FitOptions { cancel, ..FitOptions::default() },
                 &mut |_| {},
             )
             .map_err(|e| Error::Failed(format!("t = auto, inner fit at t = {}, fold {k}: {e}", auto.grid[g])))?;
@@ -236,7 +236,7 @@ pub(crate) fn fit_on(
                 &part,
                 &fixed(t),
                 loss.clone(),
-                FitOptions { cancel, inner: true, ..FitOptions::default() },
+                FitOptions { cancel, ..FitOptions::default() },
                 &mut |_| {},
                 coll,
             )

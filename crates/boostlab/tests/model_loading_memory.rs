@@ -1,6 +1,6 @@
 //! Loading a model file takes at most 3 times the file's size in memory, measured by a
-//! counting global allocator (this binary's own, so no other test allocates meanwhile), and
-//! reads at 50 MB/s or more.
+//! counting global allocator (this binary's own, so no other test allocates meanwhile). The
+//! loading speed is printed, not asserted: speed is a benchmark's claim, not a test's.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -107,7 +107,7 @@ fn loading_a_model_takes_at_most_three_times_its_size() {
     let mut secs = start.elapsed().as_secs_f64();
     let peak = PEAK.load(Ordering::Relaxed) - base;
     let held = IN_USE.load(Ordering::Relaxed) - base;
-    // The speed: the best of three loads (the host's other work only slows one down).
+    // The speed, printed: the best of three loads (the host's other work only slows one down).
     for _ in 0..2 {
         let start = Instant::now();
         let again = Ensemble::load(&path).unwrap();
@@ -124,6 +124,5 @@ fn loading_a_model_takes_at_most_three_times_its_size() {
         held as f64 / 1e6
     );
     assert!(ratio <= 3.0, "peak {peak} bytes for a {size}-byte file: {ratio:.2}×");
-    assert!(mb_s >= 50.0, "{mb_s:.1} MB/s");
     assert!(back.n_trees() > 1000);
 }

@@ -27,7 +27,7 @@ py=.venv/bin/python
 # matplotlib, onnx and onnxruntime: the plots and the ONNX export are tested;
 # dask[distributed,dataframe]: the Dask estimators (the `dask` extra); cryptography:
 # the Dask test on a TLS cluster (`Security.temporary()`).
-"$py" -m pip install --quiet numpy scipy scikit-learn pandas polars pytest matplotlib onnx onnxruntime \
+"$py" -m pip install --quiet numpy scipy scikit-learn pandas polars pytest matplotlib onnx onnxruntime skl2onnx \
   'dask[distributed,dataframe]' cryptography
 lap "venv and test dependencies"
 # Builds the release wheel (maturin, from pyproject.toml, in an isolated build environment) and

@@ -24,7 +24,8 @@ _registered = False
 
 def register() -> None:
     """Registers the converter of every boostlab estimator with skl2onnx (needs skl2onnx; a second
-    call does nothing). Option: ``zipmap``, as for scikit-learn's classifiers."""
+    call does nothing). Options as for scikit-learn's classifiers: ``zipmap`` and ``nocl`` (labels
+    are class indices)."""
     global _registered
     if _registered:
         return
@@ -38,7 +39,7 @@ def register() -> None:
             f"Boostlab{cls.__name__}",
             _shape_calculator,
             _converter,
-            options={"zipmap": [True, False, "columns"]},
+            options={"zipmap": [True, False, "columns"], "nocl": [True, False]},
         )
     _registered = True
 
@@ -51,38 +52,38 @@ def _subclasses(cls) -> list:
     return out
 
 
-def _label_type(est):
-    """skl2onnx's tensor type of the estimator's labels (int64 or string)."""
-    from skl2onnx.common.data_types import Int64TensorType, StringTensorType
+def _labels(scope, est) -> np.ndarray:
+    """The label values (``classes_``, or their indices with option ``nocl``), refusing types
+    skl2onnx's classifier outputs cannot hold."""
+    from skl2onnx.common.utils_classifier import get_label_classes
 
-    kind = np.asarray(est.classes_).dtype.kind
-    if kind in "iub":
-        return Int64TensorType
-    if kind in "USO":
-        return StringTensorType
-    raise NotImplementedError(
-        f"boostlab's skl2onnx converter takes integer, boolean or string classes, not dtype "
-        f"{np.asarray(est.classes_).dtype}"
-    )
-
-
-def _shape_calculator(operator) -> None:
-    from skl2onnx.common.data_types import FloatTensorType
-
-    est = operator.raw_operator
     if est.model_.task == "multilabel":
         raise NotImplementedError(
             "boostlab's skl2onnx converter takes binary and multi-class models; export a "
             "multi-label model with its to_onnx()"
         )
+    classes = np.asarray(get_label_classes(scope, est))
+    if classes.dtype.kind not in "iubUSO":
+        raise NotImplementedError(
+            f"boostlab's skl2onnx converter takes integer, boolean or string classes, not dtype "
+            f"{classes.dtype}"
+        )
+    return classes
+
+
+def _shape_calculator(operator) -> None:
+    from skl2onnx.common.data_types import FloatTensorType, Int64TensorType, StringTensorType
+
+    classes = _labels(operator.scope_inst, operator.raw_operator)
     n = operator.inputs[0].get_first_dimension()
-    operator.outputs[0].type = _label_type(est)([n])
-    operator.outputs[1].type = FloatTensorType([n, len(est.classes_)])
+    label_type = Int64TensorType if classes.dtype.kind in "iub" else StringTensorType
+    operator.outputs[0].type = label_type([n])
+    operator.outputs[1].type = FloatTensorType([n, len(classes)])
 
 
 def _converter(scope, operator, container) -> None:
     from onnx import TensorProto, helper, numpy_helper
-    from skl2onnx.common.data_types import DoubleTensorType, StringTensorType
+    from skl2onnx.common.data_types import DoubleTensorType
 
     est = operator.raw_operator
     graph = est.to_onnx().graph
@@ -120,15 +121,15 @@ def _converter(scope, operator, container) -> None:
             **attrs,
         )
     label, proba = operator.outputs[0].full_name, operator.outputs[1].full_name
-    # The graph's label is an index into classes_: gathered into the class values.
-    classes = np.asarray(est.classes_)
+    # The graph's label is an index into classes_: gathered into the label values.
+    classes = _labels(scope, est)
     classes_name = scope.get_unique_variable_name("boostlab_classes")
-    if _label_type(est) is StringTensorType:
-        values = [str(c).encode("utf-8") for c in classes]
-        container.add_initializer(classes_name, TensorProto.STRING, [len(values)], values)
-    else:
+    if classes.dtype.kind in "iub":
         values = classes.astype(np.int64).tolist()
         container.add_initializer(classes_name, TensorProto.INT64, [len(values)], values)
+    else:
+        values = [str(c).encode("utf-8") for c in classes]
+        container.add_initializer(classes_name, TensorProto.STRING, [len(values)], values)
     container.add_node(
         "Gather", [classes_name, names["label"]], [label], axis=0,
         name=scope.get_unique_operator_name("BoostlabClasses"),

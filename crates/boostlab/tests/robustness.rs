@@ -137,7 +137,7 @@ fn contributions_stop_when_the_flag_is_set_from_another_thread() {
             .collect(),
     };
     let request = Prediction::new(boostlab::Output::Contributions);
-    assert_eq!(m.predict(&few, &request.clone().cancel(&Cancel::new())).unwrap(), m.predict(&few, &request).unwrap());
+    assert_eq!(m.predict(&few, &request.cancel(&Cancel::new())).unwrap(), m.predict(&few, &request).unwrap());
 }
 
 #[cfg(feature = "onnx")]

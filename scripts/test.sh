@@ -26,14 +26,15 @@ py=.venv/bin/python
 "$py" -m pip install --quiet --upgrade pip
 # matplotlib, onnx and onnxruntime: the plots and the ONNX export are tested;
 # dask[distributed,dataframe]: the Dask estimators (the `dask` extra); cryptography:
-# the Dask test on a TLS cluster (`Security.temporary()`); shap and treelite: the exports
+# the Dask test on a TLS cluster (`Security.temporary()`); skl2onnx: boostlab's converter for
+# pipelines; shap and treelite: the exports
 # `to_shap` and `to_treelite` are tested against boostlab's contributions and scores; pyspark: the
 # Spark estimators (`boostlab.spark`, with pyarrow for its Arrow batches; the tests start a local[2]
 # session, which needs Java 17+ on the PATH); optuna, mlflow, mapie and skops: the tuning and
 # tracking integrations (boostlab.callbacks, mlflow.sklearn's default skops format and MAPIE's
 # conformal classifiers). Under CI the tests of these fail instead of skipping when a package is
 # missing.
-"$py" -m pip install --quiet numpy scipy scikit-learn pandas polars pytest matplotlib onnx onnxruntime \
+"$py" -m pip install --quiet numpy scipy scikit-learn pandas polars pytest matplotlib onnx onnxruntime skl2onnx \
   'dask[distributed,dataframe]' cryptography shap treelite pyspark pyarrow optuna mlflow mapie skops
 lap "venv and test dependencies"
 # Builds the release wheel (maturin, from pyproject.toml, in an isolated build environment) and

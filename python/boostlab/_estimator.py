@@ -438,11 +438,14 @@ class BoostClassifier(_ParamsMixin, _PlottingMixin, _ModelFileMixin, ClassifierM
     def to_onnx(self):
         """The linear model as an ``onnx.ModelProto`` (needs the onnx package:
         ``pip install boostlab[onnx]``): an ``ai.onnx.ml`` TreeEnsembleRegressor graph with input
-        ``input`` (float32, n_samples × n_features_in_, NaN = missing) and outputs ``label``
-        (class indices into ``classes_``; a 0/1 matrix for multi-label models),
-        ``probabilities`` (as `predict_proba`) and ``scores`` (the raw scores). Splits give the
-        same branch as boostlab on the float32 values. Refused with the reason: categorical
-        splits, AdaBoost.MO's output codes, and the clipped t-AdaBoost model."""
+        ``input`` (float32, n_samples × n_features_in_, NaN = missing; a categorical feature's
+        column holds its category code, see `onnx_input`) and outputs ``label`` (class indices
+        into ``classes_``; a 0/1 matrix for multi-label models), ``probabilities`` (as
+        `predict_proba`) and ``scores`` (the raw scores). Splits give the same branch as boostlab
+        on the float32 values; categorical splits test the code through a lookup table. The
+        metadata (``metadata_props``) holds ``boostlab.feature_names``, ``boostlab.classes`` and
+        ``boostlab.categorical_levels`` (JSON). Refused with the reason: AdaBoost.MO's output
+        codes and the clipped t-AdaBoost model."""
         check_is_fitted(self)
         try:
             import onnx
@@ -479,6 +482,32 @@ class BoostClassifier(_ParamsMixin, _PlottingMixin, _ModelFileMixin, ClassifierM
         from ._export import to_treelite
 
         return to_treelite(self.model_, clipped=self._clipped)
+
+    def onnx_input(self, X):
+        """`X` as the input of the `to_onnx` graph: a float32 array (n_samples × n_features_in_)
+        with NaN for missing values, and for a categorical feature the index of the value's text
+        in the model's levels (``boostlab.categorical_levels`` in the graph's metadata); a value
+        the model never saw is missing, as in `predict`."""
+        check_is_fitted(self)
+        kinds = self.model_.feature_kinds
+        n, columns = prepare_X(self, X, reset=False, kinds=kinds)
+        if not isinstance(columns, list):
+            X = X.toarray() if sp.issparse(X) else X
+            return np.array(X, dtype=np.float32)
+        levels = json.loads(self.model_.to_json())["schema"]["levels"]
+        out = np.empty((n, len(columns)), dtype=np.float32)
+        for j, col in enumerate(columns):
+            if kinds[j] == "categorical":
+                codes, names = col
+                where = {name: i for i, name in enumerate(levels[j])}
+                remap = np.array([where.get(name, np.nan) for name in names] + [np.nan])
+                codes = np.asarray(codes, dtype=np.int64)
+                out[:, j] = remap[np.where(codes >= 0, codes, len(names))]
+            elif hasattr(X, "iloc"):
+                out[:, j] = X.iloc[:, j].to_numpy(dtype=np.float64, na_value=np.nan)
+            else:
+                out[:, j] = X.get_column(X.columns[j]).cast(float).to_numpy()
+        return out
 
 
 def _margin_rounds(rounds, n_trees):

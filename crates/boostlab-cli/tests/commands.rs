@@ -718,12 +718,14 @@ fn export_onnx_and_its_refusals() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let ms = |p: &Path| p.to_str().unwrap().to_string();
-    // Numeric features only: categorical splits cannot be exported.
-    let mut s = String::from("x,z,label\n");
+    // A categorical feature `colour` that decides half of the label: its splits export too.
+    let mut s = String::from("x,z,colour,label\n");
     for i in 0..200 {
         let x = (i * 37 % 101) as f64 / 10.0;
         let z = if i % 9 == 0 { String::new() } else { format!("{}", i * 13 % 7) };
-        s.push_str(&format!("{x},{z},{}\n", ["a", "b", "c"][(x as usize + i % 2) % 3]));
+        let colour = ["red", "green", "blue", ""][i * 7 % 4];
+        let class = if colour == "red" { 2 } else { (x as usize + i % 2) % 3 };
+        s.push_str(&format!("{x},{z},{colour},{}\n", ["a", "b", "c"][class]));
     }
     let (bin_csv, multi_csv) = (d.join("b.csv"), d.join("m.csv"));
     std::fs::write(&multi_csv, &s).unwrap();
@@ -753,6 +755,10 @@ fn export_onnx_and_its_refusals() {
             // A ModelProto: field 1 (ir_version, varint) first, and the operator's name inside.
             assert_eq!(bytes[0], 0x08);
             assert!(bytes.windows(21).any(|w| w == b"TreeEnsembleRegressor"));
+            // The category codes' lookup table and the levels in the metadata.
+            assert!(bytes.windows(9).any(|w| w == b"cat_table"), "{algo}: no categorical split exported");
+            let levels = br#"{"colour":["blue","green","red"]}"#;
+            assert!(bytes.windows(levels.len()).any(|w| w == levels));
         } else {
             fails_with(&["export", "--model", &ms(&model), "--onnx", &ms(&onnx)], "output-code");
         }

@@ -4,21 +4,38 @@
 //! the raw scores `scores` (`N × n_outputs`, float32), then standard operators for the outputs
 //! boostlab predicts: `label` (the predicted class index, int64 `N`; for multi-label models the
 //! 0/1 label matrix `N × k`) and `probabilities` (as [`Ensemble::proba_from_scores`]). The input
-//! `input` is float32 `N × n_features`, NaN for a missing value.
+//! `input` is float32 `N × n_features`, NaN for a missing value; a categorical feature's column
+//! holds the category code, the level's index in the model's level order (the metadata entry
+//! `boostlab.categorical_levels`); NaN, and any value that is not a level's code (−1, a fraction,
+//! a code past the last level), is a missing category.
 //!
 //! Thresholds: ONNX compares float32 inputs with float32 thresholds. A boostlab split sends `x`
 //! left when `x ≤ θ` (θ an f64 bin boundary); its ONNX threshold is the largest float32 `θ32 ≤ θ`,
 //! so that for every float32 `x`, `x ≤ θ32` exactly when `x ≤ θ`: the same branch as boostlab on
 //! the float32 values. Missing values take the split's missing direction
-//! (`nodes_missing_value_tracks_true`). Refused, with the reason: categorical splits (a set test
-//! has no `ai.onnx.ml` v1 node), output codes (AdaBoost.MO's decoding), and the clipped
-//! t-AdaBoost model (clipping after every tree is not a sum of trees).
+//! (`nodes_missing_value_tracks_true`).
+//!
+//! Categorical splits: `ai.onnx.ml` v1 trees only compare numbers, so each distinct category set
+//! `S` a tree tests on feature `f` becomes one derived column, looked up by code in a constant
+//! table: 0 for a code in `S`, 1 for another level's code, NaN for a missing category. The tree
+//! node tests `derived ≤ 0.5` (true: the code is in `S`, boostlab's left branch) and sends NaN the
+//! split's missing way, as boostlab sends missing and unseen categories. The lookup
+//! (`Gather`, `Floor`/`Equal`/`Less` for the code's validity, `Where`, `Concat`) runs before the
+//! tree ensemble, whose input is `input` followed by the derived columns. Graphs without
+//! categorical splits have no lookup.
+//!
+//! Refused, with the reason: output codes (AdaBoost.MO's decoding) and the clipped t-AdaBoost
+//! model (clipping after every tree is not a sum of trees). Every initializer is an input of some
+//! node. The model's `metadata_props` hold `boostlab.feature_names` and `boostlab.classes` (JSON
+//! lists) and `boostlab.categorical_levels` (a JSON object: feature name → its levels, in code
+//! order).
 //!
 //! The protobuf messages are the subset of `onnx.proto` (field numbers from the ONNX IR spec) the
 //! graph needs, written by hand with `prost`.
 
 use prost::Message;
 
+use crate::data::FeatureKind;
 use crate::error::{Error, Result};
 use crate::model::{Ensemble, Task};
 use crate::tree::{Node, SplitRule};
@@ -45,6 +62,20 @@ pub struct ModelProto {
     /// The graph.
     #[prost(message, optional, tag = "7")]
     pub graph: Option<GraphProto>,
+    /// Named strings about the model.
+    #[prost(message, repeated, tag = "14")]
+    pub metadata_props: Vec<StringStringEntryProto>,
+}
+
+/// `onnx.StringStringEntryProto`.
+#[derive(Clone, PartialEq, Message)]
+pub struct StringStringEntryProto {
+    /// Key.
+    #[prost(string, tag = "1")]
+    pub key: String,
+    /// Value.
+    #[prost(string, tag = "2")]
+    pub value: String,
 }
 
 /// `onnx.OperatorSetIdProto`.
@@ -297,6 +328,93 @@ fn next_up(r: f32) -> f32 {
     -next_down(-r)
 }
 
+/// The derived columns of the categorical splits: one per distinct (feature, category set).
+struct CategoricalColumns {
+    /// The categorical features split on, in feature order, with their number of levels.
+    features: Vec<(u32, usize)>,
+    /// The distinct sets: feature and the sorted codes that go left.
+    sets: Vec<(u32, Vec<u32>)>,
+}
+
+impl CategoricalColumns {
+    fn of(m: &Ensemble, d: usize) -> CategoricalColumns {
+        let mut sets: Vec<(u32, Vec<u32>)> = Vec::new();
+        for tree in &m.trees {
+            for n in &tree.nodes {
+                if let Node::Split { feature, rule: SplitRule::Categorical { left, .. }, .. } = n {
+                    if !sets.iter().any(|(f, s)| f == feature && s == left) {
+                        sets.push((*feature, left.clone()));
+                    }
+                }
+            }
+        }
+        sets.sort();
+        let mut features: Vec<(u32, usize)> = sets
+            .iter()
+            .map(|(f, _)| {
+                let n_levels = m.schema.levels.get(*f as usize).and_then(|l| l.as_ref()).map_or(0, Vec::len);
+                (*f, n_levels)
+            })
+            .collect();
+        features.dedup();
+        debug_assert!(features.iter().all(|(f, _)| (*f as usize) < d));
+        CategoricalColumns { features, sets }
+    }
+
+    /// The derived column (counted from 0 after the input's columns) of a split.
+    fn column(&self, feature: u32, left: &[u32]) -> usize {
+        self.sets.iter().position(|(f, s)| *f == feature && s == left).expect("every categorical split has a column")
+    }
+
+    /// Appends the lookup's nodes and constants; returns the name of `input` followed by the
+    /// derived columns.
+    fn lookup(&self, nodes: &mut Vec<NodeProto>, init: &mut Vec<TensorProto>) -> &'static str {
+        let m = self.features.len() as i64;
+        let s = self.sets.len() as i64;
+        // Per set: the offset of its table in `cat_table`, the position of its feature in `cat_x`.
+        let (mut table, mut offsets, mut positions) = (Vec::new(), Vec::new(), Vec::new());
+        for (f, left) in &self.sets {
+            let p = self.features.iter().position(|(g, _)| g == f).expect("the set's feature is listed");
+            let n_levels = self.features[p].1;
+            positions.push(p as i64);
+            offsets.push(table.len() as i64);
+            // Index 0: a missing category; index c + 1: code c.
+            table.push(f32::NAN);
+            table.extend((0..n_levels as u32).map(|c| if left.binary_search(&c).is_ok() { 0.0 } else { 1.0 }));
+        }
+        let features: Vec<i64> = self.features.iter().map(|(f, _)| i64::from(*f)).collect();
+        let n_levels: Vec<f32> = self.features.iter().map(|(_, n)| *n as f32).collect();
+        let table_len = table.len() as i64;
+        init.push(int_const("cat_features", vec![m], features));
+        init.push(float_const("cat_levels", vec![m], n_levels));
+        init.push(int_const("cat_position", vec![s], positions));
+        init.push(int_const("cat_offset", vec![s], offsets));
+        init.push(float_const("cat_table", vec![table_len], table));
+        let ops: [(&str, &[&str], &str, Vec<AttributeProto>); 13] = [
+            ("Gather", &["input", "cat_features"], "cat_x", vec![int("axis", 1)]),
+            // A code is a whole number in [0, n_levels); NaN fails every comparison.
+            ("Floor", &["cat_x"], "cat_floor", vec![]),
+            ("Equal", &["cat_x", "cat_floor"], "cat_whole", vec![]),
+            ("Less", &["cat_x", "zero"], "cat_negative", vec![]),
+            ("Not", &["cat_negative"], "cat_nonnegative", vec![]),
+            ("Less", &["cat_x", "cat_levels"], "cat_below", vec![]),
+            ("And", &["cat_whole", "cat_nonnegative"], "cat_whole_nonnegative", vec![]),
+            ("And", &["cat_whole_nonnegative", "cat_below"], "cat_valid", vec![]),
+            ("Add", &["cat_x", "one"], "cat_x1", vec![]),
+            ("Where", &["cat_valid", "cat_x1", "zero"], "cat_index_f", vec![]),
+            ("Cast", &["cat_index_f"], "cat_index", vec![int("to", i64::from(INT64))]),
+            ("Gather", &["cat_index", "cat_position"], "cat_set_index", vec![int("axis", 1)]),
+            ("Add", &["cat_set_index", "cat_offset"], "cat_table_index", vec![]),
+        ];
+        for (op, input, output, attrs) in ops {
+            nodes.push(node(op, "", input, &[output], attrs));
+        }
+        nodes.push(node("Gather", "", &["cat_table", "cat_table_index"], &["cat_derived"], vec![int("axis", 0)]));
+        nodes.push(node("Concat", "", &["input", "cat_derived"], &["tree_input"], vec![int("axis", 1)]));
+        "tree_input"
+    }
+}
+
 impl Ensemble {
     /// The linear model as a serialised ONNX `ModelProto` (see the [module doc](crate::onnx)):
     /// input `input` (float32 `N × n_features`), outputs `label`, `probabilities` and `scores`.
@@ -323,6 +441,7 @@ impl Ensemble {
         }
         let k = self.n_outputs;
         let d = self.schema.names.len();
+        let cat = CategoricalColumns::of(self, d);
         let (mut tree_ids, mut node_ids, mut features, mut values, mut modes) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let (mut true_ids, mut false_ids, mut missing_true) = (Vec::new(), Vec::new(), Vec::new());
@@ -334,19 +453,23 @@ impl Ensemble {
                 node_ids.push(i as i64);
                 match n {
                     Node::Split { feature, rule, left, right } => {
-                        let SplitRule::Numeric { threshold, missing_left, .. } = rule else {
-                            return refuse(format!(
-                                "tree {t} splits on the categorical feature '{}' (a category-set test has no \
-                                 ai.onnx.ml node); encode it numerically to export",
-                                self.schema.names[*feature as usize]
-                            ));
+                        let missing_left = match rule {
+                            SplitRule::Numeric { threshold, missing_left, .. } => {
+                                features.push(i64::from(*feature));
+                                values.push(f32_threshold(*threshold));
+                                *missing_left
+                            }
+                            SplitRule::Categorical { left, missing_left } => {
+                                // The derived column is 0 for a code in the set: `≤ 0.5` is the left branch.
+                                features.push((d + cat.column(*feature, left)) as i64);
+                                values.push(0.5);
+                                *missing_left
+                            }
                         };
-                        features.push(i64::from(*feature));
-                        values.push(f32_threshold(*threshold));
                         modes.push("BRANCH_LEQ");
                         true_ids.push(i64::from(*left));
                         false_ids.push(i64::from(*right));
-                        missing_true.push(i64::from(*missing_left));
+                        missing_true.push(i64::from(missing_left));
                     }
                     Node::Leaf { leaf } => {
                         features.push(0);
@@ -368,10 +491,21 @@ impl Ensemble {
             }
         }
         let ml = "ai.onnx.ml";
-        let mut nodes = vec![node(
+        let mut init = vec![
+            float_const("zero", vec![], vec![0.0]),
+            float_const("one", vec![], vec![1.0]),
+            float_const("two", vec![], vec![2.0]),
+            // The label sets of a multi-label model are {f > θ} (θ = 0 without a learned one).
+            float_const("theta", vec![], vec![self.label_threshold.unwrap_or(0.0) as f32]),
+            int_const("flat", vec![1], vec![-1]),
+            int_const("axis1", vec![1], vec![1]),
+        ];
+        let mut nodes = Vec::new();
+        let tree_input = if cat.sets.is_empty() { "input" } else { cat.lookup(&mut nodes, &mut init) };
+        nodes.push(node(
             "TreeEnsembleRegressor",
             ml,
-            &["input"],
+            &[tree_input],
             &["scores"],
             vec![
                 ints("nodes_treeids", tree_ids),
@@ -391,17 +525,12 @@ impl Ensemble {
                 string("post_transform", "NONE"),
                 floats("base_values", vec![self.base_score as f32; k]),
             ],
-        )];
+        ));
         // docs/explanation/adaboost.md#adaboost-discrete: P(+1|x) = σ(2f) (per label / class; normalised over the classes).
-        let mut init = vec![float_const("two", vec![], vec![2.0]), float_const("zero", vec![], vec![0.0])];
-        // The label sets of a multi-label model are {f > θ} (θ = 0 without a learned one).
-        init.push(float_const("theta", vec![], vec![self.label_threshold.unwrap_or(0.0) as f32]));
         nodes.push(node("Mul", "", &["scores", "two"], &["scores2"], vec![]));
         nodes.push(node("Sigmoid", "", &["scores2"], &["sig"], vec![]));
         let label_dims: Vec<Option<i64>> = match &self.task {
             Task::Binary { .. } => {
-                init.push(float_const("one", vec![], vec![1.0]));
-                init.push(int_const("flat", vec![1], vec![-1]));
                 nodes.push(node("Sub", "", &["one", "sig"], &["p0"], vec![]));
                 nodes.push(node("Concat", "", &["p0", "sig"], &["probabilities"], vec![int("axis", 1)]));
                 nodes.push(node("Greater", "", &["scores", "zero"], &["positive"], vec![]));
@@ -410,7 +539,6 @@ impl Ensemble {
                 vec![None]
             }
             Task::Multiclass { .. } => {
-                init.push(int_const("axis1", vec![1], vec![1]));
                 nodes.push(node("ReduceSum", "", &["sig", "axis1"], &["sig_sum"], vec![int("keepdims", 1)]));
                 nodes.push(node("Div", "", &["sig", "sig_sum"], &["probabilities"], vec![]));
                 // Ties go to the lowest index, as boostlab's arg-max.
@@ -425,6 +553,8 @@ impl Ensemble {
             }
         };
         let p_cols = if matches!(self.task, Task::Binary { .. }) { 2 } else { k as i64 };
+        // Only the constants some node reads (onnxruntime warns about the others on every load).
+        init.retain(|t| nodes.iter().any(|n| n.input.contains(&t.name)));
         let graph = GraphProto {
             node: nodes,
             name: "boostlab".into(),
@@ -451,14 +581,208 @@ impl Ensemble {
                 self.schema.names.join(", ")
             ),
             graph: Some(graph),
+            metadata_props: self.onnx_metadata(),
         };
         Ok(model.encode_to_vec())
+    }
+
+    /// `boostlab.feature_names`, `boostlab.classes` and `boostlab.categorical_levels` (JSON).
+    fn onnx_metadata(&self) -> Vec<StringStringEntryProto> {
+        let levels: serde_json::Map<String, serde_json::Value> = self
+            .schema
+            .names
+            .iter()
+            .zip(&self.schema.kinds)
+            .zip(&self.schema.levels)
+            .filter(|((_, kind), _)| **kind == FeatureKind::Categorical)
+            .map(|((name, _), lv)| (name.clone(), serde_json::json!(lv.clone().unwrap_or_default())))
+            .collect();
+        [
+            ("boostlab.feature_names", serde_json::json!(self.schema.names)),
+            ("boostlab.classes", serde_json::json!(self.task.names())),
+            ("boostlab.categorical_levels", serde_json::Value::Object(levels)),
+        ]
+        .into_iter()
+        .map(|(key, value)| StringStringEntryProto { key: key.into(), value: value.to_string() })
+        .collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
+
+    use crate::boost::driver::{fit, Algorithm, BoostParams};
+    use crate::data::{read_csv_from, Column, CsvOptions, Dataset, MISSING_CODE};
+    use crate::Prediction;
+
+    /// Numeric columns `a` (exact in float32), `b` (some missing) and a categorical `colour` (some
+    /// missing) that decides much of the label; `classes` labels (2 or 3).
+    fn data(classes: usize) -> Dataset {
+        let mut text = String::from("a,b,colour,label\n");
+        for i in 0..300 {
+            let a = (i * 7 % 23) as f64 / 4.0;
+            let colour = ["red", "green", "blue", "violet", "", "amber"][i * 5 % 6];
+            let b = if i % 11 == 0 { String::new() } else { format!("{}", (i * 13 % 17) as f64 - 8.5) };
+            let s = a / 2.0
+                + if colour == "red" || colour == "blue" { 3.0 } else { 0.0 }
+                + if colour.is_empty() { 1.5 } else { 0.0 };
+            let y = if classes == 2 { usize::from(s > 3.5) } else { usize::from(s > 2.5) + usize::from(s > 4.5) };
+            text.push_str(&format!("{a},{b},{colour},c{y}\n"));
+        }
+        read_csv_from(text.as_bytes(), "m.csv", &CsvOptions::default()).unwrap()
+    }
+
+    fn model(d: &Dataset, algorithm: Algorithm) -> Ensemble {
+        let mut p = BoostParams { algorithm, n_estimators: 12, ..Default::default() };
+        p.tree.max_leaves = 6;
+        fit(d, &p).unwrap()
+    }
+
+    fn decode(m: &Ensemble) -> ModelProto {
+        ModelProto::decode(m.to_onnx(false).unwrap().as_slice()).unwrap()
+    }
+
+    fn constant<'a>(g: &'a GraphProto, name: &str) -> Option<&'a TensorProto> {
+        g.initializer.iter().find(|t| t.name == name)
+    }
+
+    /// The graph's raw scores for `rows`, evaluated from its constants and tree attributes as the
+    /// lookup's nodes and `TreeEnsembleRegressor` define them.
+    fn graph_scores(model: &ModelProto, rows: &[Vec<f32>]) -> Vec<f64> {
+        let g = model.graph.as_ref().unwrap();
+        let ens = g.node.iter().find(|n| n.op_type == "TreeEnsembleRegressor").unwrap();
+        let attr = |name: &str| ens.attribute.iter().find(|a| a.name == name).unwrap();
+        let (tree, id) = (&attr("nodes_treeids").ints, &attr("nodes_nodeids").ints);
+        let at: HashMap<(i64, i64), usize> = (0..tree.len()).map(|i| ((tree[i], id[i]), i)).collect();
+        let k = attr("n_targets").i as usize;
+        let n_trees = tree.iter().max().map_or(0, |t| t + 1);
+        let mut out = Vec::new();
+        for row in rows {
+            let mut x = row.clone();
+            if let Some(features) = constant(g, "cat_features") {
+                let levels = &constant(g, "cat_levels").unwrap().float_data;
+                let offsets = &constant(g, "cat_offset").unwrap().int64_data;
+                let table = &constant(g, "cat_table").unwrap().float_data;
+                for (&p, &o) in constant(g, "cat_position").unwrap().int64_data.iter().zip(offsets) {
+                    let v = row[features.int64_data[p as usize] as usize];
+                    let valid = v.floor() == v && v >= 0.0 && v < levels[p as usize];
+                    x.push(table[(o + if valid { v as i64 + 1 } else { 0 }) as usize]);
+                }
+            }
+            let mut s: Vec<f64> = attr("base_values").floats.iter().map(|&b| f64::from(b)).collect();
+            for t in 0..n_trees {
+                let mut i = at[&(t, 0)];
+                while attr("nodes_modes").strings[i] != b"LEAF" {
+                    let v = x[attr("nodes_featureids").ints[i] as usize];
+                    let go_true = if v.is_nan() {
+                        attr("nodes_missing_value_tracks_true").ints[i] == 1
+                    } else {
+                        v <= attr("nodes_values").floats[i]
+                    };
+                    let next = if go_true { &attr("nodes_truenodeids") } else { &attr("nodes_falsenodeids") };
+                    i = at[&(t, next.ints[i])];
+                }
+                let targets = attr("target_treeids").ints.iter().zip(&attr("target_nodeids").ints);
+                for (j, _) in targets.enumerate().filter(|(_, (&tt, &nn))| tt == t && nn == id[i]) {
+                    s[attr("target_ids").ints[j] as usize] += f64::from(attr("target_weights").floats[j]);
+                }
+            }
+            assert_eq!(s.len(), k);
+            out.extend(s);
+        }
+        out
+    }
+
+    /// The rows as the ONNX input: numbers as float32, category codes as floats, NaN missing.
+    fn onnx_rows(d: &Dataset) -> Vec<Vec<f32>> {
+        (0..d.n_rows())
+            .map(|r| {
+                d.features
+                    .columns
+                    .iter()
+                    .map(|c| match c {
+                        Column::Numeric(v) => v[r] as f32,
+                        Column::Categorical { codes, .. } if codes[r] == MISSING_CODE => f32::NAN,
+                        Column::Categorical { codes, .. } => codes[r] as f32,
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn has_categorical_split(m: &Ensemble) -> bool {
+        m.trees
+            .iter()
+            .flat_map(|t| &t.nodes)
+            .any(|n| matches!(n, Node::Split { rule: SplitRule::Categorical { .. }, .. }))
+    }
+
+    #[test]
+    fn categorical_splits_export_and_route_as_boostlab() {
+        for (classes, algorithm) in [(2, Algorithm::RealAdaBoost), (2, Algorithm::AdaBoost), (3, Algorithm::AdaBoostMH)]
+        {
+            let d = data(classes);
+            let m = model(&d, algorithm);
+            assert!(has_categorical_split(&m), "{algorithm:?}: the data should give categorical splits");
+            let proto = decode(&m);
+            let want = m.predict(&d.features, &Prediction::scores()).unwrap();
+            let rows = onnx_rows(&d);
+            let got = graph_scores(&proto, &rows);
+            assert_eq!(got.len(), want.len());
+            let scale = 1.0 + want.iter().fold(0.0f64, |a, b| a.max(b.abs()));
+            for (g, w) in got.iter().zip(&want) {
+                assert!((g - w).abs() <= 1e-5 * scale, "{algorithm:?}: graph {g}, boostlab {w}");
+            }
+            // −1, a fraction and a code past the last level are missing categories, as NaN is.
+            let missing = graph_scores(&proto, &rows.iter().map(|r| vec![r[0], r[1], f32::NAN]).collect::<Vec<_>>());
+            for bad in [-1.0, 0.5, 6.0, 1e9] {
+                let got = graph_scores(&proto, &rows.iter().map(|r| vec![r[0], r[1], bad]).collect::<Vec<_>>());
+                assert_eq!(got, missing, "code {bad}");
+            }
+            // The missing category routes as boostlab routes a missing value.
+            let missing_rows: Vec<usize> = (0..d.n_rows())
+                .filter(|&r| matches!(&d.features.columns[2], Column::Categorical { codes, .. } if codes[r] == MISSING_CODE))
+                .collect();
+            assert!(!missing_rows.is_empty());
+            let k = m.n_outputs;
+            for r in missing_rows {
+                assert_eq!(&got[r * k..(r + 1) * k], &missing[r * k..(r + 1) * k]);
+            }
+        }
+    }
+
+    #[test]
+    fn every_initializer_is_read_by_a_node() {
+        for (classes, algorithm) in [(2, Algorithm::RealAdaBoost), (3, Algorithm::AdaBoostMH)] {
+            let d = data(classes);
+            let mut numeric = d.clone();
+            numeric.features.columns[2] = Column::Numeric((0..d.n_rows()).map(|r| (r % 3) as f64).collect());
+            for m in [model(&d, algorithm), model(&numeric, algorithm)] {
+                let g = decode(&m).graph.unwrap();
+                assert!(!g.initializer.is_empty());
+                for t in &g.initializer {
+                    assert!(g.node.iter().any(|n| n.input.contains(&t.name)), "{algorithm:?}: '{}' unused", t.name);
+                }
+                let lookup = g.node.iter().any(|n| n.input.iter().any(|i| i == "cat_table"));
+                assert_eq!(lookup, has_categorical_split(&m));
+            }
+        }
+    }
+
+    #[test]
+    fn metadata_names_the_features_classes_and_levels_in_code_order() {
+        let d = data(3);
+        let proto = decode(&model(&d, Algorithm::AdaBoostMH));
+        let meta: HashMap<&str, serde_json::Value> =
+            proto.metadata_props.iter().map(|e| (e.key.as_str(), serde_json::from_str(&e.value).unwrap())).collect();
+        assert_eq!(meta["boostlab.feature_names"], serde_json::json!(["a", "b", "colour"]));
+        assert_eq!(meta["boostlab.classes"], serde_json::json!(["c0", "c1", "c2"]));
+        let Column::Categorical { levels, .. } = &d.features.columns[2] else { panic!("colour is categorical") };
+        assert_eq!(meta["boostlab.categorical_levels"], serde_json::json!({ "colour": levels }));
+        assert_eq!(levels, &["amber", "blue", "green", "red", "violet"]);
+    }
 
     #[test]
     fn f32_thresholds_give_the_same_branch_for_float32_inputs() {

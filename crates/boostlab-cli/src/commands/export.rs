@@ -15,7 +15,8 @@ pub struct ExportArgs {
     #[arg(long, value_name = "FILE")]
     pub model: PathBuf,
     /// Write the linear model as an ONNX graph here (`ai.onnx.ml` TreeEnsembleRegressor; input
-    /// `input`, float32 N × features; outputs `label`, `probabilities`, `scores`).
+    /// `input`, float32 N × features, a categorical feature as its category code; outputs
+    /// `label`, `probabilities`, `scores`).
     #[arg(long)]
     pub onnx: PathBuf,
     /// Export the clipped t-AdaBoost model (refused: it is not a sum of trees).

@@ -27,17 +27,8 @@ use crate::tree::{Criterion, GrowOrder, PureLeaves, SplitTies, TemperedLink};
 
 /// The fuzz targets, by name (the names of `fuzz/fuzz_targets/*.rs` and `fuzz/corpus/*`).
 /// `parquet` and `arrow_ipc` need the `arrow` cargo feature; without it their harnesses do nothing.
-pub const TARGETS: [&str; 9] = [
-    "csv",
-    "csv_stream",
-    "libsvm",
-    "model_json",
-    "spec_toml",
-    "fold_file",
-    "train_roundtrip",
-    "parquet",
-    "arrow_ipc",
-];
+pub const TARGETS: [&str; 9] =
+    ["csv", "csv_stream", "libsvm", "model_json", "spec_toml", "fold_file", "train_roundtrip", "parquet", "arrow_ipc"];
 
 /// Runs the harness of target `name` on `data`; false for an unknown name.
 pub fn run(name: &str, data: &[u8]) -> bool {

@@ -85,8 +85,7 @@ fn a_two_million_column_csv_header_is_refused_in_bounded_memory() {
     wide_csv(&p, 2_000_000);
     let size = std::fs::metadata(&p).unwrap().len();
     assert!(size > 20_000_000, "{size} bytes");
-    let (growth, outcome) =
-        in_child("reader_memory::a_two_million_column_csv_header_is_refused_in_bounded_memory", &p);
+    let (growth, outcome) = in_child("reader_memory::a_two_million_column_csv_header_is_refused_in_bounded_memory", &p);
     assert!(
         outcome.ends_with(
             "wide.csv:1: the header has more than 1000000 columns, the most boostlab reads from a CSV file (for \

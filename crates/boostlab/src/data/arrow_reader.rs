@@ -207,12 +207,7 @@ fn check_ipc(path: &Path) -> Result<IpcLayout> {
 /// Checks the encapsulated IPC message at `pos` (continuation marker, metadata length,
 /// metadata, body) against the file's `size`; the position after it, or `None` at an
 /// end-of-stream marker.
-fn check_message(
-    f: &mut File,
-    pos: u64,
-    size: u64,
-    bad: &dyn Fn(String) -> Error,
-) -> Result<Option<u64>> {
+fn check_message(f: &mut File, pos: u64, size: u64, bad: &dyn Fn(String) -> Error) -> Result<Option<u64>> {
     use std::io::{Read, Seek, SeekFrom};
     let short = || bad(format!("a message at byte {pos} is cut short by the end of the file"));
     let mut word = [0u8; 4];
@@ -244,8 +239,7 @@ fn check_message(
     let mut meta = vec![0u8; meta_len as usize];
     f.read_exact(&mut meta).map_err(|_| short())?;
     at += meta_len;
-    let m = arrow_ipc::root_as_message(&meta)
-        .map_err(|e| bad(format!("the message at byte {pos} is corrupt: {e}")))?;
+    let m = arrow_ipc::root_as_message(&meta).map_err(|e| bad(format!("the message at byte {pos} is corrupt: {e}")))?;
     let body = m.bodyLength();
     let Some(body) = u64::try_from(body).ok().filter(|&b| b <= size - at) else {
         return Err(bad(format!(
@@ -291,12 +285,12 @@ fn parquet_options() -> parquet::arrow::arrow_reader::ArrowReaderOptions {
 }
 
 /// A Parquet reader builder for `path`, under [`guarded`].
-fn parquet_builder(
-    path: &Path,
-) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder<File>> {
+fn parquet_builder(path: &Path) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder<File>> {
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     let file = open(path)?;
-    guarded(path, || ParquetRecordBatchReaderBuilder::try_new_with_options(file, parquet_options()).map_err(|e| ferr(path, e)))
+    guarded(path, || {
+        ParquetRecordBatchReaderBuilder::try_new_with_options(file, parquet_options()).map_err(|e| ferr(path, e))
+    })
 }
 
 /// A reader of record batches, optionally of some columns only.
@@ -326,9 +320,8 @@ fn batches(
         ArrowFormat::Ipc => match check_ipc(path)? {
             IpcLayout::File => {
                 let file = open(path)?;
-                let r = guarded(path, || {
-                    arrow_ipc::reader::FileReader::try_new(file, columns).map_err(|e| ferr(path, e))
-                })?;
+                let r =
+                    guarded(path, || arrow_ipc::reader::FileReader::try_new(file, columns).map_err(|e| ferr(path, e)))?;
                 Box::new(r.map(move |b| b.map_err(|e| ferr(&p, e))))
             }
             IpcLayout::Stream => {
@@ -351,7 +344,8 @@ pub fn arrow_schema(path: impl AsRef<Path>, format: ArrowFormat) -> Result<Vec<(
         ArrowFormat::Ipc => match check_ipc(path)? {
             IpcLayout::File => {
                 let file = open(path)?;
-                guarded(path, || arrow_ipc::reader::FileReader::try_new(file, None).map_err(|e| ferr(path, e)))?.schema()
+                guarded(path, || arrow_ipc::reader::FileReader::try_new(file, None).map_err(|e| ferr(path, e)))?
+                    .schema()
             }
             IpcLayout::Stream => {
                 let file = std::io::BufReader::new(open(path)?);

@@ -85,7 +85,11 @@ pub fn read_libsvm_from(reader: impl BufRead, name: &str, opts: &LibsvmOptions) 
                 .split_once(':')
                 .ok_or_else(|| perr(line_no, None, format!("'{}' is not of the form index:value", shown(tok))))?;
             let idx: usize = i.parse().map_err(|_| {
-                perr(line_no, Some(i.to_string()), format!("feature index '{}' is not a non-negative integer", shown(i)))
+                perr(
+                    line_no,
+                    Some(i.to_string()),
+                    format!("feature index '{}' is not a non-negative integer", shown(i)),
+                )
             })?;
             if idx > MAX_LIBSVM_INDEX {
                 return Err(perr(
@@ -94,8 +98,9 @@ pub fn read_libsvm_from(reader: impl BufRead, name: &str, opts: &LibsvmOptions) 
                     format!("feature index {idx} above the largest supported index {MAX_LIBSVM_INDEX}"),
                 ));
             }
-            let val: f64 =
-                v.parse().map_err(|_| perr(line_no, Some(i.to_string()), format!("value '{}' is not a number", shown(v))))?;
+            let val: f64 = v
+                .parse()
+                .map_err(|_| perr(line_no, Some(i.to_string()), format!("value '{}' is not a number", shown(v))))?;
             if !val.is_finite() {
                 return Err(perr(line_no, Some(i.to_string()), format!("value '{}' is not finite", shown(v))));
             }

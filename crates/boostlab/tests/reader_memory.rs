@@ -43,7 +43,8 @@ fn in_child(name: &str, file: &Path) -> (u64, String) {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "child failed: {text}\n{}", String::from_utf8_lossy(&out.stderr));
-    let growth = text.lines().find_map(|l| l.strip_prefix("GROWTH_KIB ")).expect("the child's figure");
+    // (The figure may follow the harness's `test NAME ... ` on the same line.)
+    let growth = text.lines().find_map(|l| l.split("GROWTH_KIB ").nth(1)).expect("the child's figure");
     let outcome = text.lines().find(|l| l.starts_with("OK ") || l.starts_with("ERR ")).expect("the child's outcome");
     (growth.trim().parse().unwrap(), outcome.to_string())
 }

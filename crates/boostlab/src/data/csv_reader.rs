@@ -92,6 +92,9 @@ impl<R: Read> Read for Scanned<R> {
 /// Reads a CSV file with a header.
 pub fn read_csv(path: impl AsRef<Path>, opts: &CsvOptions) -> Result<Dataset> {
     let path = path.as_ref();
+    // Before the `csv` crate holds the header: a header too wide is refused from a streaming count
+    // (from any other reader, `read_csv_from` refuses it once the count passes the limit).
+    check_header_width(path)?;
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     read_csv_from(std::io::BufReader::new(file), &path.display().to_string(), opts)
 }

@@ -513,10 +513,8 @@ fn columnar(data: &[u8], format: crate::data::ArrowFormat, ext: &str) {
         check_dataset(&d);
         let kinds = d.features.names.iter().cloned().zip(d.features.columns.iter().map(Column::kind)).collect();
         if let Ok(blocks) = crate::data::ArrowBlocks::open(&path, format, kinds, label.clone(), 3) {
-            for b in blocks.take(64) {
-                if let Ok(b) = b {
-                    assert!(b.features.columns.iter().all(|c| c.len() == b.features.columns[0].len()));
-                }
+            for b in blocks.take(64).flatten() {
+                assert!(b.features.columns.iter().all(|c| c.len() == b.features.columns[0].len()));
             }
         }
     }

@@ -182,7 +182,7 @@ fn check_ipc(path: &Path) -> Result<IpcLayout> {
             let end = [offset, meta, body]
                 .iter()
                 .try_fold(0u64, |acc, &x| u64::try_from(x).ok().and_then(|x| acc.checked_add(x)));
-            if !end.is_some_and(|e| e <= size) {
+            if end.is_none_or(|e| e > size) {
                 return Err(bad(format!(
                     "a block claims {meta} + {body} bytes at offset {offset}, beyond the file's {size} bytes"
                 )));

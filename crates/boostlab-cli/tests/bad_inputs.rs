@@ -69,6 +69,18 @@ fn fixtures(dir: &Path) {
     w("bad.json", "{not json");
     w("nox.csv", "color,z,label\nred,1,yes\n");
     w("text.csv", "x,color,z,label\nabc,red,1,yes\n");
+    w("quote.csv", "x,color,label\n1,red,yes\n2,\"blue,no\n3,red,yes\n");
+    w("longw.csv", &format!("x,w,label\n1,1,a\n2,{},b\n", "q".repeat(10_000_000)));
+    w("nofeat.svm", "1\n0\n1\n");
+    let mut typo = String::from("x,label\n");
+    for i in 0..300 {
+        typo.push_str(&format!("{}.5,{}\n", i, ["a", "b"][i % 2]));
+    }
+    typo.push_str("1O.5,a\n");
+    w("typo.csv", &typo);
+    w("wide.csv", &format!("{}\n", ",".repeat(1_000_000)));
+    std::fs::write(dir.join("tiny.arrow"), b"ARROW1\0\0").unwrap();
+    parquet_fixtures(dir);
     let exp = |name: &str, path: &str, setting: &str| {
         format!(
             "name = \"{name}\"\nfolds = 5\nnoise = [0.0]\n[[datasets]]\nname = \"{}\"\npath = \"{path}\"\n\
@@ -106,6 +118,33 @@ fn fixtures(dir: &Path) {
     }
     w("kind.csv", &kind);
 }
+
+/// `dup.parquet`: two columns named `x` (and a label `y`).
+#[cfg(feature = "arrow")]
+fn parquet_fixtures(dir: &Path) {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch};
+    use arrow_schema::{DataType, Field, Schema};
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("x", DataType::Float64, false),
+        Field::new("x", DataType::Float64, false),
+        Field::new("y", DataType::Int64, false),
+    ]));
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(Float64Array::from(vec![1.0, 2.0, 3.0, 4.0])),
+        Arc::new(Float64Array::from(vec![4.0, 3.0, 2.0, 1.0])),
+        Arc::new(Int64Array::from(vec![0, 1, 0, 1])),
+    ];
+    let batch = RecordBatch::try_new(schema.clone(), cols).unwrap();
+    let file = std::fs::File::create(dir.join("dup.parquet")).unwrap();
+    let mut wr = parquet::arrow::ArrowWriter::try_new(file, schema, None).unwrap();
+    wr.write(&batch).unwrap();
+    wr.close().unwrap();
+}
+
+#[cfg(not(feature = "arrow"))]
+fn parquet_fixtures(_dir: &Path) {}
 
 #[test]
 fn every_cli_row_of_the_bad_input_table() {

@@ -26,8 +26,9 @@ use crate::model::{Ensemble, Prediction};
 use crate::tree::{Criterion, GrowOrder, PureLeaves, SplitTies, TemperedLink};
 
 /// The fuzz targets, by name (the names of `fuzz/fuzz_targets/*.rs` and `fuzz/corpus/*`).
-pub const TARGETS: [&str; 7] =
-    ["csv", "csv_stream", "libsvm", "model_json", "spec_toml", "fold_file", "train_roundtrip"];
+/// `parquet` and `arrow_ipc` need the `arrow` cargo feature; without it their harnesses do nothing.
+pub const TARGETS: [&str; 9] =
+    ["csv", "csv_stream", "libsvm", "model_json", "spec_toml", "fold_file", "train_roundtrip", "parquet", "arrow_ipc"];
 
 /// Runs the harness of target `name` on `data`; false for an unknown name.
 pub fn run(name: &str, data: &[u8]) -> bool {
@@ -39,6 +40,8 @@ pub fn run(name: &str, data: &[u8]) -> bool {
         "spec_toml" => spec_toml(data),
         "fold_file" => fold_file(data),
         "train_roundtrip" => train_roundtrip(data),
+        "parquet" => parquet(data),
+        "arrow_ipc" => arrow_ipc(data),
         _ => return false,
     }
     true
@@ -479,4 +482,69 @@ pub fn train_roundtrip(data: &[u8]) {
     let x = probe_features(&m);
     let probe = check_predictions(&m, &x);
     check_roundtrip(&m, &x, &probe);
+}
+
+/// A columnar file through every reader of its format: the first byte picks the options (label
+/// selector, weight column, row cap, bins), the rest is the file. [`crate::data::read_arrow`] must
+/// give a dataset that holds the readers' invariants or an error; [`crate::data::read_arrow_binned`]
+/// and the prediction blocks ([`crate::data::ArrowBlocks`]) must return, not panic.
+#[cfg(feature = "arrow")]
+fn columnar(data: &[u8], format: crate::data::ArrowFormat, ext: &str) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let (opt, bytes) = data.split_first().unwrap_or((&0, &[]));
+    let label = match opt % 3 {
+        0 => LabelSelector::Last,
+        1 => LabelSelector::Name("y".into()),
+        _ => LabelSelector::Prefix("l".into()),
+    };
+    let weight = (opt & 4 != 0).then(|| "w".to_string());
+    let max_rows = (opt & 8 != 0).then_some(5);
+    let path = std::env::temp_dir().join(format!(
+        "boostlab-fuzz-{}-{}.{ext}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    if std::fs::write(&path, bytes).is_err() {
+        return;
+    }
+    let opts = CsvOptions { label: label.clone(), weight: weight.clone(), max_rows, ..Default::default() };
+    if let Ok(d) = crate::data::read_arrow(&path, format, &opts) {
+        check_dataset(&d);
+        let kinds = d.features.names.iter().cloned().zip(d.features.columns.iter().map(Column::kind)).collect();
+        if let Ok(blocks) = crate::data::ArrowBlocks::open(&path, format, kinds, label.clone(), 3) {
+            for b in blocks.take(64).flatten() {
+                assert!(b.features.columns.iter().all(|c| c.len() == b.features.columns[0].len()));
+            }
+        }
+    }
+    let sopts = crate::data::StreamOptions {
+        label,
+        weight,
+        max_rows,
+        max_bins: if opt & 16 != 0 { 3 } else { 255 },
+        ..Default::default()
+    };
+    if let Ok(t) = crate::data::read_arrow_binned(&path, format, &sopts) {
+        assert_eq!(t.bins.n_rows, t.target.len(), "binned rows");
+        assert_eq!(t.bins.n_features, t.names.len(), "binned features");
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+/// The Parquet reader (see [`columnar`]); nothing without the `arrow` feature.
+pub fn parquet(data: &[u8]) {
+    #[cfg(feature = "arrow")]
+    columnar(data, crate::data::ArrowFormat::Parquet, "parquet");
+    #[cfg(not(feature = "arrow"))]
+    let _ = data;
+}
+
+/// The Arrow IPC reader, file and stream formats (see [`columnar`]); nothing without the `arrow`
+/// feature.
+pub fn arrow_ipc(data: &[u8]) {
+    #[cfg(feature = "arrow")]
+    columnar(data, crate::data::ArrowFormat::Ipc, "arrow");
+    #[cfg(not(feature = "arrow"))]
+    let _ = data;
 }

@@ -12,6 +12,7 @@ mod fuzz_corpus;
 mod goldens;
 mod model_files;
 mod python_consistency;
+mod reader_memory;
 mod robustness;
 mod sample_weights;
 mod secboost_certificate;

@@ -54,11 +54,243 @@ impl ArrowFormat {
 const BATCH_ROWS: usize = 65_536;
 
 fn ferr(path: &Path, e: impl std::fmt::Display) -> Error {
+    let e = e.to_string();
+    // The parquet crate's words for a codec this build leaves out (brotli, lzo): say what to do.
+    if let Some(codec) = e.split("Disabled feature at compile time: ").nth(1) {
+        let codec = codec.split_whitespace().next().unwrap_or(codec);
+        return Error::InvalidData(format!(
+            "{}: the file is compressed with {codec}, which boostlab does not read: rewrite it uncompressed or with \
+             snappy, gzip, lz4 or zstd (for example `df.to_parquet(path, compression=\"zstd\")`)",
+            path.display()
+        ));
+    }
     Error::InvalidData(format!("{}: {e}", path.display()))
 }
 
 fn open(path: &Path) -> Result<File> {
     File::open(path).map_err(|e| Error::io(path, e))
+}
+
+thread_local! {
+    /// Nonzero while this thread runs a third-party parser under [`guarded`]: its panics are
+    /// turned into errors, so the panic hook stays quiet.
+    static GUARDED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Runs `f`, a call into a third-party parser (arrow-ipc, parquet) on a file's bytes, so that a
+/// panic in it — a malformed file the parser does not expect — is an error naming the file rather
+/// than a crash. The last resort: lengths are checked before the parsers run ([`check_ipc`]) and
+/// Parquet's embedded Arrow schema is not read; this catches what those checks cannot foresee.
+/// The process's panic hook is wrapped once so that it says nothing for a caught panic.
+fn guarded<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if GUARDED.with(|g| g.get()) == 0 {
+                previous(info)
+            }
+        }));
+    });
+    GUARDED.with(|g| g.set(g.get() + 1));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    GUARDED.with(|g| g.set(g.get() - 1));
+    r.unwrap_or_else(|payload| {
+        let why = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "the parser failed".into());
+        Err(ferr(path, format!("malformed file, which the reader cannot decode ({})", crate::error::shown(&why))))
+    })
+}
+
+/// A batch iterator whose every step runs under [`guarded`]; it ends after its first error.
+struct Guarded {
+    path: std::path::PathBuf,
+    inner: Box<dyn Iterator<Item = Result<RecordBatch>> + Send>,
+    done: bool,
+}
+
+impl Iterator for Guarded {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Result<RecordBatch>> {
+        if self.done {
+            return None;
+        }
+        let inner = &mut self.inner;
+        let r = guarded(&self.path, || Ok(inner.next())).transpose()?;
+        let r = r.and_then(|x| x);
+        self.done = r.is_err();
+        Some(r)
+    }
+}
+
+/// The two layouts of Arrow IPC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IpcLayout {
+    /// `ARROW1` magic, messages, footer (`.arrow`, `.feather`).
+    File,
+    /// Messages only (`.arrows`).
+    Stream,
+}
+
+/// How many times its compressed size a compressed IPC buffer may claim to hold: beyond any codec's
+/// real ratio on Arrow data (zstd reaches ≈ 32,000 on a constant column), so that a buffer cannot
+/// make the reader reserve memory out of proportion to the file.
+const MAX_COMPRESSION_RATIO: u64 = 65_536;
+
+/// Checks every length an Arrow IPC file declares against the file's size before the arrow-ipc
+/// reader allocates from them: the footer's length and blocks (file layout), each message's
+/// metadata and body lengths (both layouts), and the uncompressed length each compressed buffer
+/// claims. Reads only the metadata (and 8 bytes per compressed buffer), so the memory it takes
+/// grows with the file's size, not with what the file claims. Returns the layout.
+fn check_ipc(path: &Path) -> Result<IpcLayout> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = open(path)?;
+    let size = f.metadata().map_err(|e| Error::io(path, e))?.len();
+    let bad = |what: String| ferr(path, format!("not a valid Arrow IPC file: {what}"));
+    let io = |e: std::io::Error| Error::io(path, e);
+    let mut head = [0u8; 6];
+    let n = f.by_ref().take(6).read(&mut head).map_err(io)?;
+    if n == 6 && &head == b"ARROW1" {
+        // magic (8 bytes with padding) … footer, footer length (4), magic (6)
+        if size < 18 {
+            return Err(bad(format!(
+                "it starts like the file layout (ARROW1) but has {size} bytes, fewer than the 18 that layout needs \
+                 (a truncated file?)"
+            )));
+        }
+        let mut tail = [0u8; 10];
+        f.seek(SeekFrom::End(-10)).map_err(io)?;
+        f.read_exact(&mut tail).map_err(io)?;
+        if &tail[4..] != b"ARROW1" {
+            return Err(bad("it does not end with the ARROW1 magic (a truncated file?)".into()));
+        }
+        let footer_len = i32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]);
+        let Some(footer_len) = u64::try_from(footer_len).ok().filter(|&l| l <= size - 18) else {
+            return Err(bad(format!("its footer claims {footer_len} bytes, the file has {size}")));
+        };
+        let mut footer = vec![0u8; footer_len as usize];
+        f.seek(SeekFrom::Start(size - 10 - footer_len)).map_err(io)?;
+        f.read_exact(&mut footer).map_err(io)?;
+        let footer = arrow_ipc::root_as_footer(&footer).map_err(|e| bad(format!("its footer is corrupt: {e}")))?;
+        let blocks = footer.recordBatches().into_iter().flatten().chain(footer.dictionaries().into_iter().flatten());
+        for b in blocks {
+            let (offset, meta, body) = (b.offset(), i64::from(b.metaDataLength()), b.bodyLength());
+            let end = [offset, meta, body]
+                .iter()
+                .try_fold(0u64, |acc, &x| u64::try_from(x).ok().and_then(|x| acc.checked_add(x)));
+            if end.is_none_or(|e| e > size) {
+                return Err(bad(format!(
+                    "a block claims {meta} + {body} bytes at offset {offset}, beyond the file's {size} bytes"
+                )));
+            }
+            let next = check_message(&mut f, offset as u64, size, &bad)?;
+            if next.is_none_or(|n| n > offset as u64 + meta as u64 + body as u64) {
+                return Err(bad(format!("the message at offset {offset} does not fit its block")));
+            }
+        }
+        return Ok(IpcLayout::File);
+    }
+    let mut pos = 0;
+    while pos < size {
+        match check_message(&mut f, pos, size, &bad)? {
+            Some(next) => pos = next,
+            None => break,
+        }
+    }
+    Ok(IpcLayout::Stream)
+}
+
+/// Checks the encapsulated IPC message at `pos` (continuation marker, metadata length,
+/// metadata, body) against the file's `size`; the position after it, or `None` at an
+/// end-of-stream marker.
+fn check_message(f: &mut File, pos: u64, size: u64, bad: &dyn Fn(String) -> Error) -> Result<Option<u64>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let short = || bad(format!("a message at byte {pos} is cut short by the end of the file"));
+    let mut word = [0u8; 4];
+    let mut read_word = |f: &mut File, at: u64| -> Result<[u8; 4]> {
+        if at + 4 > size {
+            return Err(short());
+        }
+        f.seek(SeekFrom::Start(at)).map_err(|_| short())?;
+        f.read_exact(&mut word).map_err(|_| short())?;
+        Ok(word)
+    };
+    let mut at = pos;
+    let mut w = read_word(f, at)?;
+    at += 4;
+    if w == [0xff; 4] {
+        w = read_word(f, at)?;
+        at += 4;
+    }
+    let meta_len = i32::from_le_bytes(w);
+    if meta_len == 0 {
+        return Ok(None);
+    }
+    let Some(meta_len) = u64::try_from(meta_len).ok().filter(|&l| l <= size - at) else {
+        return Err(bad(format!(
+            "a message at byte {pos} claims {meta_len} bytes of metadata, the file has {} bytes after it",
+            size - at
+        )));
+    };
+    let mut meta = vec![0u8; meta_len as usize];
+    f.read_exact(&mut meta).map_err(|_| short())?;
+    at += meta_len;
+    let m = arrow_ipc::root_as_message(&meta).map_err(|e| bad(format!("the message at byte {pos} is corrupt: {e}")))?;
+    let body = m.bodyLength();
+    let Some(body) = u64::try_from(body).ok().filter(|&b| b <= size - at) else {
+        return Err(bad(format!(
+            "a message at byte {pos} claims a body of {body} bytes, the file has {} bytes after its metadata",
+            size - at
+        )));
+    };
+    let batch = m.header_as_record_batch().or_else(|| m.header_as_dictionary_batch().and_then(|d| d.data()));
+    if let Some(b) = batch.filter(|b| b.compression().is_some()) {
+        for buf in b.buffers().into_iter().flatten() {
+            let (offset, len) = (buf.offset(), buf.length());
+            let (Ok(offset), Ok(len)) = (u64::try_from(offset), u64::try_from(len)) else {
+                return Err(bad(format!("a buffer at byte {pos} has a negative offset or length")));
+            };
+            if offset.checked_add(len).is_none_or(|e| e > body) {
+                return Err(bad(format!("a buffer at byte {pos} lies outside its message's body")));
+            }
+            if len < 8 {
+                continue;
+            }
+            let mut prefix = [0u8; 8];
+            f.seek(SeekFrom::Start(at + offset)).map_err(|_| short())?;
+            f.read_exact(&mut prefix).map_err(|_| short())?;
+            let claimed = i64::from_le_bytes(prefix);
+            // −1: stored uncompressed.
+            if claimed != -1 && u64::try_from(claimed).map_or(true, |c| c / MAX_COMPRESSION_RATIO > len) {
+                return Err(bad(format!(
+                    "a compressed buffer of {len} bytes claims to hold {claimed} bytes, more than {MAX_COMPRESSION_RATIO} \
+                     times its size"
+                )));
+            }
+        }
+    }
+    Ok(Some(at + body))
+}
+
+/// The Parquet reader's options: the embedded Arrow schema (`ARROW:schema` metadata) is not read,
+/// the Parquet schema alone gives the columns' types. That schema is a second, unchecked copy of
+/// what the file's own schema says; the arrow-ipc decoder panics on some corruptions of it, and
+/// the types it could add (dictionaries, large strings) read the same here.
+fn parquet_options() -> parquet::arrow::arrow_reader::ArrowReaderOptions {
+    parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_skip_arrow_metadata(true)
+}
+
+/// A Parquet reader builder for `path`, under [`guarded`].
+fn parquet_builder(path: &Path) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder<File>> {
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let file = open(path)?;
+    guarded(path, || {
+        ParquetRecordBatchReaderBuilder::try_new_with_options(file, parquet_options()).map_err(|e| ferr(path, e))
+    })
 }
 
 /// A reader of record batches, optionally of some columns only.
@@ -69,53 +301,78 @@ fn batches(
     batch_rows: usize,
 ) -> Result<Box<dyn Iterator<Item = Result<RecordBatch>> + Send>> {
     let p = path.to_path_buf();
-    match format {
+    let inner: Box<dyn Iterator<Item = Result<RecordBatch>> + Send> = match format {
         ArrowFormat::Parquet => {
-            use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
             use parquet::arrow::ProjectionMask;
-            let b = ParquetRecordBatchReaderBuilder::try_new(open(path)?).map_err(|e| ferr(path, e))?;
-            let b = match columns {
-                Some(c) => {
-                    let mask = ProjectionMask::roots(b.parquet_schema(), c);
-                    b.with_projection(mask)
-                }
-                None => b,
-            };
-            let r = b.with_batch_size(batch_rows).build().map_err(|e| ferr(path, e))?;
-            Ok(Box::new(r.map(move |b| b.map_err(|e| ferr(&p, e)))))
+            let b = parquet_builder(path)?;
+            let r = guarded(path, || {
+                let b = match columns {
+                    Some(c) => {
+                        let mask = ProjectionMask::roots(b.parquet_schema(), c);
+                        b.with_projection(mask)
+                    }
+                    None => b,
+                };
+                b.with_batch_size(batch_rows).build().map_err(|e| ferr(path, e))
+            })?;
+            Box::new(r.map(move |b| b.map_err(|e| ferr(&p, e))))
         }
-        ArrowFormat::Ipc => {
-            let file = arrow_ipc::reader::FileReader::try_new(open(path)?, columns.clone());
-            match file {
-                Ok(r) => Ok(Box::new(r.map(move |b| b.map_err(|e| ferr(&p, e))))),
-                Err(_) => {
-                    // Not the file format: the stream format.
-                    let r = arrow_ipc::reader::StreamReader::try_new(std::io::BufReader::new(open(path)?), columns)
-                        .map_err(|e| ferr(path, e))?;
-                    Ok(Box::new(r.map(move |b| b.map_err(|e| ferr(&p, e)))))
-                }
+        ArrowFormat::Ipc => match check_ipc(path)? {
+            IpcLayout::File => {
+                let file = open(path)?;
+                let r =
+                    guarded(path, || arrow_ipc::reader::FileReader::try_new(file, columns).map_err(|e| ferr(path, e)))?;
+                Box::new(r.map(move |b| b.map_err(|e| ferr(&p, e))))
             }
-        }
-    }
+            IpcLayout::Stream => {
+                let file = std::io::BufReader::new(open(path)?);
+                let r = guarded(path, || {
+                    arrow_ipc::reader::StreamReader::try_new(file, columns).map_err(|e| ferr(path, e))
+                })?;
+                Box::new(r.map(move |b| b.map_err(|e| ferr(&p, e))))
+            }
+        },
+    };
+    Ok(Box::new(Guarded { path: path.to_path_buf(), inner, done: false }))
 }
 
 /// Column names and types of a Parquet or Arrow IPC file.
 pub fn arrow_schema(path: impl AsRef<Path>, format: ArrowFormat) -> Result<Vec<(String, DataType)>> {
     let path = path.as_ref();
     let schema = match format {
-        ArrowFormat::Parquet => {
-            let b = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(open(path)?)
-                .map_err(|e| ferr(path, e))?;
-            b.schema().clone()
-        }
-        ArrowFormat::Ipc => match arrow_ipc::reader::FileReader::try_new(open(path)?, None) {
-            Ok(r) => r.schema(),
-            Err(_) => arrow_ipc::reader::StreamReader::try_new(std::io::BufReader::new(open(path)?), None)
-                .map_err(|e| ferr(path, e))?
-                .schema(),
+        ArrowFormat::Parquet => parquet_builder(path)?.schema().clone(),
+        ArrowFormat::Ipc => match check_ipc(path)? {
+            IpcLayout::File => {
+                let file = open(path)?;
+                guarded(path, || arrow_ipc::reader::FileReader::try_new(file, None).map_err(|e| ferr(path, e)))?
+                    .schema()
+            }
+            IpcLayout::Stream => {
+                let file = std::io::BufReader::new(open(path)?);
+                guarded(path, || arrow_ipc::reader::StreamReader::try_new(file, None).map_err(|e| ferr(path, e)))?
+                    .schema()
+            }
         },
     };
-    Ok(schema.fields().iter().map(|f| (f.name().clone(), f.data_type().clone())).collect())
+    let names: Vec<(String, DataType)> =
+        schema.fields().iter().map(|f| (f.name().clone(), f.data_type().clone())).collect();
+    if let Some(dup) = duplicate_name(names.iter().map(|n| n.0.as_str())) {
+        return Err(ferr(
+            path,
+            format!(
+                "column name '{}' appears more than once: rename one of the columns (each feature and label needs its \
+                 own name)",
+                crate::error::shown(dup)
+            ),
+        ));
+    }
+    Ok(names)
+}
+
+/// The first name that appears twice, if any.
+fn duplicate_name<'a>(names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let mut seen = std::collections::HashSet::new();
+    names.into_iter().find(|n| !seen.insert(*n))
 }
 
 /// One column of one file, all batches.
@@ -295,8 +552,18 @@ fn to_column(path: &Path, name: &str, t: &DataType, arrays: &[ArrayRef], want: O
     Ok(Column::Categorical { codes, levels: levels.into_iter().map(|l| l.0).collect() })
 }
 
+/// A label column must hold numbers or strings; checked before anything is allocated from its
+/// length (a column of nulls holds no buffer, so its declared length is not bounded by the file).
+fn check_label_type(path: &Path, name: &str, arrays: &[ArrayRef]) -> Result<()> {
+    match arrays.iter().find(|a| !is_numeric(a.data_type()) && !is_stringy(a.data_type())) {
+        Some(a) => Err(unsupported(path, name, a.data_type())),
+        None => Ok(()),
+    }
+}
+
 /// The label values as the CSV reader would see them (strings; numbers as Rust prints them).
 fn label_strings(path: &Path, name: &str, arrays: &[ArrayRef]) -> Result<Vec<String>> {
+    check_label_type(path, name, arrays)?;
     let mut out = Vec::with_capacity(arrays.iter().map(|a| a.len()).sum());
     let mut missing = None;
     for a in arrays {
@@ -395,10 +662,11 @@ fn read_target(
                     "1" | "1.0" | "true" => 1,
                     other => {
                         return Err(Error::InvalidData(format!(
-                            "{}: column '{}', row {}: multi-label value '{other}' is not 0 or 1",
+                            "{}: column '{}', row {}: multi-label value '{}' is not 0 or 1",
                             path.display(),
                             names[labels[l]],
-                            r + 1
+                            r + 1,
+                            crate::error::shown(other)
                         )))
                     }
                 };
@@ -552,6 +820,7 @@ impl Interner {
 /// (numbers as Rust prints them, as [`label_strings`] does for every row), then
 /// [`Target::from_strings`]'s rule; the same target and the same missing-label error.
 fn label_target(path: &Path, name: &str, arrays: &[ArrayRef], positive: Option<&str>) -> Result<Target> {
+    check_label_type(path, name, arrays)?;
     let mut names = Interner::default();
     let mut codes: Vec<u32> = Vec::with_capacity(arrays.iter().map(|a| a.len()).sum());
     let mut missing: Option<usize> = None;
@@ -1041,6 +1310,243 @@ mod tests {
                 Column::Categorical { levels, .. } => assert_eq!(levels, &["0", "1", "2", "3", "4", "5"]),
                 other => panic!("categorical, got {other:?}"),
             }
+        }
+    }
+
+    /// A small table (`x` floats, `c` strings, `y` labels) and the dataset the CSV reader gives
+    /// for the same values.
+    fn small_batch(n: usize) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("x", DataType::Float64, true),
+            Field::new("c", DataType::Utf8, true),
+            Field::new("y", DataType::Int64, false),
+        ]));
+        let x: Vec<Option<f64>> = (0..n).map(|i| if i % 9 == 0 { None } else { Some(i as f64 * 0.5) }).collect();
+        let c: Vec<&str> = (0..n).map(|i| ["p", "q", "r"][i % 3]).collect();
+        let y: Vec<i64> = (0..n).map(|i| (i % 2) as i64).collect();
+        RecordBatch::try_new(
+            schema,
+            vec![Arc::new(Float64Array::from(x)), Arc::new(StringArray::from(c)), Arc::new(Int64Array::from(y))],
+        )
+        .unwrap()
+    }
+
+    fn write_parquet(path: &Path, batch: &RecordBatch, props: Option<parquet::file::properties::WriterProperties>) {
+        let mut wr = parquet::arrow::ArrowWriter::try_new(File::create(path).unwrap(), batch.schema(), props).unwrap();
+        wr.write(batch).unwrap();
+        wr.close().unwrap();
+    }
+
+    fn write_ipc(path: &Path, batch: &RecordBatch, compression: Option<arrow_ipc::CompressionType>) {
+        let opts = arrow_ipc::writer::IpcWriteOptions::default().try_with_compression(compression).unwrap();
+        let mut wr =
+            arrow_ipc::writer::FileWriter::try_new_with_options(File::create(path).unwrap(), &batch.schema(), opts)
+                .unwrap();
+        wr.write(batch).unwrap();
+        wr.finish().unwrap();
+    }
+
+    /// (Debug: NaN, the missing value, is not equal to itself.)
+    fn read_debug(path: &Path, format: ArrowFormat) -> Result<String> {
+        read_arrow(path, format, &Default::default()).map(|d| format!("{d:?}"))
+    }
+
+    #[test]
+    fn parquet_with_corrupt_arrow_schema_is_read_from_its_parquet_schema() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.parquet");
+        write_parquet(&good, &small_batch(50), None);
+        let want = read_debug(&good, ArrowFormat::Parquet).unwrap();
+        assert!(want.contains("\"p\", \"q\", \"r\""), "{want}");
+        let bytes = std::fs::read(&good).unwrap();
+        // The key-value metadata: the key, then the value, the base64 of an IPC schema message.
+        let key = bytes.windows(12).position(|w| w == b"ARROW:schema").expect("the writer embeds ARROW:schema");
+        let start = key + 12 + bytes[key + 12..].iter().position(|b| b.is_ascii_alphanumeric()).unwrap();
+        let len = bytes[start..].iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'+' || **b == b'/').count();
+        assert!(len > 100, "the ARROW:schema value has {len} base64 characters");
+        let bad = dir.path().join("bad.parquet");
+        for i in start..start + len {
+            for sub in [b'A', b'/', b'z'] {
+                let mut b = bytes.clone();
+                if b[i] == sub {
+                    continue;
+                }
+                b[i] = sub;
+                std::fs::write(&bad, &b).unwrap();
+                // The Parquet schema alone gives the columns: the same dataset, whatever the
+                // embedded Arrow schema says.
+                assert_eq!(read_debug(&bad, ArrowFormat::Parquet).unwrap(), want, "byte {i} set to {sub}");
+                let o = StreamOptions { max_bins: 8, ..Default::default() };
+                assert_eq!(read_arrow_binned(&bad, ArrowFormat::Parquet, &o).unwrap().bins.n_rows, 50);
+            }
+        }
+    }
+
+    #[test]
+    fn corrupt_parquet_is_an_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.parquet");
+        write_parquet(&good, &small_batch(50), None);
+        let bytes = std::fs::read(&good).unwrap();
+        let bad = dir.path().join("flipped.parquet");
+        let mut errors = 0;
+        for i in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[i] ^= 0xff;
+            std::fs::write(&bad, &b).unwrap();
+            if let Err(e) = read_debug(&bad, ArrowFormat::Parquet) {
+                assert!(e.to_string().contains("flipped.parquet"), "byte {i}: {e}");
+                errors += 1;
+            }
+        }
+        assert!(errors > 10, "only {errors} corrupted files were refused");
+    }
+
+    #[test]
+    fn every_byte_flip_of_an_arrow_file_is_an_error_naming_it_or_a_dataset() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.arrow");
+        let batch = small_batch(20);
+        write_ipc(&good, &batch, None);
+        let stream = dir.path().join("good.arrows");
+        let mut wr = arrow_ipc::writer::StreamWriter::try_new(File::create(&stream).unwrap(), &batch.schema()).unwrap();
+        wr.write(&batch).unwrap();
+        wr.finish().unwrap();
+        for (src, name) in [(good, "flipped.arrow"), (stream, "flipped.arrows")] {
+            let bytes = std::fs::read(&src).unwrap();
+            let bad = dir.path().join(name);
+            let mut errors = 0;
+            for i in 0..bytes.len() {
+                for flip in [0xff, 0x80, 0x01] {
+                    let mut b = bytes.clone();
+                    b[i] ^= flip;
+                    std::fs::write(&bad, &b).unwrap();
+                    match read_arrow(&bad, ArrowFormat::Ipc, &Default::default()) {
+                        // A flip may drop the batch (a count or an offset): never a ragged table.
+                        Ok(d) => {
+                            assert!(d.n_rows() <= 20, "byte {i} ^ {flip}");
+                            assert!(d.features.columns.iter().all(|c| c.len() == d.n_rows()), "byte {i} ^ {flip}");
+                        }
+                        Err(e) => {
+                            assert!(e.to_string().contains(name), "byte {i} ^ {flip}: {e}");
+                            errors += 1;
+                        }
+                    }
+                }
+            }
+            assert!(errors > 50, "{name}: only {errors} corrupted files were refused");
+        }
+    }
+
+    #[test]
+    fn an_eight_byte_arrow_file_is_refused_before_any_allocation() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("tiny.arrow");
+        std::fs::write(&p, b"ARROW1\0\0").unwrap();
+        let t = std::time::Instant::now();
+        let e = read_arrow(&p, ArrowFormat::Ipc, &Default::default()).unwrap_err().to_string();
+        assert!(t.elapsed().as_millis() < 500, "{:?}", t.elapsed());
+        assert!(
+            e.ends_with(
+                "tiny.arrow: not a valid Arrow IPC file: it starts like the file layout (ARROW1) but has 8 bytes, \
+                 fewer than the 18 that layout needs (a truncated file?)"
+            ),
+            "{e}"
+        );
+        // The stream layout: a message claiming 2 GB of metadata, and one claiming a 1 TB body.
+        let p = dir.path().join("claims.arrows");
+        std::fs::write(&p, [0xff, 0xff, 0xff, 0xff, 0xf0, 0xff, 0xff, 0x7f, 0, 0, 0, 0]).unwrap();
+        let e = read_arrow(&p, ArrowFormat::Ipc, &Default::default()).unwrap_err().to_string();
+        assert!(
+            e.ends_with(
+                "claims.arrows: not a valid Arrow IPC file: a message at byte 0 claims 2147483632 bytes of metadata, \
+                 the file has 4 bytes after it"
+            ),
+            "{e}"
+        );
+        let e = arrow_schema(&p, ArrowFormat::Ipc).unwrap_err().to_string();
+        assert!(e.contains("claims 2147483632 bytes of metadata"), "{e}");
+    }
+
+    #[test]
+    fn a_compressed_arrow_buffer_claiming_terabytes_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("lz4.arrow");
+        write_ipc(&p, &small_batch(20), Some(arrow_ipc::CompressionType::LZ4_FRAME));
+        let mut bytes = std::fs::read(&p).unwrap();
+        // Each compressed buffer starts with its uncompressed length (i64): 20 f64s = 160 bytes.
+        let at = bytes.windows(8).position(|w| w == 160i64.to_le_bytes()).expect("the x buffer's length prefix");
+        bytes[at..at + 8].copy_from_slice(&(1i64 << 40).to_le_bytes());
+        std::fs::write(&p, &bytes).unwrap();
+        let e = read_arrow(&p, ArrowFormat::Ipc, &Default::default()).unwrap_err().to_string();
+        assert!(e.contains("lz4.arrow: not a valid Arrow IPC file: a compressed buffer of"), "{e}");
+        assert!(e.contains("claims to hold 1099511627776 bytes, more than 65536 times its size"), "{e}");
+    }
+
+    #[test]
+    fn compressed_parquet_and_arrow_files_are_read() {
+        use parquet::basic::{Compression, GzipLevel, ZstdLevel};
+        let dir = tempfile::tempdir().unwrap();
+        let batch = small_batch(300);
+        let plain = dir.path().join("plain.parquet");
+        write_parquet(&plain, &batch, None);
+        let want = read_debug(&plain, ArrowFormat::Parquet).unwrap();
+        let codecs = [
+            ("snappy", Compression::SNAPPY),
+            ("gzip", Compression::GZIP(GzipLevel::default())),
+            ("lz4", Compression::LZ4),
+            ("lz4_raw", Compression::LZ4_RAW),
+            ("zstd", Compression::ZSTD(ZstdLevel::default())),
+        ];
+        for (name, c) in codecs {
+            let p = dir.path().join(format!("{name}.parquet"));
+            let props = parquet::file::properties::WriterProperties::builder().set_compression(c).build();
+            write_parquet(&p, &batch, Some(props));
+            assert_eq!(read_debug(&p, ArrowFormat::Parquet).unwrap(), want, "{name}");
+        }
+        for (name, c) in [("lz4", arrow_ipc::CompressionType::LZ4_FRAME), ("zstd", arrow_ipc::CompressionType::ZSTD)] {
+            let p = dir.path().join(format!("{name}.feather"));
+            write_ipc(&p, &batch, Some(c));
+            assert_eq!(read_debug(&p, ArrowFormat::Ipc).unwrap(), want, "{name}");
+            let o = StreamOptions { max_bins: 16, ..Default::default() };
+            assert_eq!(
+                read_arrow_binned(&p, ArrowFormat::Ipc, &o).unwrap(),
+                read_arrow_binned(&plain, ArrowFormat::Parquet, &o).unwrap(),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn duplicate_column_names_are_refused_at_read_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("x", DataType::Float64, false),
+            Field::new("x", DataType::Float64, false),
+            Field::new("y", DataType::Int64, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Float64Array::from(vec![1.0, 2.0])),
+                Arc::new(Float64Array::from(vec![3.0, 4.0])),
+                Arc::new(Int64Array::from(vec![0, 1])),
+            ],
+        )
+        .unwrap();
+        let pq = dir.path().join("dup.parquet");
+        write_parquet(&pq, &batch, None);
+        let ipc = dir.path().join("dup.arrow");
+        write_ipc(&ipc, &batch, None);
+        for (p, f) in [(&pq, ArrowFormat::Parquet), (&ipc, ArrowFormat::Ipc)] {
+            let want = format!(
+                "{}: column name 'x' appears more than once: rename one of the columns (each feature and label needs \
+                 its own name)",
+                p.display()
+            );
+            assert!(read_arrow(p, f, &Default::default()).unwrap_err().to_string().ends_with(&want));
+            let e = read_arrow_binned(p, f, &StreamOptions::default()).unwrap_err().to_string();
+            assert!(e.ends_with(&want), "{e}");
         }
     }
 }

@@ -136,7 +136,7 @@ impl CsvBlocks {
                             return Err(self.perr(
                                 lines[r],
                                 Some(&self.names[c]),
-                                format!("multi-label value '{other}' is not 0 or 1"),
+                                format!("multi-label value '{}' is not 0 or 1", crate::error::shown(other)),
                             ))
                         }
                     };

@@ -5,6 +5,9 @@
 use std::io::Read;
 use std::path::Path;
 
+use super::fast_csv::{
+    check_header_width, too_many_columns_message, unterminated_quote_message, QuoteScan, MAX_CSV_COLUMNS,
+};
 use super::{Column, Dataset, FeatureKind, Features, Target, MISSING_CODE};
 use crate::error::{shown, Error, Result};
 
@@ -52,6 +55,7 @@ pub(super) fn is_missing(s: &str) -> bool {
 /// The column names of a CSV file's header.
 pub fn csv_header(path: impl AsRef<Path>) -> Result<Vec<String>> {
     let path = path.as_ref();
+    check_header_width(path)?;
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let mut rdr = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(file);
     match rdr.records().next() {
@@ -68,9 +72,29 @@ pub fn csv_header(path: impl AsRef<Path>) -> Result<Vec<String>> {
     }
 }
 
+/// A reader that shows every byte it passes on to a [`QuoteScan`].
+struct Scanned<R> {
+    inner: R,
+    scan: QuoteScan,
+}
+
+impl<R: Read> Read for Scanned<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.scan.feed(&buf[..n]);
+        if self.scan.header_fields() > MAX_CSV_COLUMNS {
+            return Err(std::io::Error::other(too_many_columns_message()));
+        }
+        Ok(n)
+    }
+}
+
 /// Reads a CSV file with a header.
 pub fn read_csv(path: impl AsRef<Path>, opts: &CsvOptions) -> Result<Dataset> {
     let path = path.as_ref();
+    // Before the `csv` crate holds the header: a header too wide is refused from a streaming count
+    // (from any other reader, `read_csv_from` refuses it once the count passes the limit).
+    check_header_width(path)?;
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     read_csv_from(std::io::BufReader::new(file), &path.display().to_string(), opts)
 }
@@ -83,12 +107,20 @@ pub fn read_csv_from(reader: impl Read, name: &str, opts: &CsvOptions) -> Result
         column: column.map(str::to_string),
         message,
     };
-    let mut rdr = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(reader);
-    let mut records = rdr.records();
-    let header = match records.next() {
-        None => return Err(perr(1, None, "empty file: no header row".into())),
-        Some(r) => r.map_err(|e| perr(1, None, e.to_string()))?,
+    let scanned = Scanned { inner: reader, scan: QuoteScan::default() };
+    let mut rdr = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(scanned);
+    // A quote that never closes makes the `csv` crate read the rest of the text as one field:
+    // when the reader is at the end, that is the error to report.
+    let unterminated = |rdr: &mut csv::Reader<Scanned<_>>| {
+        let at_end = matches!(rdr.read_record(&mut csv::StringRecord::new()), Ok(false));
+        at_end.then(|| rdr.get_ref().scan.unterminated()).flatten()
     };
+    let mut header = csv::StringRecord::new();
+    match rdr.read_record(&mut header) {
+        Ok(true) => {}
+        Ok(false) => return Err(perr(1, None, "empty file: no header row".into())),
+        Err(e) => return Err(perr(1, None, e.to_string())),
+    }
     let names: Vec<String> = header
         .iter()
         .enumerate()
@@ -97,6 +129,7 @@ pub fn read_csv_from(reader: impl Read, name: &str, opts: &CsvOptions) -> Result
             h.trim().to_string()
         })
         .collect();
+    drop(header);
     let ncol = names.len();
     {
         let mut seen = std::collections::HashSet::new();
@@ -112,19 +145,32 @@ pub fn read_csv_from(reader: impl Read, name: &str, opts: &CsvOptions) -> Result
     // Column-wise raw strings and the line of each row.
     let mut raw: Vec<Vec<String>> = vec![Vec::new(); ncol];
     let mut lines: Vec<usize> = Vec::new();
-    for rec in records {
+    let mut rec = csv::StringRecord::new();
+    loop {
         if opts.max_rows.is_some_and(|m| lines.len() >= m) {
             break;
         }
-        let rec = rec.map_err(|e| {
-            let line = e.position().map_or(0, |p| p.line() as usize);
-            perr(line, None, e.to_string())
-        })?;
+        match rdr.read_record(&mut rec) {
+            Ok(true) => {}
+            Ok(false) => {
+                if let Some((open, _)) = unterminated(&mut rdr) {
+                    return Err(perr(open, None, unterminated_quote_message(open)));
+                }
+                break;
+            }
+            Err(e) => {
+                let line = e.position().map_or(0, |p| p.line() as usize);
+                return Err(perr(line, None, e.to_string()));
+            }
+        }
         let line = rec.position().map_or(lines.len() + 2, |p| p.line() as usize);
         if rec.len() == 1 && rec.get(0).is_some_and(|s| s.trim().is_empty()) {
             continue; // blank line
         }
         if rec.len() != ncol {
+            if let Some((open, _)) = unterminated(&mut rdr) {
+                return Err(perr(open, None, unterminated_quote_message(open)));
+            }
             return Err(perr(line, None, format!("expected {ncol} fields (as in the header), found {}", rec.len())));
         }
         for (c, field) in rec.iter().enumerate() {

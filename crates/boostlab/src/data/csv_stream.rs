@@ -31,9 +31,9 @@ use rayon::prelude::*;
 
 use super::bins::{BinData, BinMapper, BinnedMatrix, FeatureBins, BIN_SAMPLE_ROWS};
 use super::csv_reader::{is_missing, LabelSelector};
-use super::fast_csv::{is_plain_finite, parse_f64, Records};
+use super::fast_csv::{is_plain_finite, parse_f64, unterminated_quote_message, QuoteScan, Records};
 use super::{Column, FeatureKind, Features, Target};
-use crate::error::{Error, Result};
+use crate::error::{shown, Error, Result};
 use crate::util::par::try_map_in_order;
 
 /// Default chunk size of the streaming readers: 4 MiB of text per parallel task.
@@ -192,6 +192,8 @@ struct ChunkStats {
     quotes: usize,
     /// A row with the wrong number of fields (or a CSV syntax error): stops the chunk.
     ragged: FirstErr,
+    /// The chunk-relative line of a quote that never closes, when that is the `ragged` error.
+    unterminated: Option<usize>,
     /// Per label column (in label order): first bad label.
     label_err: Vec<FirstErr>,
     labels: HashSet<String>,
@@ -249,7 +251,8 @@ pub fn read_csv_binned(path: impl AsRef<Path>, opts: &StreamOptions) -> Result<B
     let src = Source { path, name: path.display().to_string() };
     let file_len = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len();
 
-    // The header.
+    // The header, once its width is known to be reasonable.
+    super::fast_csv::check_header_width(path)?;
     let (names, data_start, header_newlines) = {
         let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
         let mut rdr = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(f);
@@ -326,7 +329,9 @@ pub fn read_csv_binned(path: impl AsRef<Path>, opts: &StreamOptions) -> Result<B
     let abs = |c: usize, rel: usize| line0[c] + rel - 1;
     for (c, s) in stats.iter().enumerate() {
         if let Some((l, m)) = &s.ragged {
-            return Err(src.perr(abs(c, *l), None, m.clone()));
+            let line = abs(c, *l);
+            let m = if s.unterminated == Some(*l) { unterminated_quote_message(line) } else { m.clone() };
+            return Err(src.perr(line, None, m));
         }
     }
     let n: usize = stats.iter().map(|s| s.rows).sum();
@@ -380,7 +385,11 @@ pub fn read_csv_binned(path: impl AsRef<Path>, opts: &StreamOptions) -> Result<B
         if numeric {
             for (c, s) in stats.iter().enumerate() {
                 if let Some((line, text)) = &s.cols[f].infinite {
-                    return Err(src.perr(abs(c, *line), Some(&names[col]), format!("infinite value '{text}'")));
+                    return Err(src.perr(
+                        abs(c, *line),
+                        Some(&names[col]),
+                        format!("infinite value '{}'", shown(text)),
+                    ));
                 }
             }
         }
@@ -413,10 +422,23 @@ pub fn read_csv_binned(path: impl AsRef<Path>, opts: &StreamOptions) -> Result<B
             let mut v: Vec<String> = all.into_iter().cloned().collect();
             v.sort();
             if v.len() > opts.max_bins {
+                // The value that made the column categorical: a typo in a numeric column is the
+                // usual cause, and its line is what the user needs.
+                let first = stats
+                    .iter()
+                    .enumerate()
+                    .find_map(|(c, s)| s.cols[f].not_number.as_ref().map(|(line, text)| (abs(c, *line), text)));
+                let why = first.map_or(String::new(), |(line, text)| {
+                    format!(
+                        "; it is categorical because of '{}' at line {line}, its first value that is not a number \
+                         (fix that value if the column is numeric)",
+                        shown(text)
+                    )
+                });
                 return Err(Error::InvalidData(format!(
-                    "categorical feature '{}' has {} categories, more than max_bins = {} \
-                     (raise max_bins, up to 65535, or recode the feature)",
-                    names[layout.feature_cols[f]],
+                    "categorical feature '{}' has {} categories, more than max_bins = {}{why}; else raise max_bins, \
+                     up to 65535, or recode the feature",
+                    shown(&names[layout.feature_cols[f]]),
                     v.len(),
                     opts.max_bins
                 )));
@@ -697,7 +719,7 @@ fn inspect_chunk(
         s.rows += 1;
         // Every field must be UTF-8 (as `read_csv`'s string records).
         if let Some((i, m)) = rec.utf8_error() {
-            s.ragged = Some((line, format!("field {} ({}): {m}", i + 1, names[i])));
+            s.ragged = Some((line, format!("field {} ({}): {m}", i + 1, shown(&names[i]))));
             break;
         }
         let Some(l) = layout else { continue };
@@ -712,7 +734,7 @@ fn inspect_chunk(
                 }
                 _ => {
                     if s.weight_err.is_none() {
-                        s.weight_err = Some((line, format!("sample weight '{v}' is not a finite number ≥ 0")));
+                        s.weight_err = Some((line, format!("sample weight '{}' is not a finite number ≥ 0", shown(v))));
                     }
                     s.weights.push(0.0);
                 }
@@ -722,7 +744,7 @@ fn inspect_chunk(
             for (j, &c) in l.label_cols.iter().enumerate() {
                 let v = field(c);
                 if !matches!(v, "0" | "0.0" | "1" | "1.0") && s.label_err[j].is_none() {
-                    s.label_err[j] = Some((line, format!("multi-label value '{v}' is not 0 or 1")));
+                    s.label_err[j] = Some((line, format!("multi-label value '{}' is not 0 or 1", shown(v))));
                 }
             }
         } else if let Some(&c) = l.label_cols.first() {
@@ -763,6 +785,20 @@ fn inspect_chunk(
                     }
                 }
                 None => cs.not_number = Some((line, v.to_string())),
+            }
+        }
+    }
+    // A quote that never closes swallows the rest of the chunk into one field: name it rather
+    // than the field count or value that follows from it (unless a row before its record is
+    // already wrong).
+    if s.quotes > 0 {
+        let mut q = QuoteScan::default();
+        q.feed(&buf);
+        if let Some((open, rec_line)) = q.unterminated() {
+            if s.ragged.as_ref().is_none_or(|(l, _)| *l >= rec_line) {
+                // The message names the line in the file, known only when the chunks merge.
+                s.ragged = Some((open, String::new()));
+                s.unterminated = Some(open);
             }
         }
     }
@@ -929,8 +965,13 @@ fn fill<T: Copy + Send>(
     .map(drop)
 }
 
-/// Rows per block of parsed values in pass 3.
+/// Rows per block of parsed values in pass 3 (fewer for wide files, see [`BIN_BLOCK_VALUES`]).
 const BIN_BLOCK: usize = 256;
+
+/// At most this many parsed values per block (128 KiB of `f64`): a block of [`BIN_BLOCK`] rows of
+/// every feature would otherwise cost 2 KiB per column and chunk, out of proportion to a file
+/// with a wide header and few rows.
+const BIN_BLOCK_VALUES: usize = 1 << 14;
 
 #[allow(clippy::too_many_arguments)]
 fn bin_chunk<T: Copy>(
@@ -953,12 +994,13 @@ fn bin_chunk<T: Copy>(
     // searches of a block are independent, so they overlap in the processor instead of each
     // waiting on the parsing around it.
     let nf = l.feature_cols.len();
-    let mut vals = vec![f64::NAN; nf * BIN_BLOCK];
+    let block = BIN_BLOCK.min(BIN_BLOCK_VALUES / nf.max(1)).clamp(1, n_rows.max(1));
+    let mut vals = vec![f64::NAN; nf * block];
     let mut block0 = 0; // first row of the current block
     let flush = |vals: &[f64], cols: &mut [&mut [T]], block0: usize, m: usize| {
         for (f, out) in cols.iter_mut().enumerate() {
             if let FeatureBins::Numeric { thresholds } = &ctx.mapper.features[f] {
-                let xs = &vals[f * BIN_BLOCK..f * BIN_BLOCK + m];
+                let xs = &vals[f * block..f * block + m];
                 for (o, &x) in out[block0..block0 + m].iter_mut().zip(xs) {
                     *o = conv(FeatureBins::bin_of_value(thresholds, x));
                 }
@@ -966,8 +1008,8 @@ fn bin_chunk<T: Copy>(
         }
     };
     while row < n_rows {
-        if row - block0 == BIN_BLOCK {
-            flush(&vals, &mut cols, block0, BIN_BLOCK);
+        if row - block0 == block {
+            flush(&vals, &mut cols, block0, block);
             block0 = row;
         }
         match rec.next_record() {
@@ -987,14 +1029,18 @@ fn bin_chunk<T: Copy>(
         } else if let Some(&col) = l.label_cols.first() {
             let v = field(col);
             yc[row] = *ctx.class_index.get(v).ok_or_else(|| {
-                ctx.src.perr(ctx.line0[c] + line - 1, Some(&l.names[col]), format!("label '{v}' changed while reading"))
+                ctx.src.perr(
+                    ctx.line0[c] + line - 1,
+                    Some(&l.names[col]),
+                    format!("label '{}' changed while reading", shown(v)),
+                )
             })?;
         }
         for (f, (&col, out)) in l.feature_cols.iter().zip(cols.iter_mut()).enumerate() {
             let v = field(col);
             match &ctx.mapper.features[f] {
                 FeatureBins::Numeric { .. } => {
-                    vals[f * BIN_BLOCK + row - block0] =
+                    vals[f * block + row - block0] =
                         if is_missing(v) { f64::NAN } else { parse_f64(v).unwrap_or(f64::NAN) };
                 }
                 FeatureBins::Categorical { n_levels } => {
@@ -1112,6 +1158,64 @@ mod tests {
             assert_eq!(got.mapper, want.mapper);
             assert_eq!(got, want);
         }
+    }
+
+    #[test]
+    fn an_unterminated_quote_names_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let want = "q.csv:3: unterminated quote starting at line 3: a field opens with \" and is never closed, so the \
+                    rest of the file reads as one field (close the quote, or write a quote inside a quoted field as \
+                    \"\")";
+        // Too few fields after it, and the right number (the last field swallows the rest).
+        for text in ["a,b,label\n1,2,0\n3,\"4,1\n5,6,0\n7,8,1\n", "a,b,label\n1,2,0\n3,4,\"1\n5,6,0\n"] {
+            let p = write(dir.path(), "q.csv", text);
+            for chunk in [4, 1 << 20] {
+                assert_eq!(err(read_csv_binned(&p, &small(chunk))), want, "{text:?}");
+            }
+            assert_eq!(err(read_csv(&p, &CsvOptions::default())), want, "{text:?}");
+        }
+        // A ragged row before the quote's record is reported first; closed quotes are fine.
+        let p = write(dir.path(), "q.csv", "a,b,label\n1,0\n3,\"4,1\n");
+        assert_eq!(err(read_csv_binned(&p, &small(8))), "q.csv:2: expected 3 fields (as in the header), found 2");
+        assert_eq!(err(read_csv(&p, &CsvOptions::default())), "q.csv:2: expected 3 fields (as in the header), found 2");
+        let p = write(dir.path(), "q.csv", "a,b,label\n1,\"x\"\"y\",0\n3,\"p\nq\",1\n");
+        assert_eq!(read_csv_binned(&p, &small(8)).unwrap().bins.n_rows, 2);
+    }
+
+    #[test]
+    fn a_categorical_column_with_too_many_categories_names_its_first_non_number() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = String::from("x,label\n");
+        for i in 0..400 {
+            t.push_str(&format!("{i}.25,{}\n", i % 2));
+        }
+        t.push_str("12..5,1\n");
+        let p = write(dir.path(), "typo.csv", &t);
+        assert_eq!(
+            err(read_csv_binned(&p, &small(1000))),
+            "invalid data: categorical feature 'x' has 401 categories, more than max_bins = 255; it is categorical \
+             because of '12..5' at line 402, its first value that is not a number (fix that value if the column is \
+             numeric); else raise max_bins, up to 65535, or recode the feature"
+        );
+    }
+
+    #[test]
+    fn echoed_values_are_shortened() {
+        let dir = tempfile::tempdir().unwrap();
+        let long = "q".repeat(10_000_000);
+        let p = write(dir.path(), "w.csv", &format!("x,w,label\n1,1,a\n2,{long},b\n"));
+        let o = StreamOptions { weight: Some("w".into()), ..small(1 << 20) };
+        let e = err(read_csv_binned(&p, &o));
+        assert_eq!(
+            e,
+            format!(
+                "w.csv:3: column 'w': sample weight '{}… (10000000 characters)' is not a finite number ≥ 0",
+                &long[..60]
+            )
+        );
+        let p = write(dir.path(), "m.csv", &format!("x,l0,l1\n1,0,{long}\n"));
+        let o = StreamOptions { label: LabelSelector::Prefix("l".into()), ..small(1 << 20) };
+        assert!(err(read_csv_binned(&p, &o)).ends_with("… (10000000 characters)' is not 0 or 1"));
     }
 
     #[test]
@@ -1241,8 +1345,18 @@ mod tests {
                                 assert_eq!(got.kinds[0], FeatureKind::Categorical);
                                 assert_eq!(got, want, "max_bins {max_bins}, chunk {chunk}");
                             }
-                            // Too many categories for max_bins: the same message.
-                            (got, want) => assert_eq!(err(got), err(want), "max_bins {max_bins}, chunk {chunk}"),
+                            // Too many categories for max_bins: the same count (the streamed
+                            // reader adds the first non-number and its line).
+                            (got, want) => {
+                                let head = |m: String| m.split(" (raise").next().unwrap_or("").to_string();
+                                let got = err(got);
+                                assert!(got.contains("first value that is not a number"), "{got}");
+                                assert_eq!(
+                                    got.split("; it is").next().unwrap_or(""),
+                                    head(err(want)),
+                                    "max_bins {max_bins}, chunk {chunk}"
+                                )
+                            }
                         },
                     }
                 }

@@ -218,6 +218,164 @@ pub(super) fn trim(s: &str) -> &str {
     }
 }
 
+/// Follows the `csv` crate's quoting (csv-core's reader states: a `"` opens a quoted field only at
+/// a field's start, `""` inside it is a quote, a field or record ends at `,`, `\r` or `\n` outside
+/// quotes) over text fed in pieces, to find a quote that is never closed: the `csv` crate then
+/// reads the rest of the file as one field, and the row count or field count it reports hides the
+/// cause.
+#[derive(Debug, Clone)]
+pub(super) struct QuoteScan {
+    state: QuoteState,
+    /// The current line (1-based).
+    line: usize,
+    /// The line a record's position names: the line after the previous record's end (the `csv`
+    /// crate's, which [`Records::line`] follows).
+    rec_line: usize,
+    in_record: bool,
+    pending: bool,
+    /// Where the open quote is: (its line, its record's line).
+    open: (usize, usize),
+    /// Fields of the first record (the header) so far, and whether it has ended.
+    header_fields: usize,
+    header_done: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum QuoteState {
+    FieldStart,
+    Field,
+    Quoted,
+    QuoteInQuoted,
+}
+
+impl Default for QuoteScan {
+    fn default() -> QuoteScan {
+        QuoteScan {
+            state: QuoteState::FieldStart,
+            line: 1,
+            rec_line: 1,
+            in_record: false,
+            pending: false,
+            open: (0, 0),
+            header_fields: 0,
+            header_done: false,
+        }
+    }
+}
+
+impl QuoteScan {
+    /// Reads the next piece of the text.
+    pub(super) fn feed(&mut self, bytes: &[u8]) {
+        use QuoteState::*;
+        for &b in bytes {
+            if b == b'\n' {
+                self.line += 1;
+            }
+            if self.state == Quoted {
+                if b == b'"' {
+                    self.state = QuoteInQuoted;
+                }
+                continue;
+            }
+            let end = b == b'\n' || b == b'\r';
+            if end {
+                if self.in_record || (self.pending && b == b'\n') {
+                    self.header_done |= self.in_record;
+                    self.pending = b == b'\r';
+                    self.rec_line = self.line;
+                    self.in_record = false;
+                }
+                self.state = FieldStart;
+                continue;
+            }
+            if !self.in_record {
+                if self.pending {
+                    self.rec_line = self.line;
+                    self.pending = false;
+                }
+                self.in_record = true;
+                if !self.header_done {
+                    self.header_fields = 1;
+                }
+            }
+            if b == b',' && !self.header_done {
+                self.header_fields += 1;
+            }
+            self.state = match (self.state, b) {
+                (FieldStart, b'"') | (QuoteInQuoted, b'"') => {
+                    if self.state == FieldStart {
+                        self.open = (self.line, self.rec_line);
+                    }
+                    Quoted
+                }
+                (_, b',') => FieldStart,
+                _ => Field,
+            };
+        }
+    }
+
+    /// The fields of the header (the first record) seen so far.
+    pub(super) fn header_fields(&self) -> usize {
+        self.header_fields
+    }
+
+    /// Whether the header (the first record) has ended.
+    pub(super) fn header_done(&self) -> bool {
+        self.header_done
+    }
+
+    /// At the end of the text: (the line of a quote that never closes, its record's line).
+    pub(super) fn unterminated(&self) -> Option<(usize, usize)> {
+        (self.state == QuoteState::Quoted).then_some(self.open)
+    }
+}
+
+/// The most columns a CSV file may have: per-column state costs a few hundred bytes, so a header
+/// of millions of short names would take gigabytes before anything else is checked (a feature
+/// also costs a histogram of 256 bins per tree node). Wider data: the LIBSVM format.
+pub const MAX_CSV_COLUMNS: usize = 1_000_000;
+
+/// The message for a header wider than [`MAX_CSV_COLUMNS`].
+pub(super) fn too_many_columns_message() -> String {
+    format!(
+        "the header has more than {MAX_CSV_COLUMNS} columns, the most boostlab reads from a CSV file (for wider, \
+         sparse data use the LIBSVM format)"
+    )
+}
+
+/// Refuses, before the header is parsed, a CSV file whose header has more than
+/// [`MAX_CSV_COLUMNS`] fields: a streaming count of its first record in blocks of 64 KiB.
+pub(super) fn check_header_width(path: &std::path::Path) -> crate::error::Result<()> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|e| crate::error::Error::io(path, e))?;
+    let mut q = QuoteScan::default();
+    let mut buf = vec![0u8; 1 << 16];
+    while !q.header_done() {
+        let n = f.read(&mut buf).map_err(|e| crate::error::Error::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        q.feed(&buf[..n]);
+        if q.header_fields() > MAX_CSV_COLUMNS {
+            return Err(crate::error::Error::Parse {
+                file: path.display().to_string(),
+                line: 1,
+                column: None,
+                message: too_many_columns_message(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The message for a quote that never closes, opened at `line`.
+pub(super) fn unterminated_quote_message(line: usize) -> String {
+    format!(
+        "unterminated quote starting at line {line}: a field opens with \" and is never closed, so the rest of the \
+         file reads as one field (close the quote, or write a quote inside a quoted field as \"\")"
+    )
+}
+
 /// The records of one chunk of CSV text (see the module docs).
 pub(super) struct Records<'a> {
     kind: Kind<'a>,

@@ -17,7 +17,7 @@ use std::io::BufRead;
 use std::path::Path;
 
 use super::{Column, Dataset, Features, Target};
-use crate::error::{Error, Result};
+use crate::error::{shown, Error, Result};
 
 /// The largest feature index a LIBSVM file may use: 2^24 − 1 = 16,777,215.
 pub const MAX_LIBSVM_INDEX: usize = (1 << 24) - 1;
@@ -76,16 +76,20 @@ pub fn read_libsvm_from(reader: impl BufRead, name: &str, opts: &LibsvmOptions) 
         let mut tokens = content.split_whitespace();
         let label = tokens.next().unwrap_or_default();
         if label.contains(':') {
-            return Err(perr(line_no, None, format!("line starts with '{label}' instead of a label")));
+            return Err(perr(line_no, None, format!("line starts with '{}' instead of a label", shown(label))));
         }
         let mut row = Vec::new();
         let mut last: Option<usize> = None;
         for tok in tokens {
             let (i, v) = tok
                 .split_once(':')
-                .ok_or_else(|| perr(line_no, None, format!("'{tok}' is not of the form index:value")))?;
+                .ok_or_else(|| perr(line_no, None, format!("'{}' is not of the form index:value", shown(tok))))?;
             let idx: usize = i.parse().map_err(|_| {
-                perr(line_no, Some(i.to_string()), format!("feature index '{i}' is not a non-negative integer"))
+                perr(
+                    line_no,
+                    Some(i.to_string()),
+                    format!("feature index '{}' is not a non-negative integer", shown(i)),
+                )
             })?;
             if idx > MAX_LIBSVM_INDEX {
                 return Err(perr(
@@ -94,10 +98,11 @@ pub fn read_libsvm_from(reader: impl BufRead, name: &str, opts: &LibsvmOptions) 
                     format!("feature index {idx} above the largest supported index {MAX_LIBSVM_INDEX}"),
                 ));
             }
-            let val: f64 =
-                v.parse().map_err(|_| perr(line_no, Some(i.to_string()), format!("value '{v}' is not a number")))?;
+            let val: f64 = v
+                .parse()
+                .map_err(|_| perr(line_no, Some(i.to_string()), format!("value '{}' is not a number", shown(v))))?;
             if !val.is_finite() {
-                return Err(perr(line_no, Some(i.to_string()), format!("value '{v}' is not finite")));
+                return Err(perr(line_no, Some(i.to_string()), format!("value '{}' is not finite", shown(v))));
             }
             if last.is_some_and(|l| idx <= l) {
                 return Err(perr(line_no, Some(i.to_string()), "feature indices must be strictly increasing".into()));
@@ -121,6 +126,14 @@ pub fn read_libsvm_from(reader: impl BufRead, name: &str, opts: &LibsvmOptions) 
     let offset = usize::from(!zero_based);
     let seen = if entries.iter().all(Vec::is_empty) { 0 } else { max_index + 1 - offset };
     let d = opts.n_features.unwrap_or(seen);
+    if d == 0 {
+        return Err(perr(
+            1,
+            None,
+            "no features: no line has an index:value entry (a LIBSVM line is `label index:value index:value ...`)"
+                .into(),
+        ));
+    }
     if seen > d {
         return Err(perr(1, None, format!("feature index {max_index} beyond the expected {d} features")));
     }
@@ -187,6 +200,25 @@ pub fn read_libsvm_from(reader: impl BufRead, name: &str, opts: &LibsvmOptions) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_without_features_says_so() {
+        let e = read_libsvm_from("1\n0\n1\n".as_bytes(), "x.svm", &LibsvmOptions::default()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "x.svm:1: no features: no line has an index:value entry (a LIBSVM line is `label index:value \
+             index:value ...`)"
+        );
+    }
+
+    #[test]
+    fn long_tokens_are_shown_shortened() {
+        let long = "7".repeat(100_000);
+        let text = format!("1 1:{long}x\n");
+        let e = read_libsvm_from(text.as_bytes(), "x.svm", &LibsvmOptions::default()).unwrap_err().to_string();
+        assert!(e.ends_with("… (100001 characters)' is not a number"), "{}", &e[..200.min(e.len())]);
+        assert!(e.len() < 200, "{} characters", e.len());
+    }
 
     #[test]
     fn one_based_with_comments() {

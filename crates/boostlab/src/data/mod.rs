@@ -29,6 +29,7 @@ pub use bins::{
 pub use blocks::{Block, BlockLabels, CsvBlocks};
 pub use csv_reader::{csv_header, read_csv, read_csv_from, CsvOptions, LabelSelector};
 pub use csv_stream::{read_csv_binned, BinnedTable, ProgressFn, ReadProgress, StreamOptions, DEFAULT_CHUNK_BYTES};
+pub use fast_csv::MAX_CSV_COLUMNS;
 pub use libsvm::{dense_cell_budget, read_libsvm, read_libsvm_from, LibsvmOptions, MAX_LIBSVM_INDEX};
 pub use schema::Schema;
 pub use view::{ColumnView, Indices, NumericView};

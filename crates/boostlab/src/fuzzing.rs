@@ -532,7 +532,7 @@ fn columnar(data: &[u8], format: crate::data::ArrowFormat, ext: &str) {
     let _ = std::fs::remove_file(&path);
 }
 
-/// The Parquet reader (see [`columnar`]); nothing without the `arrow` feature.
+/// The Parquet reader (see `columnar` below); nothing without the `arrow` feature.
 pub fn parquet(data: &[u8]) {
     #[cfg(feature = "arrow")]
     columnar(data, crate::data::ArrowFormat::Parquet, "parquet");
@@ -540,7 +540,7 @@ pub fn parquet(data: &[u8]) {
     let _ = data;
 }
 
-/// The Arrow IPC reader, file and stream formats (see [`columnar`]); nothing without the `arrow`
+/// The Arrow IPC reader, file and stream formats (see `columnar` below); nothing without the `arrow`
 /// feature.
 pub fn arrow_ipc(data: &[u8]) {
     #[cfg(feature = "arrow")]

@@ -157,3 +157,13 @@ def assert_same_model(dist, local, rel=REL):
 
     walk(a, b, "model")
     np.testing.assert_allclose(dist.estimator_weights_, local.estimator_weights_, rtol=rel, atol=0)
+
+
+def numeric_with_missing(n_classes, n=400, seed=3):
+    """Numeric data with about 10 % missing values (NaN) and `n_classes` classes."""
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, 5))
+    X[rng.rand(n, 5) < 0.1] = np.nan
+    score = np.nan_to_num(X[:, 0]) + 0.5 * np.nan_to_num(X[:, 1]) - np.isnan(X[:, 2]) + 0.3 * rng.normal(size=n)
+    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]))
+    return X, y

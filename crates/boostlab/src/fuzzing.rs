@@ -87,6 +87,18 @@ pub fn csv(data: &[u8]) {
     }
 }
 
+/// The reader options the first byte of an input picks: the label selector (bits 0–1: the last
+/// column, `y`, or the columns starting with `l`), a weight column `w` (bit 2) and a cap of 5 rows
+/// (bit 3).
+fn reader_options(opt: u8) -> (LabelSelector, Option<String>, Option<usize>) {
+    let label = match opt % 3 {
+        0 => LabelSelector::Last,
+        1 => LabelSelector::Name("y".into()),
+        _ => LabelSelector::Prefix("l".into()),
+    };
+    (label, (opt & 4 != 0).then(|| "w".to_string()), (opt & 8 != 0).then_some(5))
+}
+
 /// The streamed CSV reader, differentially: the first byte picks the options (label,
 /// weights, row limit, positive class, bins, tiny chunks so that rows straddle chunk cuts). The
 /// bytes are read both by [`read_csv_binned`] (from a temporary file) and by [`read_csv_from`]
@@ -96,13 +108,7 @@ pub fn csv_stream(data: &[u8]) {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let (opt, text) = data.split_first().unwrap_or((&0, &[]));
-    let label = match opt % 3 {
-        0 => LabelSelector::Last,
-        1 => LabelSelector::Name("y".into()),
-        _ => LabelSelector::Prefix("l".into()),
-    };
-    let weight = (opt & 4 != 0).then(|| "w".to_string());
-    let max_rows = (opt & 8 != 0).then_some(5);
+    let (label, weight, max_rows) = reader_options(*opt);
     let positive = (opt & 16 != 0).then(|| "1".to_string());
     let max_bins = if opt & 32 != 0 { 3 } else { 255 };
     let chunk_bytes = if opt & 64 != 0 { 1 + 7 * usize::from(opt >> 7) } else { crate::data::DEFAULT_CHUNK_BYTES };
@@ -493,13 +499,7 @@ fn columnar(data: &[u8], format: crate::data::ArrowFormat, ext: &str) {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let (opt, bytes) = data.split_first().unwrap_or((&0, &[]));
-    let label = match opt % 3 {
-        0 => LabelSelector::Last,
-        1 => LabelSelector::Name("y".into()),
-        _ => LabelSelector::Prefix("l".into()),
-    };
-    let weight = (opt & 4 != 0).then(|| "w".to_string());
-    let max_rows = (opt & 8 != 0).then_some(5);
+    let (label, weight, max_rows) = reader_options(*opt);
     let path = std::env::temp_dir().join(format!(
         "boostlab-fuzz-{}-{}.{ext}",
         std::process::id(),

@@ -12,7 +12,7 @@ import pytest
 import boostlab
 from boostlab._export import to_shap
 
-from helpers import mixed_frame
+from helpers import mixed_frame, numeric_with_missing
 
 if not os.environ.get("CI"):
     # Under CI, scripts/test.sh installs shap: a missing one fails the import below.
@@ -20,18 +20,8 @@ if not os.environ.get("CI"):
 import shap  # noqa: E402
 
 
-def _data(n_classes, n=400, seed=3):
-    """Numeric data with about 10 % missing values (NaN) and `n_classes` classes."""
-    rng = np.random.RandomState(seed)
-    X = rng.normal(size=(n, 5))
-    X[rng.rand(n, 5) < 0.1] = np.nan
-    score = np.nan_to_num(X[:, 0]) + 0.5 * np.nan_to_num(X[:, 1]) - np.isnan(X[:, 2]) + 0.3 * rng.normal(size=n)
-    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]))
-    return X, y
-
-
 def _multilabel(n=400, seed=5):
-    X, y = _data(3, n, seed)
+    X, y = numeric_with_missing(3, n, seed)
     Y = np.column_stack([y == 0, y == 2, np.nan_to_num(X[:, 3]) > 0.2]).astype(int)
     return X, Y
 
@@ -49,14 +39,14 @@ CASES = [
 
 
 def _fit(make, n_classes):
-    X, y = _multilabel() if n_classes is None else _data(n_classes)
+    X, y = _multilabel() if n_classes is None else numeric_with_missing(n_classes)
     return make().fit(X, y), X
 
 
 @pytest.mark.parametrize("name,make,n_classes", CASES, ids=[c[0] for c in CASES])
 def test_shap_values_equal_predict_contrib_with_missing_values(name, make, n_classes):
     est, X = _fit(make, n_classes)
-    X_test = _data(3, n=300, seed=11)[0]
+    X_test = numeric_with_missing(3, n=300, seed=11)[0]
     assert np.isnan(X_test).any()
     explainer = shap.TreeExplainer(est.to_shap())
     values = explainer.shap_values(X_test)
@@ -75,7 +65,7 @@ def test_shap_values_equal_predict_contrib_with_missing_values(name, make, n_cla
 def test_shap_export_routes_values_at_a_threshold_as_boostlab():
     """x ≤ threshold goes left in both: rows exactly at, just above and just below every
     threshold get boostlab's scores and contributions."""
-    X, y = _data(2)
+    X, y = numeric_with_missing(2)
     est = boostlab.RealAdaBoostClassifier(n_estimators=20, max_leaves=6).fit(X, y)
     model = json.loads(est.model_.to_json())
     rows = []
@@ -94,7 +84,7 @@ def test_shap_export_routes_values_at_a_threshold_as_boostlab():
 
 
 def test_shap_export_folds_alpha_into_the_values_and_offsets_by_the_constant():
-    X, y = _data(2)
+    X, y = numeric_with_missing(2)
     est = boostlab.SecBoostClassifier(n_estimators=6, max_leaves=4, h0=0.2).fit(X, y)
     model = json.loads(est.model_.to_json())
     d = est.to_shap()
@@ -124,14 +114,14 @@ def test_shap_export_refuses_categorical_splits():
 
 
 def test_shap_export_refuses_the_clipped_t_adaboost_model():
-    X, y = _data(2)
+    X, y = numeric_with_missing(2)
     est = boostlab.TAdaBoostClassifier(n_estimators=3, t=0.5, clipped=True).fit(X, y)
     with pytest.raises(ValueError, match="clipped"):
         est.to_shap()
 
 
 def test_shap_export_refuses_a_model_without_covers():
-    X, y = _data(2)
+    X, y = numeric_with_missing(2)
     est = boostlab.AdaBoostClassifier(n_estimators=3).fit(X, y)
     model = json.loads(est.model_.to_json())
     for tree in model["trees"]:

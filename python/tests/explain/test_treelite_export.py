@@ -12,24 +12,13 @@ import pytest
 
 import boostlab
 
-from helpers import mixed_frame
+from helpers import mixed_frame, numeric_with_missing
 
 if not os.environ.get("CI"):
     # Under CI, scripts/test.sh installs treelite: a missing one fails the import below.
     pytest.importorskip("treelite", reason="the Treelite export is tested with pip install treelite")
 import treelite  # noqa: E402
 import treelite.gtil  # noqa: E402
-
-
-def _data(n_classes, n=400, seed=3):
-    """Numeric data with about 10 % missing values (NaN) and `n_classes` classes."""
-    rng = np.random.RandomState(seed)
-    X = rng.normal(size=(n, 5))
-    X[rng.rand(n, 5) < 0.1] = np.nan
-    score = np.nan_to_num(X[:, 0]) + 0.5 * np.nan_to_num(X[:, 1]) - np.isnan(X[:, 2]) + 0.3 * rng.normal(size=n)
-    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]))
-    return X, y
-
 
 BINARY = [
     ("adaboost", lambda: boostlab.AdaBoostClassifier(n_estimators=25, max_leaves=4)),
@@ -47,11 +36,11 @@ MULTICLASS = [
 
 @pytest.mark.parametrize("name,make", BINARY, ids=[c[0] for c in BINARY])
 def test_treelite_binary_margins_equal_decision_function_with_missing_values(name, make):
-    X, y = _data(2)
+    X, y = numeric_with_missing(2)
     est = make().fit(X, y)
     model = est.to_treelite()
     assert isinstance(model, treelite.Model)
-    X_test = _data(2, n=300, seed=11)[0]
+    X_test = numeric_with_missing(2, n=300, seed=11)[0]
     assert np.isnan(X_test).any()
     margin = treelite.gtil.predict(model, X_test, pred_margin=True)
     assert margin.shape == (300, 1, 1)
@@ -63,20 +52,20 @@ def test_treelite_binary_margins_equal_decision_function_with_missing_values(nam
 
 @pytest.mark.parametrize("name,make", MULTICLASS, ids=[c[0] for c in MULTICLASS])
 def test_treelite_multiclass_margins_equal_decision_function_with_missing_values(name, make):
-    X, y = _data(4)
+    X, y = numeric_with_missing(4)
     est = make().fit(X, y)
-    X_test = _data(4, n=300, seed=11)[0]
+    X_test = numeric_with_missing(4, n=300, seed=11)[0]
     margin = treelite.gtil.predict(est.to_treelite(), X_test, pred_margin=True)
     assert margin.shape == (300, 1, 4)
     assert np.abs(margin[:, 0, :] - est.decision_function(X_test)).max() <= 1e-6
 
 
 def test_treelite_multilabel_margins_and_probabilities_equal_boostlab():
-    X, y = _data(3)
+    X, y = numeric_with_missing(3)
     Y = np.column_stack([y == 0, y == 2, np.nan_to_num(X[:, 3]) > 0.2]).astype(int)
     est = boostlab.AdaBoostMHClassifier(n_estimators=20, max_leaves=6).fit(X, Y)
     model = est.to_treelite()
-    X_test = _data(3, n=300, seed=11)[0]
+    X_test = numeric_with_missing(3, n=300, seed=11)[0]
     margin = treelite.gtil.predict(model, X_test, pred_margin=True)
     assert margin.shape == (300, 3, 1)
     assert np.abs(margin[:, :, 0] - est.decision_function(X_test)).max() <= 1e-6
@@ -85,7 +74,7 @@ def test_treelite_multilabel_margins_and_probabilities_equal_boostlab():
 
 
 def test_treelite_routes_values_at_a_threshold_as_boostlab():
-    X, y = _data(2)
+    X, y = numeric_with_missing(2)
     est = boostlab.RealAdaBoostClassifier(n_estimators=20, max_leaves=6).fit(X, y)
     rows = []
     for tree in json.loads(est.model_.to_json())["trees"]:
@@ -131,7 +120,7 @@ def test_treelite_exports_categorical_splits_as_category_lists(target, n_out):
 
 
 def test_treelite_export_refuses_output_codes_and_the_clipped_model():
-    X, y = _data(3)
+    X, y = numeric_with_missing(3)
     mo = boostlab.AdaBoostMOClassifier(n_estimators=5).fit(X, y)
     with pytest.raises(ValueError, match="output-code"):
         mo.to_treelite()

@@ -352,7 +352,11 @@ mod tests {
             "invalid parameter `learning_rate`: expected a number in (0, 1], got 1.5"
         );
         assert!(err(&[("learning_rate", "nan".into())]).contains("finite"));
-        assert!(err(&[("n_estimators", "-3".into())]).contains("an integer ≥ 0"));
+        assert_eq!(
+            err(&[("n_estimators", "-3".into())]),
+            "invalid parameter `n_estimators`: expected an integer ≥ 1, got -3"
+        );
+        assert!(err(&[("seed", "-1".into())]).contains("expected an integer ≥ 0, got -1"));
         assert!(err(&[("alpha", "fast".into())]).contains("one of discrete, one"));
         assert!(err(&[("criterion", "tempered:t=x".into())]).contains("unknown criterion"));
         let authors =

@@ -167,3 +167,18 @@ def numeric_with_missing(n_classes, n=400, seed=3):
     score = np.nan_to_num(X[:, 0]) + 0.5 * np.nan_to_num(X[:, 1]) - np.isnan(X[:, 2]) + 0.3 * rng.normal(size=n)
     y = np.digitize(score, np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]))
     return X, y
+
+
+def threshold_edge_rows(est, n_features):
+    """Rows of zeros but one feature, set to each numeric split's threshold and the floats just
+    above and below it: where an export's comparison must route exactly as boostlab's `x <= t`."""
+    rows = []
+    for tree in json.loads(est.model_.to_json())["trees"]:
+        for node in tree["nodes"]:
+            if node["type"] == "split":
+                thr = node["rule"]["threshold"]
+                for v in (thr, np.nextafter(thr, np.inf), np.nextafter(thr, -np.inf)):
+                    row = np.zeros(n_features)
+                    row[node["feature"]] = v
+                    rows.append(row)
+    return np.array(rows)

@@ -12,7 +12,7 @@ import pytest
 import boostlab
 from boostlab._export import to_shap
 
-from helpers import mixed_frame, numeric_with_missing
+from helpers import mixed_frame, numeric_with_missing, threshold_edge_rows
 
 if not os.environ.get("CI"):
     # Under CI, scripts/test.sh installs shap: a missing one fails the import below.
@@ -67,17 +67,7 @@ def test_shap_export_routes_values_at_a_threshold_as_boostlab():
     threshold get boostlab's scores and contributions."""
     X, y = numeric_with_missing(2)
     est = boostlab.RealAdaBoostClassifier(n_estimators=20, max_leaves=6).fit(X, y)
-    model = json.loads(est.model_.to_json())
-    rows = []
-    for tree in model["trees"]:
-        for node in tree["nodes"]:
-            if node["type"] == "split":
-                thr = node["rule"]["threshold"]
-                for v in (thr, np.nextafter(thr, np.inf), np.nextafter(thr, -np.inf)):
-                    row = np.zeros(X.shape[1])
-                    row[node["feature"]] = v
-                    rows.append(row)
-    X_edge = np.array(rows)
+    X_edge = threshold_edge_rows(est, X.shape[1])
     explainer = shap.TreeExplainer(est.to_shap())
     np.testing.assert_array_equal(explainer.model.predict(X_edge), est.decision_function(X_edge))
     assert np.abs(explainer.shap_values(X_edge) - est.predict_contrib(X_edge)[:, :-1]).max() <= 1e-9

@@ -12,7 +12,7 @@ import pytest
 
 import boostlab
 
-from helpers import mixed_frame, numeric_with_missing
+from helpers import mixed_frame, numeric_with_missing, threshold_edge_rows
 
 if not os.environ.get("CI"):
     # Under CI, scripts/test.sh installs treelite: a missing one fails the import below.
@@ -76,16 +76,7 @@ def test_treelite_multilabel_margins_and_probabilities_equal_boostlab():
 def test_treelite_routes_values_at_a_threshold_as_boostlab():
     X, y = numeric_with_missing(2)
     est = boostlab.RealAdaBoostClassifier(n_estimators=20, max_leaves=6).fit(X, y)
-    rows = []
-    for tree in json.loads(est.model_.to_json())["trees"]:
-        for node in tree["nodes"]:
-            if node["type"] == "split":
-                thr = node["rule"]["threshold"]
-                for v in (thr, np.nextafter(thr, np.inf), np.nextafter(thr, -np.inf)):
-                    row = np.zeros(X.shape[1])
-                    row[node["feature"]] = v
-                    rows.append(row)
-    X_edge = np.array(rows)
+    X_edge = threshold_edge_rows(est, X.shape[1])
     margin = treelite.gtil.predict(est.to_treelite(), X_edge, pred_margin=True)
     assert np.abs(margin[:, 0, 0] - est.decision_function(X_edge)).max() <= 1e-12
 

@@ -65,7 +65,7 @@ fn check_dataset(d: &Dataset) {
     }
 }
 
-/// The CSV reader: the first byte picks the options (label selector, weight column, row cap).
+/// The CSV reader: the first byte picks the options (label selector, weight column, row cap, level cap).
 pub fn csv(data: &[u8]) {
     let (opt, text) = data.split_first().unwrap_or((&0, &[]));
     let label = match opt % 4 {
@@ -81,6 +81,7 @@ pub fn csv(data: &[u8]) {
         label_optional: opt & 16 != 0,
         positive: (opt & 32 != 0).then(|| "1".to_string()),
         kinds: (opt & 64 != 0).then(|| vec![("a".to_string(), FeatureKind::Categorical)]),
+        max_levels: (opt & 128 != 0).then_some(3),
     };
     if let Ok(d) = read_csv_from(text, "fuzz.csv", &opts) {
         check_dataset(&d);
@@ -131,7 +132,7 @@ pub fn csv_stream(data: &[u8]) {
     };
     let streamed = read_csv_binned(&path, &sopts);
     let _ = std::fs::remove_file(&path);
-    let opts = CsvOptions { label, weight, max_rows, label_optional: false, positive, kinds: None };
+    let opts = CsvOptions { label, weight, max_rows, label_optional: false, positive, kinds: None, max_levels: None };
     let whole = read_csv_from(text, "fuzz.csv", &opts).and_then(|d| {
         d.target()?;
         let m = BinMapper::fit(&d.features, max_bins, d.sample_weight.as_deref())?;

@@ -84,9 +84,15 @@ impl DataArgs {
         crate::input::read_binned(&self.data, self.format, self.options(), max_bins, progress)
     }
 
-    /// Reads the training data (with a progress bar on a terminal).
-    pub fn load(&self) -> Result<Dataset> {
-        crate::input::read(&self.data, self.format, self.options(), true)
+    /// Reads the training data (with a progress bar on a terminal); a column inferred categorical
+    /// with more levels than `max_bins` is refused, naming the value that made it categorical.
+    pub fn load(&self, max_bins: usize) -> Result<Dataset> {
+        crate::input::read(
+            &self.data,
+            self.format,
+            SourceOptions { max_levels: Some(max_bins), ..self.options() },
+            true,
+        )
     }
 
     /// Reads another file of the same layout (validation data): the same label, positive class

@@ -77,7 +77,7 @@ fn one_fold(
 
 pub fn run(a: CvArgs) -> Result<()> {
     let params = a.boost.params()?;
-    let data = a.data.load()?;
+    let data = a.data.load(params.max_bins)?;
     let fold_ids = match &a.fold_file {
         Some(f) => fold_ids_from_file(f, data.n_rows())?,
         None => stratified_fold_ids(&strata(&data), a.folds, a.boost.seed())?,

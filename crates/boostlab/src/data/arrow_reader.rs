@@ -375,9 +375,58 @@ fn duplicate_name<'a>(names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     names.into_iter().find(|n| !seen.insert(*n))
 }
 
-/// One column of one file, all batches.
-fn read_column(path: &Path, format: ArrowFormat, c: usize) -> Result<Vec<ArrayRef>> {
-    batches(path, format, Some(vec![c]), BATCH_ROWS)?.map(|b| b.map(|b| b.column(0).clone())).collect()
+/// One column of one file: its first `limit` rows (by default all).
+fn read_column(path: &Path, format: ArrowFormat, c: usize, limit: Option<usize>) -> Result<Vec<ArrayRef>> {
+    let mut left = limit.unwrap_or(usize::MAX);
+    let mut out = Vec::new();
+    for b in batches(path, format, Some(vec![c]), BATCH_ROWS)? {
+        if left == 0 {
+            break;
+        }
+        let a = b?.column(0).clone();
+        let take = a.len().min(left);
+        left -= take;
+        out.push(if take < a.len() { a.slice(0, take) } else { a });
+    }
+    Ok(out)
+}
+
+/// Bytes a whole read may use per row and column (an `f64` or a category code, with the
+/// column's share of the label and weight), and per row beyond the columns (the label's text).
+const READ_BYTES_PER_CELL: u64 = 8;
+const READ_BYTES_PER_ROW: u64 = 64;
+
+/// Refuses a Parquet file whose declared row count (its metadata's, at most `limit`) would need
+/// more memory than the machine has available, before any column is decoded: run-length encoding
+/// lets a file of a few kilobytes declare billions of rows (all missing, or one repeated value),
+/// and the memory a read takes must not follow such a claim past what is there. `cell_bytes`: the
+/// bytes per row and feature column of the result. Arrow IPC files need no such check: their
+/// buffers are in the file (or compressed within a bounded ratio, see [`check_ipc`]).
+fn check_declared_rows(
+    path: &Path,
+    format: ArrowFormat,
+    limit: Option<usize>,
+    n_columns: usize,
+    cell_bytes: u64,
+) -> Result<()> {
+    if format != ArrowFormat::Parquet {
+        return Ok(());
+    }
+    let declared = parquet_builder(path)?.metadata().file_metadata().num_rows().max(0) as u64;
+    let rows = limit.map_or(declared, |l| declared.min(l as u64));
+    let need = rows.saturating_mul((n_columns as u64).saturating_mul(cell_bytes).saturating_add(READ_BYTES_PER_ROW));
+    match crate::util::memory::available_bytes() {
+        Some(have) if need > have => Err(ferr(
+            path,
+            format!(
+                "the file declares {rows} rows, which would need about {} of memory to read, more than the {} \
+                 available; read fewer rows (max_rows) or use a machine with more memory",
+                crate::util::memory::human(need),
+                crate::util::memory::human(have)
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn is_stringy(t: &DataType) -> bool {
@@ -643,6 +692,7 @@ fn read_target(
     labels: &[usize],
     multi: bool,
     positive: Option<&str>,
+    limit: Option<usize>,
 ) -> Result<Option<Target>> {
     if labels.is_empty() {
         return Ok(None);
@@ -650,7 +700,7 @@ fn read_target(
     if multi {
         let cols: Vec<Vec<String>> = labels
             .iter()
-            .map(|&c| label_strings(path, &names[c], &read_column(path, format, c)?))
+            .map(|&c| label_strings(path, &names[c], &read_column(path, format, c, limit)?))
             .collect::<Result<_>>()?;
         let n = cols.first().map_or(0, Vec::len);
         let k = cols.len();
@@ -675,12 +725,18 @@ fn read_target(
         return Ok(Some(Target::Multilabel { y, labels: labels.iter().map(|&c| names[c].clone()).collect() }));
     }
     let c = labels[0];
-    Ok(Some(label_target(path, &names[c], &read_column(path, format, c)?, positive)?))
+    Ok(Some(label_target(path, &names[c], &read_column(path, format, c, limit)?, positive)?))
 }
 
-fn read_weights(path: &Path, format: ArrowFormat, names: &[String], w: Option<usize>) -> Result<Option<Vec<f64>>> {
+fn read_weights(
+    path: &Path,
+    format: ArrowFormat,
+    names: &[String],
+    w: Option<usize>,
+    limit: Option<usize>,
+) -> Result<Option<Vec<f64>>> {
     let Some(c) = w else { return Ok(None) };
-    let arrays = read_column(path, format, c)?;
+    let arrays = read_column(path, format, c, limit)?;
     let mut v = Vec::new();
     for a in &arrays {
         if !push_f64(a.as_ref(), &mut v) {
@@ -869,19 +925,17 @@ pub fn read_arrow(path: impl AsRef<Path>, format: ArrowFormat, opts: &super::Csv
     let names: Vec<String> = schema.iter().map(|s| s.0.clone()).collect();
     let (labels, multi, w, feats) =
         roles(path, &names, &opts.label, opts.weight.as_deref(), opts.label_optional || opts.kinds.is_some())?;
-    let target = read_target(path, format, &names, &labels, multi, opts.positive.as_deref())?;
-    let weights = read_weights(path, format, &names, w)?;
+    let limit = opts.max_rows;
+    check_declared_rows(path, format, limit, names.len(), READ_BYTES_PER_CELL)?;
+    let target = read_target(path, format, &names, &labels, multi, opts.positive.as_deref(), limit)?;
+    let weights = read_weights(path, format, &names, w, limit)?;
     // The first bad column in file order, whichever thread finished first.
     let columns: Vec<Column> = try_map_in_order(feats.par_iter(), |&c| {
         let want = opts.kinds.as_ref().and_then(|k| k.iter().find(|(n, _)| *n == names[c]).map(|p| p.1));
-        to_column(path, &names[c], &schema[c].1, &read_column(path, format, c)?, want)
+        to_column(path, &names[c], &schema[c].1, &read_column(path, format, c, limit)?, want)
     })?;
     let features = Features { names: feats.iter().map(|&c| names[c].clone()).collect(), columns };
-    let d = Dataset::new(features, target, weights)?;
-    Ok(match opts.max_rows {
-        Some(m) if m < d.n_rows() => d.subset(&(0..m).collect::<Vec<_>>()),
-        _ => d,
-    })
+    Dataset::new(features, target, weights)
 }
 
 /// Reads a Parquet or Arrow IPC file straight into bins, one column at a time (in parallel over
@@ -919,9 +973,11 @@ pub fn read_arrow_binned(path: impl AsRef<Path>, format: ArrowFormat, opts: &Str
     let schema = arrow_schema(path, format)?;
     let names: Vec<String> = schema.iter().map(|s| s.0.clone()).collect();
     let (labels, multi, w, feats) = roles(path, &names, &opts.label, opts.weight.as_deref(), false)?;
-    let target = read_target(path, format, &names, &labels, multi, opts.positive.as_deref())?
+    // Bins are one or two bytes a cell: two, to be safe before the bin counts are known.
+    check_declared_rows(path, format, None, names.len(), 2)?;
+    let target = read_target(path, format, &names, &labels, multi, opts.positive.as_deref(), None)?
         .ok_or_else(|| Error::InvalidData("the data have no label column".into()))?;
-    let weights = read_weights(path, format, &names, w)?;
+    let weights = read_weights(path, format, &names, w, None)?;
     let n = target.len();
     if feats.is_empty() {
         return Err(Error::InvalidData("no feature columns".into()));
@@ -932,7 +988,7 @@ pub fn read_arrow_binned(path: impl AsRef<Path>, format: ArrowFormat, opts: &Str
     let sample = super::bin_sample_rows(n, weights.as_deref());
     // The first bad column in file order, whichever thread finished first.
     let per_col: Vec<(super::FeatureBins, Option<Vec<String>>, BinData)> = try_map_in_order(feats.par_iter(), |&c| {
-        let arrays = read_column(path, format, c)?;
+        let arrays = read_column(path, format, c, None)?;
         if is_numeric(&schema[c].1) {
             let rows: usize = arrays.iter().map(|a| a.len()).sum();
             if rows != n {
@@ -1515,6 +1571,49 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    #[test]
+    fn a_parquet_file_declaring_more_rows_than_memory_holds_is_refused_before_decoding() {
+        use crate::util::memory::pretending_available;
+        // A million missing values and a constant label: run-length encoded, a few kilobytes.
+        let n = 1_000_000;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("x", DataType::Float64, true),
+            Field::new("y", DataType::Int64, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![Arc::new(Float64Array::from(vec![None; n])), Arc::new(Int64Array::from(vec![1; n]))],
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("claims.parquet");
+        write_parquet(&p, &batch, None);
+        assert!(std::fs::metadata(&p).unwrap().len() < 20_000);
+        // 10^6 rows × (2 columns × 8 + 64) bytes = 80 MB.
+        let e = pretending_available(50_000_000, || read_arrow(&p, ArrowFormat::Parquet, &Default::default()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.ends_with(
+                "claims.parquet: the file declares 1000000 rows, which would need about 80.0 MB of memory to read, more \
+                 than the 50.0 MB available; read fewer rows (max_rows) or use a machine with more memory"
+            ),
+            "{e}"
+        );
+        let binned = StreamOptions::default();
+        let e = pretending_available(50_000_000, || read_arrow_binned(&p, ArrowFormat::Parquet, &binned))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("declares 1000000 rows, which would need about 68.0 MB"), "{e}");
+        // A row limit reads that many rows only, and is what the check counts.
+        let few = super::super::CsvOptions { max_rows: Some(1000), ..Default::default() };
+        let d = pretending_available(50_000_000, || read_arrow(&p, ArrowFormat::Parquet, &few)).unwrap();
+        assert_eq!(d.n_rows(), 1000);
+        // With the memory there, the file reads.
+        let d = pretending_available(100_000_000, || read_arrow(&p, ArrowFormat::Parquet, &Default::default()));
+        assert_eq!(d.unwrap().n_rows(), n);
     }
 
     #[test]

@@ -45,6 +45,27 @@ pub struct CsvOptions {
     /// When the label column is missing from the file, read the data without a target instead of
     /// failing (prediction). By default false.
     pub label_optional: bool,
+    /// Refuse a column inferred categorical with more levels than this (training reads pass
+    /// `max_bins`), naming its first value that is not a number: in a numeric column, that value is
+    /// usually a typo. By default none: the binning refuses such a column later, without the value.
+    pub max_levels: Option<usize>,
+}
+
+/// The message for a categorical feature with more levels than `max_bins`; `first`: the line and
+/// text of its first value that is not a number, when the column was inferred categorical.
+pub(super) fn too_many_levels(name: &str, n_levels: usize, max_bins: usize, first: Option<(usize, &str)>) -> String {
+    let why = first.map_or(String::new(), |(line, text)| {
+        format!(
+            "; it is categorical because of '{}' at line {line}, its first value that is not a number (fix that \
+             value if the column is numeric)",
+            shown(text)
+        )
+    });
+    format!(
+        "categorical feature '{}' has {n_levels} categories, more than max_bins = {max_bins}{why}; else raise \
+         max_bins, up to 65535, or recode the feature",
+        shown(name)
+    )
 }
 
 /// The CSV reader's missing-value markers.
@@ -346,6 +367,15 @@ pub(super) fn build_features(
                 let mut levels: Vec<String> = values.iter().filter(|v| !is_missing(v)).cloned().collect();
                 levels.sort();
                 levels.dedup();
+                if let Some(max) = opts.max_levels.filter(|&m| forced.is_none() && levels.len() > m) {
+                    let r = values.iter().position(|v| !is_missing(v) && v.parse::<f64>().is_err()).unwrap_or(0);
+                    return Err(Error::InvalidData(too_many_levels(
+                        &names[c],
+                        levels.len(),
+                        max,
+                        Some((lines[r], values[r].as_str())),
+                    )));
+                }
                 let index: std::collections::HashMap<&str, u32> =
                     levels.iter().enumerate().map(|(i, l)| (l.as_str(), i as u32)).collect();
                 let codes =
@@ -391,6 +421,33 @@ mod tests {
             }
             _ => panic!(),
         }
+    }
+
+    #[test]
+    fn a_typo_that_makes_a_numeric_column_categorical_is_named_with_its_line() {
+        let mut text = String::from("a,b,label\n");
+        for i in 0..10 {
+            text.push_str(&format!("{i}.5,s{i},{}\n", i % 2));
+        }
+        text.push_str("1O,s0,1\n");
+        let capped = CsvOptions { max_levels: Some(5), ..Default::default() };
+        let e = read(&text, &capped).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "invalid data: categorical feature 'a' has 11 categories, more than max_bins = 5; it is categorical because \
+             of '1O' at line 12, its first value that is not a number (fix that value if the column is numeric); else \
+             raise max_bins, up to 65535, or recode the feature"
+        );
+        // A column of names names its first.
+        let text = text.replace("1O,s0", "1.5,s10").replace("0.5,s0", "0.5,s00");
+        let e = read(&text, &CsvOptions { label: LabelSelector::Last, ..capped.clone() }).unwrap_err().to_string();
+        assert!(
+            e.contains("'b' has 11 categories, more than max_bins = 5; it is categorical because of 's00' at line 2")
+        );
+        // Without the cap, or with a kind the caller forces, the reader keeps every level.
+        assert!(read(&text, &CsvOptions::default()).is_ok());
+        let forced = CsvOptions { kinds: Some(vec![("b".into(), FeatureKind::Categorical)]), ..capped };
+        assert!(read(&text, &forced).is_ok());
     }
 
     #[test]

@@ -428,19 +428,11 @@ pub fn read_csv_binned(path: impl AsRef<Path>, opts: &StreamOptions) -> Result<B
                     .iter()
                     .enumerate()
                     .find_map(|(c, s)| s.cols[f].not_number.as_ref().map(|(line, text)| (abs(c, *line), text)));
-                let why = first.map_or(String::new(), |(line, text)| {
-                    format!(
-                        "; it is categorical because of '{}' at line {line}, its first value that is not a number \
-                         (fix that value if the column is numeric)",
-                        shown(text)
-                    )
-                });
-                return Err(Error::InvalidData(format!(
-                    "categorical feature '{}' has {} categories, more than max_bins = {}{why}; else raise max_bins, \
-                     up to 65535, or recode the feature",
-                    shown(&names[layout.feature_cols[f]]),
+                return Err(Error::InvalidData(super::csv_reader::too_many_levels(
+                    &names[layout.feature_cols[f]],
                     v.len(),
-                    opts.max_bins
+                    opts.max_bins,
+                    first.map(|(line, text)| (line, text.as_str())),
                 )));
             }
             levels[f] = Some(v);

@@ -146,6 +146,9 @@ pub struct SourceOptions {
     /// (see [`ReadProgress`]), by the whole readers of text formats as they read (pass 1). By
     /// default none.
     pub progress: Option<ProgressFn>,
+    /// Whole reads of CSV: refuse a column inferred categorical with more levels than this, naming
+    /// the value that made it categorical (see [`CsvOptions::max_levels`]). By default none.
+    pub max_levels: Option<usize>,
 }
 
 impl Default for SourceOptions {
@@ -160,6 +163,7 @@ impl Default for SourceOptions {
             label_optional: false,
             chunk_bytes: DEFAULT_CHUNK_BYTES,
             progress: None,
+            max_levels: None,
         }
     }
 }
@@ -176,6 +180,7 @@ impl std::fmt::Debug for SourceOptions {
             .field("label_optional", &self.label_optional)
             .field("chunk_bytes", &self.chunk_bytes)
             .field("progress", &self.progress.is_some())
+            .field("max_levels", &self.max_levels)
             .finish()
     }
 }
@@ -190,6 +195,7 @@ impl SourceOptions {
             kinds: self.kinds.clone(),
             max_rows: self.max_rows,
             label_optional: self.label_optional,
+            max_levels: self.max_levels,
         }
     }
 

@@ -284,10 +284,70 @@ fn parquet_options() -> parquet::arrow::arrow_reader::ArrowReaderOptions {
     parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_skip_arrow_metadata(true)
 }
 
+/// A Parquet file as the parquet crate reads it, with reads that cannot run past its end. The
+/// crate's own `File` reader answers a read at the end of the file with zero bytes, and its Thrift
+/// decoder skips unknown fields with such reads without checking that the bytes came: a page
+/// header that declares a list of 2³¹ elements then costs 2³¹ system calls (about a minute)
+/// before anything fails. Here a read at the end of the file is an error, so such a header fails
+/// at its first missing byte, and a range that ends past the file is refused before a buffer of
+/// its claimed length is allocated. A well-formed file never reads past its end, so it reads as
+/// before.
+struct StrictFile {
+    file: File,
+    len: u64,
+}
+
+/// A reader of a [`StrictFile`] from some offset: reading at the end of the file is an error.
+struct StrictRead(File);
+
+impl std::io::Read for StrictRead {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.read(buf)?;
+        if n == 0 && !buf.is_empty() {
+            return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "a read past the end of the file"));
+        }
+        Ok(n)
+    }
+}
+
+impl parquet::file::reader::Length for StrictFile {
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+impl parquet::file::reader::ChunkReader for StrictFile {
+    type T = std::io::BufReader<StrictRead>;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        use std::io::{Seek, SeekFrom};
+        let mut f = self.file.try_clone()?;
+        f.seek(SeekFrom::Start(start))?;
+        Ok(std::io::BufReader::new(StrictRead(f)))
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
+        use std::io::{Read, Seek, SeekFrom};
+        if start.checked_add(length as u64).is_none_or(|end| end > self.len) {
+            return Err(parquet::errors::ParquetError::EOF(format!(
+                "{length} bytes at byte {start} run past the end of the file ({} bytes)",
+                self.len
+            )));
+        }
+        let mut f = self.file.try_clone()?;
+        f.seek(SeekFrom::Start(start))?;
+        let mut buf = vec![0u8; length];
+        f.read_exact(&mut buf)?;
+        Ok(buf.into())
+    }
+}
+
 /// A Parquet reader builder for `path`, under [`guarded`].
-fn parquet_builder(path: &Path) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder<File>> {
+fn parquet_builder(path: &Path) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder<StrictFile>> {
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     let file = open(path)?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    let file = StrictFile { file, len };
     guarded(path, || {
         ParquetRecordBatchReaderBuilder::try_new_with_options(file, parquet_options()).map_err(|e| ferr(path, e))
     })
@@ -1614,6 +1674,48 @@ mod tests {
         // With the memory there, the file reads.
         let d = pretending_available(100_000_000, || read_arrow(&p, ArrowFormat::Parquet, &Default::default()));
         assert_eq!(d.unwrap().n_rows(), n);
+    }
+
+    #[test]
+    fn a_page_header_declaring_more_than_the_file_holds_fails_at_the_end_of_the_file() {
+        // A fuzzed file (after its options byte) whose dictionary page header holds an unknown
+        // field: a list that declares far more elements than the file has bytes. The parquet
+        // crate's reader skipped the elements one system call each; it took over a minute.
+        let input = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fuzz/regressions/parquet/timeout-thrift-skip-past-end"
+        ))
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("header.parquet");
+        std::fs::write(&p, &input[1..]).unwrap();
+        let e = read_arrow(&p, ArrowFormat::Parquet, &Default::default()).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("invalid data: {}: ", p.display())), "{e}");
+    }
+
+    #[test]
+    fn strict_parquet_reads_stop_at_the_end_of_the_file() {
+        use parquet::file::reader::ChunkReader;
+        use std::io::Read;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("ten.bin");
+        std::fs::write(&p, b"0123456789").unwrap();
+        let f = StrictFile { file: File::open(&p).unwrap(), len: 10 };
+        assert_eq!(&f.get_bytes(6, 4).unwrap()[..], b"6789");
+        // A range past the end is refused before its buffer is allocated.
+        let e = f.get_bytes(6, usize::MAX).unwrap_err().to_string();
+        assert!(e.contains("run past the end of the file (10 bytes)"), "{e}");
+        assert!(f.get_bytes(u64::MAX, 1).is_err());
+        // Reading to the end works; a read at the end is an error, not zero bytes.
+        let mut r = f.get_read(4).unwrap();
+        let mut buf = [0u8; 6];
+        r.read_exact(&mut buf).unwrap();
+        assert_eq!(&buf, b"456789");
+        let e = r.read(&mut buf).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof);
+        // What the parquet crate's skip does: copy n bytes to nowhere.
+        let mut r = f.get_read(8).unwrap();
+        assert!(std::io::copy(&mut (&mut r).take(1 << 40), &mut std::io::sink()).is_err());
     }
 
     #[test]

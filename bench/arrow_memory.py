@@ -1,5 +1,6 @@
 """Peak memory of a fit from Arrow input: `RealAdaBoostClassifier().fit` on the same float32 data
-as a numpy array, a polars DataFrame and a pyarrow Table, each in a fresh process; prints the peak
+as a numpy array, a polars DataFrame, a pyarrow Table and the same Table in record batches of
+100,000 rows (as a duckdb result arrives), each in a fresh process; prints the peak
 RSS of the fit over the RSS after building the data (MB).
 
     python bench/arrow_memory.py                 # 2M × 20, 20 rounds
@@ -48,10 +49,12 @@ def _job(kind: str, n: int, d: int, rounds: int) -> None:
         import polars as pl
 
         data = pl.DataFrame({c: X[:, j] for j, c in enumerate(names)})
-    elif kind == "pyarrow":
+    elif kind.startswith("pyarrow"):
         import pyarrow as pa
 
         data = pa.table({c: X[:, j] for j, c in enumerate(names)})
+        if kind == "pyarrow-batches":
+            data = pa.Table.from_batches(data.to_batches(max_chunksize=100_000))
     else:
         data = X
     if kind != "numpy":
@@ -86,10 +89,10 @@ def main() -> None:
     data_mb = a.n * a.d * 4 / 2**20
     print(f"{a.n} x {a.d} float32 ({data_mb:.0f} MB), RealAdaBoostClassifier(n_estimators={a.rounds})")
     print("peak RSS of the fit over the RSS after building the data:")
-    for kind in ("numpy", "polars", "pyarrow"):
+    for kind in ("numpy", "polars", "pyarrow", "pyarrow-batches"):
         cmd = [sys.executable, __file__, "--job", kind, str(a.n), str(a.d), str(a.rounds)]
         out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip()
-        print(f"  {kind:8s} +{out} MB")
+        print(f"  {kind:16s} +{out} MB")
 
 
 if __name__ == "__main__":

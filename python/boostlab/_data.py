@@ -215,8 +215,9 @@ def _frame_of_names(names):
 
 
 def _prepare_arrow(estimator, X, reset: bool):
-    from . import _boostlab
     from sklearn.utils.validation import _get_feature_names
+
+    from . import _boostlab
 
     table = _boostlab.arrow_table(X)
     names = table.names

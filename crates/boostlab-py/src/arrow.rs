@@ -130,7 +130,9 @@ macro_rules! float_chunk {
         if p.null_count() == 0 {
             Chunk::$variant(Arc::new(p.values().clone()))
         } else {
-            Chunk::$variant(Arc::new(p.iter().map(|x| x.unwrap_or(<$t as ArrowPrimitiveType>::Native::NAN)).collect::<Vec<_>>()))
+            Chunk::$variant(Arc::new(
+                p.iter().map(|x| x.unwrap_or(<$t as ArrowPrimitiveType>::Native::NAN)).collect::<Vec<_>>(),
+            ))
         }
     }};
 }

@@ -166,7 +166,8 @@ def test_a_float_column_for_a_categorical_feature_is_refused():
     table, frame, y = _data()
     est = _est().fit(table, y)
     floats = pa.array(np.linspace(0, 1, len(y)))
-    with pytest.raises(ValueError, match="column 'd' holds floating-point numbers .*the model's feature 'd' is categorical"):
+    want = "column 'd' holds floating-point numbers .*the model's feature 'd' is categorical"
+    with pytest.raises(ValueError, match=want):
         est.predict(table.set_column(5, "d", floats))
 
 

@@ -219,6 +219,16 @@ def _prepare_arrow(estimator, X, reset: bool):
 
     from . import _boostlab
 
+    if is_polars_frame(X):
+        # polars exports a column of dtype Null with a buffer the Arrow import refuses.
+        import polars as pl
+
+        for name, dtype in X.schema.items():
+            if dtype == pl.Null:
+                raise ValueError(
+                    f"column {name!r} has dtype Null (no values): boostlab takes numeric, boolean, "
+                    "categorical or string columns"
+                )
     table = _boostlab.arrow_table(X)
     names = table.names
     known = _get_feature_names(X) is not None

@@ -61,7 +61,7 @@ fn arrow_err(e: arrow_schema::ArrowError) -> PyErr {
 /// the GIL held (the producer may need it).
 #[pyfunction]
 pub(crate) fn arrow_table(data: &Bound<'_, PyAny>) -> PyResult<ArrowTable> {
-    let batches = if data.hasattr("__arrow_c_stream__")? {
+    let (schema, batches) = if data.hasattr("__arrow_c_stream__")? {
         let capsule = data.call_method0("__arrow_c_stream__")?;
         let capsule = capsule.cast::<PyCapsule>()?;
         let ptr = capsule.pointer_checked(Some(c"arrow_array_stream"))?;
@@ -97,7 +97,6 @@ pub(crate) fn arrow_table(data: &Bound<'_, PyAny>) -> PyResult<ArrowTable> {
         let batch = RecordBatch::from(StructArray::from(array));
         (batch.schema(), vec![batch])
     };
-    let (schema, batches) = batches;
     let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let types: Vec<DataType> = schema.fields().iter().map(|f| f.data_type().clone()).collect();
     let columns = (0..names.len()).map(|j| batches.iter().map(|b| b.column(j).clone()).collect()).collect();

@@ -160,6 +160,8 @@ def test_unsupported_arrow_types_are_refused_naming_the_column():
     nested = pa.table({"x": [1.0, 2.0, 3.0, 4.0], "l": pa.array([[1], [2], [3], [4]])})
     with pytest.raises(ValueError, match="column 'l' has Arrow type List"):
         boostlab.AdaBoostClassifier().fit(nested, [0, 1, 0, 1])
+    with pytest.raises(ValueError, match="column 'n' has dtype Null"):
+        boostlab.AdaBoostClassifier().fit(pl.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "n": [None] * 4}), [0, 1, 0, 1])
 
 
 def test_a_float_column_for_a_categorical_feature_is_refused():

@@ -13,6 +13,12 @@ The extension module takes features as a list of names plus *columns*, in one of
   place, float32 or float64) or a pair ``(int64 codes, level names)`` (categorical, code -1 =
   missing).
 
+- an ``ArrowTable`` (the extension's import of an object with ``__arrow_c_stream__`` or
+  ``__arrow_c_array__``: polars frames, pyarrow tables and record batches, duckdb results, pandas
+  frames with Arrow dtypes): float columns read in place from the Arrow buffers, one chunk per
+  record batch; nulls are missing; string and dictionary columns (polars ``Categorical`` and
+  ``Enum``) are categorical with the distinct strings, sorted, as levels. No pyarrow is needed.
+
 DataFrame columns of float32 or float64 dtype are read in place (each column's numpy buffer);
 other numeric and boolean columns are converted to float64 column by column.
 DataFrame columns of numeric or boolean dtype become numeric features; categorical, string and
@@ -180,6 +186,61 @@ def frame_columns(X, kinds=None) -> list:
     return [_polars_column(X.get_column(name), want[j]) for j, name in enumerate(names)]
 
 
+def is_arrow_input(X) -> bool:
+    """True when `X` is read through the Arrow PyCapsule interface: any object with
+    ``__arrow_c_stream__`` or ``__arrow_c_array__`` (polars, pyarrow, duckdb), except numpy
+    arrays and pandas frames, which keep their own paths (their numpy buffers are read in place)
+    unless a column has an Arrow dtype (``pd.ArrowDtype``)."""
+    if isinstance(X, np.ndarray) or sp.issparse(X):
+        return False
+    if is_pandas_frame(X):
+        import pandas as pd
+
+        return hasattr(X, "__arrow_c_stream__") and any(isinstance(t, pd.ArrowDtype) for t in X.dtypes)
+    kind = type(X)
+    return hasattr(kind, "__arrow_c_stream__") or hasattr(kind, "__arrow_c_array__")
+
+
+def _frame_of_names(names):
+    """An empty DataFrame with the column names `names`, for scikit-learn's feature-name checks
+    of an Arrow object it does not recognise (a duckdb relation, a bare stream)."""
+    try:
+        import pandas as pd
+
+        return pd.DataFrame(columns=names)
+    except ImportError:
+        import polars as pl
+
+        return pl.DataFrame(schema=names)
+
+
+def _prepare_arrow(estimator, X, reset: bool):
+    from sklearn.utils.validation import _get_feature_names
+
+    from . import _boostlab
+
+    if is_polars_frame(X):
+        # polars exports a column of dtype Null with a buffer the Arrow import refuses.
+        import polars as pl
+
+        for name, dtype in X.schema.items():
+            if dtype == pl.Null:
+                raise ValueError(
+                    f"column {name!r} has dtype Null (no values): boostlab takes numeric, boolean, "
+                    "categorical or string columns"
+                )
+    table = _boostlab.arrow_table(X)
+    names = table.names
+    known = _get_feature_names(X) is not None
+    validate_data(estimator, X if known else _frame_of_names(names), skip_check_array=True, reset=reset)
+    shape = (table.n_rows, len(names))
+    if shape[0] == 0:
+        raise ValueError(f"Found array with 0 sample(s) (shape={shape}) while a minimum of 1 is required.")
+    if shape[1] == 0:
+        raise ValueError(f"Found array with 0 feature(s) (shape={shape}) while a minimum of 1 is required.")
+    return shape[0], table
+
+
 class _ColumnNames:
     """A polars frame's shape and column names through the dataframe interchange protocol, which
     is how scikit-learn before 1.8 reads the names of frames other than pandas'."""
@@ -203,9 +264,13 @@ def _with_names(X):
     return X
 
 
-def prepare_X(estimator, X, *, reset: bool, kinds=None):
+def prepare_X(estimator, X, *, reset: bool, kinds=None, arrow: bool = True):
     """Validates `X` (setting or checking `n_features_in_` and `feature_names_in_`) and returns
-    `(n_rows, columns)` in one of the forms the extension takes."""
+    `(n_rows, columns)` in one of the forms the extension takes (`arrow=False`: never an
+    ``ArrowTable``, for callers that read the columns themselves)."""
+    if arrow and is_arrow_input(X):
+        # A model's categorical features are matched by the extension (it has the schema).
+        return _prepare_arrow(estimator, X, reset)
     if is_pandas_frame(X) or is_polars_frame(X):
         validate_data(estimator, _with_names(X), skip_check_array=True, reset=reset)
         n_rows, n_cols = X.shape

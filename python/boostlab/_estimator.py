@@ -146,9 +146,10 @@ class BoostClassifier(_ParamsMixin, _PlottingMixin, _ModelFileMixin, ClassifierM
     def fit(self, X, y, sample_weight=None, eval_set=None):
         """Trains the ensemble.
 
-        X: array-like, sparse matrix, pandas or polars DataFrame of shape (n_samples, n_features).
-        NaN and nulls are missing values; categorical and string DataFrame columns are categorical
-        features.
+        X: array-like, sparse matrix, pandas or polars DataFrame, or any Arrow table (an object
+        with ``__arrow_c_stream__`` or ``__arrow_c_array__``: pyarrow, duckdb results) of shape
+        (n_samples, n_features). NaN and nulls are missing values; categorical, string and Arrow
+        dictionary columns are categorical features.
         y: class labels of shape (n_samples,); for AdaBoostMHClassifier and AdaBoostMRClassifier
         also a 0/1 indicator matrix of shape (n_samples, n_labels) (multi-label).
         sample_weight: array of shape (n_samples,), non-negative, not all zero. By default 1.
@@ -490,7 +491,7 @@ class BoostClassifier(_ParamsMixin, _PlottingMixin, _ModelFileMixin, ClassifierM
         the model never saw is missing, as in `predict`."""
         check_is_fitted(self)
         kinds = self.model_.feature_kinds
-        n, columns = prepare_X(self, X, reset=False, kinds=kinds)
+        n, columns = prepare_X(self, X, reset=False, kinds=kinds, arrow=False)
         if not isinstance(columns, list):
             X = X.toarray() if sp.issparse(X) else X
             return np.array(X, dtype=np.float32)

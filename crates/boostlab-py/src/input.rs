@@ -100,6 +100,8 @@ impl<'py> Flat<'py> {
 pub(crate) enum HeldColumn<'py> {
     /// `len` values at stride `stride` of the buffer.
     Numeric(Flat<'py>, usize, usize),
+    /// An Arrow column's chunks (see [`crate::arrow`]).
+    Chunked(ChunkedColumn),
     Categorical(Vec<u32>, Vec<String>),
 }
 
@@ -117,6 +119,18 @@ impl<'py> Held<'py> {
     /// Holds `data` (see the module doc); with `schema`, categorical codes are re-coded onto the
     /// model's levels (prediction).
     pub(crate) fn new(data: &Bound<'py, PyAny>, schema: Option<&Schema>) -> PyResult<Held<'py>> {
+        if let Ok(table) = data.cast::<ArrowTable>() {
+            let columns = table.get().columns(schema.map(|s| s.kinds.as_slice()))?;
+            let cols = columns
+                .into_iter()
+                .enumerate()
+                .map(|(f, c)| match c {
+                    ArrowColumn::Numeric(c) => HeldColumn::Chunked(c),
+                    ArrowColumn::Categorical(codes, levels) => categorical_column(schema, f, codes, levels),
+                })
+                .collect();
+            return Ok(Held::Columns(cols));
+        }
         if let Ok(t) = data.cast::<PyTuple>() {
             let tag: String = t.get_item(0)?.extract()?;
             return match tag.as_str() {
@@ -152,13 +166,7 @@ impl<'py> Held<'py> {
                     PyTypeError::new_err("a column is ('column', buffer, n, stride) or (int64 codes, level names)")
                 })?;
                 let codes = categorical_codes(&codes)?;
-                cols.push(match schema {
-                    Some(s) if f < s.names.len() => {
-                        let codes = s.remap_codes(f, &levels, &codes);
-                        HeldColumn::Categorical(codes, s.levels[f].clone().unwrap_or_default())
-                    }
-                    _ => HeldColumn::Categorical(codes, levels),
-                });
+                cols.push(categorical_column(schema, f, codes, levels));
             }
         }
         Ok(Held::Columns(cols))
@@ -181,6 +189,7 @@ impl<'py> Held<'py> {
                 .iter()
                 .map(|c| match c {
                     HeldColumn::Numeric(buf, n, stride) => buf.view(0, *stride, *n).map(ColumnView::Numeric),
+                    HeldColumn::Chunked(c) => Ok(ColumnView::Numeric(NumericView::chunked(c))),
                     HeldColumn::Categorical(codes, levels) => {
                         Ok(ColumnView::Categorical { codes, n_levels: levels.len() })
                     }
@@ -198,13 +207,25 @@ impl<'py> Held<'py> {
                 .iter()
                 .map(|c| match c {
                     HeldColumn::Categorical(_, levels) => Some(levels.clone()),
-                    HeldColumn::Numeric(..) => None,
+                    HeldColumn::Numeric(..) | HeldColumn::Chunked(_) => None,
                 })
                 .collect(),
         };
         let kinds =
             levels.iter().map(|l| if l.is_some() { FeatureKind::Categorical } else { FeatureKind::Numeric }).collect();
         Schema { names, kinds, levels }
+    }
+}
+
+/// Categorical column `f`; with a model's `schema` (prediction), its codes re-coded onto the
+/// model's levels.
+fn categorical_column<'py>(schema: Option<&Schema>, f: usize, codes: Vec<u32>, levels: Vec<String>) -> HeldColumn<'py> {
+    match schema {
+        Some(s) if f < s.names.len() => {
+            let codes = s.remap_codes(f, &levels, &codes);
+            HeldColumn::Categorical(codes, s.levels[f].clone().unwrap_or_default())
+        }
+        _ => HeldColumn::Categorical(codes, levels),
     }
 }
 

@@ -5,7 +5,7 @@
 //! `python/boostlab`. The one design choice: the Python side hands over *columns* — a
 //! float32 or float64 matrix `("matrix", buffer, n, d, row stride, column stride)`, a CSC matrix
 //! or a list of numeric `("column", buffer, n, stride)` entries and `(codes, levels)` categorical
-//! pairs — and the core reads the numpy buffers in place through [`ColumnView`]s (`buffer` is a
+//! pairs, or an imported Arrow table ([`arrow`]) — and the core reads the numpy and Arrow buffers in place through [`ColumnView`]s (`buffer` is a
 //! contiguous 1-d view spanning a strided array, made without a copy on the Python side): no
 //! float copy is made, binning and prediction run with the GIL released, and after binning only
 //! the bins are kept.
@@ -20,6 +20,7 @@
 //! and nodes and prediction between row blocks; the worker is joined (no thread is left running)
 //! and the exception propagates. A `callbacks` function that raises stops the fit the same way.
 
+mod arrow;
 mod errors;
 mod experiment;
 mod input;
@@ -29,6 +30,7 @@ mod registry;
 mod shard;
 mod training;
 
+use arrow::*;
 use errors::*;
 use input::*;
 use interrupt::*;
@@ -40,7 +42,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use boostlab::data::source::{ArraySource, TableSource};
-use boostlab::data::{BinnedData, ColumnView, FeatureKind, Indices, NumericView, Target, MISSING_CODE};
+use boostlab::data::{BinnedData, ChunkedColumn, ColumnView, FeatureKind, Indices, NumericView, Target, MISSING_CODE};
 use boostlab::math::loss::{BatchLossFn, Loss};
 use boostlab::model::{Schema, Task};
 use boostlab::{BoostParams, Cancel, Ensemble, Error, Output, Prediction, RoundRecord, Trainer, Validation};
@@ -55,6 +57,8 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 fn _boostlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<Model>()?;
+    m.add_class::<ArrowTable>()?;
+    m.add_function(wrap_pyfunction!(arrow::arrow_table, m)?)?;
     m.add_function(wrap_pyfunction!(training::fit, m)?)?;
     m.add_function(wrap_pyfunction!(model::model_from_json, m)?)?;
     m.add_function(wrap_pyfunction!(shard::weight_prefix, m)?)?;

@@ -259,3 +259,28 @@ def test_partitions_with_different_column_counts_are_refused(client):
     est = bdask.DaskAdaBoostClassifier(n_estimators=3, client=client, timeout=60)
     with pytest.raises(ValueError, match=r"partition 1 of X has 3 columns, but X has 4"):
         est.fit(dX, dy)
+
+
+def test_arrow_backed_partitions_equal_the_local_fit(client):
+    # pandas partitions with Arrow dtypes (pyarrow strings and floats), as dask-expr makes them.
+    pa = pytest.importorskip("pyarrow")
+    import pandas as pd
+
+    from helpers import core_model
+
+    X, y, _ = dask_data()
+    arrow = X.assign(
+        a=X["a"].astype(pd.ArrowDtype(pa.float64())),
+        c=pd.Series(X["c"].astype(object), dtype=pd.ArrowDtype(pa.string())),
+    )
+    sizes, owners = [300, 400], [0, 1]
+    dX, dy = place(client, [arrow, y], sizes, owners)
+    kw = {"n_estimators": 8, "max_leaves": 4, "random_state": 5}
+    est = fit_checked(bdask.DaskAdaBoostClassifier(client=client, timeout=60, **kw), dX, dy)
+    local_X, local_y = in_training_order(est, [X, y], sizes)
+    local = boostlab.AdaBoostClassifier(**kw).fit(local_X, local_y)
+    assert_same_model(est, local)
+    # The local estimator reads the Arrow-backed frame through Arrow: the same model.
+    from_arrow = boostlab.AdaBoostClassifier(**kw).fit(*in_training_order(est, [arrow, y], sizes))
+    assert core_model(from_arrow) == core_model(local)
+    np.testing.assert_array_equal(est.predict(dX).compute().to_numpy(), local.predict(X))

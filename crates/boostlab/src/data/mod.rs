@@ -32,7 +32,7 @@ pub use csv_stream::{read_csv_binned, BinnedTable, ProgressFn, ReadProgress, Str
 pub use fast_csv::MAX_CSV_COLUMNS;
 pub use libsvm::{dense_cell_budget, read_libsvm, read_libsvm_from, LibsvmOptions, MAX_LIBSVM_INDEX};
 pub use schema::Schema;
-pub use view::{ColumnView, Indices, NumericView};
+pub use view::{Chunk, ChunkedColumn, ColumnView, Indices, NumericView, SharedBuffer};
 pub(crate) use weights::total_weight;
 
 use serde::{Deserialize, Serialize};

@@ -147,6 +147,108 @@ impl Sparse<'_> {
     }
 }
 
+/// A caller's buffer of one chunk, shared (an Arrow buffer, or a column the bindings converted).
+pub type SharedBuffer<T> = std::sync::Arc<dyn AsRef<[T]> + Send + Sync>;
+
+/// One chunk of a [`ChunkedColumn`]: an `f32` or `f64` buffer, held by reference count.
+#[derive(Clone)]
+pub enum Chunk {
+    /// `f32` values.
+    F32(SharedBuffer<f32>),
+    /// `f64` values.
+    F64(SharedBuffer<f64>),
+}
+
+impl Chunk {
+    fn dense(&self) -> Dense<'_> {
+        match self {
+            Chunk::F32(b) => Dense::F32((**b).as_ref()),
+            Chunk::F64(b) => Dense::F64((**b).as_ref()),
+        }
+    }
+}
+
+/// A numeric column in chunks, read in place (an Arrow chunked array: one buffer per record
+/// batch). [`NumericView::chunked`] reads it as one column of the chunks' total length, so a
+/// table that arrives in batches is binned without concatenating its columns.
+#[derive(Clone, Default)]
+pub struct ChunkedColumn {
+    chunks: Vec<Chunk>,
+    /// The first row of each chunk, then the number of rows.
+    starts: Vec<usize>,
+}
+
+impl std::fmt::Debug for ChunkedColumn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChunkedColumn").field("starts", &self.starts).finish()
+    }
+}
+
+impl ChunkedColumn {
+    /// The column of `chunks`, in row order. Every chunk must hold the same element type (as the
+    /// chunks of one Arrow column do); an error otherwise.
+    pub fn new(chunks: Vec<Chunk>) -> Result<ChunkedColumn> {
+        if chunks.windows(2).any(|w| std::mem::discriminant(&w[0]) != std::mem::discriminant(&w[1])) {
+            return Err(Error::InvalidData("the chunks of a column mix f32 and f64 values".into()));
+        }
+        let mut starts = Vec::with_capacity(chunks.len() + 1);
+        let mut at = 0usize;
+        starts.push(0);
+        for c in &chunks {
+            at += c.dense().len();
+            starts.push(at);
+        }
+        Ok(ChunkedColumn { chunks, starts })
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.starts.last().copied().unwrap_or(0)
+    }
+
+    /// True when the column has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Rows `first .. first + len` of a chunked column.
+#[derive(Debug, Clone, Copy)]
+struct Chunked<'a> {
+    column: &'a ChunkedColumn,
+    first: usize,
+}
+
+impl Chunked<'_> {
+    /// Value of view row `i`: a binary search for its chunk.
+    #[inline]
+    fn get(&self, i: usize) -> f64 {
+        let r = self.first + i;
+        let s = &self.column.starts;
+        let c = s.partition_point(|&x| x <= r) - 1;
+        self.column.chunks[c].dense().at(r - s[c])
+    }
+
+    /// Calls `f(i, x)` for view rows `0..len` in order, chunk by chunk.
+    #[inline]
+    fn for_each(&self, len: usize, mut f: impl FnMut(usize, f64)) {
+        let (lo, hi) = (self.first, self.first + len);
+        for (c, chunk) in self.column.chunks.iter().enumerate() {
+            let (s, e) = (self.column.starts[c], self.column.starts[c + 1]);
+            if e <= lo || s >= hi {
+                continue;
+            }
+            let (a, b) = (lo.max(s), hi.min(e));
+            match chunk.dense() {
+                Dense::F32(v) => {
+                    v[a - s..b - s].iter().enumerate().for_each(|(k, &x)| f(a - lo + k, f64::from(x)));
+                }
+                Dense::F64(v) => v[a - s..b - s].iter().enumerate().for_each(|(k, &x)| f(a - lo + k, x)),
+            }
+        }
+    }
+}
+
 /// The buffer of a [`NumericView`].
 #[derive(Debug, Clone, Copy)]
 enum Values<'a> {
@@ -154,6 +256,8 @@ enum Values<'a> {
     Strided(Dense<'a>),
     /// A sparse column (the stride is unused).
     Sparse(Sparse<'a>),
+    /// A chunked column (the stride is unused).
+    Chunked(Chunked<'a>),
 }
 
 /// A numeric column read in place (`NaN` is a missing value): `len` values at `data[i * stride]`
@@ -200,6 +304,15 @@ impl<'a> NumericView<'a> {
     pub fn strided_f32(data: &'a [f32], stride: usize, len: usize) -> Result<NumericView<'a>> {
         check_span(data.len(), stride, len)?;
         Ok(NumericView { values: Values::Strided(Dense::F32(data)), stride, len })
+    }
+
+    /// A chunked column, read in place (a column of one chunk is that chunk's contiguous view).
+    pub fn chunked(column: &'a ChunkedColumn) -> NumericView<'a> {
+        let len = column.len();
+        match column.chunks.as_slice() {
+            [one] => NumericView { values: Values::Strided(one.dense()), stride: 1, len },
+            _ => NumericView { values: Values::Chunked(Chunked { column, first: 0 }), stride: 1, len },
+        }
     }
 
     /// The columns of an `n_rows`-row CSC matrix (scipy's `indptr`, `indices`, `data`; `data` a
@@ -263,7 +376,10 @@ impl<'a> NumericView<'a> {
 
     /// True for `f32` values.
     pub fn is_f32(&self) -> bool {
-        matches!(self.values, Values::Strided(Dense::F32(_)) | Values::Sparse(Sparse { values: Dense::F32(_), .. }))
+        match self.values {
+            Values::Strided(d) | Values::Sparse(Sparse { values: d, .. }) => matches!(d, Dense::F32(_)),
+            Values::Chunked(c) => matches!(c.column.chunks.first(), Some(Chunk::F32(_))),
+        }
     }
 
     /// Value `i` as `f64` (exact for `f32`; a binary search in a sparse column). Panics when
@@ -275,6 +391,10 @@ impl<'a> NumericView<'a> {
             Values::Sparse(s) => {
                 assert!(i < self.len, "row {i} of a sparse column of {} rows", self.len);
                 s.get(i)
+            }
+            Values::Chunked(c) => {
+                assert!(i < self.len, "row {i} of a chunked column of {} rows", self.len);
+                c.get(i)
             }
         }
     }
@@ -295,6 +415,7 @@ impl<'a> NumericView<'a> {
                 let (lo, hi) = (s.rows.lower_bound(r0), s.rows.lower_bound(r1));
                 Values::Sparse(Sparse { rows: s.rows.slice(lo, hi), values: s.values.slice(lo, hi), first_row: r0 })
             }
+            Values::Chunked(c) => Values::Chunked(Chunked { column: c.column, first: c.first + start }),
         };
         NumericView { values, stride: self.stride, len }
     }
@@ -309,6 +430,7 @@ impl<'a> NumericView<'a> {
         let span = (self.len - 1) * self.stride + 1;
         match self.values {
             Values::Sparse(s) => return s.for_each(self.len, f),
+            Values::Chunked(c) => return c.for_each(self.len, f),
             Values::Strided(Dense::F32(v)) => {
                 for (i, &x) in v[..span].iter().step_by(self.stride.max(1)).take(self.len).enumerate() {
                     f(i, f64::from(x));
@@ -345,7 +467,7 @@ impl<'a> NumericView<'a> {
                     f(r, if stored { s.values.at(p) } else { 0.0 });
                 }
             }
-            Values::Strided(_) => rows.iter().for_each(|&r| f(r, self.get(r))),
+            Values::Strided(_) | Values::Chunked(_) => rows.iter().for_each(|&r| f(r, self.get(r))),
         }
     }
 
@@ -442,5 +564,27 @@ mod tests {
         // f32 values widen exactly.
         let x = 0.1f32;
         assert_eq!(NumericView::f32(&[x]).get(0), f64::from(x));
+    }
+
+    #[test]
+    fn chunked_views_read_the_values_of_every_chunk_in_order() {
+        use std::sync::Arc;
+        let parts: Vec<Vec<f32>> = vec![vec![1.0, 2.0], vec![], vec![3.0, 4.0, 5.0]];
+        let chunks = parts.iter().map(|p| Chunk::F32(Arc::new(p.clone()))).collect();
+        let col = ChunkedColumn::new(chunks).unwrap();
+        let v = NumericView::chunked(&col);
+        assert!(v.is_f32());
+        assert_eq!(v.len(), 5);
+        assert_eq!(v.iter().collect::<Vec<_>>(), vec![1.0, 2.0, 3.0, 4.0, 5.0]);
+        let mut seen = vec![];
+        v.rows(1, 4).for_each(|i, x| seen.push((i, x)));
+        assert_eq!(seen, vec![(0, 2.0), (1, 3.0), (2, 4.0)]);
+        let mut picked = vec![];
+        v.rows(1, 5).for_rows(&[0, 2, 2, 3], |r, x| picked.push((r, x)));
+        assert_eq!(picked, vec![(0, 2.0), (2, 4.0), (2, 4.0), (3, 5.0)]);
+        let one = ChunkedColumn::new(vec![Chunk::F64(Arc::new(vec![7.0, 8.0]))]).unwrap();
+        assert_eq!(NumericView::chunked(&one).iter().collect::<Vec<_>>(), vec![7.0, 8.0]);
+        let mixed = vec![Chunk::F64(Arc::new(vec![1.0])), Chunk::F32(Arc::new(vec![1.0f32]))];
+        assert!(ChunkedColumn::new(mixed).is_err());
     }
 }

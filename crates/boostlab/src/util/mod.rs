@@ -5,6 +5,8 @@
 pub mod cancel;
 pub mod fastmath;
 pub mod fs;
+// Used by the Parquet and Arrow IPC readers only (feature `arrow`).
+#[cfg_attr(not(feature = "arrow"), allow(dead_code))]
 pub mod memory;
 pub mod par;
 pub mod traffic;

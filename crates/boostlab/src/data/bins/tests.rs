@@ -432,3 +432,39 @@ fn midpoint_of_adjacent_floats_separates_them() {
     let m = midpoint(a, b);
     assert!(a <= m && m < b);
 }
+
+/// Chunked columns (an Arrow table in record batches, empty batches included, boundaries inside
+/// the binning blocks) give the thresholds and bins of the same values in one buffer, on any
+/// number of threads.
+#[test]
+fn chunked_columns_bin_as_one_buffer() {
+    use crate::data::view::{Chunk, ChunkedColumn};
+    use std::sync::Arc;
+    let n = 2 * BIN_BLOCK + BIN_SAMPLE_ROWS / 3 + 17;
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let a: Vec<f32> = (0..n).map(|_| if rng.gen_bool(0.05) { f32::NAN } else { rng.gen::<f32>() * 50.0 }).collect();
+    let b: Vec<f64> = (0..n).map(|_| (rng.gen_range(0..30) as f64) * 0.25).collect();
+    let mut cuts: Vec<usize> = (0..6).map(|_| rng.gen_range(0..=n)).collect();
+    cuts.extend([0, n, BIN_BLOCK, BIN_BLOCK]);
+    cuts.sort_unstable();
+    let ca =
+        ChunkedColumn::new(cuts.windows(2).map(|w| Chunk::F32(Arc::new(a[w[0]..w[1]].to_vec()))).collect()).unwrap();
+    let cb =
+        ChunkedColumn::new(cuts.windows(2).map(|w| Chunk::F64(Arc::new(b[w[0]..w[1]].to_vec()))).collect()).unwrap();
+    let names = vec!["a".to_string(), "b".to_string()];
+    let whole = [ColumnView::Numeric(NumericView::f32(&a)), ColumnView::Numeric(NumericView::f64(&b))];
+    let chunked = [ColumnView::Numeric(NumericView::chunked(&ca)), ColumnView::Numeric(NumericView::chunked(&cb))];
+    let want = BinMapper::fit_views(&names, &whole, 255, None).unwrap();
+    let got = BinMapper::fit_views(&names, &chunked, 255, None).unwrap();
+    for f in 0..2 {
+        assert_eq!(bits(&thresholds(&got, f)), bits(&thresholds(&want, f)), "feature {f}");
+    }
+    let mut want_bins = want.new_matrix(n);
+    want.bin_into(&names, &whole, 0, &mut want_bins).unwrap();
+    for threads in [1, 2, 3] {
+        let mut out = want.new_matrix(n);
+        in_pool(threads, || want.bin_into(&names, &chunked, 0, &mut out)).unwrap();
+        let (BinData::U8(x), BinData::U8(y)) = (&out.data, &want_bins.data) else { panic!("u8 bins") };
+        assert!(x == y, "{threads} threads");
+    }
+}

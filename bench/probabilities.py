@@ -5,9 +5,9 @@ boosters against LightGBM's defaults, on the binary datasets of ../shared/datase
 
 Each dataset is split into stratified folds (seed 0); every model is fitted on the other folds and
 predicts the held-out one, so each row's probability comes from a model that never saw it. The
-variants are boostlab's estimators at their defaults and with 8 leaves × 200 rounds (and learning
-rate 0.1), alone or wrapped in scikit-learn's cross-fitted calibration (`--calibration sigmoid`),
-against `lightgbm.LGBMClassifier()` at its defaults (one thread: only quality is measured).
+variants are boostlab's estimators at their defaults, with 8 leaves × 200 rounds, and with 8 or 16
+leaves × 200 rounds or 32 × 100 at learning rate 0.1, alone or wrapped in scikit-learn's
+cross-fitted calibration (`--calibration sigmoid`), against `lightgbm.LGBMClassifier()` at its defaults (one thread: only quality is measured).
 """
 
 from __future__ import annotations
@@ -52,6 +52,14 @@ def variants(calibration: list[str]):
         "Real AdaBoost 8x200 lr0.1": (
             boostlab.RealAdaBoostClassifier,
             {"max_leaves": 8, "n_estimators": 200, "learning_rate": 0.1},
+        ),
+        "Real AdaBoost 16x200 lr0.1": (
+            boostlab.RealAdaBoostClassifier,
+            {"max_leaves": 16, "n_estimators": 200, "learning_rate": 0.1},
+        ),
+        "Real AdaBoost 32x100 lr0.1": (
+            boostlab.RealAdaBoostClassifier,
+            {"max_leaves": 32, "n_estimators": 100, "learning_rate": 0.1},
         ),
     }
     out = {}

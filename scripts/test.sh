@@ -35,7 +35,7 @@ py=.venv/bin/python
 # conformal classifiers). Under CI the tests of these fail instead of skipping when a package is
 # missing.
 "$py" -m pip install --quiet numpy scipy scikit-learn pandas polars pytest matplotlib onnx onnxruntime skl2onnx \
-  'dask[distributed,dataframe]' cryptography shap treelite pyspark pyarrow optuna mlflow mapie skops
+  'dask[distributed,dataframe]' cryptography shap treelite pyspark pyarrow optuna mlflow mapie skops duckdb
 lap "venv and test dependencies"
 # Builds the release wheel (maturin, from pyproject.toml, in an isolated build environment) and
 # installs it with its dependencies: the path of a user's `pip install .`.

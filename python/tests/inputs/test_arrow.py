@@ -16,9 +16,9 @@ import pytest
 
 import boostlab
 
-from helpers import ROOT, core_model
+from helpers import ROOT, core_model, optional_module
 
-pa = pytest.importorskip("pyarrow")
+pa = optional_module("pyarrow")
 
 
 def _est():
@@ -143,7 +143,7 @@ def test_prediction_maps_arrow_strings_to_the_model_levels():
 
 
 def test_duckdb_results_are_arrow_inputs():
-    duckdb = pytest.importorskip("duckdb")
+    duckdb = optional_module("duckdb")
     table, frame, y = _data()
     want = core_model(_est().fit(frame, y))
     con = duckdb.connect()

@@ -12,7 +12,6 @@
 //! categorical features whose levels are the distinct strings present, sorted — the levels the
 //! pandas and polars paths make, so a model is the same whichever of them the data came through.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -21,7 +20,7 @@ use arrow_array::ffi_stream::{ArrowArrayStreamReader, FFI_ArrowArrayStream};
 use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchReader, StructArray};
 use arrow_schema::DataType;
-use boostlab::data::{Chunk, ChunkedColumn};
+use boostlab::data::{Chunk, ChunkedColumn, Interner};
 use pyo3::types::{PyCapsule, PyCapsuleMethods};
 
 use super::*;
@@ -157,43 +156,6 @@ fn f64_chunk(a: &dyn Array) -> Chunk {
     Chunk::F64(Arc::new(v))
 }
 
-/// Distinct values as text, coded in order of first sight.
-#[derive(Default)]
-struct Levels {
-    index: HashMap<String, u32>,
-    names: Vec<String>,
-}
-
-impl Levels {
-    fn code(&mut self, s: &str) -> u32 {
-        if let Some(&c) = self.index.get(s) {
-            return c;
-        }
-        let c = self.names.len() as u32;
-        self.index.insert(s.to_string(), c);
-        self.names.push(s.to_string());
-        c
-    }
-
-    /// The sorted levels, and `codes` re-coded onto them.
-    fn finish(self, mut codes: Vec<u32>) -> (Vec<u32>, Vec<String>) {
-        let mut order: Vec<u32> = (0..self.names.len() as u32).collect();
-        order.sort_by(|&a, &b| self.names[a as usize].cmp(&self.names[b as usize]));
-        let mut remap = vec![0u32; order.len()];
-        for (new, &old) in order.iter().enumerate() {
-            remap[old as usize] = new as u32;
-        }
-        for c in &mut codes {
-            if *c != MISSING_CODE {
-                *c = remap[*c as usize];
-            }
-        }
-        let mut names = self.names;
-        let levels = order.iter().map(|&o| std::mem::take(&mut names[o as usize])).collect();
-        (codes, levels)
-    }
-}
-
 /// Calls `f` with each value of a string array (`None` for a null).
 fn each_text(a: &dyn Array, f: &mut dyn FnMut(Option<&str>)) {
     match a.data_type() {
@@ -207,7 +169,7 @@ fn each_text(a: &dyn Array, f: &mut dyn FnMut(Option<&str>)) {
 /// categorical feature given as numbers) by their decimal text and booleans as `True`/`False`,
 /// as the DataFrame path names them.
 fn categorical(arrays: &[ArrayRef]) -> (Vec<u32>, Vec<String>) {
-    let mut levels = Levels::default();
+    let mut levels = Interner::default();
     let mut codes: Vec<u32> = Vec::with_capacity(arrays.iter().map(|a| a.len()).sum());
     for a in arrays {
         let t = a.data_type();
@@ -241,7 +203,7 @@ fn categorical(arrays: &[ArrayRef]) -> (Vec<u32>, Vec<String>) {
             }
         }
     }
-    levels.finish(codes)
+    levels.into_sorted(codes)
 }
 
 /// The values of a string array, borrowed.

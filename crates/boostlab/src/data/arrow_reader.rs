@@ -25,7 +25,7 @@ use rayon::prelude::*;
 use super::bins::{BinData, BinMapper, BinnedMatrix, FeatureSummary, NumericSummary};
 use super::csv_reader::{is_missing, LabelSelector};
 use super::csv_stream::{BinnedTable, StreamOptions};
-use super::{Block, BlockLabels, Column, Dataset, FeatureKind, Features, Target, MISSING_CODE};
+use super::{Block, BlockLabels, Column, Dataset, FeatureKind, Features, Interner, Target, MISSING_CODE};
 use crate::error::{Error, Result};
 use crate::util::par::try_map_in_order;
 
@@ -913,25 +913,6 @@ fn bin_numeric_column(
     Ok((fb, data))
 }
 
-/// Distinct label texts and their codes, in order of first sight.
-#[derive(Default)]
-struct Interner {
-    index: HashMap<String, u32>,
-    names: Vec<String>,
-}
-
-impl Interner {
-    fn code(&mut self, s: &str) -> u32 {
-        if let Some(&c) = self.index.get(s) {
-            return c;
-        }
-        let c = self.names.len() as u32;
-        self.index.insert(s.to_string(), c);
-        self.names.push(s.to_string());
-        c
-    }
-}
-
 /// The single-label target of a label column: each distinct value is turned into text once
 /// (numbers as Rust prints them, as [`label_strings`] does for every row), then
 /// [`Target::from_strings`]'s rule; the same target and the same missing-label error.
@@ -968,11 +949,11 @@ fn label_target(path: &Path, name: &str, arrays: &[ArrayRef], positive: Option<&
     if let Some(r) = missing {
         return Err(Error::InvalidData(format!("{}: column '{name}', row {}: missing label", path.display(), r + 1)));
     }
-    let mut uniq = names.names.clone();
+    let mut uniq = names.names().to_vec();
     uniq.sort();
     let classes = super::order_classes(uniq, positive)?;
     let pos: HashMap<&str, u32> = classes.iter().enumerate().map(|(i, c)| (c.as_str(), i as u32)).collect();
-    let remap: Vec<u32> = names.names.iter().map(|s| pos.get(s.as_str()).copied().unwrap_or(0)).collect();
+    let remap: Vec<u32> = names.names().iter().map(|s| pos.get(s.as_str()).copied().unwrap_or(0)).collect();
     let y = codes.into_iter().map(|c| remap[c as usize]).collect();
     Ok(Target::Classes { y, classes })
 }

@@ -451,6 +451,28 @@ fn read_column(path: &Path, format: ArrowFormat, c: usize, limit: Option<usize>)
     Ok(out)
 }
 
+/// Walks every page header of a Parquet file before the parquet crate decodes a page (see
+/// `parquet_pages`: a header that declares more elements than its bytes hold would otherwise cost
+/// the crate one step per declared element). Nothing to do for Arrow IPC, whose lengths
+/// [`check_ipc`] checks.
+fn check_pages(path: &Path, format: ArrowFormat) -> Result<()> {
+    if format != ArrowFormat::Parquet {
+        return Ok(());
+    }
+    let b = parquet_builder(path)?;
+    let chunks: Vec<(i64, i64)> = b
+        .metadata()
+        .row_groups()
+        .iter()
+        .flat_map(|g| g.columns().iter())
+        .map(|c| (c.dictionary_page_offset().unwrap_or(c.data_page_offset()), c.compressed_size()))
+        .collect();
+    let file = open(path)?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    super::parquet_pages::check_page_headers(&file, len, &chunks)
+        .map_err(|why| ferr(path, format!("not a valid Parquet file: {why}")))
+}
+
 /// Bytes a whole read may use per row and column (an `f64` or a category code, with the
 /// column's share of the label and weight), and per row beyond the columns (the label's text).
 const READ_BYTES_PER_CELL: u64 = 8;
@@ -968,6 +990,7 @@ pub fn read_arrow(path: impl AsRef<Path>, format: ArrowFormat, opts: &super::Csv
         roles(path, &names, &opts.label, opts.weight.as_deref(), opts.label_optional || opts.kinds.is_some())?;
     let limit = opts.max_rows;
     check_declared_rows(path, format, limit, names.len(), READ_BYTES_PER_CELL)?;
+    check_pages(path, format)?;
     let target = read_target(path, format, &names, &labels, multi, opts.positive.as_deref(), limit)?;
     let weights = read_weights(path, format, &names, w, limit)?;
     // The first bad column in file order, whichever thread finished first.
@@ -1016,6 +1039,7 @@ pub fn read_arrow_binned(path: impl AsRef<Path>, format: ArrowFormat, opts: &Str
     let (labels, multi, w, feats) = roles(path, &names, &opts.label, opts.weight.as_deref(), false)?;
     // Bins are one or two bytes a cell: two, to be safe before the bin counts are known.
     check_declared_rows(path, format, None, names.len(), 2)?;
+    check_pages(path, format)?;
     let target = read_target(path, format, &names, &labels, multi, opts.positive.as_deref(), None)?
         .ok_or_else(|| Error::InvalidData("the data have no label column".into()))?;
     let weights = read_weights(path, format, &names, w, None)?;
@@ -1132,6 +1156,7 @@ impl ArrowBlocks {
         block_rows: usize,
     ) -> Result<ArrowBlocks> {
         let path = path.as_ref();
+        check_pages(path, format)?;
         let inner = batches(path, format, None, block_rows.max(1))?;
         Ok(ArrowBlocks { path: path.to_path_buf(), inner, kinds, label })
     }
@@ -1658,20 +1683,25 @@ mod tests {
     }
 
     #[test]
-    fn a_page_header_declaring_more_than_the_file_holds_fails_at_the_end_of_the_file() {
-        // A fuzzed file (after its options byte) whose dictionary page header holds an unknown
-        // field: a list that declares far more elements than the file has bytes. The parquet
-        // crate's reader skipped the elements one system call each; it took over a minute.
-        let input = std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../fuzz/regressions/parquet/timeout-thrift-skip-past-end"
-        ))
-        .unwrap();
+    fn page_headers_declaring_more_than_they_hold_are_refused_before_decoding() {
+        // Two fuzzed files (after their options byte) whose dictionary page header holds an
+        // unknown field: a list that declares far more elements than the file has bytes (the
+        // parquet crate skipped them one system call each: over a minute) and a list of 2³¹
+        // booleans (skipped without reading: seconds per field, hours for a page of them).
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("header.parquet");
-        std::fs::write(&p, &input[1..]).unwrap();
-        let e = read_arrow(&p, ArrowFormat::Parquet, &Default::default()).unwrap_err().to_string();
-        assert!(e.starts_with(&format!("invalid data: {}: ", p.display())), "{e}");
+        for name in ["timeout-thrift-skip-past-end", "timeout-boolean-list-in-page-header"] {
+            let input =
+                std::fs::read(format!("{}/../../fuzz/regressions/parquet/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+            let p = dir.path().join(format!("{name}.parquet"));
+            std::fs::write(&p, &input[1..]).unwrap();
+            let want = format!("invalid data: {}: not a valid Parquet file: the page header at byte ", p.display());
+            let e = read_arrow(&p, ArrowFormat::Parquet, &Default::default()).unwrap_err().to_string();
+            assert!(e.starts_with(&want), "{e}");
+            let e = read_arrow_binned(&p, ArrowFormat::Parquet, &StreamOptions::default()).unwrap_err().to_string();
+            assert!(e.starts_with(&want), "{e}");
+            let e = ArrowBlocks::open(&p, ArrowFormat::Parquet, vec![], LabelSelector::None, 10).err().unwrap();
+            assert!(e.to_string().starts_with(&want), "{e}");
+        }
     }
 
     #[test]

@@ -14,6 +14,8 @@ mod csv_stream;
 mod fast_csv;
 mod interner;
 mod libsvm;
+#[cfg(feature = "arrow")]
+mod parquet_pages;
 mod schema;
 pub mod source;
 mod view;

@@ -63,10 +63,10 @@ fn monotone_and_interaction_flags_constrain_the_model() {
     assert_eq!(json["params"]["tree"]["interaction_constraints"], serde_json::json!([["age", "income"], ["debt"]]));
     // Along `age` (income and debt fixed, debt sometimes missing) the score never decreases.
     let grid: Vec<f64> = (0..=40).map(|i| f64::from(i) / 40.0).collect();
-    let mut text = String::from("age,income,debt\n");
+    let mut text = String::from("age,income,debt,label\n");
     for (income, debt) in [(0.1, "0.2"), (0.9, ""), (0.5, "0.7")] {
         for a in &grid {
-            text.push_str(&format!("{a},{income},{debt}\n"));
+            text.push_str(&format!("{a},{income},{debt},0\n"));
         }
     }
     let grid_csv = dir.path().join("grid.csv");

@@ -197,7 +197,8 @@ pub(in crate::tree) struct NodeLimits<'a> {
 }
 
 impl NodeLimits<'_> {
-    /// No constraint.
+    /// No constraint (the tests' searches).
+    #[cfg(test)]
     pub(in crate::tree) const FREE: NodeLimits<'static> =
         NodeLimits { leaf_rule: LeafRule::Sign, monotone: &[], values: &[], features: None };
 

@@ -59,8 +59,7 @@ fn worst_violation(model: &Ensemble, dirs: &[i8], points: usize, seed: u64) -> f
     for (f, &dir) in dirs.iter().enumerate().filter(|(_, &dir)| dir != 0) {
         let mut cols = vec![Vec::new(); d];
         for _ in 0..points {
-            let x: Vec<f64> =
-                (0..d).map(|_| if rng.gen_bool(0.1) { f64::NAN } else { rng.gen::<f64>() }).collect();
+            let x: Vec<f64> = (0..d).map(|_| if rng.gen_bool(0.1) { f64::NAN } else { rng.gen::<f64>() }).collect();
             for &g in &grid {
                 for (j, c) in cols.iter_mut().enumerate() {
                     c.push(if j == f { g } else { x[j] });
@@ -94,7 +93,8 @@ fn every_booster_is_monotone_in_its_constrained_features() {
             let classes = if algorithm.is_binary() { 2 } else { 3 };
             let data = random_data(seed, 600, 4, classes);
             let mut p = params(algorithm, seed);
-            p.tree.monotone_constraints = Some(MonotoneConstraints::Dense(dirs.iter().map(|&d| f64::from(d)).collect()));
+            p.tree.monotone_constraints =
+                Some(MonotoneConstraints::Dense(dirs.iter().map(|&d| f64::from(d)).collect()));
             let model = boostlab::Trainer::new(&p).fit(&data).unwrap();
             let worst = worst_violation(&model, &dirs, 40, seed);
             // Not vacuous: the trees split on constrained features (Real AdaBoost.MH's smoothed
@@ -111,7 +111,11 @@ fn every_booster_is_monotone_in_its_constrained_features() {
                 "{} seed {seed}: no split on a constrained feature",
                 algorithm.name()
             );
-            assert!(worst == 0.0, "{} seed {seed} directions {dirs:?}: the score moves against a direction by {worst}", algorithm.name());
+            assert!(
+                worst == 0.0,
+                "{} seed {seed} directions {dirs:?}: the score moves against a direction by {worst}",
+                algorithm.name()
+            );
         }
     }
 }
@@ -123,8 +127,16 @@ fn monotone_constraint_binds_where_the_free_model_is_not_monotone() {
     for algorithm in [Algorithm::RealAdaBoost, Algorithm::AdaBoostMH] {
         let data = if algorithm.is_binary() { data.clone() } else { random_data(7, 800, 3, 3) };
         let free = boostlab::Trainer::new(&params(algorithm, 1)).fit(&data).unwrap();
-        assert!(worst_violation(&free, &[1, 0, 0], 30, 1) > 0.0, "{}: the free model is already monotone", algorithm.name());
-        assert!(worst_violation(&free, &[-1, 0, 0], 30, 1) > 0.0, "{}: the free model is already monotone", algorithm.name());
+        assert!(
+            worst_violation(&free, &[1, 0, 0], 30, 1) > 0.0,
+            "{}: the free model is already monotone",
+            algorithm.name()
+        );
+        assert!(
+            worst_violation(&free, &[-1, 0, 0], 30, 1) > 0.0,
+            "{}: the free model is already monotone",
+            algorithm.name()
+        );
         let mut p = params(algorithm, 1);
         p.tree.monotone_constraints = Some(MonotoneConstraints::ByName([("f0".to_string(), 1.0)].into()));
         let up = boostlab::Trainer::new(&p).fit(&data).unwrap();
@@ -181,7 +193,8 @@ fn no_tree_path_mixes_features_of_two_interaction_groups() {
         // Without the constraint the same fit mixes groups (the constraint binds).
         p.tree.interaction_constraints = None;
         let free = boostlab::Trainer::new(&p).fit(&data).unwrap();
-        let mixes = free.trees.iter().flat_map(paths).any(|path| !groups.iter().any(|g| path.iter().all(|f| g.contains(f))));
+        let mixes =
+            free.trees.iter().flat_map(paths).any(|path| !groups.iter().any(|g| path.iter().all(|f| g.contains(f))));
         assert!(mixes, "{}: the free model never mixes groups", algorithm.name());
     }
 }
@@ -231,7 +244,10 @@ fn wrong_constraints_are_parameter_errors_naming_the_problem() {
     // A categorical feature has no order.
     let mut cat = data.features.clone();
     cat.names.push("colour".into());
-    cat.columns.push(Column::Categorical { codes: (0..200).map(|i| i % 3).collect(), levels: vec!["r".into(), "g".into(), "b".into()] });
+    cat.columns.push(Column::Categorical {
+        codes: (0..200).map(|i| i % 3).collect(),
+        levels: vec!["r".into(), "g".into(), "b".into()],
+    });
     let cat = Dataset::new(cat, data.target.clone(), None).unwrap();
     let e = fit_error(&with(MonotoneConstraints::ByName([("colour".to_string(), -1.0)].into())), &cat);
     assert!(e.contains("categorical feature 'colour'"), "{e}");

@@ -201,8 +201,10 @@ fn constrained_fit_distributed_equals_single_machine() {
     for (algorithm, classes) in [(Algorithm::RealAdaBoost, 2), (Algorithm::RealAdaBoostMH, 3)] {
         let mut p = params(algorithm);
         p.tree.monotone_constraints = Some(MonotoneConstraints::Dense(vec![1.0, -1.0, 0.0, 0.0]));
-        p.tree.interaction_constraints =
-            Some(vec![vec![FeatureKey::Index(0), FeatureKey::Index(1)], vec![FeatureKey::Index(2), FeatureKey::Index(3)]]);
+        p.tree.interaction_constraints = Some(vec![
+            vec![FeatureKey::Index(0), FeatureKey::Index(1)],
+            vec![FeatureKey::Index(2), FeatureKey::Index(3)],
+        ]);
         check(&format!("{}, constrained", algorithm.name()), &p, classes);
     }
 }

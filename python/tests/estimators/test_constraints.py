@@ -60,7 +60,11 @@ def test_mh_is_monotone_per_label_and_survives_save_load(tmp_path):
     X, y = _bump(classes=3)
     frame = pd.DataFrame(X, columns=["a", "b", "c"])
     clf = boostlab.AdaBoostMHClassifier(
-        n_estimators=10, max_leaves=6, variant="real", monotone_constraints={"a": -1}, interaction_constraints=[["a", "b"]]
+        n_estimators=10,
+        max_leaves=6,
+        variant="real",
+        monotone_constraints={"a": -1},
+        interaction_constraints=[["a", "b"]],
     ).fit(frame, y)
     s = _along(clf, X, 0)
     assert s.shape[2] == 3
@@ -79,19 +83,17 @@ def test_no_tree_path_mixes_interaction_groups():
     clf.fit(X, y)
     model = json.loads(clf.model_.to_json())
     for tree in model["trees"]:
-        nodes = tree["nodes"]
-
-        def walk(i, used):
-            n = nodes[i]
-            if n["type"] == "leaf":
-                yield used
-                return
-            used = used | {n["feature"]}
-            yield from walk(n["left"], used)
-            yield from walk(n["right"], used)
-
-        for used in walk(0, frozenset()):
+        for used in _paths(tree["nodes"], 0, frozenset()):
             assert used <= {0, 1} or used <= {2}, used
+
+
+def _paths(nodes, i, used):
+    """The features split on along every root-to-leaf path below node `i`."""
+    n = nodes[i]
+    if n["type"] == "leaf":
+        return [used]
+    used = used | {n["feature"]}
+    return _paths(nodes, n["left"], used) + _paths(nodes, n["right"], used)
 
 
 @pytest.mark.parametrize(

@@ -200,7 +200,9 @@ GAINED = [
     ),
     (
         "interaction_constraints",
-        lambda: boostlab.RealAdaBoostClassifier(n_estimators=8, max_leaves=6, interaction_constraints=[["a", "b"], ["c"]]),
+        lambda: boostlab.RealAdaBoostClassifier(
+            n_estimators=8, max_leaves=6, interaction_constraints=[["a", "b"], ["c"]]
+        ),
         ["--algo", "real-adaboost", "--max-leaves", "6", "--interaction", "a,b;c", "--rounds", "8"],
         ("tree", "interaction_constraints", [["a", "b"], ["c"]]),
     ),

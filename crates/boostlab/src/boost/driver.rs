@@ -18,7 +18,9 @@ use crate::data::{BinnedData, Dataset, FeatureBins, Target};
 use crate::error::{Error, Result};
 use crate::math::loss::Loss;
 use crate::model::{Ensemble, Task};
-use crate::tree::{abstaining_stump_constrained, grow_ranks, Constraints, GrowSpec, PureLeaves, RowBuffers, TreeParams};
+use crate::tree::{
+    abstaining_stump_constrained, grow_ranks, Constraints, GrowSpec, PureLeaves, RowBuffers, TreeParams,
+};
 use crate::util::cancel::{self, Cancel};
 use crate::util::par::ROW_CHUNK;
 use crate::util::traffic::{self, Pass};

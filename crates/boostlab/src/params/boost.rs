@@ -204,8 +204,8 @@ impl BoostParams {
     /// (docs/how-to/constraints.md#what-is-refused): the binary boosters and AdaBoost.MH (each
     /// label's score). AdaBoost.MO decodes code columns and MR/M2 rank labels: refused.
     fn check_constraints_supported(&self) -> Result<()> {
-        let supported = self.algorithm.is_binary()
-            || matches!(self.algorithm, Algorithm::AdaBoostMH | Algorithm::RealAdaBoostMH);
+        let supported =
+            self.algorithm.is_binary() || matches!(self.algorithm, Algorithm::AdaBoostMH | Algorithm::RealAdaBoostMH);
         let given = [
             ("monotone_constraints", self.tree.monotone_constraints.is_some()),
             ("interaction_constraints", self.tree.interaction_constraints.is_some()),

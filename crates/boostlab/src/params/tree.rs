@@ -225,7 +225,9 @@ impl MonotoneConstraints {
             }
         };
         match self {
-            MonotoneConstraints::Dense(v) => v.iter().enumerate().try_for_each(|(i, &d)| check(format!("feature {i}"), d)),
+            MonotoneConstraints::Dense(v) => {
+                v.iter().enumerate().try_for_each(|(i, &d)| check(format!("feature {i}"), d))
+            }
             MonotoneConstraints::ByName(m) => m.iter().try_for_each(|(n, &d)| check(format!("feature '{n}'"), d)),
         }
     }

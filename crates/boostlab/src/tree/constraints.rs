@@ -25,9 +25,15 @@ fn index_of(param: &'static str, key: &FeatureKey, names: &[String]) -> Result<u
     let n = names.len();
     match key {
         FeatureKey::Index(i) if *i < n => Ok(*i),
-        FeatureKey::Index(i) => Err(Error::param(param, format!("feature indices below {n} (the number of features)"), i)),
+        FeatureKey::Index(i) => {
+            Err(Error::param(param, format!("feature indices below {n} (the number of features)"), i))
+        }
         FeatureKey::Name(s) => names.iter().position(|x| x == s).ok_or_else(|| {
-            Error::param(param, format!("names of feature columns ({})", names.join(", ")), format!("unknown feature '{s}'"))
+            Error::param(
+                param,
+                format!("names of feature columns ({})", names.join(", ")),
+                format!("unknown feature '{s}'"),
+            )
         }),
     }
 }
@@ -61,7 +67,8 @@ impl Constraints {
                     }
                 }
             }
-            if let Some(f) = (0..n).find(|&f| dirs[f] != 0 && matches!(mapper.features[f], FeatureBins::Categorical { .. }))
+            if let Some(f) =
+                (0..n).find(|&f| dirs[f] != 0 && matches!(mapper.features[f], FeatureBins::Categorical { .. }))
             {
                 return Err(Error::param(
                     "monotone_constraints",

@@ -8,10 +8,10 @@
 
 use rayon::prelude::*;
 
+use super::constraints::{child_bounds, Constraints};
 use super::histogram::{build_histogram, gather_statistics};
 use super::partition::{leaves_of_rows, par_stable_partition, LastSplit};
 use super::pool::{pooled_hist_for_overwrite, recycle_hist};
-use super::constraints::{child_bounds, Constraints};
 use super::split::{block_cost, CandKind, Candidate, NodeLimits, RiskBounds, SearchCtx};
 use super::tree::{Node, SplitRule, Tree};
 use super::{Criterion, GrowOrder, LeafRule, TreeParams};
@@ -455,7 +455,8 @@ pub(crate) fn grow_ranks(
         let mut child_limits = if parent.bounds.is_empty() {
             [Vec::new(), Vec::new()]
         } else {
-            let values = |s: &[f64]| -> Vec<f64> { s.chunks_exact(2).map(|q| spec.leaf_rule.value(q[0], q[1])).collect() };
+            let values =
+                |s: &[f64]| -> Vec<f64> { s.chunks_exact(2).map(|q| spec.leaf_rule.value(q[0], q[1])).collect() };
             child_bounds(&parent.bounds, monotone[f], &values(&sums[0]), &values(&sums[1]))
         };
         let used = if cons.is_some_and(|c| !c.groups.is_empty()) {
@@ -496,7 +497,19 @@ pub(crate) fn grow_ranks(
             };
             let bounds = std::mem::take(&mut child_limits[side]);
             let used = used.clone();
-            leaves.push(Leaf { node, start, end, depth: parent.depth + 1, hist, sum, best, serial, count, bounds, used });
+            leaves.push(Leaf {
+                node,
+                start,
+                end,
+                depth: parent.depth + 1,
+                hist,
+                sum,
+                best,
+                serial,
+                count,
+                bounds,
+                used,
+            });
         }
     }
 
@@ -786,8 +799,14 @@ mod tests {
         let bm = mapper.transform(&feats).unwrap();
         let stats = random_stats(seed, n, 2);
         let params = TreeParams { max_leaves: 6, split_ties: ties, ..Default::default() };
-        let spec =
-            GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed, row_weight: None, constraints: None };
+        let spec = GrowSpec {
+            params: &params,
+            criterion: Criterion::Gini,
+            leaf_rule: LeafRule::Sign,
+            seed,
+            row_weight: None,
+            constraints: None,
+        };
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap())
     }
@@ -1619,7 +1638,14 @@ mod tests {
             let bm = mapper.transform(&feats).unwrap();
             let stats = signed_of_pairs(&random_stats(n as u64, n, 2 * k));
             let params = TreeParams { max_leaves: leaves, ..Default::default() };
-            let spec = GrowSpec { params: &params, criterion, leaf_rule: LeafRule::Sign, seed: 5, row_weight: None, constraints: None };
+            let spec = GrowSpec {
+                params: &params,
+                criterion,
+                leaf_rule: LeafRule::Sign,
+                seed: 5,
+                row_weight: None,
+                constraints: None,
+            };
             grow(&bm, &mapper, &stats, k, &spec).unwrap()
         };
         let key = |g: &Grown| {

@@ -206,7 +206,8 @@ impl NodeLimits<'_> {
     /// constrained, or the node's values are bounded (below a constrained split).
     fn checks_values(&self, f: usize) -> bool {
         !self.monotone.is_empty()
-            && (self.monotone[f] != 0 || self.values.iter().any(|&(lo, hi)| lo > f64::NEG_INFINITY || hi < f64::INFINITY))
+            && (self.monotone[f] != 0
+                || self.values.iter().any(|&(lo, hi)| lo > f64::NEG_INFINITY || hi < f64::INFINITY))
     }
 
     /// Whether children with sums `l` and `r` (split on `f`) keep the constraints: every output's
@@ -838,9 +839,8 @@ impl SearchCtx<'_> {
         let mut allowed: Option<Vec<Vec<u32>>> = None;
         if let Some(cap) = cap {
             let usable = |f: usize| self.limits.features.is_none_or(|m| m[f]);
-            let counts: Vec<usize> = (0..bm.n_features)
-                .map(|f| if usable(f) { n_candidates(slice(f), w, numeric(f)) } else { 0 })
-                .collect();
+            let counts: Vec<usize> =
+                (0..bm.n_features).map(|f| if usable(f) { n_candidates(slice(f), w, numeric(f)) } else { 0 }).collect();
             let total_c: usize = counts.iter().sum();
             if total_c > cap {
                 let mut rng = ChaCha8Rng::seed_from_u64(node_seed(seed, serial));

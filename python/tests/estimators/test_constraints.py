@@ -31,12 +31,13 @@ def _bump(n=600, classes=2, seed=0):
     return X, y
 
 
-def _along(clf, X, feature, points=15):
+def _along(clf, X, feature, points=15, columns=None):
     """The scores (n_grid, points, n_outputs) of `points` rows with `feature` swept over a grid."""
     grid = np.linspace(-0.05, 1.05, 40)
     rows = np.repeat(X[:points][None, :, :], len(grid), axis=0)
     rows[:, :, feature] = grid[:, None]
-    s = clf.decision_function(rows.reshape(-1, X.shape[1]))
+    rows = rows.reshape(-1, X.shape[1])
+    s = clf.decision_function(rows if columns is None else pd.DataFrame(rows, columns=columns))
     return s.reshape(len(grid), points, -1)
 
 
@@ -66,7 +67,7 @@ def test_mh_is_monotone_per_label_and_survives_save_load(tmp_path):
         monotone_constraints={"a": -1},
         interaction_constraints=[["a", "b"]],
     ).fit(frame, y)
-    s = _along(clf, X, 0)
+    s = _along(clf, X, 0, columns=frame.columns)
     assert s.shape[2] == 3
     assert (np.diff(s, axis=0) <= 0).all()
     path = tmp_path / "m.json"

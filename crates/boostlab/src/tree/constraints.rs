@@ -180,3 +180,53 @@ pub(crate) fn child_bounds(bounds: &[(f64, f64)], d: i8, vl: &[f64], vr: &[f64])
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stump(threshold: f64, left: f64, right: f64) -> Tree {
+        let rule = SplitRule::Numeric { threshold, bin_threshold: 0, missing_left: false };
+        let nodes =
+            vec![Node::Split { feature: 0, rule, left: 1, right: 2 }, Node::Leaf { leaf: 0 }, Node::Leaf { leaf: 1 }];
+        Tree::new(nodes, 1, vec![left, right])
+    }
+
+    #[test]
+    fn a_term_is_monotone_only_with_its_direction_and_alpha_sign() {
+        let up = Constraints { monotone: vec![1, 0], groups: Vec::new() };
+        let down = Constraints { monotone: vec![-1, 0], groups: Vec::new() };
+        let rising = stump(0.5, -1.0, 1.0);
+        assert!(up.monotone_term(&rising, 0.7));
+        assert!(!up.monotone_term(&rising, -0.7), "a negative α turns the term around");
+        assert!(down.monotone_term(&rising, -0.7));
+        assert!(!down.monotone_term(&rising, 0.7));
+        assert!(up.monotone_term(&stump(0.5, 1.0, 1.0), 1.0), "a flat tree is monotone");
+        // The abstaining stump's "missing or not" test orders nothing.
+        assert!(up.monotone_term(&stump(f64::MAX, 1.0, -1.0), 1.0));
+        assert!(Constraints::default().monotone_term(&stump(0.5, 1.0, -1.0), 1.0));
+    }
+
+    #[test]
+    fn interaction_groups_follow_xgboost_rule() {
+        // Groups {0, 1} and {1, 2}; feature 3 is in no group: alone only.
+        let mask = |fs: &[usize]| (0..4).map(|f| fs.contains(&f)).collect::<Vec<bool>>();
+        let c = Constraints { monotone: Vec::new(), groups: vec![mask(&[0, 1]), mask(&[1, 2]), mask(&[3])] };
+        assert_eq!(c.allowed(&[]), Some(mask(&[0, 1, 2, 3])));
+        assert_eq!(c.allowed(&[1]), Some(mask(&[0, 1, 2])));
+        assert_eq!(c.allowed(&[0]), Some(mask(&[0, 1])));
+        assert_eq!(c.allowed(&[0, 1]), Some(mask(&[0, 1])));
+        assert_eq!(c.allowed(&[3]), Some(mask(&[3])));
+        assert_eq!(Constraints::default().allowed(&[0]), None);
+    }
+
+    #[test]
+    fn child_bounds_split_at_the_midpoint_within_the_parent() {
+        let free = [(f64::NEG_INFINITY, f64::INFINITY)];
+        let [l, r] = child_bounds(&free, 1, &[-1.0], &[3.0]);
+        assert_eq!((l[0], r[0]), ((f64::NEG_INFINITY, 1.0), (1.0, f64::INFINITY)));
+        let [l, r] = child_bounds(&[(0.0, 0.5)], -1, &[2.0], &[0.0]);
+        assert_eq!((l[0], r[0]), ((0.5, 0.5), (0.0, 0.5)), "the midpoint stays inside the parent's bounds");
+        assert_eq!(child_bounds(&[(0.0, 2.0)], 0, &[5.0], &[-5.0]), [vec![(0.0, 2.0)], vec![(0.0, 2.0)]]);
+    }
+}

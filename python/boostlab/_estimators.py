@@ -49,6 +49,12 @@ Common parameters (every estimator):
 - ``max_split_candidates``: evaluate a seeded random subset (from ``random_state``) of this many
   (feature, threshold) candidates per node (every tree estimator); ``"all"`` for every candidate.
   By default None: all, or the preset's choice; an int ≥ 1.
+- ``monotone_constraints`` (binary estimators and AdaBoost.MH): the score never decreases (1) or
+  never increases (−1) when a feature grows: a list of −1/0/1, one per feature, or a dict
+  feature name → direction; numeric features only (docs/how-to/constraints.md). By default None.
+- ``interaction_constraints`` (binary estimators and AdaBoost.MH): a list of feature groups (names
+  or indices); every root-to-leaf path of every tree splits only on features of one group, and a
+  feature in no group only alone (XGBoost's rule). By default None.
 """
 
 from __future__ import annotations
@@ -110,6 +116,8 @@ class AdaBoostClassifier(_Binary):
         grow_order=None,
         pure_leaves=None,
         max_split_candidates=None,
+        monotone_constraints=None,
+        interaction_constraints=None,
         alpha=None,
     ):
         self.n_estimators = n_estimators
@@ -131,6 +139,8 @@ class AdaBoostClassifier(_Binary):
         self.grow_order = grow_order
         self.pure_leaves = pure_leaves
         self.max_split_candidates = max_split_candidates
+        self.monotone_constraints = monotone_constraints
+        self.interaction_constraints = interaction_constraints
         self.alpha = alpha
 
     def _core_params(self, multilabel):
@@ -172,6 +182,8 @@ class RealAdaBoostClassifier(_Binary):
         grow_order=None,
         pure_leaves=None,
         max_split_candidates=None,
+        monotone_constraints=None,
+        interaction_constraints=None,
         smoothing=None,
         callbacks=None,
         learning_rate=1.0,
@@ -201,6 +213,8 @@ class RealAdaBoostClassifier(_Binary):
         self.grow_order = grow_order
         self.pure_leaves = pure_leaves
         self.max_split_candidates = max_split_candidates
+        self.monotone_constraints = monotone_constraints
+        self.interaction_constraints = interaction_constraints
         self.smoothing = smoothing
         self.alpha = alpha
 
@@ -297,6 +311,8 @@ class TAdaBoostClassifier(_Binary):
         grow_order=None,
         pure_leaves=None,
         max_split_candidates=None,
+        monotone_constraints=None,
+        interaction_constraints=None,
         t_grid=None,
         t_folds=None,
         t_schedule=None,
@@ -329,6 +345,8 @@ class TAdaBoostClassifier(_Binary):
         self.grow_order = grow_order
         self.pure_leaves = pure_leaves
         self.max_split_candidates = max_split_candidates
+        self.monotone_constraints = monotone_constraints
+        self.interaction_constraints = interaction_constraints
         self.learner_weights = learner_weights
         self.overflow = overflow
 
@@ -473,6 +491,8 @@ class SecBoostClassifier(_Binary):
         grow_order=None,
         pure_leaves=None,
         max_split_candidates=None,
+        monotone_constraints=None,
+        interaction_constraints=None,
         delta_init=1.0,
         h0=0.0,
         alpha_rule="solve",
@@ -509,6 +529,8 @@ class SecBoostClassifier(_Binary):
         self.grow_order = grow_order
         self.pure_leaves = pure_leaves
         self.max_split_candidates = max_split_candidates
+        self.monotone_constraints = monotone_constraints
+        self.interaction_constraints = interaction_constraints
         self.delta_init = delta_init
         self.h0 = h0
         self.alpha_rule = alpha_rule
@@ -595,6 +617,8 @@ class AdaBoostMHClassifier(_Multi):
         grow_order=None,
         pure_leaves=None,
         max_split_candidates=None,
+        monotone_constraints=None,
+        interaction_constraints=None,
         smoothing=None,
         single_label_start=False,
         callbacks=None,
@@ -625,6 +649,8 @@ class AdaBoostMHClassifier(_Multi):
         self.grow_order = grow_order
         self.pure_leaves = pure_leaves
         self.max_split_candidates = max_split_candidates
+        self.monotone_constraints = monotone_constraints
+        self.interaction_constraints = interaction_constraints
         self.smoothing = smoothing
         self.single_label_start = single_label_start
 

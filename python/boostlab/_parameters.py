@@ -3,6 +3,7 @@ expects and what it got) and the mapping between an estimator's parameters and t
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 from typing import Any
@@ -158,6 +159,45 @@ def _split_candidates_from_core(p):
     return value
 
 
+def _monotone(value):
+    """``monotone_constraints`` as the core reads it: a list of directions or a dict name → direction
+    (the core checks the values, the length and the names)."""
+    if value is None:
+        return None
+    try:
+        if isinstance(value, dict):
+            return {str(k): float(v) for k, v in value.items()}
+        return [float(v) for v in np.asarray(value, dtype=object).ravel()]
+    except (TypeError, ValueError):
+        raise ValueError(
+            "invalid parameter `monotone_constraints`: expected a list of -1, 0, 1 (one per feature) or a "
+            f"dict feature name -> direction, got {_shown(value)}"
+        ) from None
+
+
+def _feature_key(value):
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
+    raise ValueError(
+        "invalid parameter `interaction_constraints`: expected groups of feature names or indices, got "
+        f"{_shown(value)}"
+    )
+
+
+def _interactions(value):
+    """``interaction_constraints`` as the core reads it: a list of groups of names or indices."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)) or not all(not isinstance(g, (str, bytes)) for g in value):
+        raise ValueError(
+            "invalid parameter `interaction_constraints`: expected a list of feature groups (lists of names or "
+            f"indices), got {_shown(value)}"
+        )
+    return [[_feature_key(f) for f in g] for g in value]
+
+
 def _seed(random_state) -> int:
     """The core's seed: `None` is 0 (boostlab is deterministic by default), an integer ≥ 0 is
     itself, a `RandomState` draws one."""
@@ -190,6 +230,8 @@ class _ParamsMixin:
                 "pure_leaves", getattr(self, "pure_leaves", None), (None, "auto", "allow", "forbid")
             ),
             "max_split_candidates": _split_candidates(getattr(self, "max_split_candidates", None)),
+            "monotone_constraints": _monotone(getattr(self, "monotone_constraints", None)),
+            "interaction_constraints": _interactions(getattr(self, "interaction_constraints", None)),
         }
 
     def _params(self, multilabel: bool) -> dict:
@@ -252,6 +294,14 @@ class _ParamsMixin:
             "grow_order": _user_value(p, "tree.grow_order"),
             "pure_leaves": _user_value(p, "tree.pure_leaves"),
             "max_split_candidates": _split_candidates_from_core(p),
+            **(
+                {
+                    "monotone_constraints": t.get("monotone_constraints"),
+                    "interaction_constraints": t.get("interaction_constraints"),
+                }
+                if "monotone_constraints" in inspect.signature(cls.__init__).parameters
+                else {}
+            ),
             "max_bins": p.get("max_bins", 255),
             "random_state": p.get("seed", 0),
             "learning_rate": p.get("learning_rate", 1.0),

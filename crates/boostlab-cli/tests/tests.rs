@@ -6,6 +6,7 @@ mod support;
 
 mod bad_inputs;
 mod commands;
+mod constraints;
 mod cv_parallel;
 mod experiment_resume;
 mod interrupts;

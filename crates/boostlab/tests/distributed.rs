@@ -194,6 +194,21 @@ fn adaboost_discrete_and_real_distributed_equal_single_machine() {
     check("adaboost, count order", &p, 2);
 }
 
+/// Constraints read only the reduced sums: the ranks grow the single machine's trees.
+#[test]
+fn constrained_fit_distributed_equals_single_machine() {
+    use boostlab::params::{FeatureKey, MonotoneConstraints};
+    for (algorithm, classes) in [(Algorithm::RealAdaBoost, 2), (Algorithm::RealAdaBoostMH, 3)] {
+        let mut p = params(algorithm);
+        p.tree.monotone_constraints = Some(MonotoneConstraints::Dense(vec![1.0, -1.0, 0.0, 0.0]));
+        p.tree.interaction_constraints = Some(vec![
+            vec![FeatureKey::Index(0), FeatureKey::Index(1)],
+            vec![FeatureKey::Index(2), FeatureKey::Index(3)],
+        ]);
+        check(&format!("{}, constrained", algorithm.name()), &p, classes);
+    }
+}
+
 #[test]
 fn t_adaboost_distributed_equal_single_machine() {
     let mut p = params(Algorithm::TAdaBoost);

@@ -50,7 +50,7 @@ fn spec(params: &TreeParams, criterion: Criterion) -> GrowSpec<'_> {
         Criterion::Tempered { t } if t < 2.0 => LeafRule::Tempered { t, link: TemperedLink::Optimal },
         _ => LeafRule::HalfLogRatio { eps: 1e-9 },
     };
-    GrowSpec { params, criterion, leaf_rule, seed: 3, row_weight: None }
+    GrowSpec { params, criterion, leaf_rule, seed: 3, row_weight: None, constraints: None }
 }
 
 /// A grown tree is finite; an error is `Numerical` (or `InvalidData`) with a message.

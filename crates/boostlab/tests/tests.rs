@@ -4,6 +4,7 @@
 
 mod common;
 
+mod constraints;
 mod determinism;
 mod distributed;
 mod equivalences;

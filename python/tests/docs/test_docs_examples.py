@@ -14,6 +14,7 @@ PAGES = [
     "how-to/shap-treelite.md",
     "how-to/input-formats.md",
     "how-to/sample-weights.md",
+    "how-to/constraints.md",
     "how-to/custom-secboost-loss.md",
     "how-to/multi-label.md",
     "how-to/threads-memory.md",

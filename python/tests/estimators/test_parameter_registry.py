@@ -193,6 +193,20 @@ GAINED = [
         ("tree", "max_split_candidates", 3),
     ),
     (
+        "monotone_constraints",
+        lambda: boostlab.RealAdaBoostClassifier(n_estimators=8, max_leaves=6, monotone_constraints={"b": -1}),
+        ["--algo", "real-adaboost", "--max-leaves", "6", "--monotone", "b:-1", "--rounds", "8"],
+        ("tree", "monotone_constraints", {"b": -1.0}),
+    ),
+    (
+        "interaction_constraints",
+        lambda: boostlab.RealAdaBoostClassifier(
+            n_estimators=8, max_leaves=6, interaction_constraints=[["a", "b"], ["c"]]
+        ),
+        ["--algo", "real-adaboost", "--max-leaves", "6", "--interaction", "a,b;c", "--rounds", "8"],
+        ("tree", "interaction_constraints", [["a", "b"], ["c"]]),
+    ),
+    (
         "overflow",
         lambda: boostlab.TAdaBoostClassifier(n_estimators=8, t=1.5, max_leaves=4, overflow="error"),
         ["--algo", "t-adaboost", "--t", "1.5", "--max-leaves", "4", "--overflow", "error", "--rounds", "8"],

@@ -18,7 +18,9 @@ use crate::data::{BinnedData, Dataset, FeatureBins, Target};
 use crate::error::{Error, Result};
 use crate::math::loss::Loss;
 use crate::model::{Ensemble, Task};
-use crate::tree::{abstaining_stump, grow_ranks, GrowSpec, PureLeaves, RowBuffers, TreeParams};
+use crate::tree::{
+    abstaining_stump_constrained, grow_ranks, Constraints, GrowSpec, PureLeaves, RowBuffers, TreeParams,
+};
 use crate::util::cancel::{self, Cancel};
 use crate::util::par::ROW_CHUNK;
 use crate::util::traffic::{self, Pass};
@@ -483,6 +485,9 @@ fn run_with(
         model.params.tree.pure_leaves = tree_params.pure_leaves;
     }
     let relaxed = TreeParams { pure_leaves: PureLeaves::Allow, ..tree_params.clone() };
+    // Monotone and interaction constraints by feature index (docs/how-to/constraints.md).
+    let constraints = Constraints::resolve(&params.tree, &data.schema.names, mapper)?;
+    let monotone: &[i8] = constraints.as_ref().map_or(&[], |c| c.monotone.as_slice());
     booster.statistics(&mut stats);
     // The grower's per-row buffers, reused by every round.
     let mut row_bufs = RowBuffers::default();
@@ -502,9 +507,10 @@ fn run_with(
                 leaf_rule: booster.leaf_rule(),
                 seed: params.seed.wrapping_add(round as u64),
                 row_weight: data.sample_weight.as_deref(),
+                constraints: constraints.as_ref(),
             };
             let mut grown = if params.algorithm == Algorithm::AbstainingAdaBoost {
-                abstaining_stump(binned, mapper, &stats, data.sample_weight.as_deref())?
+                abstaining_stump_constrained(binned, mapper, &stats, data.sample_weight.as_deref(), monotone)?
             } else {
                 let g = grow_ranks(binned, mapper, &stats, k, &spec, cancel, coll.get(), &mut row_bufs)?;
                 let useless = g.tree.n_leaves() == 1 || g.tree.leaf_values.iter().all(|v| *v == 0.0);
@@ -555,6 +561,26 @@ fn run_with(
         if let Some(a) = alpha {
             if !a.is_finite() {
                 return Err(Error::Numerical(format!("round {round}: α = {a}")));
+            }
+            // The ensemble is monotone when every term α·h is (docs/how-to/constraints.md#the-ensemble):
+            // the learner's trees are, but a negative α, or a booster's leaf adjustment, can break
+            // a term. Such a term is not added: a replayed one is an error, a new one stops.
+            if constraints.as_ref().is_some_and(|c| !c.monotone_term(&tree, a)) {
+                if round <= n_init {
+                    return Err(Error::param(
+                        "monotone_constraints",
+                        "an init model whose trees keep the constraints",
+                        format!("round {round}'s tree, which breaks them"),
+                    ));
+                }
+                let reason = format!(
+                    "round {round}'s tree with α = {a} would break the monotone constraints (docs/how-to/constraints.md#the-ensemble)"
+                );
+                let record = RoundRecord { round, values, stop_reason: Some(reason) };
+                on_round(&record);
+                cancel::check(cancel)?;
+                model.history.push(record);
+                break;
             }
             if let Some(tr) = tracker.as_mut() {
                 // The validation curve, and early stopping.

@@ -200,6 +200,27 @@ impl BoostParams {
         Ok(())
     }
 
+    /// Constraints are exact only where every round adds `α·h` with the tree's own outputs `h`
+    /// (docs/how-to/constraints.md#what-is-refused): the binary boosters and AdaBoost.MH (each
+    /// label's score). AdaBoost.MO decodes code columns and MR/M2 rank labels: refused.
+    fn check_constraints_supported(&self) -> Result<()> {
+        let supported =
+            self.algorithm.is_binary() || matches!(self.algorithm, Algorithm::AdaBoostMH | Algorithm::RealAdaBoostMH);
+        let given = [
+            ("monotone_constraints", self.tree.monotone_constraints.is_some()),
+            ("interaction_constraints", self.tree.interaction_constraints.is_some()),
+        ];
+        match given.iter().find(|g| g.1) {
+            Some(&(name, _)) if !supported => Err(Error::param(
+                name,
+                "no constraint for this algorithm (supported: adaboost, real-adaboost, abstaining-adaboost, \
+                 t-adaboost, secboost, adaboost-mh, real-adaboost-mh)",
+                self.algorithm.name(),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Validates every parameter.
     pub fn check(&self) -> Result<()> {
         if self.n_estimators == 0 {
@@ -220,6 +241,7 @@ impl BoostParams {
         }
         check_params(self)?;
         self.tree.check()?;
+        self.check_constraints_supported()?;
         self.adaboost.check()?;
         match self.algorithm {
             Algorithm::TAdaBoost => self.t_adaboost.check()?,

@@ -22,4 +22,6 @@ pub mod tree;
 
 pub use boost::{default_pure_leaves, Algorithm, BoostParams, EvalMetric};
 pub use preset::{ParamEntry, ParamSource, Preset};
-pub use tree::{Criterion, GrowOrder, PureLeaves, SplitTies, TemperedLink, TreeParams};
+pub use tree::{
+    Criterion, FeatureKey, GrowOrder, MonotoneConstraints, PureLeaves, SplitTies, TemperedLink, TreeParams,
+};

@@ -228,6 +228,9 @@ const MULTI: &[Algorithm] = &[AdaBoostMH, RealAdaBoostMH, AdaBoostMO, RealAdaBoo
 const MH: &[Algorithm] = &[AdaBoostMH, RealAdaBoostMH];
 const MO: &[Algorithm] = &[AdaBoostMO, RealAdaBoostMO];
 const MR: &[Algorithm] = &[AdaBoostMR, AdaBoostM2];
+/// The algorithms that take monotone and interaction constraints (docs/how-to/constraints.md).
+const CONSTRAINED: &[Algorithm] =
+    &[AdaBoost, RealAdaBoost, AbstainingAdaBoost, TAdaBoost, SecBoost, AdaBoostMH, RealAdaBoostMH];
 const SMOOTHED: &[Algorithm] = &[RealAdaBoost, AdaBoostMH, RealAdaBoostMH, AdaBoostMO, RealAdaBoostMO];
 
 const ALGORITHM_NAMES: &[&str] = &[
@@ -296,6 +299,14 @@ mod syntax {
 
     pub fn t_schedule(s: &str) -> Result<Value> {
         json(TSchedule::parse(s)?)
+    }
+
+    pub fn monotone(s: &str) -> Result<Value> {
+        json(crate::params::MonotoneConstraints::parse(s)?)
+    }
+
+    pub fn interaction(s: &str) -> Result<Value> {
+        json(crate::params::tree::parse_interaction_constraints(s)?)
     }
 }
 
@@ -444,6 +455,36 @@ pub static PARAMETERS: &[ParamSpec] = &[
         python_kw: Some("split_ties"),
         toml_key: Some("split_ties"),
         doc: "Ties between equally good splits: lowest feature index first, or a seeded uniform draw.",
+        ..BASE
+    },
+    ParamSpec {
+        name: "monotone_constraints",
+        paths: &["tree.monotone_constraints"],
+        kind: Kind::Text,
+        default: "none",
+        range: Range::Text("NAME:DIR,... or DIR,... (one per feature), DIR in {-1, 0, 1}; numeric features only"),
+        algorithms: CONSTRAINED,
+        topic: Topic::Tree,
+        cli_flag: Some("monotone"),
+        python_kw: Some("monotone_constraints"),
+        toml_key: Some("monotone_constraints"),
+        doc: "Monotone constraints: the score never decreases (1) or never increases (-1) in each feature; see docs/how-to/constraints.md.",
+        syntax: Some(syntax::monotone),
+        ..BASE
+    },
+    ParamSpec {
+        name: "interaction_constraints",
+        paths: &["tree.interaction_constraints"],
+        kind: Kind::Text,
+        default: "none",
+        range: Range::Text("groups of feature names: x1,x2;x3,x4 (a feature in no group is used only alone)"),
+        algorithms: CONSTRAINED,
+        topic: Topic::Tree,
+        cli_flag: Some("interaction"),
+        python_kw: Some("interaction_constraints"),
+        toml_key: Some("interaction_constraints"),
+        doc: "Interaction constraints: every path of a tree splits on features of one group; see docs/how-to/constraints.md.",
+        syntax: Some(syntax::interaction),
         ..BASE
     },
     // ---------------------------------------------------------------------------------- booster
@@ -1014,6 +1055,8 @@ mod tests {
         v["t_adaboost"]["t_schedule"] = Value::Null;
         v["t_adaboost"]["auto_t"] = serde_json::to_value(crate::params::tadaboost::AutoT::default()).expect("json");
         v["multiclass"]["label_threshold"] = Value::Null;
+        v["tree"]["monotone_constraints"] = Value::Null;
+        v["tree"]["interaction_constraints"] = Value::Null;
         for k in ["learning_rate", "early_stopping_rounds", "eval_metric", "eval_clipped"] {
             v[k] = Value::Null;
         }

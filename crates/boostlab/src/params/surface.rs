@@ -311,6 +311,8 @@ mod tests {
                     "loss" => vec!["logistic", "spring:Q=500"],
                     "code" => vec!["one-vs-all", "random:5"],
                     "t_schedule" => vec!["linear:0.2:0.8"],
+                    "monotone_constraints" => vec!["x1:1,x3:-1", "1,0,-1"],
+                    "interaction_constraints" => vec!["x1,x2;x3", "x1"],
                     other => panic!("add samples of the text parameter `{other}`"),
                 },
                 _ => continue,

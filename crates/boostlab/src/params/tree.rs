@@ -150,6 +150,104 @@ pub struct TreeParams {
     pub max_split_candidates: Option<usize>,
     /// How ties between equally good splits are broken. By default `lowest`; or `random`.
     pub split_ties: SplitTies,
+    /// Monotone constraints (docs/how-to/constraints.md): a direction −1, 0 or +1 per feature, in
+    /// column order or by feature name; every tree (and the ensemble's score) is then
+    /// non-decreasing (+1) or non-increasing (−1) in each constrained numeric feature. By default
+    /// none (absent from the parameters' JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub monotone_constraints: Option<MonotoneConstraints>,
+    /// Interaction constraints (docs/how-to/constraints.md): groups of features (indices or
+    /// names); every root-to-leaf path splits only on features of one common group, a feature in
+    /// no group only alone. By default none (absent from the parameters' JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interaction_constraints: Option<Vec<Vec<FeatureKey>>>,
+}
+
+/// A feature named in a constraint: its column index (from 0) or its name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FeatureKey {
+    /// The column index, from 0.
+    Index(usize),
+    /// The column name.
+    Name(String),
+}
+
+impl std::fmt::Display for FeatureKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FeatureKey::Index(i) => write!(f, "{i}"),
+            FeatureKey::Name(n) => write!(f, "'{n}'"),
+        }
+    }
+}
+
+/// Monotone constraints as given: one direction per feature, or the directions of named
+/// features (the others unconstrained). A direction is −1 (non-increasing), 0 (free) or +1
+/// (non-decreasing); it is a number so that a wrong one is a parameter error naming it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum MonotoneConstraints {
+    /// One direction per feature, in column order (the length must be the number of features).
+    Dense(Vec<f64>),
+    /// The directions of the named features.
+    ByName(std::collections::BTreeMap<String, f64>),
+}
+
+impl MonotoneConstraints {
+    /// The CLI's and TOML's syntax: `NAME:DIR,NAME:DIR,...` (by feature name) or `DIR,DIR,...`
+    /// (one per feature, in column order); `DIR` is −1, 0 or 1 (also `+1`).
+    pub fn parse(s: &str) -> Result<MonotoneConstraints> {
+        let expected = "NAME:DIR,... or DIR,... with DIR one of -1, 0, 1";
+        let bad = || Error::param("monotone_constraints", expected, s);
+        let dir = |d: &str| d.trim().parse::<f64>().map_err(|_| bad());
+        let items: Vec<&str> = s.split(',').map(str::trim).collect();
+        if items.iter().all(|i| !i.contains(':')) {
+            return Ok(MonotoneConstraints::Dense(items.into_iter().map(dir).collect::<Result<_>>()?));
+        }
+        let mut map = std::collections::BTreeMap::new();
+        for item in items {
+            let (name, d) = item.rsplit_once(':').ok_or_else(bad)?;
+            if name.is_empty() || map.insert(name.to_string(), dir(d)?).is_some() {
+                return Err(bad());
+            }
+        }
+        Ok(MonotoneConstraints::ByName(map))
+    }
+
+    /// Checks every direction is −1, 0 or 1 (the features are resolved at fit time).
+    pub fn check(&self) -> Result<()> {
+        let check = |what: String, d: f64| {
+            if d == -1.0 || d == 0.0 || d == 1.0 {
+                Ok(())
+            } else {
+                Err(Error::param("monotone_constraints", format!("-1, 0 or 1 for {what}"), d))
+            }
+        };
+        match self {
+            MonotoneConstraints::Dense(v) => {
+                v.iter().enumerate().try_for_each(|(i, &d)| check(format!("feature {i}"), d))
+            }
+            MonotoneConstraints::ByName(m) => m.iter().try_for_each(|(n, &d)| check(format!("feature '{n}'"), d)),
+        }
+    }
+}
+
+/// The CLI's and TOML's syntax of interaction constraints: groups separated by `;`, the features
+/// of a group (column names) by `,`: `x1,x2;x3,x4`.
+pub fn parse_interaction_constraints(s: &str) -> Result<Vec<Vec<FeatureKey>>> {
+    let groups: Vec<Vec<FeatureKey>> = s
+        .split(';')
+        .map(|g| g.split(',').map(str::trim).filter(|n| !n.is_empty()).map(|n| FeatureKey::Name(n.into())).collect())
+        .collect();
+    if groups.iter().any(Vec::is_empty) {
+        return Err(Error::param(
+            "interaction_constraints",
+            "groups of feature names, the features separated by ',' and the groups by ';' (x1,x2;x3)",
+            s,
+        ));
+    }
+    Ok(groups)
 }
 
 impl Default for TreeParams {
@@ -164,6 +262,8 @@ impl Default for TreeParams {
             pure_leaves: PureLeaves::Auto,
             max_split_candidates: None,
             split_ties: SplitTies::Lowest,
+            monotone_constraints: None,
+            interaction_constraints: None,
         }
     }
 }
@@ -232,6 +332,12 @@ impl TreeParams {
         }
         if let Some(c) = &self.criterion {
             c.check()?;
+        }
+        if let Some(m) = &self.monotone_constraints {
+            m.check()?;
+        }
+        if self.interaction_constraints.as_ref().is_some_and(|g| g.iter().any(Vec::is_empty)) {
+            return Err(Error::param("interaction_constraints", "non-empty groups of features", "an empty group"));
         }
         Ok(())
     }

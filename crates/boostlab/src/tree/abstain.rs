@@ -28,8 +28,10 @@ fn z_of(regions: &[(f64, f64)], values: &[i8]) -> (f64, f64, f64) {
 }
 
 /// Best output assignment for the regions: the smallest Z among assignments with `W_+ > W_−`
-/// (ties: the first in the order −1, 0, +1 per region). Returns (Z, values).
-fn best_values(regions: &[(f64, f64)]) -> Option<(f64, Vec<i8>)> {
+/// (ties: the first in the order −1, 0, +1 per region) and, for `order = ±1` (a monotone
+/// feature), the left region's output not above (+1) or not below (−1) the right region's.
+/// Returns (Z, values).
+fn best_values(regions: &[(f64, f64)], order: i8) -> Option<(f64, Vec<i8>)> {
     let r = regions.len();
     let mut best: Option<(f64, Vec<i8>)> = None;
     let mut vals = vec![-1i8; r];
@@ -38,6 +40,9 @@ fn best_values(regions: &[(f64, f64)]) -> Option<(f64, Vec<i8>)> {
         for v in vals.iter_mut() {
             *v = (c % 3) as i8 - 1;
             c /= 3;
+        }
+        if order * vals[0] > order * vals[1] {
+            continue;
         }
         let (wp, wn, w0) = z_of(regions, &vals);
         if wp <= wn {
@@ -58,6 +63,20 @@ pub fn abstaining_stump(
     mapper: &BinMapper,
     stats: &[f64],
     row_weight: Option<&[f64]>,
+) -> Result<Grown> {
+    abstaining_stump_constrained(bm, mapper, stats, row_weight, &[])
+}
+
+/// [`abstaining_stump`] under monotone constraints (`monotone`: a direction −1, 0, +1 per
+/// feature, or empty): a stump on a constrained feature outputs on its lower values (left) not
+/// more (+1) or not less (−1) than on its upper values; the missing values' own region is free
+/// (docs/how-to/constraints.md#missing-values).
+pub(crate) fn abstaining_stump_constrained(
+    bm: &BinnedMatrix,
+    mapper: &BinMapper,
+    stats: &[f64],
+    row_weight: Option<&[f64]>,
+    monotone: &[i8],
 ) -> Result<Grown> {
     let n = bm.n_rows;
     if stats.len() != n {
@@ -106,7 +125,7 @@ pub fn abstaining_stump(
                 }
             }
             let regions: Vec<(f64, f64)> = if numeric_missing { vec![l, r, miss] } else { vec![l, r] };
-            if let Some((z, vals)) = best_values(&regions) {
+            if let Some((z, vals)) = best_values(&regions, monotone.get(f).copied().unwrap_or(0)) {
                 if best.as_ref().is_none_or(|b| z < b.0 - 1e-12 * (b.0.abs() + 1e-300)) {
                     best = Some((z, f, part, vals));
                 }
@@ -198,12 +217,12 @@ mod tests {
     #[test]
     fn best_values_prefers_abstaining_on_mixed_regions() {
         // Left region is pure positive, right is a 50/50 mix: vote +1 left, abstain right.
-        let (z, v) = best_values(&[(0.4, 0.0), (0.3, 0.3)]).unwrap();
+        let (z, v) = best_values(&[(0.4, 0.0), (0.3, 0.3)], 0).unwrap();
         assert_eq!(v, vec![1, 0]);
         assert!((z - 0.6).abs() < 1e-15);
         // Brute-force check of the minimum over all 9 assignments.
         let regions = [(0.1, 0.25), (0.35, 0.3)];
-        let (z, _) = best_values(&regions).unwrap();
+        let (z, _) = best_values(&regions, 0).unwrap();
         let mut min = f64::INFINITY;
         for a in [-1i8, 0, 1] {
             for b in [-1i8, 0, 1] {

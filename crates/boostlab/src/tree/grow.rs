@@ -8,10 +8,11 @@
 
 use rayon::prelude::*;
 
+use super::constraints::{child_bounds, Constraints};
 use super::histogram::{build_histogram, gather_statistics};
 use super::partition::{leaves_of_rows, par_stable_partition, LastSplit};
 use super::pool::{pooled_hist_for_overwrite, recycle_hist};
-use super::split::{block_cost, CandKind, Candidate, RiskBounds, SearchCtx};
+use super::split::{block_cost, CandKind, Candidate, NodeLimits, RiskBounds, SearchCtx};
 use super::tree::{Node, SplitRule, Tree};
 use super::{Criterion, GrowOrder, LeafRule, TreeParams};
 use crate::collective::{Collective, Local};
@@ -40,6 +41,8 @@ pub struct GrowSpec<'a> {
     /// order counts a leaf's examples as the sum of their sample weights (the number of repeated
     /// rows). The learner never uses them otherwise.
     pub row_weight: Option<&'a [f64]>,
+    /// Monotone and interaction constraints (docs/how-to/constraints.md), or `None`.
+    pub constraints: Option<&'a Constraints>,
 }
 
 /// A grown tree and the leaf of every training row.
@@ -64,6 +67,10 @@ pub(super) struct Leaf {
     pub(super) serial: usize,
     /// The number of examples at the leaf (the `count` order): rows, or their sample weights' sum.
     pub(super) count: f64,
+    /// Bounds `[lo, hi]` of each output's leaf value (monotone constraints; else empty).
+    pub(super) bounds: Vec<(f64, f64)>,
+    /// The features split on along the path from the root (interaction constraints; else empty).
+    pub(super) used: Vec<usize>,
 }
 
 /// The number of examples of the rows `index[start..end]`: their number, or the sum of their
@@ -217,10 +224,20 @@ pub(crate) fn grow_ranks(
         Criterion::Tempered { t } if k == 1 => RiskBounds::for_t(t),
         _ => None,
     };
-    let search = |hist: &[f64], sum: &[f64], rows: usize, depth: usize, serial: usize| -> Option<Candidate> {
+    let cons = spec.constraints;
+    let monotone: &[i8] = cons.map_or(&[], |c| c.monotone.as_slice());
+    let search = |hist: &[f64],
+                  sum: &[f64],
+                  rows: usize,
+                  depth: usize,
+                  serial: usize,
+                  (bounds, used): (&[(f64, f64)], &[usize])|
+     -> Option<Candidate> {
         if p.max_depth.is_some_and(|d| depth >= d) || rows < 2 {
             return None;
         }
+        let features = cons.and_then(|c| c.allowed(used));
+        let limits = NodeLimits { leaf_rule: spec.leaf_rule, monotone, values: bounds, features: features.as_deref() };
         let parent_cost = block_cost(&spec.criterion, sum);
         let ctx = SearchCtx {
             criterion: spec.criterion,
@@ -233,6 +250,7 @@ pub(crate) fn grow_ranks(
             binned: bm,
             mapper,
             bounds: risk_bounds.as_deref(),
+            limits,
         };
         ctx.best_split(hist, sum, rows, cap, (spec.seed, serial))
     };
@@ -257,7 +275,8 @@ pub(crate) fn grow_ranks(
         return Err(overflowing_node(0, Some(root_rows), &root_sum, &spec.criterion));
     }
     check_node_sums(0, Some(root_rows), &root_sum, &spec.criterion)?;
-    let root_best = search(&root_hist, &root_sum, root_rows, 0, 0);
+    let root_bounds = if monotone.is_empty() { Vec::new() } else { vec![(f64::NEG_INFINITY, f64::INFINITY); k] };
+    let root_best = search(&root_hist, &root_sum, root_rows, 0, 0, (&root_bounds, &[]));
     let mut nodes = vec![Node::Leaf { leaf: 0 }];
     // Each split's criterion decrease, recorded as it is made (0 at leaves).
     let mut gains = vec![0.0];
@@ -271,6 +290,8 @@ pub(crate) fn grow_ranks(
         best: root_best,
         serial: 0,
         count: 0.0,
+        bounds: root_bounds,
+        used: Vec::new(),
     }];
     let mut serial = 0usize;
     let mut last: Option<LastSplit> = None;
@@ -428,23 +449,43 @@ pub(crate) fn grow_ranks(
         // second thread used to idle through each; every search is a function of its own node,
         // so the results are the same in any order.
         let rows_of = |side: usize, start: usize, end: usize| global.as_ref().map_or(end - start, |g| g[side] as usize);
-        let mut searched = if last_split {
-            [None, None]
+        let sums = if last_split { last_sums } else { [sum_of(&lh), sum_of(&rh)] };
+        // The children's constraints (docs/how-to/constraints.md#how-the-learner-enforces-them):
+        // value bounds from the children's own leaf values, the path's features.
+        let mut child_limits = if parent.bounds.is_empty() {
+            [Vec::new(), Vec::new()]
         } else {
-            let (sl, sr) = (sum_of(&lh), sum_of(&rh));
+            let values =
+                |s: &[f64]| -> Vec<f64> { s.chunks_exact(2).map(|q| spec.leaf_rule.value(q[0], q[1])).collect() };
+            child_bounds(&parent.bounds, monotone[f], &values(&sums[0]), &values(&sums[1]))
+        };
+        let used = if cons.is_some_and(|c| !c.groups.is_empty()) {
+            let mut u = parent.used.clone();
+            if let Err(at) = u.binary_search(&f) {
+                u.insert(at, f);
+            }
+            u
+        } else {
+            Vec::new()
+        };
+        let [sl, sr] = sums;
+        let mut searched = if last_split {
+            [Some((sl, None)), Some((sr, None))]
+        } else {
             let (rl, rr) = (rows_of(0, ls, le), rows_of(1, rs, re));
             check_node_sums(li, Some(rl), &sl, &spec.criterion)?;
             check_node_sums(li + 1, Some(rr), &sr, &spec.criterion)?;
             let depth = parent.depth + 1;
-            let (bl, br) =
-                rayon::join(|| search(&lh, &sl, rl, depth, serial + 1), || search(&rh, &sr, rr, depth, serial + 2));
+            let (cbl, cbr) = (&child_limits[0], &child_limits[1]);
+            let (bl, br) = rayon::join(
+                || search(&lh, &sl, rl, depth, serial + 1, (cbl, &used)),
+                || search(&rh, &sr, rr, depth, serial + 2, (cbr, &used)),
+            );
             [Some((sl, bl)), Some((sr, br))]
         };
-        for (side, ((node, start, end, hist), last_sum)) in
-            [(li, ls, le, lh), (li + 1, rs, re, rh)].into_iter().zip(last_sums).enumerate()
-        {
+        for (side, (node, start, end, hist)) in [(li, ls, le, lh), (li + 1, rs, re, rh)].into_iter().enumerate() {
             serial += 1;
-            let (sum, best) = searched[side].take().unwrap_or((last_sum, None));
+            let (sum, best) = searched[side].take().unwrap_or_default();
             if last_split {
                 check_node_sums(node, None, &sum, &spec.criterion)?;
             }
@@ -454,7 +495,21 @@ pub(crate) fn grow_ranks(
                 None if p.grow_order == GrowOrder::Count => leaf_count(index, spec.row_weight, start, end),
                 None => 0.0,
             };
-            leaves.push(Leaf { node, start, end, depth: parent.depth + 1, hist, sum, best, serial, count });
+            let bounds = std::mem::take(&mut child_limits[side]);
+            let used = used.clone();
+            leaves.push(Leaf {
+                node,
+                start,
+                end,
+                depth: parent.depth + 1,
+                hist,
+                sum,
+                best,
+                serial,
+                count,
+                bounds,
+                used,
+            });
         }
     }
 
@@ -468,8 +523,12 @@ pub(crate) fn grow_ranks(
         nodes[l.node] = Node::Leaf { leaf: li as u32 };
         leaf_of_node[l.node] = li as u32;
         ranges.push((l.start, l.end, li as u32));
-        for pair in l.sum.chunks_exact(2) {
-            leaf_values.push(spec.leaf_rule.value(pair[0], pair[1]));
+        for (j, pair) in l.sum.chunks_exact(2).enumerate() {
+            let v = spec.leaf_rule.value(pair[0], pair[1]);
+            // Within the leaf's bounds: the split search admitted the leaf's value from its
+            // candidate sums, and this clamp only absorbs the rounding of sums taken in another
+            // order (docs/how-to/constraints.md#how-the-learner-enforces-them).
+            leaf_values.push(l.bounds.get(j).map_or(v, |&(lo, hi)| v.max(lo).min(hi)));
         }
         leaf_stats.extend_from_slice(&l.sum);
     }
@@ -687,6 +746,7 @@ mod tests {
             leaf_rule: LeafRule::HalfLogRatio { eps: 0.01 },
             seed,
             row_weight: None,
+            constraints: None,
         };
         let g = grow(&bm, &mapper, &signed_of_pairs(&stats), width / 2, &spec).unwrap();
         for (i, node) in g.tree.nodes.iter().enumerate() {
@@ -739,8 +799,14 @@ mod tests {
         let bm = mapper.transform(&feats).unwrap();
         let stats = random_stats(seed, n, 2);
         let params = TreeParams { max_leaves: 6, split_ties: ties, ..Default::default() };
-        let spec =
-            GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed, row_weight: None };
+        let spec = GrowSpec {
+            params: &params,
+            criterion: Criterion::Gini,
+            leaf_rule: LeafRule::Sign,
+            seed,
+            row_weight: None,
+            constraints: None,
+        };
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap())
     }
@@ -760,7 +826,7 @@ mod tests {
             let bm = mapper.transform(&feats).unwrap();
             let stats = random_stats(seed, n, 2);
             let params = TreeParams { max_leaves: 6, split_ties: SplitTies::Random, ..Default::default() };
-            let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed, row_weight: None };
+            let spec = GrowSpec { params: &params, criterion: Criterion::Gini, leaf_rule: LeafRule::Sign, seed, row_weight: None, constraints: None };
             let g = grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap();
             for (i, node) in g.tree.nodes.iter().enumerate() {
                 if let Node::Split { feature, left, .. } = node {
@@ -796,6 +862,7 @@ mod tests {
             leaf_rule: LeafRule::Sign,
             seed: 0,
             row_weight: None,
+            constraints: None,
         };
         let good = signed_of_pairs(&random_stats(3, n, 2));
         assert!(grow(&bm, &mapper, &good, 1, &spec).is_ok());
@@ -890,6 +957,7 @@ mod tests {
                 leaf_rule: LeafRule::Sign,
                 seed: 3,
                 row_weight: None,
+                constraints: None,
             };
             let fresh = grow_ranks(&bm, &mapper, &stats, 1, &spec, None, &Local, &mut RowBuffers::default()).unwrap();
             let got = grow_ranks(&bm, &mapper, &stats, 1, &spec, None, &Local, &mut bufs).unwrap();
@@ -920,6 +988,7 @@ mod tests {
                 leaf_rule: LeafRule::Sign,
                 seed: 0,
                 row_weight: None,
+                constraints: None,
             };
             let g = grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap();
             assert_eq!(g.tree.n_leaves(), 8, "size 15 = 8 leaves");
@@ -935,6 +1004,7 @@ mod tests {
             leaf_rule: LeafRule::Sign,
             seed: 0,
             row_weight: None,
+            constraints: None,
         };
         assert!(grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap().tree.n_leaves() <= 4);
     }
@@ -953,6 +1023,7 @@ mod tests {
                 leaf_rule: LeafRule::Sign,
                 seed,
                 row_weight: None,
+                constraints: None,
             };
             grow(&bm, &mapper, &signed_of_pairs(&stats), 1, &spec).unwrap().tree
         };
@@ -974,6 +1045,7 @@ mod tests {
             leaf_rule: LeafRule::HalfLogRatio { eps: 1e-4 },
             seed: 0,
             row_weight: None,
+            constraints: None,
         };
         let run = |threads| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
@@ -1193,6 +1265,7 @@ mod tests {
                 binned: &bm,
                 mapper: &mapper,
                 bounds: rb.as_deref(),
+                limits: NodeLimits::FREE,
             };
             let fast = ctx.best_for_feature(f, &hist, &total, cap.as_deref());
             let slow = ctx.best_for_feature_generic(f, &hist, &total, cap.as_deref());
@@ -1311,6 +1384,7 @@ mod tests {
                 binned: &bm,
                 mapper: &mapper,
                 bounds: rb.as_deref(),
+                limits: NodeLimits::FREE,
             };
             let fast = ctx.best_for_feature(f, &hist, &total, None);
             let slow = ctx.best_for_feature_generic(f, &hist, &total, None);
@@ -1513,6 +1587,7 @@ mod tests {
                 binned: &bm,
                 mapper: &mapper,
                 bounds: None,
+                limits: NodeLimits::FREE,
             };
             let allowed: Option<Vec<u32>> =
                 (case % 6 == 5).then(|| (0..nb as u32).filter(|_| rng.gen_bool(0.3)).collect());
@@ -1563,7 +1638,14 @@ mod tests {
             let bm = mapper.transform(&feats).unwrap();
             let stats = signed_of_pairs(&random_stats(n as u64, n, 2 * k));
             let params = TreeParams { max_leaves: leaves, ..Default::default() };
-            let spec = GrowSpec { params: &params, criterion, leaf_rule: LeafRule::Sign, seed: 5, row_weight: None };
+            let spec = GrowSpec {
+                params: &params,
+                criterion,
+                leaf_rule: LeafRule::Sign,
+                seed: 5,
+                row_weight: None,
+                constraints: None,
+            };
             grow(&bm, &mapper, &stats, k, &spec).unwrap()
         };
         let key = |g: &Grown| {
@@ -1681,6 +1763,7 @@ mod tests {
             leaf_rule: LeafRule::Sign,
             seed: 0,
             row_weight: None,
+            constraints: None,
         };
         let mut stats = vec![0.1; 10];
         stats[3] = f64::NAN;

@@ -5,6 +5,7 @@
 //! the binned features. It never knows which booster called it. A stump is a tree of two leaves.
 
 mod abstain;
+mod constraints;
 mod grow;
 mod histogram;
 mod partition;
@@ -14,6 +15,8 @@ mod split;
 mod tree;
 
 pub use abstain::abstaining_stump;
+pub(crate) use abstain::abstaining_stump_constrained;
+pub use constraints::Constraints;
 pub use grow::{grow, grow_cancellable, grow_distributed, GrowSpec, Grown};
 pub(crate) use grow::{grow_ranks, RowBuffers};
 #[cfg(test)]

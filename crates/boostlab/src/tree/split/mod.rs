@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use super::histogram::PARALLEL_CELLS;
 use super::pool::{SCAN_ACC, SCAN_BINS, SCAN_GAINS, SCAN_HI, SCAN_OUTPUTS};
-use super::{Criterion, PureLeaves, SplitTies};
+use super::{Criterion, LeafRule, PureLeaves, SplitTies};
 use crate::data::{BinMapper, BinnedMatrix, FeatureBins};
 pub(in crate::tree) use bounded::RiskBounds;
 pub(in crate::tree) use bounded::{Bounded, GainBounds, Lazy};
@@ -178,6 +178,53 @@ pub(in crate::tree) struct SearchCtx<'a> {
     /// Cheap guaranteed bounds of the tempered cost, when the criterion is tempered
     /// at a supported temperature.
     pub(in crate::tree) bounds: Option<&'a RiskBounds>,
+    /// The node's constraints ([`NodeLimits::FREE`] when the fit has none).
+    pub(in crate::tree) limits: NodeLimits<'a>,
+}
+
+/// What constraints allow at one node (docs/how-to/constraints.md#how-the-learner-enforces-them).
+#[derive(Debug, Clone, Copy)]
+pub(in crate::tree) struct NodeLimits<'a> {
+    /// How the leaves turn a child's sums into its values (read only under monotone constraints).
+    pub(in crate::tree) leaf_rule: LeafRule,
+    /// The direction −1, 0, +1 of each feature; empty without monotone constraints.
+    pub(in crate::tree) monotone: &'a [i8],
+    /// The bounds `[lo, hi]` of every output's leaf value at this node (one per output); empty
+    /// without monotone constraints.
+    pub(in crate::tree) values: &'a [(f64, f64)],
+    /// The features this node may split on (interaction constraints); `None`: every feature.
+    pub(in crate::tree) features: Option<&'a [bool]>,
+}
+
+impl NodeLimits<'_> {
+    /// No constraint (the tests' searches).
+    #[cfg(test)]
+    pub(in crate::tree) const FREE: NodeLimits<'static> =
+        NodeLimits { leaf_rule: LeafRule::Sign, monotone: &[], values: &[], features: None };
+
+    /// Whether feature `f`'s candidates need their children's leaf values checked: it is
+    /// constrained, or the node's values are bounded (below a constrained split).
+    fn checks_values(&self, f: usize) -> bool {
+        !self.monotone.is_empty()
+            && (self.monotone[f] != 0
+                || self.values.iter().any(|&(lo, hi)| lo > f64::NEG_INFINITY || hi < f64::INFINITY))
+    }
+
+    /// Whether children with sums `l` and `r` (split on `f`) keep the constraints: every output's
+    /// leaf value of each child within the node's bounds, and for a constrained feature the left
+    /// child's (lower feature values) not above (+1) or not below (−1) the right child's. Per
+    /// candidate, never per row.
+    pub(in crate::tree) fn values_ok(&self, f: usize, l: &[f64], r: &[f64]) -> bool {
+        if self.monotone.is_empty() {
+            return true;
+        }
+        let d = self.monotone[f];
+        l.chunks_exact(2).zip(r.chunks_exact(2)).zip(self.values).all(|((l, r), &(lo, hi))| {
+            let (vl, vr) = (self.leaf_rule.value(l[0], l[1]), self.leaf_rule.value(r[0], r[1]));
+            let inside = lo <= vl && vl <= hi && lo <= vr && vr <= hi;
+            inside && (d == 0 || (d > 0 && vl <= vr) || (d < 0 && vl >= vr))
+        })
+    }
 }
 
 /// A binary leaf cost `W·L(W+/W)` as the width-2 scan needs it.
@@ -260,6 +307,13 @@ impl SearchCtx<'_> {
         total: &[f64],
         allowed: Option<&[u32]>,
     ) -> Vec<Candidate> {
+        if self.limits.features.is_some_and(|m| !m[f]) {
+            return Vec::new();
+        }
+        if self.limits.checks_values(f) {
+            // Each candidate's leaf values are checked: the generic scan (the fast scans' reference).
+            return self.best_for_feature_generic(f, hist_f, total, allowed);
+        }
         if self.width == 2 && matches!(self.mapper.features[f], FeatureBins::Numeric { .. }) {
             // The common case (one output, numeric feature) has its own scan.
             return match (self.criterion, self.bounds) {
@@ -424,7 +478,9 @@ impl SearchCtx<'_> {
                             left[k] = acc[k] + if missing_left { miss[k] } else { 0.0 };
                             right[k] = residue_free(total[k] - left[k], self.tol);
                         }
-                        if !admissible(&left, &right, self.min_w, self.pure, self.tol) {
+                        if !admissible(&left, &right, self.min_w, self.pure, self.tol)
+                            || !self.limits.values_ok(f, &left, &right)
+                        {
                             continue;
                         }
                         let gain =
@@ -461,7 +517,9 @@ impl SearchCtx<'_> {
                     for k in 0..w {
                         right[k] = residue_free(total[k] - left[k], self.tol);
                     }
-                    if !admissible(&left, &right, self.min_w, self.pure, self.tol) {
+                    if !admissible(&left, &right, self.min_w, self.pure, self.tol)
+                        || !self.limits.values_ok(f, &left, &right)
+                    {
                         continue;
                     }
                     let gain =
@@ -780,7 +838,9 @@ impl SearchCtx<'_> {
         // Candidate cap: a seeded random subset of the (feature, threshold) pairs.
         let mut allowed: Option<Vec<Vec<u32>>> = None;
         if let Some(cap) = cap {
-            let counts: Vec<usize> = (0..bm.n_features).map(|f| n_candidates(slice(f), w, numeric(f))).collect();
+            let usable = |f: usize| self.limits.features.is_none_or(|m| m[f]);
+            let counts: Vec<usize> =
+                (0..bm.n_features).map(|f| if usable(f) { n_candidates(slice(f), w, numeric(f)) } else { 0 }).collect();
             let total_c: usize = counts.iter().sum();
             if total_c > cap {
                 let mut rng = ChaCha8Rng::seed_from_u64(node_seed(seed, serial));

@@ -347,6 +347,8 @@ fn parquet_builder(path: &Path) -> Result<parquet::arrow::arrow_reader::ParquetR
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     let file = open(path)?;
     let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    super::parquet_pages::check_footer(&file, len)
+        .map_err(|why| ferr(path, format!("not a valid Parquet file: {why}")))?;
     let file = StrictFile { file, len };
     guarded(path, || {
         ParquetRecordBatchReaderBuilder::try_new_with_options(file, parquet_options()).map_err(|e| ferr(path, e))
@@ -1702,6 +1704,26 @@ mod tests {
             let e = ArrowBlocks::open(&p, ArrowFormat::Parquet, vec![], LabelSelector::None, 10).err().unwrap();
             assert!(e.to_string().starts_with(&want), "{e}");
         }
+    }
+
+    #[test]
+    fn a_footer_declaring_more_than_it_holds_is_refused_before_decoding() {
+        // A fuzzed file (after its options byte) whose footer holds lists of 2³¹ booleans that the
+        // parquet crate skipped without reading: seconds each.
+        let input = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fuzz/regressions/parquet/timeout-boolean-list-in-footer"
+        ))
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("footer.parquet");
+        std::fs::write(&p, &input[1..]).unwrap();
+        let e = arrow_schema(&p, ArrowFormat::Parquet).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("invalid data: {}: not a valid Parquet file: the footer: ", p.display())),
+            "{e}"
+        );
+        assert!(e.contains("more than its"), "{e}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! A check of every page header of a Parquet file before the parquet crate decodes it.
+//! A check of a Parquet file's footer and of every page header before the parquet crate decodes
+//! them.
 //!
-//! Page headers are Thrift structs (compact protocol). The parquet crate skips the fields it does
+//! The footer and the page headers are Thrift structs (compact protocol). The parquet crate skips the fields it does
 //! not know without reading the elements of a list or map of booleans (the compact protocol
 //! writes each as one byte), so a header of a few bytes declaring a list of 2³¹ booleans costs
 //! 2³¹ steps, and a page of such fields hours of CPU, before anything fails. Here every header is
@@ -194,6 +195,32 @@ fn page_header(buf: &[u8], last: bool) -> Walk<(usize, u64)> {
         Some(n) if n >= 0 => Ok((c.pos, n as u64)),
         Some(n) => Err(format!("a page declares a compressed size of {n} bytes").into()),
         None => Err("a page header without its compressed size".into()),
+    }
+}
+
+/// Walks the footer (the file metadata: the Thrift struct before the last 8 bytes, its length in
+/// the first 4 of them) of a Parquet file of `len` bytes with the same sizes as the page headers.
+/// A footer whose length does not fit the file is left to the parquet crate, which refuses it.
+pub(super) fn check_footer(file: &File, len: u64) -> std::result::Result<(), String> {
+    let mut f = file.try_clone().map_err(|e| e.to_string())?;
+    if len < 12 {
+        return Ok(());
+    }
+    let mut tail = [0u8; 8];
+    f.seek(SeekFrom::Start(len - 8)).map_err(|e| e.to_string())?;
+    f.read_exact(&mut tail).map_err(|e| e.to_string())?;
+    let n = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
+    if &tail[4..] != b"PAR1" || n > len - 8 {
+        return Ok(());
+    }
+    let mut buf = vec![0u8; n as usize];
+    f.seek(SeekFrom::Start(len - 8 - n)).map_err(|e| e.to_string())?;
+    f.read_exact(&mut buf).map_err(|e| e.to_string())?;
+    let mut c = Cursor { buf: &buf, pos: 0, last: true };
+    match c.fields(MAX_DEPTH, &mut |_, _, _| Ok(false)) {
+        Ok(()) => Ok(()),
+        Err(Refusal::Bad(why)) => Err(format!("the footer: {why}")),
+        Err(Refusal::Short) => Err("the footer is cut short".into()),
     }
 }
 

@@ -67,6 +67,14 @@ impl Algorithm {
         ("adaboost-m2", Algorithm::AdaBoostM2),
     ];
 
+    /// Whether monotone and interaction constraints can be kept exactly: where every round adds
+    /// `α·h` with the tree's own outputs `h` (docs/how-to/constraints.md#what-is-refused) — the
+    /// binary boosters and AdaBoost.MH (each label's score). AdaBoost.MO decodes code columns and
+    /// MR/M2 rank labels.
+    pub fn supports_constraints(self) -> bool {
+        self.is_binary() || matches!(self, Algorithm::AdaBoostMH | Algorithm::RealAdaBoostMH)
+    }
+
     /// The CLI / model-file name.
     pub fn name(self) -> &'static str {
         Self::ALL.iter().find(|(_, a)| *a == self).map_or("?", |(n, _)| n)
@@ -200,23 +208,23 @@ impl BoostParams {
         Ok(())
     }
 
-    /// Constraints are exact only where every round adds `α·h` with the tree's own outputs `h`
-    /// (docs/how-to/constraints.md#what-is-refused): the binary boosters and AdaBoost.MH (each
-    /// label's score). AdaBoost.MO decodes code columns and MR/M2 rank labels: refused.
+    /// Refuses constraints for an algorithm that cannot keep them ([`Algorithm::supports_constraints`]).
     fn check_constraints_supported(&self) -> Result<()> {
-        let supported =
-            self.algorithm.is_binary() || matches!(self.algorithm, Algorithm::AdaBoostMH | Algorithm::RealAdaBoostMH);
+        let supported = self.algorithm.supports_constraints();
         let given = [
             ("monotone_constraints", self.tree.monotone_constraints.is_some()),
             ("interaction_constraints", self.tree.interaction_constraints.is_some()),
         ];
         match given.iter().find(|g| g.1) {
-            Some(&(name, _)) if !supported => Err(Error::param(
-                name,
-                "no constraint for this algorithm (supported: adaboost, real-adaboost, abstaining-adaboost, \
-                 t-adaboost, secboost, adaboost-mh, real-adaboost-mh)",
-                self.algorithm.name(),
-            )),
+            Some(&(name, _)) if !supported => {
+                let names: Vec<&str> =
+                    Algorithm::ALL.iter().filter(|(_, a)| a.supports_constraints()).map(|(n, _)| *n).collect();
+                Err(Error::param(
+                    name,
+                    format!("no constraint for this algorithm (supported: {})", names.join(", ")),
+                    self.algorithm.name(),
+                ))
+            }
             _ => Ok(()),
         }
     }

@@ -156,12 +156,12 @@ fn f64_chunk(a: &dyn Array) -> Chunk {
     Chunk::F64(Arc::new(v))
 }
 
-/// Calls `f` with each value of a string array (`None` for a null).
-fn each_text(a: &dyn Array, f: &mut dyn FnMut(Option<&str>)) {
+/// The values of a string, large-string or string-view array, borrowed (`None` for a null).
+fn texts<'a>(a: &'a dyn Array) -> Box<dyn Iterator<Item = Option<&'a str>> + 'a> {
     match a.data_type() {
-        DataType::Utf8 => a.as_string::<i32>().iter().for_each(f),
-        DataType::LargeUtf8 => a.as_string::<i64>().iter().for_each(f),
-        _ => a.as_string_view().iter().for_each(f),
+        DataType::Utf8 => Box::new(a.as_string::<i32>().iter()),
+        DataType::LargeUtf8 => Box::new(a.as_string::<i64>().iter()),
+        _ => Box::new(a.as_string_view().iter()),
     }
 }
 
@@ -174,12 +174,11 @@ fn categorical(arrays: &[ArrayRef]) -> (Vec<u32>, Vec<String>) {
     for a in arrays {
         let t = a.data_type();
         if is_text(t) {
-            each_text(a.as_ref(), &mut |s| codes.push(s.map_or(MISSING_CODE, |s| levels.code(s))));
+            codes.extend(texts(a.as_ref()).map(|s| s.map_or(MISSING_CODE, |s| levels.code(s))));
         } else if let Some(d) = a.as_any_dictionary_opt() {
             // Each dictionary entry is coded once, when a row first uses it (levels are the values
             // present, as in the pandas and polars paths).
-            let mut entries: Vec<Option<&str>> = Vec::with_capacity(d.values().len());
-            each_text_ref(d.values().as_ref(), &mut entries);
+            let entries: Vec<Option<&str>> = texts(d.values().as_ref()).collect();
             let mut coded: Vec<Option<u32>> = vec![None; entries.len()];
             let keys = d.normalized_keys();
             let nulls = a.logical_nulls();
@@ -204,15 +203,6 @@ fn categorical(arrays: &[ArrayRef]) -> (Vec<u32>, Vec<String>) {
         }
     }
     levels.into_sorted(codes)
-}
-
-/// The values of a string array, borrowed.
-fn each_text_ref<'a>(a: &'a dyn Array, out: &mut Vec<Option<&'a str>>) {
-    match a.data_type() {
-        DataType::Utf8 => out.extend(a.as_string::<i32>().iter()),
-        DataType::LargeUtf8 => out.extend(a.as_string::<i64>().iter()),
-        _ => out.extend(a.as_string_view().iter()),
-    }
 }
 
 /// One column of an imported table, as [`Held`] keeps it.

@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::Path;
+use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -20,6 +21,7 @@ use arrow_array::types::{
 };
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::DataType;
+use parquet::file::metadata::ParquetMetaData;
 use rayon::prelude::*;
 
 use super::bins::{BinData, BinMapper, BinnedMatrix, FeatureSummary, NumericSummary};
@@ -320,25 +322,30 @@ impl parquet::file::reader::ChunkReader for StrictFile {
     type T = std::io::BufReader<StrictRead>;
 
     fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
-        use std::io::{Seek, SeekFrom};
-        let mut f = self.file.try_clone()?;
-        f.seek(SeekFrom::Start(start))?;
-        Ok(std::io::BufReader::new(StrictRead(f)))
+        Ok(std::io::BufReader::new(StrictRead(self.at(start)?)))
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
-        use std::io::{Read, Seek, SeekFrom};
+        use std::io::Read;
         if start.checked_add(length as u64).is_none_or(|end| end > self.len) {
             return Err(parquet::errors::ParquetError::EOF(format!(
                 "{length} bytes at byte {start} run past the end of the file ({} bytes)",
                 self.len
             )));
         }
+        let mut buf = vec![0u8; length];
+        self.at(start)?.read_exact(&mut buf)?;
+        Ok(buf.into())
+    }
+}
+
+impl StrictFile {
+    /// A handle on the file positioned at `start` (sharing its offset, as `File::try_clone` does).
+    fn at(&self, start: u64) -> std::io::Result<File> {
+        use std::io::{Seek, SeekFrom};
         let mut f = self.file.try_clone()?;
         f.seek(SeekFrom::Start(start))?;
-        let mut buf = vec![0u8; length];
-        f.read_exact(&mut buf)?;
-        Ok(buf.into())
+        Ok(f)
     }
 }
 
@@ -453,17 +460,21 @@ fn read_column(path: &Path, format: ArrowFormat, c: usize, limit: Option<usize>)
     Ok(out)
 }
 
+/// The metadata of a Parquet file, for the checks before any page is decoded; `None` for Arrow
+/// IPC, whose lengths [`check_ipc`] checks and whose buffers are in the file (or compressed
+/// within a bounded ratio).
+fn parquet_metadata(path: &Path, format: ArrowFormat) -> Result<Option<Arc<ParquetMetaData>>> {
+    Ok(match format {
+        ArrowFormat::Parquet => Some(parquet_builder(path)?.metadata().clone()),
+        ArrowFormat::Ipc => None,
+    })
+}
+
 /// Walks every page header of a Parquet file before the parquet crate decodes a page (see
 /// `parquet_pages`: a header that declares more elements than its bytes hold would otherwise cost
-/// the crate one step per declared element). Nothing to do for Arrow IPC, whose lengths
-/// [`check_ipc`] checks.
-fn check_pages(path: &Path, format: ArrowFormat) -> Result<()> {
-    if format != ArrowFormat::Parquet {
-        return Ok(());
-    }
-    let b = parquet_builder(path)?;
-    let chunks: Vec<(i64, i64)> = b
-        .metadata()
+/// the crate one step per declared element).
+fn check_pages(path: &Path, meta: &ParquetMetaData) -> Result<()> {
+    let chunks: Vec<(i64, i64)> = meta
         .row_groups()
         .iter()
         .flat_map(|g| g.columns().iter())
@@ -484,19 +495,15 @@ const READ_BYTES_PER_ROW: u64 = 64;
 /// more memory than the machine has available, before any column is decoded: run-length encoding
 /// lets a file of a few kilobytes declare billions of rows (all missing, or one repeated value),
 /// and the memory a read takes must not follow such a claim past what is there. `cell_bytes`: the
-/// bytes per row and feature column of the result. Arrow IPC files need no such check: their
-/// buffers are in the file (or compressed within a bounded ratio, see [`check_ipc`]).
+/// bytes per row and feature column of the result.
 fn check_declared_rows(
     path: &Path,
-    format: ArrowFormat,
+    meta: &ParquetMetaData,
     limit: Option<usize>,
     n_columns: usize,
     cell_bytes: u64,
 ) -> Result<()> {
-    if format != ArrowFormat::Parquet {
-        return Ok(());
-    }
-    let declared = parquet_builder(path)?.metadata().file_metadata().num_rows().max(0) as u64;
+    let declared = meta.file_metadata().num_rows().max(0) as u64;
     let rows = limit.map_or(declared, |l| declared.min(l as u64));
     let need = rows.saturating_mul((n_columns as u64).saturating_mul(cell_bytes).saturating_add(READ_BYTES_PER_ROW));
     match crate::util::memory::available_bytes() {
@@ -991,8 +998,10 @@ pub fn read_arrow(path: impl AsRef<Path>, format: ArrowFormat, opts: &super::Csv
     let (labels, multi, w, feats) =
         roles(path, &names, &opts.label, opts.weight.as_deref(), opts.label_optional || opts.kinds.is_some())?;
     let limit = opts.max_rows;
-    check_declared_rows(path, format, limit, names.len(), READ_BYTES_PER_CELL)?;
-    check_pages(path, format)?;
+    if let Some(meta) = parquet_metadata(path, format)? {
+        check_declared_rows(path, &meta, limit, names.len(), READ_BYTES_PER_CELL)?;
+        check_pages(path, &meta)?;
+    }
     let target = read_target(path, format, &names, &labels, multi, opts.positive.as_deref(), limit)?;
     let weights = read_weights(path, format, &names, w, limit)?;
     // The first bad column in file order, whichever thread finished first.
@@ -1039,9 +1048,11 @@ pub fn read_arrow_binned(path: impl AsRef<Path>, format: ArrowFormat, opts: &Str
     let schema = arrow_schema(path, format)?;
     let names: Vec<String> = schema.iter().map(|s| s.0.clone()).collect();
     let (labels, multi, w, feats) = roles(path, &names, &opts.label, opts.weight.as_deref(), false)?;
-    // Bins are one or two bytes a cell: two, to be safe before the bin counts are known.
-    check_declared_rows(path, format, None, names.len(), 2)?;
-    check_pages(path, format)?;
+    if let Some(meta) = parquet_metadata(path, format)? {
+        // Bins are one or two bytes a cell: two, to be safe before the bin counts are known.
+        check_declared_rows(path, &meta, None, names.len(), 2)?;
+        check_pages(path, &meta)?;
+    }
     let target = read_target(path, format, &names, &labels, multi, opts.positive.as_deref(), None)?
         .ok_or_else(|| Error::InvalidData("the data have no label column".into()))?;
     let weights = read_weights(path, format, &names, w, None)?;
@@ -1158,7 +1169,9 @@ impl ArrowBlocks {
         block_rows: usize,
     ) -> Result<ArrowBlocks> {
         let path = path.as_ref();
-        check_pages(path, format)?;
+        if let Some(meta) = parquet_metadata(path, format)? {
+            check_pages(path, &meta)?;
+        }
         let inner = batches(path, format, None, block_rows.max(1))?;
         Ok(ArrowBlocks { path: path.to_path_buf(), inner, kinds, label })
     }

@@ -1,10 +1,10 @@
 //! A check of a Parquet file's footer and of every page header before the parquet crate decodes
 //! them.
 //!
-//! The footer and the page headers are Thrift structs (compact protocol). The parquet crate skips the fields it does
-//! not know without reading the elements of a list or map of booleans (the compact protocol
-//! writes each as one byte), so a header of a few bytes declaring a list of 2³¹ booleans costs
-//! 2³¹ steps, and a page of such fields hours of CPU, before anything fails. Here every header is
+//! The footer and the page headers are Thrift structs (compact protocol). The parquet crate skips
+//! the fields it does not know without reading the elements of a list or map of booleans (the
+//! compact protocol writes each as one byte), so a header of a few bytes declaring a list of 2³¹
+//! booleans costs 2³¹ steps, and a page of such fields hours of CPU, before anything fails. Here every header is
 //! walked with the protocol's own sizes — each element of a list, set or map takes at least one
 //! byte, so no count may exceed the bytes left — and a header that claims more than its bytes is
 //! an error naming the file. The walk reads each header once (a small read per page) and skips
@@ -24,6 +24,16 @@ enum Refusal {
     Short,
     /// The header is malformed.
     Bad(String),
+}
+
+impl Refusal {
+    /// The message refusing `what` (the footer, a page header) for this reason.
+    fn describe(self, what: &str) -> String {
+        match self {
+            Refusal::Bad(why) => format!("{what}: {why}"),
+            Refusal::Short => format!("{what} is cut short"),
+        }
+    }
 }
 
 impl From<String> for Refusal {
@@ -217,11 +227,7 @@ pub(super) fn check_footer(file: &File, len: u64) -> std::result::Result<(), Str
     f.seek(SeekFrom::Start(len - 8 - n)).map_err(|e| e.to_string())?;
     f.read_exact(&mut buf).map_err(|e| e.to_string())?;
     let mut c = Cursor { buf: &buf, pos: 0, last: true };
-    match c.fields(MAX_DEPTH, &mut |_, _, _| Ok(false)) {
-        Ok(()) => Ok(()),
-        Err(Refusal::Bad(why)) => Err(format!("the footer: {why}")),
-        Err(Refusal::Short) => Err("the footer is cut short".into()),
-    }
+    c.fields(MAX_DEPTH, &mut |_, _, _| Ok(false)).map_err(|r| r.describe("the footer"))
 }
 
 /// Walks the pages of each column chunk `(start, length)` of `file` (`len` bytes): every page
@@ -248,11 +254,7 @@ pub(super) fn check_page_headers(file: &File, len: u64, chunks: &[(i64, i64)]) -
                     break;
                 }
             }
-            let (header, data) = match walked {
-                Ok(h) => h,
-                Err(Refusal::Bad(why)) => return Err(format!("the page header at byte {pos}: {why}")),
-                Err(Refusal::Short) => return Err(format!("the page header at byte {pos} is cut short")),
-            };
+            let (header, data) = walked.map_err(|r| r.describe(&format!("the page header at byte {pos}")))?;
             pos = pos.saturating_add(header as u64).saturating_add(data);
             if pos > end {
                 return Err(format!("a page ends at byte {pos}, past the end of its column chunk (byte {end})"));

@@ -60,6 +60,9 @@ def make(lib, kw, rounds, threads):
 
         kw = dict(kw)
         cls = getattr(boostlab, kw.pop("cls"))
+        if "calibration" in cls().get_params():
+            # The peers' fits do not calibrate their probabilities: the same work, the trees alone.
+            kw.setdefault("calibration", None)
         return cls(n_estimators=rounds, **kw)
     if lib == "lightgbm":
         import lightgbm as lgb

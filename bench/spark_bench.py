@@ -119,14 +119,18 @@ def main():
     y = table.column("label").to_numpy()
     del table
     t0 = time.perf_counter()
-    single = boostlab.RealAdaBoostClassifier(n_estimators=args.rounds, max_leaves=args.leaves, n_jobs=w).fit(X, y)
+    single = boostlab.RealAdaBoostClassifier(
+        n_estimators=args.rounds, max_leaves=args.leaves, n_jobs=w, calibration=None
+    ).fit(X, y)
     res["single"] = time.perf_counter() - t0
     print(f"single process, {w} threads       : wall {res['single']:7.2f} s", flush=True)
 
     # A warm-up fit: the session's Python workers start and import boostlab, pandas and pyarrow
     # (≈ 10 s on a loaded host), once per session.
     SparkRealAdaBoostClassifier(n_estimators=2, max_leaves=args.leaves, numWorkers=w).fit(df.limit(1000).repartition(w))
-    est = SparkRealAdaBoostClassifier(n_estimators=args.rounds, max_leaves=args.leaves, numWorkers=w, n_jobs=1)
+    est = SparkRealAdaBoostClassifier(
+        n_estimators=args.rounds, max_leaves=args.leaves, numWorkers=w, n_jobs=1, calibration=None
+    )
     t0 = time.perf_counter()
     model = est.fit(df)
     res["spark"] = time.perf_counter() - t0

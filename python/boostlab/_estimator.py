@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -204,6 +205,13 @@ class BoostClassifier(_ParamsMixin, _PlottingMixin, _ModelFileMixin, ClassifierM
         if y_dtype is not None:
             self._y_dtype = y_dtype
         self._set_model(model)
+        reason = model.calibration_not_fitted
+        if reason is not None:
+            warnings.warn(
+                f"predict_proba is not calibrated ({reason}); it uses the papers' link σ(2f)",
+                UserWarning,
+                stacklevel=2,
+            )
         return self
 
     def _warm_start_model(self):
@@ -284,7 +292,7 @@ class BoostClassifier(_ParamsMixin, _PlottingMixin, _ModelFileMixin, ClassifierM
             self._set_model(_boostlab.Model.from_json(text))
 
     def _reset_fitted(self):
-        for a in ("model_", "estimator_weights_", "_history", "classes_", "best_iteration_"):
+        for a in ("model_", "estimator_weights_", "_history", "classes_", "best_iteration_", "probability_scale_"):
             self.__dict__.pop(a, None)
 
     def __sklearn_is_fitted__(self):
@@ -299,6 +307,9 @@ class BoostClassifier(_ParamsMixin, _PlottingMixin, _ModelFileMixin, ClassifierM
         # Early stopping's best iteration (0-based; the model keeps best_iteration_ + 1
         # trees), None without early stopping.
         self.best_iteration_ = model.best_iteration
+        # The a of a binary model's P(classes_[1] | x) = σ(a·f): calibrated, or 2 (the papers'
+        # link; every multi-class model).
+        self.probability_scale_ = model.probability_scale
 
     @property
     def history_(self):
@@ -360,9 +371,10 @@ class BoostClassifier(_ParamsMixin, _PlottingMixin, _ModelFileMixin, ClassifierM
         return self._predict(self._raw_scores(X))
 
     def predict_proba(self, X):
-        """Probability estimates (n_samples, n_classes): binary `P(+1|x) = σ(2f)`; multi-class
-        `σ(2 f_k)` normalised over the classes; multi-label `σ(2 f_l)` per label. Boosted scores
-        are not calibrated."""
+        """Probability estimates (n_samples, n_classes): binary `P(+1|x) = σ(a·f)` with the
+        calibrated scale a (``calibration="sigmoid"``, the default) or a = 2 (``calibration=None``);
+        multi-class `σ(2 f_k)` normalised over the classes; multi-label `σ(2 f_l)` per label
+        (docs/explanation/probabilities.md)."""
         return self._proba(self._raw_scores(X))
 
     def _staged(self, X):

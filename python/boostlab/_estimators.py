@@ -55,6 +55,12 @@ Common parameters (every estimator):
 - ``interaction_constraints`` (binary estimators and AdaBoost.MH): a list of feature groups (names
   or indices); every root-to-leaf path of every tree splits only on features of one group, and a
   feature in no group only alone (XGBoost's rule). By default None.
+- ``calibration`` (binary estimators): how ``predict_proba`` maps a score f to a probability:
+  ``"sigmoid"`` is σ(a·f) with the scale a fitted on cross-fitted scores of the training rows
+  (``calibration_folds`` extra fits on (k−1)/k of the rows); None is the papers' σ(2f). Labels,
+  ``decision_function`` and the trees do not depend on it (docs/explanation/probabilities.md).
+  By default ``"sigmoid"``; ``"sigmoid"``, ``"none"`` or None.
+- ``calibration_folds`` (binary estimators): the folds of that cross-fitting. By default 3; ≥ 2.
 """
 
 from __future__ import annotations
@@ -105,6 +111,8 @@ class AdaBoostClassifier(_Binary):
         criterion=None,
         max_bins=255,
         random_state=None,
+        calibration="sigmoid",
+        calibration_folds=3,
         callbacks=None,
         learning_rate=1.0,
         n_iter_no_change=None,
@@ -129,6 +137,8 @@ class AdaBoostClassifier(_Binary):
         self.max_bins = max_bins
         self.random_state = random_state
         self.callbacks = callbacks
+        self.calibration = calibration
+        self.calibration_folds = calibration_folds
         self.learning_rate = learning_rate
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction
@@ -185,6 +195,8 @@ class RealAdaBoostClassifier(_Binary):
         monotone_constraints=None,
         interaction_constraints=None,
         smoothing=None,
+        calibration="sigmoid",
+        calibration_folds=3,
         callbacks=None,
         learning_rate=1.0,
         n_iter_no_change=None,
@@ -203,6 +215,8 @@ class RealAdaBoostClassifier(_Binary):
         self.max_bins = max_bins
         self.random_state = random_state
         self.callbacks = callbacks
+        self.calibration = calibration
+        self.calibration_folds = calibration_folds
         self.learning_rate = learning_rate
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction
@@ -301,6 +315,8 @@ class TAdaBoostClassifier(_Binary):
         split_ties=None,
         leaf_values=None,
         authors_mode=False,
+        calibration="sigmoid",
+        calibration_folds=3,
         callbacks=None,
         learning_rate=1.0,
         n_iter_no_change=None,
@@ -333,6 +349,8 @@ class TAdaBoostClassifier(_Binary):
         self.max_bins = max_bins
         self.random_state = random_state
         self.callbacks = callbacks
+        self.calibration = calibration
+        self.calibration_folds = calibration_folds
         self.learning_rate = learning_rate
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction
@@ -499,6 +517,8 @@ class SecBoostClassifier(_Binary):
         oracle="auto",
         solve_alpha="certified",
         kappa=0.5,
+        calibration="sigmoid",
+        calibration_folds=3,
         callbacks=None,
         learning_rate=1.0,
         n_iter_no_change=None,
@@ -519,6 +539,8 @@ class SecBoostClassifier(_Binary):
         self.max_bins = max_bins
         self.random_state = random_state
         self.callbacks = callbacks
+        self.calibration = calibration
+        self.calibration_folds = calibration_folds
         self.learning_rate = learning_rate
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction

@@ -124,10 +124,10 @@ def to_treelite(model: Any, *, clipped: bool = False):
     boostlab's default child for a missing value (NaN); categorical splits are category-list tests
     (the listed codes go left; the input holds the level's code, in the order of the model's
     schema ``levels``, and NaN for a missing or unseen level). Binary models: one output, the
-    postprocessor σ(2f) (boostlab's `predict_proba`); multi-class models: one score per class,
-    raw (boostlab normalises σ(2f_k), which Treelite's postprocessors do not); multi-label models:
-    one target per label, σ(2f) each. ``treelite.gtil.predict(m, X, pred_margin=True)`` gives the
-    raw scores.
+    postprocessor σ(a·f) with the model's calibrated scale a (boostlab's `predict_proba`,
+    docs/explanation/probabilities.md); multi-class models: one score per class, raw (boostlab
+    normalises σ(2f_k), which Treelite's postprocessors do not); multi-label models: one target per
+    label, σ(2f) each. ``treelite.gtil.predict(m, X, pred_margin=True)`` gives the raw scores.
 
     Raises ValueError for the clipped t-AdaBoost model and AdaBoost.MO's output-code decoding.
     """
@@ -161,7 +161,14 @@ def to_treelite(model: Any, *, clipped: bool = False):
             leaf_vector_shape=(1, 1),
         )
         annotation = TreeAnnotation(num_tree=n_trees, target_id=[0] * n_trees, class_id=[0] * n_trees)
-        post = PostProcessorFunc(name="sigmoid", sigmoid_alpha=2.0)
+        # σ(a·f) with the model's calibrated scale a (2 without calibration).
+        scale = float((m.get("calibration") or {}).get("scale", 2.0))
+        if not scale > 0.0:
+            raise ValueError(
+                f"to_treelite: the calibrated probability scale is {scale}; Treelite's sigmoid needs a "
+                "positive one (the raw scores, pred_margin=True, are unaffected)"
+            )
+        post = PostProcessorFunc(name="sigmoid", sigmoid_alpha=scale)
         base_scores = [base]
     elif kind == "multiclass":
         metadata = Metadata(

@@ -198,6 +198,11 @@ def _interactions(value):
     return [[_feature_key(f) for f in g] for g in value]
 
 
+def _calibration_from_core(method):
+    """The estimator's `calibration` of a model's method: None for the papers' link."""
+    return None if method == "none" else method
+
+
 def _seed(random_state) -> int:
     """The core's seed: `None` is 0 (boostlab is deterministic by default), an integer ≥ 0 is
     itself, a `RandomState` draws one."""
@@ -257,7 +262,16 @@ class _ParamsMixin:
         metric = _choice(
             "eval_metric", getattr(self, "eval_metric", None), (None, "error", "hamming", "one-error", "loss")
         )
+        out = {}
+        if hasattr(self, "calibration"):
+            # The binary boosters: None is the papers' link σ(2f), as "none".
+            method = _choice("calibration", self.calibration, (None, "none", "sigmoid"))
+            out["calibration"] = {
+                "method": "none" if method is None else method,
+                "folds": _int("calibration_folds", getattr(self, "calibration_folds", 3), minimum=2),
+            }
         return {
+            **out,
             "learning_rate": lr,
             "early_stopping_rounds": _int(
                 "n_iter_no_change", getattr(self, "n_iter_no_change", None), minimum=1, optional=True
@@ -300,6 +314,14 @@ class _ParamsMixin:
                     "interaction_constraints": t.get("interaction_constraints"),
                 }
                 if "monotone_constraints" in inspect.signature(cls.__init__).parameters
+                else {}
+            ),
+            **(
+                {
+                    "calibration": _calibration_from_core(p.get("calibration", {}).get("method", "sigmoid")),
+                    "calibration_folds": p.get("calibration", {}).get("folds", 3),
+                }
+                if "calibration" in inspect.signature(cls.__init__).parameters
                 else {}
             ),
             "max_bins": p.get("max_bins", 255),

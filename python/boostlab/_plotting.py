@@ -1,5 +1,5 @@
 """Plots of a fitted estimator (matplotlib, an optional dependency): the learning curve, the feature
-importances and the cumulative margin distributions."""
+importances, the cumulative margin distributions and the reliability diagram."""
 
 from __future__ import annotations
 
@@ -57,6 +57,49 @@ class _PlottingMixin:
         ax.set_title("cumulative margin distribution")
         ax.legend(loc="upper left")
         return fig
+
+    def plot_reliability(self, X, y, n_bins=10, ax=None):
+        """Reliability diagram of a binary estimator on data it did not train on, as a matplotlib
+        figure: per equal-width bin of the predicted probability of ``classes_[1]``, the share of
+        rows of that class against the bin's mean probability, for ``predict_proba`` and (when the
+        estimator is calibrated) for the papers' uncalibrated link σ(2f); the legend gives each
+        curve's log loss and Brier score (docs/explanation/probabilities.md). The curves' points
+        are scikit-learn's ``calibration_curve(..., strategy="uniform")``."""
+        check_is_fitted(self)
+        if len(self.classes_) != 2 or self.model_.task != "binary":
+            raise ValueError("plot_reliability needs a binary classifier")
+        positive = np.asarray(y) == self.classes_[1]
+        curves = [("predict_proba", self.predict_proba(X)[:, 1])]
+        if self.model_.probability_scale != 2.0:
+            f = self.decision_function(X)
+            curves.append(("σ(2f), uncalibrated", 1.0 / (1.0 + np.exp(-2.0 * f))))
+        fig, ax = _axes(ax)
+        ax.plot([0, 1], [0, 1], ":", color="grey", label="perfectly calibrated")
+        for name, p in curves:
+            mean_p, share = reliability_curve(positive, p, n_bins)
+            clipped = np.clip(p, 1e-15, 1 - 1e-15)
+            loss = -np.mean(np.where(positive, np.log(clipped), np.log1p(-clipped)))
+            brier = np.mean((p - positive) ** 2)
+            ax.plot(mean_p, share, "o-", label=f"{name}: log loss {loss:.4f}, Brier {brier:.4f}")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_xlabel(f"mean predicted P({self.classes_[1]!r})")
+        ax.set_ylabel(f"share of {self.classes_[1]!r}")
+        ax.set_title("reliability diagram")
+        ax.legend(loc="upper left")
+        return fig
+
+
+def reliability_curve(positive, p, n_bins=10):
+    """(mean probability, share of positives) of each non-empty equal-width probability bin:
+    scikit-learn's ``calibration_curve`` with ``strategy="uniform"``."""
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    ids = np.searchsorted(edges[1:-1], p)
+    count = np.bincount(ids, minlength=n_bins)
+    sum_p = np.bincount(ids, weights=p, minlength=n_bins)
+    sum_y = np.bincount(ids, weights=np.asarray(positive, dtype=float), minlength=n_bins)
+    seen = count > 0
+    return sum_p[seen] / count[seen], sum_y[seen] / count[seen]
 
 
 def _axes(ax):

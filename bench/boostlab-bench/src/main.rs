@@ -187,6 +187,8 @@ fn params(a: &FitArgs) -> Result<BoostParams> {
         ..Default::default()
     };
     p.tree.max_leaves = a.leaves;
+    // The peers' fits do not calibrate their probabilities: the same work, the trees alone.
+    p.calibration = boostlab::params::CalibrationParams::none();
     if p.algorithm == Algorithm::TAdaBoost {
         p.t_adaboost = TAdaBoostParams { t: a.t, ..Default::default() };
     }

@@ -236,7 +236,8 @@ fn train_prints_a_summary_and_a_table_on_request() {
     assert!(lines.iter().any(|l| l.starts_with("round 12: train_error")), "{so}");
     assert!(so.contains("trained t-adaboost on 200 rows × 6 features: 12 trees in"), "{so}");
     assert!(so.contains(&format!("model saved to {}", model.display())), "{so}");
-    assert!(lines.len() <= 4, "a concise summary, no table: {so}");
+    assert!(so.contains("probabilities σ(a·f) with a = "), "the calibrated scale is reported: {so}");
+    assert!(lines.len() <= 5, "a concise summary, no table: {so}");
     assert!(se.is_empty(), "nothing on stderr in a pipe: {se}");
 
     let rows = |so: &str| -> Vec<usize> {

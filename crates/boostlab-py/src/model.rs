@@ -171,6 +171,19 @@ impl Model {
         self.inner.eval_metric.clone()
     }
 
+    /// The scale `a` of a binary model's probabilities `σ(a·f)`: the calibrated one, or 2.
+    #[getter]
+    pub(crate) fn probability_scale(&self) -> f64 {
+        self.inner.probability_scale()
+    }
+
+    /// Why a binary model's calibration could not be fitted (its probabilities are then σ(2f)),
+    /// else None.
+    #[getter]
+    pub(crate) fn calibration_not_fitted(&self) -> Option<String> {
+        self.inner.calibration.as_ref().and_then(|c| c.not_fitted.clone())
+    }
+
     /// Clipping level δ of the clipped model (t-AdaBoost with t < 1), else None.
     #[getter]
     pub(crate) fn clip(&self) -> Option<f64> {

@@ -494,7 +494,9 @@ impl Ensemble {
         let mut init = vec![
             float_const("zero", vec![], vec![0.0]),
             float_const("one", vec![], vec![1.0]),
-            float_const("two", vec![], vec![2.0]),
+            // The link's scale: σ(a·f), a = the calibrated scale of a binary model, 2 otherwise
+            // (docs/explanation/probabilities.md).
+            float_const("link_scale", vec![], vec![self.probability_scale() as f32]),
             // The label sets of a multi-label model are {f > θ} (θ = 0 without a learned one).
             float_const("theta", vec![], vec![self.label_threshold.unwrap_or(0.0) as f32]),
             int_const("flat", vec![1], vec![-1]),
@@ -526,8 +528,9 @@ impl Ensemble {
                 floats("base_values", vec![self.base_score as f32; k]),
             ],
         ));
-        // docs/explanation/adaboost.md#adaboost-discrete: P(+1|x) = σ(2f) (per label / class; normalised over the classes).
-        nodes.push(node("Mul", "", &["scores", "two"], &["scores2"], vec![]));
+        // P(+1|x) = σ(a·f) (docs/explanation/probabilities.md; per label / class with a = 2,
+        // normalised over the classes).
+        nodes.push(node("Mul", "", &["scores", "link_scale"], &["scores2"], vec![]));
         nodes.push(node("Sigmoid", "", &["scores2"], &["sig"], vec![]));
         let label_dims: Vec<Option<i64>> = match &self.task {
             Task::Binary { .. } => {

@@ -332,6 +332,8 @@ fn communication_per_round() {
     ] {
         let mut p = params(algo);
         p.n_estimators = 5;
+        // The boosting loop's own traffic (calibration's fold fits would add theirs).
+        p.calibration = boostlab::params::CalibrationParams::none();
         if let Some(t) = t {
             p.t_adaboost.t = t;
         }
@@ -621,6 +623,7 @@ fn real_adaboost_reduces_eight_times_a_round() {
     let calls = |rounds: usize| {
         let mut p = params(Algorithm::RealAdaBoost);
         p.n_estimators = rounds;
+        p.calibration = boostlab::params::CalibrationParams::none();
         let counters = std::sync::Mutex::new(Vec::new());
         let wrap = |_: usize, r: boostlab::collective::ThreadRank| -> Arc<dyn Collective> {
             let c = Arc::new(CountingCollective::new(r));

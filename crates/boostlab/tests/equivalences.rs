@@ -107,6 +107,8 @@ fn batch_loss_equals_builtin_and_is_called_per_step_not_per_example() {
     let d = data(3, 300);
     let mut p = BoostParams { algorithm: Algorithm::SecBoost, n_estimators: 10, ..Default::default() };
     p.tree.max_leaves = 4;
+    // The loss calls of the boosting rounds alone (calibration's fold fits would add theirs).
+    p.calibration = boostlab::params::CalibrationParams::none();
     for oracle in [boostlab::boost::secboost::OffsetOracle::Auto, boostlab::boost::secboost::OffsetOracle::Grid] {
         p.secboost.oracle = oracle;
         let builtin = fit(&d, &p).unwrap();

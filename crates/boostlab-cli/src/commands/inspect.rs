@@ -57,6 +57,7 @@ pub fn run(a: InspectArgs) -> Result<()> {
             "label_threshold": m.label_threshold,
             "eval_metric": m.eval_metric,
             "best_iteration": m.best_iteration,
+            "calibration": m.calibration,
         });
         let mut v = v;
         if a.importance {
@@ -96,6 +97,16 @@ pub fn run(a: InspectArgs) -> Result<()> {
     if let Some(theta) = m.label_threshold {
         // docs/explanation/multiclass.md#multiclass-mr: the label sets of an MR model.
         outln!("label sets     {{ℓ : f(x, ℓ) > θ}}, θ = {theta} (learned on the training data)");
+    }
+    if matches!(m.task, boostlab::model::Task::Binary { .. }) {
+        // docs/explanation/probabilities.md: how scores become probabilities.
+        match &m.calibration {
+            Some(c) if c.not_fitted.is_none() => {
+                outln!("probabilities  σ({:.6}·f), the scale fitted on {}-fold cross-fitted scores", c.scale, c.folds)
+            }
+            Some(c) => outln!("probabilities  σ(2f), not calibrated: {}", c.not_fitted.as_deref().unwrap_or("")),
+            None => outln!("probabilities  σ(2f) (calibration none)"),
+        }
     }
     if let Some(sel) = &m.t_selection {
         // T = auto's choice and the inner cross-validated error of every grid value.

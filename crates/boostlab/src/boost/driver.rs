@@ -218,14 +218,38 @@ fn fit_options(
     opts: FitOptions<'_>,
     on_round: &mut dyn FnMut(&RoundRecord),
 ) -> Result<Ensemble> {
+    if crate::select::calibration::applies(params) {
+        // The fit on all rows, then the probability scale from cross-fitted scores.
+        params.check()?;
+        data.check_trainable()?;
+        return crate::select::calibration::fit(data, params, loss, opts, on_round, &Shared::default());
+    }
+    fit_uncalibrated(data, params, loss, opts, on_round, &Shared::default())
+}
+
+/// One fit without calibration (`params.calibration` is not looked at): `t = auto`'s inner
+/// cross-validation and refit, or the one fit of the parameters as they are. `coll`: the ranks of
+/// a distributed fit ([`Shared::default`] on one machine).
+pub(crate) fn fit_uncalibrated(
+    data: &BinnedData,
+    params: &BoostParams,
+    loss: Option<Loss>,
+    opts: FitOptions<'_>,
+    on_round: &mut dyn FnMut(&RoundRecord),
+    coll: &Shared,
+) -> Result<Ensemble> {
     if params.algorithm == Algorithm::TAdaBoost && params.t_adaboost.auto_t.is_some() {
-        // T chosen by inner cross-validation, then a refit (`fit_inner`).
+        // T chosen by inner cross-validation, then a refit (`fit_inner`), on one machine or over
+        // the ranks.
         refuse_auto_t_with(&opts)?;
         params.check()?;
+        if coll.is_distributed() {
+            return crate::select::auto_t::fit_on(data, params, loss, opts.cancel, on_round, coll);
+        }
         data.check_trainable()?;
         return crate::select::auto_t::fit(data, params, loss, opts.cancel, on_round);
     }
-    fit_inner(data, params, loss, opts, on_round)
+    fit_inner_on(data, params, loss, opts, on_round, coll)
 }
 
 /// Distributed training: this rank's part of a fit whose rows are spread over the
@@ -271,13 +295,11 @@ pub(crate) fn fit_binned_distributed(
     if params.algorithm == Algorithm::AbstainingAdaBoost {
         return refuse("abstaining-adaboost");
     }
-    if params.algorithm == Algorithm::TAdaBoost && params.t_adaboost.auto_t.is_some() {
-        // The inner cross-validation of `t = auto` over the ranks.
-        refuse_auto_t_with(&opts)?;
+    if crate::select::calibration::applies(params) {
         params.check()?;
-        return crate::select::auto_t::fit_on(data, params, loss, opts.cancel, on_round, &coll);
+        return crate::select::calibration::fit(data, params, loss, opts, on_round, &coll);
     }
-    fit_inner_on(data, params, loss, opts, on_round, &coll)
+    fit_uncalibrated(data, params, loss, opts, on_round, &coll)
 }
 
 /// One fit with the parameters as they are (`t_adaboost.auto_t` is not looked at).

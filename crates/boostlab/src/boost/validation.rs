@@ -282,8 +282,9 @@ pub(crate) fn tree_outputs_on_bins(tree: &Tree, bm: &BinnedMatrix, k: usize, h: 
     });
 }
 
-/// The parameters a continued fit may change: the number of rounds and the validation settings.
-const WARM_FREE: &[&str] = &["n_estimators", "early_stopping_rounds", "eval_metric", "eval_clipped"];
+/// The parameters a continued fit may change: the number of rounds, the validation settings and
+/// the probability calibration (fitted anew by every fit; the trees do not depend on it).
+const WARM_FREE: &[&str] = &["n_estimators", "early_stopping_rounds", "eval_metric", "eval_clipped", "calibration"];
 
 /// Checks that `init` can be continued on `data` with `params` (warm start): the same parameters
 /// (but [`WARM_FREE`]), `n_estimators` ≥ its trees, the same features, task and loss, and bins

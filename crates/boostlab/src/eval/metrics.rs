@@ -2,7 +2,8 @@
 //!
 //! Binary labels are ±1 and a score `f` predicts +1 iff `f > 0`: a score of exactly 0 (or NaN)
 //! predicts the negative class (docs/explanation/tadaboost.md#tadaboost-algorithm: never a random class). Probabilities are
-//! `P(y = +1 | x) = 1/(1 + e^(−2f))` (docs/explanation/adaboost.md#adaboost-probabilities; boosted scores are not calibrated). Multi-class
+//! the papers' `P(y = +1 | x) = 1/(1 + e^(−2f))` (docs/explanation/adaboost.md#adaboost-probabilities; a calibrated
+//! model's scale is applied by [`crate::Ensemble::proba_from_scores`], docs/explanation/probabilities.md). Multi-class
 //! scores are row-major `n × k` and predict the first maximal column.
 
 use crate::error::{Error, Result};

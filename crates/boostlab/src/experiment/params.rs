@@ -10,6 +10,8 @@
 //! the per-round training error).
 //!
 //! Nothing here lists the parameters: a parameter with a TOML key in the registry is accepted.
+//! One default differs from the command line's: `calibration` is `none` unless the table sets it,
+//! because a cell records errors, which calibration does not change.
 
 use serde_json::{Map, Value};
 
@@ -87,6 +89,11 @@ pub fn boost_params(table: &toml::Table, seed: u64) -> Result<BoostParams> {
         given.push((p, json(value, key)?));
     }
     let mut top = assemble(Surface::Toml, &given)?;
+    // A cell records errors and curves, which the probability calibration does not change: it is
+    // off unless the cell asks for it (it costs `calibration_folds` more fits).
+    if let Value::Object(c) = top.entry("calibration").or_insert_with(|| Value::Object(Map::new())) {
+        c.entry("method").or_insert_with(|| Value::from("none"));
+    }
     for (sub, obj) in nested {
         let Value::Object(dst) = top.entry(sub).or_insert_with(|| Value::Object(Map::new())) else {
             return Err(fail(format!("parameter `{sub}` must be a table")));
@@ -136,6 +143,18 @@ mod tests {
 
     fn table(s: &str) -> toml::Table {
         s.parse().expect("toml")
+    }
+
+    #[test]
+    fn cells_leave_calibration_off_unless_they_set_it() {
+        use crate::params::CalibrationMethod;
+        let off = boost_params(&table("algo = \"real-adaboost\""), 1).expect("valid");
+        assert_eq!(off.calibration.method, CalibrationMethod::None);
+        let on = boost_params(&table("algo = \"real-adaboost\"\ncalibration = \"sigmoid\"\ncalibration_folds = 5"), 1)
+            .expect("valid");
+        assert_eq!((on.calibration.method, on.calibration.folds), (CalibrationMethod::Sigmoid, 5));
+        // The command line's default is calibrated.
+        assert_eq!(BoostParams::default().calibration.method, CalibrationMethod::Sigmoid);
     }
 
     #[test]

@@ -23,7 +23,7 @@ impl Ensemble {
     /// that is not JSON, not a model, or from another format version from a corrupt model of
     /// this version.
     pub fn from_json(text: &str) -> Result<Ensemble> {
-        let m = match serde_json::from_str::<Ensemble>(text) {
+        let mut m = match serde_json::from_str::<Ensemble>(text) {
             Ok(m) => m,
             Err(e) => {
                 check_format_version(text)?;
@@ -34,6 +34,14 @@ impl Ensemble {
             return Err(version_error(&serde_json::Value::from(m.format_version)));
         }
         m.validate()?;
+        if matches!(m.task, super::Task::Binary { .. })
+            && m.calibration.is_none()
+            && m.params.calibration.method == crate::params::CalibrationMethod::Sigmoid
+        {
+            // Written before calibration existed (its parameters have no `calibration`, read as
+            // the default): its probabilities are σ(2f), and its parameters say so.
+            m.params.calibration.method = crate::params::CalibrationMethod::None;
+        }
         Ok(m)
     }
 

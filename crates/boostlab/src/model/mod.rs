@@ -51,6 +51,20 @@ pub struct TSelection {
     pub fold_seed: u64,
 }
 
+/// How a binary model's probabilities were calibrated, kept in the model
+/// ([`Ensemble::calibration`]; docs/explanation/probabilities.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// The scale `a` of `P(classes[1] | x) = σ(a·f(x))` (2 when it could not be fitted).
+    pub scale: f64,
+    /// Number of folds of the cross-fitting.
+    pub folds: usize,
+    /// Why the scale could not be fitted (a fold's training rows held one class only); the
+    /// model then keeps the uncalibrated link σ(2f).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_fitted: Option<String>,
+}
+
 /// What the model predicts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
@@ -153,6 +167,11 @@ pub struct Ensemble {
     /// predictions do not depend on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label_threshold: Option<f64>,
+    /// The calibration of a binary model's probabilities (`params.calibration`); None: the
+    /// uncalibrated link `σ(2f)` (every model trained with `calibration = none`, and every
+    /// multi-class or multi-label model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<Calibration>,
 }
 
 impl Ensemble {
@@ -177,6 +196,7 @@ impl Ensemble {
             best_iteration: None,
             t_selection: None,
             label_threshold: None,
+            calibration: None,
         }
     }
 
@@ -184,6 +204,12 @@ impl Ensemble {
     pub fn push(&mut self, tree: Tree, alpha: f64) {
         self.trees.push(tree);
         self.alphas.push(alpha);
+    }
+
+    /// The scale `a` of a binary model's probabilities `σ(a·f)`: the calibrated one, or 2 (the
+    /// papers' link; docs/explanation/probabilities.md).
+    pub fn probability_scale(&self) -> f64 {
+        self.calibration.as_ref().map_or(2.0, |c| c.scale)
     }
 
     /// Number of trees.
@@ -237,6 +263,22 @@ mod tests {
     }
 
     #[test]
+    fn a_model_written_before_calibration_reads_as_the_papers_link() {
+        let m = model();
+        assert!(m.calibration.as_ref().is_some_and(|c| c.not_fitted.is_none() && c.scale != 2.0));
+        let mut v: serde_json::Value = serde_json::from_str(&m.to_json().unwrap()).unwrap();
+        v.as_object_mut().unwrap().remove("calibration");
+        v["params"].as_object_mut().unwrap().remove("calibration");
+        let old = Ensemble::from_json(&v.to_string()).unwrap();
+        assert_eq!(old.params.calibration.method, crate::params::CalibrationMethod::None);
+        assert_eq!(old.probability_scale(), 2.0);
+        // A calibrated model keeps its method and scale through a round trip.
+        let back = Ensemble::from_json(&m.to_json().unwrap()).unwrap();
+        assert_eq!(back.params.calibration.method, crate::params::CalibrationMethod::Sigmoid);
+        assert_eq!(back.probability_scale(), m.probability_scale());
+    }
+
+    #[test]
     fn training_scores_match_raw_prediction() {
         // The booster's own training scores (via bins) equal prediction from raw values.
         let d = data();
@@ -259,6 +301,11 @@ mod tests {
             (good.replacen("\"alphas\":[1.0", "\"alphas\":[1e999", 1), "invalid model"),
             (good.replacen("\"n_outputs\":1", "\"n_outputs\":0", 1), "n_outputs"),
             (good.replacen("\"feature\":", "\"feature\":77,\"x\":", 1), "invalid model"),
+            (good.replacen("\"calibration\":{\"scale\":", "\"calibration\":{\"scale\":-", 1), "calibration"),
+            (
+                good.replacen("\"calibration\":{\"scale\":", "\"calibration\":{\"scale\":1e999,\"x\":", 1),
+                "invalid model",
+            ),
         ];
         for (text, want) in cases {
             let e = Ensemble::from_json(&text).unwrap_err().to_string();

@@ -726,7 +726,8 @@ impl Ensemble {
     }
 
     /// Probability estimates from scores `n × n_outputs` ([`Output::Probabilities`]): binary
-    /// `P(+1|x) = 1/(1 + e^(−2f))` (docs/explanation/adaboost.md#adaboost-probabilities; boosted scores are not calibrated), one column per
+    /// `P(+1|x) = 1/(1 + e^(−a·f))` with the model's [`probability_scale`](Ensemble::probability_scale)
+    /// `a` (calibrated, or 2: docs/explanation/probabilities.md), one column per
     /// class (`n × 2`); multi-class: `σ(2 f_ℓ)` normalised over the classes; multi-label:
     /// `σ(2 f_ℓ)` per label. For output codes (AdaBoost.MO) the class probabilities are
     /// proportional to `1/L_c` (the soft-max of [`Ensemble::class_scores`]).
@@ -745,7 +746,15 @@ impl Ensemble {
                 .collect();
         }
         match &self.task {
-            Task::Binary { .. } => s.iter().flat_map(|&f| [1.0 - sig(f), sig(f)]).collect(),
+            Task::Binary { .. } => {
+                let a = self.probability_scale();
+                s.iter()
+                    .flat_map(|&f| {
+                        let p = 1.0 / (1.0 + (-a * f).exp());
+                        [1.0 - p, p]
+                    })
+                    .collect()
+            }
             Task::Multilabel { .. } => s.iter().map(|&f| sig(f)).collect(),
             Task::Multiclass { .. } => s
                 .chunks_exact(self.n_outputs)

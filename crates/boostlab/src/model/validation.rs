@@ -94,6 +94,17 @@ impl Ensemble {
                 ));
             }
         }
+        if let Some(c) = &self.calibration {
+            if !(c.scale.is_finite() && c.scale >= 0.0) || c.folds < 2 || !matches!(self.task, Task::Binary { .. }) {
+                return Err(bad(
+                    "calibration",
+                    format!(
+                        "scale {} over {} folds (a finite scale ≥ 0 over at least 2 folds, of a binary model)",
+                        c.scale, c.folds
+                    ),
+                ));
+            }
+        }
         let names_len = names.len();
         let (outputs_ok, expected) = match (&self.task, &self.output) {
             (Task::Binary { classes }, None) => (classes.len() == 2 && self.n_outputs == 1, "1 (binary: 2 classes)"),

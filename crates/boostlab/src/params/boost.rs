@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::adaboost::AdaBoostParams;
+use super::calibration::CalibrationParams;
 use super::multiclass::{MultiParams, MultiVariant};
 use super::preset::Preset;
 use super::secboost::SecBoostParams;
@@ -66,6 +67,11 @@ impl Algorithm {
         ("adaboost-mr", Algorithm::AdaBoostMR),
         ("adaboost-m2", Algorithm::AdaBoostM2),
     ];
+
+    /// Whether the probabilities are calibrated ([`CalibrationParams`]): the binary boosters.
+    pub fn supports_calibration(self) -> bool {
+        self.is_binary()
+    }
 
     /// Whether monotone and interaction constraints can be kept exactly: where every round adds
     /// `α·h` with the tree's own outputs `h` (docs/how-to/constraints.md#what-is-refused) — the
@@ -158,6 +164,10 @@ pub struct BoostParams {
     /// default false (the linear model).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub eval_clipped: bool,
+    /// How a binary model's probabilities are calibrated (docs/explanation/probabilities.md).
+    /// By default a sigmoid scale fitted on 3-fold cross-fitted scores; ignored by the
+    /// multi-class boosters.
+    pub calibration: CalibrationParams,
 }
 
 impl Default for BoostParams {
@@ -177,6 +187,7 @@ impl Default for BoostParams {
             early_stopping_rounds: None,
             eval_metric: None,
             eval_clipped: false,
+            calibration: CalibrationParams::default(),
         }
     }
 }
@@ -248,6 +259,7 @@ impl BoostParams {
             }
         }
         check_params(self)?;
+        self.calibration.check()?;
         self.tree.check()?;
         self.check_constraints_supported()?;
         self.adaboost.check()?;

@@ -12,6 +12,7 @@
 
 pub mod adaboost;
 mod boost;
+pub mod calibration;
 pub mod multiclass;
 pub mod preset;
 pub mod registry;
@@ -21,6 +22,7 @@ pub mod tadaboost;
 pub mod tree;
 
 pub use boost::{default_pure_leaves, Algorithm, BoostParams, EvalMetric};
+pub use calibration::{CalibrationMethod, CalibrationParams};
 pub use preset::{ParamEntry, ParamSource, Preset};
 pub use tree::{
     Criterion, FeatureKey, GrowOrder, MonotoneConstraints, PureLeaves, SplitTies, TemperedLink, TreeParams,

@@ -231,6 +231,8 @@ const MR: &[Algorithm] = &[AdaBoostMR, AdaBoostM2];
 /// The algorithms that take monotone and interaction constraints (docs/how-to/constraints.md).
 const CONSTRAINED: &[Algorithm] =
     &[AdaBoost, RealAdaBoost, AbstainingAdaBoost, TAdaBoost, SecBoost, AdaBoostMH, RealAdaBoostMH];
+/// The binary boosters: their probabilities are calibrated (docs/explanation/probabilities.md).
+const BINARY: &[Algorithm] = &[AdaBoost, RealAdaBoost, AbstainingAdaBoost, TAdaBoost, SecBoost];
 const SMOOTHED: &[Algorithm] = &[RealAdaBoost, AdaBoostMH, RealAdaBoostMH, AdaBoostMO, RealAdaBoostMO];
 
 const ALGORITHM_NAMES: &[&str] = &[
@@ -919,6 +921,34 @@ pub static PARAMETERS: &[ParamSpec] = &[
         python_kw: Some("label_threshold"),
         toml_key: Some("label_threshold"),
         doc: "The threshold θ of predicted label sets {ℓ : f(x, ℓ) > θ}.",
+        ..BASE
+    },
+    ParamSpec {
+        name: "calibration",
+        paths: &["calibration.method"],
+        kind: Kind::Choice(&["none", "sigmoid"]),
+        default: "sigmoid",
+        range: Range::Any,
+        algorithms: BINARY,
+        topic: Topic::Output,
+        cli_flag: Some("calibration"),
+        python_kw: Some("calibration"),
+        toml_key: Some("calibration"),
+        doc: "Probabilities: sigmoid is P(+1|x) = σ(a·f) with the scale a fitted on cross-fitted scores of the training rows; none is the papers' σ(2f). Labels and scores do not depend on it; see docs/explanation/probabilities.md.",
+        ..BASE
+    },
+    ParamSpec {
+        name: "calibration_folds",
+        paths: &["calibration.folds"],
+        kind: Kind::Integer,
+        default: "3",
+        range: interval(2.0, false, f64::INFINITY, true),
+        algorithms: BINARY,
+        topic: Topic::Output,
+        cli_flag: Some("calibration-folds"),
+        python_kw: Some("calibration_folds"),
+        toml_key: Some("calibration_folds"),
+        doc: "Folds of the sigmoid calibration's cross-fitting: one fit on (k−1)/k of the rows per fold, besides the fit on all of them.",
         ..BASE
     },
 ];

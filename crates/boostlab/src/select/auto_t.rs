@@ -344,16 +344,7 @@ mod tests {
                 let (mut wrong, mut total) = (0.0, 0.0);
                 for k in 0..auto.folds {
                     let (train, test) = train_test_indices(&ids, k);
-                    let tr = d.subset(&train);
-                    let bins = full.mapper.transform(&tr.features).unwrap();
-                    let binned = BinnedData::new(
-                        full.schema.clone(),
-                        full.mapper.clone(),
-                        bins,
-                        tr.target.clone().unwrap(),
-                        tr.sample_weight.clone(),
-                    )
-                    .unwrap();
+                    let binned = crate::select::rebinned_rows(d, &full, &train);
                     let mut q = p.clone();
                     q.t_adaboost.auto_t = None;
                     q.t_adaboost.t = t;

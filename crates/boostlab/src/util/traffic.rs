@@ -229,6 +229,8 @@ mod tests {
         let (n64, d64) = (n as u64, d as u64);
         let mut params =
             BoostParams { algorithm: Algorithm::AdaBoost, n_estimators: rounds as usize, ..BoostParams::default() };
+        // The boosting rounds' own passes (calibration's fold fits would add theirs).
+        params.calibration = crate::params::CalibrationParams::none();
 
         // Stumps: one root histogram a round, no partition, no gather.
         params.tree.max_leaves = 2;

@@ -247,6 +247,24 @@ def package_versions(*dists):
     return ", ".join(v)
 
 
+def bandwidth(threads):
+    """The host's memory-read bandwidth in GB/s, as `boostlab-bench bandwidth` measures it with
+    `threads` threads (the figure every speed ratio depends on), or None when the binary is missing
+    (`cargo build --release -p boostlab-bench`; `$BOOSTLAB_BENCH` names another one)."""
+    binary = Path(os.environ.get("BOOSTLAB_BENCH", ROOT / "target" / "release" / "boostlab-bench"))
+    if not binary.exists():
+        return None
+    out = subprocess.run([str(binary), "bandwidth"], env=thread_env(threads), capture_output=True, text=True, check=True)
+    return round(json.loads(out.stdout.strip().splitlines()[-1])["gb_per_s"], 1)
+
+
+def bandwidth_note(gbs, threads):
+    """The report's sentence on the host's memory bandwidth."""
+    if gbs is None:
+        return " Memory bandwidth not measured (no boostlab-bench binary)."
+    return f" Memory bandwidth (`boostlab-bench bandwidth`, {threads} threads): {gbs} GB/s."
+
+
 def busy(loads):
     """Whether the machine was loaded during a run (its 1-minute load averages `loads`)."""
     return max(loads) > BUSY_LOAD

@@ -31,6 +31,8 @@ import numpy as np
 
 from harness import (
     OUT,
+    bandwidth,
+    bandwidth_note,
     busy,
     covertype_like,
     cpu_s,
@@ -167,7 +169,8 @@ def main():
     meta = {"rounds": a.rounds, "leaves": a.leaves, "threads": a.threads, "repeats": a.repeats,
             "omp_passive": a.omp_passive,
             "load_average_1min": [round(v, 1) for v in loads], "machine": platform.machine(),
-            "cpus": os.cpu_count(), "versions": versions(), "date": time.strftime("%Y-%m-%d %H:%M")}
+            "cpus": os.cpu_count(), "versions": versions(), "date": time.strftime("%Y-%m-%d %H:%M"),
+            "bandwidth_gb_s": bandwidth(a.threads)}
     (OUT / "multiclass.json").write_text(json.dumps({"meta": meta, "results": results, "letter_seeds": seeds},
                                                    indent=1))
     text = report(results, meta, seeds)
@@ -190,7 +193,8 @@ def report(results, meta, seeds=None):
         + (" — **measured under load**: wall times (and LightGBM's CPU time: OpenMP threads spin while they "
            "wait) are inflated; the CPU-time ratio is the steadier figure" if loaded else " (an idle machine)")
         + ("; OpenMP threads passive (`--omp-passive`)" if meta.get("omp_passive") else "")
-        + ". Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".",
+        + "." + bandwidth_note(meta.get("bandwidth_gb_s"), meta["threads"])
+        + " Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".",
         "",
         "| data | library | wall | CPU (user+sys) | RSS over data | test acc. | vs LightGBM (wall) "
         "| vs LightGBM (CPU) | target |",

@@ -23,7 +23,7 @@ import time
 
 import python_path  # bench/python_path.py: the fit job and its data
 
-from harness import OUT, ROOT, fresh_json, load_note, thread_env, write_doc_section
+from harness import OUT, ROOT, bandwidth, bandwidth_note, fresh_json, load_note, thread_env, write_doc_section
 
 BEGIN, END = "<!-- BEGIN SMALL DATA (bench/small_data.py) -->", "<!-- END SMALL DATA -->"
 
@@ -71,7 +71,7 @@ def main():
                       f"{r['fit_s'] / lgb['fit_s']:.2f}× wall, {r['fit_cpu_s'] / lgb['fit_cpu_s']:.2f}× CPU", flush=True)
     meta = {"rounds": a.rounds, "threads": a.threads, "repeats": a.repeats, "date": time.strftime("%Y-%m-%d %H:%M"),
             "load_average_1min": [round(v, 1) for v in loads], "cpus": os.cpu_count(),
-            "versions": python_path.versions()}
+            "versions": python_path.versions(), "bandwidth_gb_s": bandwidth(a.threads)}
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "small_data.json").write_text(
         json.dumps({"meta": meta, "results": [{"n": k[0], "leaves": k[1], "library": k[2], **v} for k, v in res.items()]},
@@ -89,7 +89,8 @@ def report(res, meta):
         f"{meta['rounds']} rounds, {meta['threads']} threads, each `fit(X_float32, y)` in a fresh process, medians of "
         f"{meta['repeats']}; ratio = boostlab / LightGBM (`LGBMClassifier(num_leaves=2 or 8, max_bin=255)`). "
         f"Load average (1 min) during the run: {min(meta['load_average_1min'])}–{max(meta['load_average_1min'])} on "
-        f"{meta['cpus']} CPUs" + load_note(meta["load_average_1min"]) + ". Versions: "
+        f"{meta['cpus']} CPUs" + load_note(meta["load_average_1min"]) + "."
+        + bandwidth_note(meta.get("bandwidth_gb_s"), meta["threads"]) + " Versions: "
         + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".",
         "",
         "| rows × 28 | measure | stumps: discrete / Real / t-AdaBoost | 8 leaves: discrete / Real / t-AdaBoost "

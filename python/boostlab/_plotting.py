@@ -63,12 +63,16 @@ class _PlottingMixin:
         figure: per equal-width bin of the predicted probability of ``classes_[1]``, the share of
         rows of that class against the bin's mean probability, for ``predict_proba`` and (when the
         estimator is calibrated) for the papers' uncalibrated link σ(2f); the legend gives each
-        curve's log loss and Brier score (docs/explanation/probabilities.md). The curves' points
-        are scikit-learn's ``calibration_curve(..., strategy="uniform")``."""
+        curve's log loss and Brier score (docs/explanation/probabilities.md). The points, the log
+        loss and the Brier score are scikit-learn's (``calibration_curve(..., strategy="uniform")``,
+        ``log_loss``, ``brier_score_loss``)."""
+        from sklearn.calibration import calibration_curve
+        from sklearn.metrics import brier_score_loss, log_loss
+
         check_is_fitted(self)
         if len(self.classes_) != 2 or self.model_.task != "binary":
             raise ValueError("plot_reliability needs a binary classifier")
-        positive = np.asarray(y) == self.classes_[1]
+        positive = (np.asarray(y) == self.classes_[1]).astype(np.int64)
         curves = [("predict_proba", self.predict_proba(X)[:, 1])]
         if self.model_.probability_scale != 2.0:
             f = self.decision_function(X)
@@ -76,10 +80,9 @@ class _PlottingMixin:
         fig, ax = _axes(ax)
         ax.plot([0, 1], [0, 1], ":", color="grey", label="perfectly calibrated")
         for name, p in curves:
-            mean_p, share = reliability_curve(positive, p, n_bins)
-            clipped = np.clip(p, 1e-15, 1 - 1e-15)
-            loss = -np.mean(np.where(positive, np.log(clipped), np.log1p(-clipped)))
-            brier = np.mean((p - positive) ** 2)
+            share, mean_p = calibration_curve(positive, p, n_bins=n_bins, strategy="uniform")
+            loss = log_loss(positive, p, labels=[0, 1])
+            brier = brier_score_loss(positive, p, pos_label=1)
             ax.plot(mean_p, share, "o-", label=f"{name}: log loss {loss:.4f}, Brier {brier:.4f}")
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
@@ -88,18 +91,6 @@ class _PlottingMixin:
         ax.set_title("reliability diagram")
         ax.legend(loc="upper left")
         return fig
-
-
-def reliability_curve(positive, p, n_bins=10):
-    """(mean probability, share of positives) of each non-empty equal-width probability bin:
-    scikit-learn's ``calibration_curve`` with ``strategy="uniform"``."""
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    ids = np.searchsorted(edges[1:-1], p)
-    count = np.bincount(ids, minlength=n_bins)
-    sum_p = np.bincount(ids, weights=p, minlength=n_bins)
-    sum_y = np.bincount(ids, weights=np.asarray(positive, dtype=float), minlength=n_bins)
-    seen = count > 0
-    return sum_p[seen] / count[seen], sum_y[seen] / count[seen]
 
 
 def _axes(ax):

@@ -98,15 +98,8 @@ pub fn run(a: InspectArgs) -> Result<()> {
         // docs/explanation/multiclass.md#multiclass-mr: the label sets of an MR model.
         outln!("label sets     {{ℓ : f(x, ℓ) > θ}}, θ = {theta} (learned on the training data)");
     }
-    if matches!(m.task, boostlab::model::Task::Binary { .. }) {
-        // docs/explanation/probabilities.md: how scores become probabilities.
-        match &m.calibration {
-            Some(c) if c.not_fitted.is_none() => {
-                outln!("probabilities  σ({:.6}·f), the scale fitted on {}-fold cross-fitted scores", c.scale, c.folds)
-            }
-            Some(c) => outln!("probabilities  σ(2f), not calibrated: {}", c.not_fitted.as_deref().unwrap_or("")),
-            None => outln!("probabilities  σ(2f) (calibration none)"),
-        }
+    if let Some(link) = probability_link(&m) {
+        outln!("probabilities  {link}");
     }
     if let Some(sel) = &m.t_selection {
         // T = auto's choice and the inner cross-validated error of every grid value.
@@ -149,4 +142,20 @@ pub fn run(a: InspectArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// How a binary model turns scores into probabilities, in words (docs/explanation/probabilities.md):
+/// the calibrated scale, why it could not be fitted, or the papers' σ(2f); None for the other
+/// models. `inspect` and `train` print it.
+pub(crate) fn probability_link(m: &Ensemble) -> Option<String> {
+    if !matches!(m.task, boostlab::model::Task::Binary { .. }) {
+        return None;
+    }
+    Some(match &m.calibration {
+        Some(c) => match &c.not_fitted {
+            None => format!("σ(a·f) with a = {:.6}, fitted on {}-fold cross-fitted scores", c.scale, c.folds),
+            Some(why) => format!("σ(2f), not calibrated: {why}"),
+        },
+        None => "σ(2f) (calibration none)".into(),
+    })
 }

@@ -324,16 +324,10 @@ pub fn run(mut a: TrainArgs) -> Result<()> {
         data.n_features(),
         model.n_trees()
     ));
-    // docs/explanation/probabilities.md: the calibrated link, or why there is none.
-    match &model.calibration {
-        Some(c) if c.not_fitted.is_none() => say(&format!(
-            "probabilities σ(a·f) with a = {} fitted on {}-fold cross-fitted scores ({} more fits)",
-            fmt_num(c.scale),
-            c.folds,
-            c.folds
-        )),
-        Some(c) => say(&format!("probabilities not calibrated: {}", c.not_fitted.as_deref().unwrap_or("?"))),
-        None => {}
+    // The calibrated link, or why there is none (not said for a fit without calibration).
+    if let (Some(c), Some(link)) = (&model.calibration, super::inspect::probability_link(&model)) {
+        let cost = if c.not_fitted.is_none() { format!(" ({} more fits)", c.folds) } else { String::new() };
+        say(&format!("probabilities {link}{cost}"));
     }
     // Nothing is written once interrupted; a signal during the writes waits for them (signals.rs).
     let _lock = crate::signals::write_lock();

@@ -193,7 +193,7 @@ pub(crate) fn fit_with_options(
     if loss.is_some() {
         custom_loss_needs_secboost(params)?;
     }
-    fit_options(&bin_dataset(data, params)?, params, loss, opts, on_round)
+    fit_options(&bin_dataset(data, params)?, params, loss, opts, on_round, &Shared::default())
 }
 
 /// [`fit_with_options`] on binned data: the body of
@@ -208,23 +208,25 @@ pub(crate) fn fit_binned_with_options(
     if loss.is_some() {
         custom_loss_needs_secboost(params)?;
     }
-    fit_options(data, params, loss, opts, on_round)
+    fit_options(data, params, loss, opts, on_round, &Shared::default())
 }
 
+/// The fit of `params` on this rank's rows (`coll`; [`Shared::default`] on one machine): when the
+/// parameters ask for calibration, the fit on all rows then the probability scale from
+/// cross-fitted scores ([`crate::select::calibration`]), else [`fit_uncalibrated`]. Either checks
+/// the parameters and the data before any work.
 fn fit_options(
     data: &BinnedData,
     params: &BoostParams,
     loss: Option<Loss>,
     opts: FitOptions<'_>,
     on_round: &mut dyn FnMut(&RoundRecord),
+    coll: &Shared,
 ) -> Result<Ensemble> {
     if crate::select::calibration::applies(params) {
-        // The fit on all rows, then the probability scale from cross-fitted scores.
-        params.check()?;
-        data.check_trainable()?;
-        return crate::select::calibration::fit(data, params, loss, opts, on_round, &Shared::default());
+        return crate::select::calibration::fit(data, params, loss, opts, on_round, coll);
     }
-    fit_uncalibrated(data, params, loss, opts, on_round, &Shared::default())
+    fit_uncalibrated(data, params, loss, opts, on_round, coll)
 }
 
 /// One fit without calibration (`params.calibration` is not looked at): `t = auto`'s inner
@@ -295,11 +297,7 @@ pub(crate) fn fit_binned_distributed(
     if params.algorithm == Algorithm::AbstainingAdaBoost {
         return refuse("abstaining-adaboost");
     }
-    if crate::select::calibration::applies(params) {
-        params.check()?;
-        return crate::select::calibration::fit(data, params, loss, opts, on_round, &coll);
-    }
-    fit_uncalibrated(data, params, loss, opts, on_round, &coll)
+    fit_options(data, params, loss, opts, on_round, &coll)
 }
 
 /// One fit with the parameters as they are (`t_adaboost.auto_t` is not looked at).

@@ -30,6 +30,7 @@ use crate::boost::validation::FitOptions;
 use crate::collective::Shared;
 use crate::data::{BinData, BinnedData, Target};
 use crate::error::{Error, Result};
+use crate::eval::folds::train_test_indices;
 use crate::math::loss::Loss;
 use crate::model::{Calibration, Ensemble};
 use crate::params::CalibrationMethod;
@@ -70,19 +71,18 @@ pub fn fold_ids(data: &BinnedData, k: usize, seed: u64) -> Result<Vec<usize>> {
     let n = data.bins.n_rows;
     let start = mix(fold_seed(seed));
     let mut h: Vec<u64> = y.iter().map(|&c| mix(start ^ u64::from(c).wrapping_add(1))).collect();
-    const ODD: u64 = 0x9E37_79B9_7F4A_7C15;
-    for f in 0..data.bins.n_features {
+    // Each feature's bins (column-major) mixed into their rows' hashes.
+    fn mix_in<B: Copy + Into<u64>>(h: &mut [u64], bins: &[B], n: usize) {
+        for column in bins.chunks_exact(n) {
+            for (h, &b) in h.iter_mut().zip(column) {
+                *h = mix(*h ^ (b.into() + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            }
+        }
+    }
+    if n > 0 {
         match &data.bins.data {
-            BinData::U8(v) => {
-                for (h, &b) in h.iter_mut().zip(&v[f * n..(f + 1) * n]) {
-                    *h = mix(*h ^ (u64::from(b) + 1).wrapping_mul(ODD));
-                }
-            }
-            BinData::U16(v) => {
-                for (h, &b) in h.iter_mut().zip(&v[f * n..(f + 1) * n]) {
-                    *h = mix(*h ^ (u64::from(b) + 1).wrapping_mul(ODD));
-                }
-            }
+            BinData::U8(v) => mix_in(&mut h, v, n),
+            BinData::U16(v) => mix_in(&mut h, v, n),
         }
     }
     Ok(h.into_iter().map(|h| (h % k as u64) as usize).collect())
@@ -113,12 +113,12 @@ pub(crate) fn fit(
     let Target::Classes { y, .. } = &data.target else {
         return Err(Error::InvalidData("calibration needs binary labels, not multi-label ones".into()));
     };
-    let weight = |i: usize| data.sample_weight.as_ref().map_or(1.0, |w| w[i]);
+    let w: Vec<f64> = data.sample_weight.clone().unwrap_or_else(|| vec![1.0; y.len()]);
     let ids = fold_ids(data, k, params.seed)?;
     // Rows of positive weight per (fold, class), over every rank.
     let mut present = vec![0.0; 2 * k];
-    for (i, (&f, &c)) in ids.iter().zip(y).enumerate() {
-        if weight(i) > 0.0 {
+    for ((&f, &c), &w) in ids.iter().zip(y).zip(&w) {
+        if w > 0.0 {
             present[2 * f + c as usize] += 1.0;
         }
     }
@@ -135,8 +135,7 @@ pub(crate) fn fit(
     }
     let fold_opts = FitOptions { valid: opts.valid, init_model: None, cancel: opts.cancel };
     let held_out = |f: usize| -> Result<(Vec<usize>, Vec<f64>)> {
-        let train: Vec<usize> = (0..ids.len()).filter(|&i| ids[i] != f).collect();
-        let test: Vec<usize> = (0..ids.len()).filter(|&i| ids[i] == f).collect();
+        let (train, test) = train_test_indices(&ids, f);
         let part = subset_rows(data, &train)?;
         let m = fit_inner_on(&part, &fold_params, loss.clone(), fold_opts, &mut |_| {}, coll)?;
         let s = binned_scores(&m, data, &test);
@@ -167,7 +166,6 @@ pub(crate) fn fit(
         }
     }
     let positive: Vec<bool> = y.iter().map(|&c| c == 1).collect();
-    let w: Vec<f64> = (0..ids.len()).map(weight).collect();
     let scale = fit_scale(&scores, &positive, &w, coll)?;
     model.calibration = Some(Calibration { scale, folds: k, not_fitted: None });
     Ok(model)

@@ -7,7 +7,8 @@ boosters against LightGBM's defaults, on the binary datasets of ../shared/datase
 Each dataset is split into stratified folds (seed 0); every model is fitted on the other folds and
 predicts the held-out one, so each row's probability comes from a model that never saw it. The
 variants are boostlab's binary estimators at their defaults (calibrated) and with the papers' link
-σ(2f) (`calibration=None`), and Real AdaBoost with 8 leaves × 100 or 200 rounds, against
+σ(2f) (`calibration=None`), Real AdaBoost with 8 leaves × 100 or 200 rounds, and larger trees
+with shrinkage for each booster, against
 `lightgbm.LGBMClassifier()` at its defaults (one thread: only quality is measured). The last table
 gives each variant's log loss as a ratio to LightGBM's, with the errors.
 """
@@ -61,6 +62,11 @@ def variants(calibration: list[str]):
         "Real AdaBoost 8x100": (R, {"max_leaves": 8}),
         "Real AdaBoost 8x200": (R, {"max_leaves": 8, "n_estimators": 200}),
         "Real AdaBoost 8x200 σ(2f)": (R, {"max_leaves": 8, "n_estimators": 200, "calibration": None}),
+        # Larger trees with shrinkage, where stumps underfit (docs: "When stumps are not enough").
+        "Real AdaBoost 16x100 lr0.2": (R, {"max_leaves": 16, "learning_rate": 0.2}),
+        "Real AdaBoost 32x100 lr0.1": (R, {"max_leaves": 32, "learning_rate": 0.1}),
+        "AdaBoost 8x200": (A, {"max_leaves": 8, "n_estimators": 200}),
+        "t-AdaBoost 32x100 lr0.5": (T, {"max_leaves": 32, "learning_rate": 0.5}),
     }
     out = {}
     for name, (cls, kw) in shapes.items():

@@ -203,7 +203,7 @@ impl CellRunner {
         let mut binned = fold.binned.clone();
         binned.target = train_target;
         binned.check_trainable().map_err(failed)?;
-        let model = Trainer::new(&params).fit_binned(&binned).map_err(failed)?;
+        let model = Trainer::new(&params).active_wait(false).fit_binned(&binned).map_err(failed)?;
 
         let test_target = fold.test.target()?;
         let linear = staged_errors(&model, &fold.test.features, test_target, false)?;
@@ -345,7 +345,7 @@ max_bins = 8
             None => 0,
         };
         let params = boost_params(&cell.params, cell.seed)?;
-        let model = Trainer::new(&params).fit(&train)?;
+        let model = Trainer::new(&params).active_wait(false).fit(&train)?;
         let staged = |d: &Dataset, clipped: bool| -> Vec<f64> {
             let mut out = Vec::new();
             model

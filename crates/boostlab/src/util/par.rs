@@ -100,6 +100,64 @@ impl<F: Fn(f64) -> f64, const N: usize> MemoF64<F, N> {
     }
 }
 
+/// Runs `f` on this thread while the pool's other threads wait for work *actively*: each polls
+/// the pool (running any job it finds, [`rayon::yield_now`]) until `f` returns, instead of going
+/// to sleep once idle.
+///
+/// The tree learner forks and joins a few times per node (histogram feature groups, the
+/// children's split searches, their features). On small data each of those steps lasts tens of
+/// microseconds, about what it takes to wake a sleeping thread, so a pool that sleeps between
+/// steps ran a 10,000-row fit no faster on two threads than on one. A polling thread takes each
+/// step's jobs at once. After [`SPIN_POLLS`] empty polls in a row it also yields its core to the
+/// operating system between polls, so that other processes' threads still run when the host is
+/// oversubscribed.
+///
+/// Which thread runs a job never changes a result (every parallel step of the library combines
+/// its parts in a fixed order). Without a pool of several threads around the call (`f` not on a
+/// rayon worker, or one thread) this is `f()`. Use it around one fit that has the pool to itself:
+/// a polling thread holds its core until `f` returns, which would slow down other work sharing
+/// the pool (fits run side by side in one pool leave it off).
+pub(crate) fn active_wait<R>(f: impl FnOnce() -> R) -> R {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let Some(owner) = rayon::current_thread_index() else { return f() };
+    if rayon::current_num_threads() < 2 {
+        return f();
+    }
+    /// Sets the stop flag when `f` returns or unwinds, so the pollers always end.
+    struct StopOnDrop<'a>(&'a AtomicBool);
+    impl Drop for StopOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Release);
+        }
+    }
+    let stop = AtomicBool::new(false);
+    rayon::in_place_scope(|s| {
+        // One poller per other thread; the owner's copy (run when the owner next looks for
+        // work, at the latest when the scope ends) returns at once.
+        s.spawn_broadcast(|_, ctx| {
+            if ctx.index() == owner {
+                return;
+            }
+            let mut idle = 0u32;
+            while !stop.load(Ordering::Acquire) {
+                if let Some(rayon::Yield::Executed) = rayon::yield_now() {
+                    idle = 0;
+                } else if idle < SPIN_POLLS {
+                    idle += 1;
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        });
+        let _stop = StopOnDrop(&stop);
+        f()
+    })
+}
+
+/// Empty polls in a row after which an [`active_wait`] poller yields its core between polls.
+const SPIN_POLLS: u32 = 256;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +215,63 @@ mod tests {
             let ok: Result<Vec<usize>, String> = pool.install(|| try_map_in_order((0..100usize).into_par_iter(), Ok));
             assert_eq!(ok, Ok((0..100).collect()));
         }
+    }
+
+    /// Runs `f` on another thread and fails (instead of hanging the suite) when it has not
+    /// returned within a minute.
+    fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(f()).unwrap());
+        rx.recv_timeout(std::time::Duration::from_secs(60)).expect("active_wait did not return")
+    }
+
+    #[test]
+    fn active_wait_returns_the_value_of_f_run_on_the_calling_thread() {
+        for threads in [1, 2, 4] {
+            let (value, same_thread, sum) = within_a_minute(move || {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                pool.install(|| {
+                    let caller = rayon::current_thread_index();
+                    active_wait(|| {
+                        // Parallel work inside: the pollers take some of it.
+                        let sum: u64 = (0..100_000u64).into_par_iter().map(|i| i % 7).sum();
+                        (42, rayon::current_thread_index() == caller, sum)
+                    })
+                })
+            });
+            assert_eq!((value, same_thread), (42, true), "{threads} threads");
+            assert_eq!(sum, (0..100_000u64).map(|i| i % 7).sum::<u64>());
+        }
+        // Outside a pool it is the call itself.
+        assert_eq!(active_wait(|| 7), 7);
+    }
+
+    #[test]
+    fn active_wait_ends_its_pollers_when_f_panics() {
+        let caught = within_a_minute(|| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+            let r = pool.install(|| std::panic::catch_unwind(|| active_wait(|| -> u32 { panic!("inside f") })));
+            // The pool is still usable: the pollers ended.
+            let after = pool.install(|| active_wait(|| (0..1000u32).into_par_iter().sum::<u32>()));
+            (r.is_err(), after)
+        });
+        assert_eq!(caught, (true, 499_500));
+    }
+
+    #[test]
+    fn active_waits_side_by_side_in_one_pool_all_finish() {
+        // Several owners at once (as if fits ran side by side): a poller may be taken by another
+        // owner's thread, which then polls until that owner ends; every call still returns.
+        let sums = within_a_minute(|| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+            pool.install(|| {
+                (0..8u64)
+                    .into_par_iter()
+                    .map(|k| active_wait(|| (0..20_000u64).into_par_iter().map(|i| i * k % 11).sum::<u64>()))
+                    .collect::<Vec<u64>>()
+            })
+        });
+        let want: Vec<u64> = (0..8u64).map(|k| (0..20_000u64).map(|i| i * k % 11).sum()).collect();
+        assert_eq!(sums, want);
     }
 }

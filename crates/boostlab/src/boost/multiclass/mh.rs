@@ -2,6 +2,7 @@
 
 use rayon::prelude::*;
 
+use super::chunk_rows;
 use super::{check_labels_on, check_outputs, single_label_classes, step_of, top_label, vote};
 use super::{MultiParams, MultiVariant};
 use crate::boost::{Booster, Diagnostics, Labels, Step};
@@ -9,7 +10,7 @@ use crate::collective::Shared;
 use crate::error::{Error, Result};
 use crate::eval::multilabel;
 use crate::tree::{Criterion, LeafRule};
-use crate::util::par::{self, ROW_CHUNK};
+use crate::util::par;
 use crate::util::traffic::{self, Pass};
 
 /// AdaBoost.MH over a distribution `D(i, ℓ)` on (example, label) pairs (docs/explanation/multiclass.md#multiclass-mh).
@@ -180,7 +181,8 @@ impl Booster for AdaBoostMh {
     fn statistics(&self, stats: &mut [f64]) {
         debug_assert_eq!(stats.len(), self.n * self.k);
         // docs/explanation/weak-learners.md#weak-learners-multilabel: W^{ℓ±} sums D(i, ℓ) over the examples with Y_i[ℓ] = ±1.
-        let c = ROW_CHUNK * self.k;
+        let rows = chunk_rows(self.k);
+        let c = rows * self.k;
         traffic::add(Pass::BoosterStatistics, traffic::bytes(&self.d) + traffic::bytes(&self.y), traffic::bytes(stats));
         stats.par_chunks_mut(c).zip(self.d.par_chunks(c).zip(self.y.par_chunks(c))).for_each(|(s, (d, y))| {
             for ((s, &d), &y) in s.iter_mut().zip(d).zip(y) {
@@ -266,15 +268,16 @@ impl AdaBoostMh {
     /// One round (docs/explanation/multiclass.md#multiclass-mh): the edge, α, the weight update with the training diagnostics and,
     /// with `stats`, the next round's statistics written in the normalisation pass.
     ///
-    /// Every pass runs over fixed chunks of [`ROW_CHUNK`] rows (`ROW_CHUNK × k` pairs) in
+    /// Every pass runs over fixed chunks of [`chunk_rows`] rows (about [`par::ROW_CHUNK`] pairs) in
     /// parallel, each chunk summing in row order and the chunks' sums combined in chunk order, so the
-    /// result is the same for any thread count, and with at most [`ROW_CHUNK`] rows it is exactly the
+    /// result is the same for any thread count, and within one chunk it is exactly the
     /// serial loop's. The diagnostics (Hamming loss, one-error) are summed in the update pass, the
     /// statistics written in the normalisation pass: three passes over `n × k` a round.
     fn advance(&mut self, h: &[f64], diag: &mut Diagnostics, stats: Option<&mut [f64]>) -> Result<Step> {
         check_outputs(h, self.n * self.k)?;
         let k = self.k;
-        let c = ROW_CHUNK * k;
+        let rows = chunk_rows(k);
+        let c = rows * k;
         let (d, y) = (&self.d, &self.y);
         // The edge (weights, labels, outputs), then the update (the same and the sample weights
         // read; the weights and the scores read and written).
@@ -282,7 +285,7 @@ impl AdaBoostMh {
         traffic::add(Pass::BoosterStep, 3 * db, 0);
         traffic::add(Pass::BoosterUpdate, 4 * db + sb, 2 * db);
         // docs/explanation/multiclass.md#multiclass-mh: r_t = Σ_{i,ℓ} D_t(i,ℓ) Y_i[ℓ] h_t(x_i,ℓ); and whether h is identically zero.
-        let parts = par::map_chunks(self.n, |rows| {
+        let parts = par::map_chunks_of(self.n, rows, |rows| {
             let e = rows.start * k..rows.end * k;
             let mut r = 0.0;
             let mut nonzero = false;
@@ -304,7 +307,7 @@ impl AdaBoostMh {
         // that also sums the diagnostics on the updated scores.
         let sw = &self.sw;
         let parts: Vec<UpdateSums> = (self.d.par_chunks_mut(c).zip(self.f.par_chunks_mut(c)))
-            .zip(self.y.par_chunks(c).zip(h.par_chunks(c)).zip(sw.par_chunks(ROW_CHUNK)))
+            .zip(self.y.par_chunks(c).zip(h.par_chunks(c)).zip(sw.par_chunks(rows)))
             .map(|((d, f), ((y, h), sw))| {
                 let mut u = UpdateSums::default();
                 // Real MH: the factors take 2 × leaves × k distinct values a round.
@@ -359,12 +362,13 @@ impl AdaBoostMh {
                 return Err(Error::InvalidData(format!("leaf {l} of a tree with {n_leaves} leaves")));
             }
         }
-        let c = ROW_CHUNK * k;
+        let rows = chunk_rows(k);
+        let c = rows * k;
         // α before the sums: real MH's α = 1, shrunk (the value `decide` gives a non-zero `h`).
         let alpha = crate::boost::shrink(self.lr, 1.0);
         let sw = &self.sw;
         let parts: Vec<(f64, bool, UpdateSums)> = (self.d.par_chunks_mut(c).zip(self.f.par_chunks_mut(c)))
-            .zip(self.y.par_chunks(c).zip(of_row.par_chunks(ROW_CHUNK)).zip(sw.par_chunks(ROW_CHUNK)))
+            .zip(self.y.par_chunks(c).zip(of_row.par_chunks(rows)).zip(sw.par_chunks(rows)))
             .map(|((d, f), ((y, of_row), sw))| {
                 let (mut r, mut nonzero) = (0.0, false);
                 let mut u = UpdateSums::default();
@@ -425,7 +429,8 @@ impl AdaBoostMh {
         diag: &mut Diagnostics,
         stats: Option<&mut [f64]>,
     ) -> Result<Step> {
-        let c = ROW_CHUNK * self.k;
+        let rows = chunk_rows(self.k);
+        let c = rows * self.k;
         let mut t = UpdateSums::default();
         for p in parts {
             (t.z, t.hamming, t.one_error, t.den, t.nan) =

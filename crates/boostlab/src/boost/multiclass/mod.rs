@@ -269,6 +269,20 @@ pub(crate) fn single_label_classes(labels: &Labels<'_>) -> Result<Vec<u32>> {
     Ok(out)
 }
 
+/// Rows per chunk of the multi-class boosters' per-row passes: about [`ROW_CHUNK`] (row, output)
+/// pairs, and at least [`MIN_CHUNK_ROWS`] rows. The chunks depend on the row and output counts
+/// only, so every pass gives the same bits for any number of threads; with k outputs a
+/// 20,000-row pass is split into parallel chunks where whole-row chunks of [`ROW_CHUNK`] would
+/// leave it on one thread.
+///
+/// [`ROW_CHUNK`]: crate::util::par::ROW_CHUNK
+pub(crate) fn chunk_rows(k: usize) -> usize {
+    (crate::util::par::ROW_CHUNK / k.max(1)).max(MIN_CHUNK_ROWS)
+}
+
+/// The fewest rows in a chunk of [`chunk_rows`].
+const MIN_CHUNK_ROWS: usize = 1024;
+
 /// Checks the weak hypothesis' outputs on the training rows.
 pub(crate) fn check_outputs(h: &[f64], expected: usize) -> Result<()> {
     if h.len() != expected {

@@ -2,6 +2,7 @@
 
 use rayon::prelude::*;
 
+use super::chunk_rows;
 use super::{check_labels_on, check_outputs, single_label_classes, step_of, top_label, vote};
 use super::{MultiParams, MultiVariant};
 use crate::boost::{Booster, Diagnostics, Labels, Step};
@@ -9,7 +10,7 @@ use crate::collective::Shared;
 use crate::error::{Error, Result};
 use crate::eval::multilabel;
 use crate::tree::{Criterion, LeafRule};
-use crate::util::par::{self, ROW_CHUNK};
+use crate::util::par;
 use crate::util::traffic::{self, Pass};
 
 /// Discrete AdaBoost.MR (docs/explanation/multiclass.md#multiclass-mr), and AdaBoost.M2 = MR on single-label data.
@@ -158,7 +159,8 @@ impl Booster for AdaBoostMr {
     fn statistics(&self, stats: &mut [f64]) {
         debug_assert_eq!(stats.len(), self.n * self.k);
         // docs/explanation/multiclass.md#multiclass-mr: reuse the MH weak learner with weights w(i, ℓ), by the sign of Y_i[ℓ].
-        let c = ROW_CHUNK * self.k;
+        let rows = chunk_rows(self.k);
+        let c = rows * self.k;
         traffic::add(Pass::BoosterStatistics, traffic::bytes(&self.v) + traffic::bytes(&self.y), traffic::bytes(stats));
         stats.par_chunks_mut(c).zip(self.v.par_chunks(c).zip(self.y.par_chunks(c))).for_each(|(s, (v, y))| {
             for_each_w(v, y, self.k, |j, w, y| s[j] = crate::boost::signed(y, w));
@@ -218,18 +220,19 @@ impl AdaBoostMr {
     /// One round (docs/explanation/multiclass.md#multiclass-mr): the edge, α, the update of `v` with the training diagnostics and,
     /// with `stats`, the next round's statistics written in the normalisation pass.
     ///
-    /// As AdaBoost.MH's step, fixed chunks of [`ROW_CHUNK`] rows in parallel, sums in
-    /// row order within a chunk and in chunk order across chunks (the serial loop's result with at
-    /// most [`ROW_CHUNK`] rows, the same result for any thread count).
+    /// As AdaBoost.MH's step, fixed chunks of [`chunk_rows`] rows in parallel, sums in
+    /// row order within a chunk and in chunk order across chunks (the serial loop's result within
+    /// one chunk, the same result for any thread count).
     fn advance(&mut self, h: &[f64], diag: &mut Diagnostics, stats: Option<&mut [f64]>) -> Result<Step> {
         check_outputs(h, self.n * self.k)?;
         let k = self.k;
-        let c = ROW_CHUNK * k;
+        let rows = chunk_rows(k);
+        let c = rows * k;
         let (v, y) = (&self.v, &self.y);
         // The edge: the weights, labels and outputs read.
         traffic::add(Pass::BoosterStep, traffic::bytes(v) + traffic::bytes(y) + traffic::bytes(h), 0);
         // docs/explanation/multiclass.md#multiclass-mr: r = Σ_{i,ℓ} w(i,ℓ) Y_i[ℓ] h(x_i,ℓ) = ½ Σ D(i,ℓ0,ℓ1)(h(x_i,ℓ1) − h(x_i,ℓ0)).
-        let parts = par::map_chunks(self.n, |rows| {
+        let parts = par::map_chunks_of(self.n, rows, |rows| {
             let e = rows.start * k..rows.end * k;
             let (h, mut r) = (&h[e.clone()], 0.0);
             for_each_w(&v[e.clone()], &y[e], k, |j, w, y| r += w * y * h[j]);
@@ -258,7 +261,7 @@ impl AdaBoostMr {
         let vb = traffic::bytes(&self.v);
         traffic::add(Pass::BoosterUpdate, 4 * vb + traffic::bytes(sw), 2 * vb);
         let parts: Vec<UpdateSums> = (self.v.par_chunks_mut(c).zip(self.f.par_chunks_mut(c)))
-            .zip(self.y.par_chunks(c).zip(h.par_chunks(c)).zip(sw.par_chunks(ROW_CHUNK)))
+            .zip(self.y.par_chunks(c).zip(h.par_chunks(c)).zip(sw.par_chunks(rows)))
             .map(|((v, f), ((y, h), sw))| {
                 let mut u = UpdateSums::default();
                 // y = ±1, so −½α·(y h) is −½α·y·h bit for bit.

@@ -5,7 +5,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::obi::{obi_convex, obi_convex_many, obi_from_values, obi_star};
+use super::obi::{obi_convex, obi_convex_many, obi_from_values, obi_star, with_fractions};
 use crate::math::loss::Loss;
 
 /// An offset is "numerically zero" below this many units of `max(1, |edge|)` (docs/explanation/secboost.md#secboost-degenerate, degenerate
@@ -177,7 +177,7 @@ pub fn offset_grid_and_obi(
     }
     // The grid of `obi`: e_t + d·k/m for k = 0..m, the last point e_prev itself, then the second
     // points of the two lines (the previous offset's, evaluated now; the new one's, later).
-    let mut x: Vec<f64> = (0..=m).map(|k| e_t + d * (k as f64 / m as f64)).collect();
+    let mut x: Vec<f64> = with_fractions(m, |q| q.iter().map(|&q| e_t + d * q).collect());
     x[m] = e_prev;
     x.push(e_t + v_prev);
     let mut f = vec![0.0; x.len()];

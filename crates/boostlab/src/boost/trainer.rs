@@ -122,12 +122,7 @@ impl<'a> Trainer<'a> {
         }
         let mut nothing = |_: &RoundRecord| {};
         let on_round = self.on_round.unwrap_or(&mut nothing);
-        let fit = || driver::fit_with_options(data, self.params, self.loss, self.opts, on_round);
-        if self.active_wait {
-            crate::util::par::active_wait(fit)
-        } else {
-            fit()
-        }
+        polling(self.active_wait, || driver::fit_with_options(data, self.params, self.loss, self.opts, on_round))
     }
 
     /// Trains on binned data, the one training path every input feeds. The bins must come from
@@ -139,15 +134,19 @@ impl<'a> Trainer<'a> {
         let on_round = self.on_round.unwrap_or(&mut nothing);
         match self.collective {
             Some(c) => driver::fit_binned_distributed(data, self.params, self.loss, self.opts, c, on_round),
-            None => {
-                let fit = || driver::fit_binned_with_options(data, self.params, self.loss, self.opts, on_round);
-                if self.active_wait {
-                    crate::util::par::active_wait(fit)
-                } else {
-                    fit()
-                }
-            }
+            None => polling(self.active_wait, || {
+                driver::fit_binned_with_options(data, self.params, self.loss, self.opts, on_round)
+            }),
         }
+    }
+}
+
+/// `f` inside [`crate::util::par::active_wait`] when `on`, else `f` as it is.
+fn polling<R>(on: bool, f: impl FnOnce() -> R) -> R {
+    if on {
+        crate::util::par::active_wait(f)
+    } else {
+        f()
     }
 }
 

@@ -59,19 +59,29 @@ pub(super) fn obi_from_values(a: f64, b: f64, fa: f64, fb: f64, x: &[f64], f: &[
 }
 
 /// `k / n` for `k = 0..=n` (`n ≥ 1`), the fractions of an equally spaced grid, computed as
-/// `k as f64 / n as f64` once per thread and `n` instead of once per point and example.
+/// `k as f64 / n as f64` once per thread and `n` instead of once per point and example. The
+/// last few `n` are kept (an oracle alternates between its scan grid and its finer check grid).
+/// `f` must not call `with_fractions` itself.
 pub(super) fn with_fractions<R>(n: usize, f: impl FnOnce(&[f64]) -> R) -> R {
     use std::cell::RefCell;
+    /// Grids kept per thread.
+    const KEPT: usize = 4;
     thread_local! {
-        static FRACTIONS: RefCell<(usize, Vec<f64>)> = const { RefCell::new((0, Vec::new())) };
+        static FRACTIONS: RefCell<Vec<(usize, Vec<f64>)>> = const { RefCell::new(Vec::new()) };
     }
     FRACTIONS.with(|cell| {
-        let mut c = cell.borrow_mut();
-        if c.0 != n || c.1.len() != n + 1 {
-            c.1 = (0..=n).map(|k| k as f64 / n as f64).collect();
-            c.0 = n;
-        }
-        f(&c.1)
+        let mut kept = cell.borrow_mut();
+        let at = match kept.iter().position(|(m, _)| *m == n) {
+            Some(at) => at,
+            None => {
+                if kept.len() == KEPT {
+                    kept.remove(0);
+                }
+                kept.push((n, (0..=n).map(|k| k as f64 / n as f64).collect()));
+                kept.len() - 1
+            }
+        };
+        f(&kept[at].1)
     })
 }
 
@@ -179,7 +189,7 @@ pub fn obi_star_many(loss: &Loss, zs: &[f64], z_prev: &[f64], vs: &[f64], n: usi
             // The grid of [`obi`]: a + (c − a)·k/n for k = 0..n, the last point c itself, then b.
             let (a, c) = (zs[i], z_prev[i]);
             let s0 = x.len();
-            x.extend((0..=n).map(|k| a + (c - a) * (k as f64 / n as f64)));
+            with_fractions(n, |q| x.extend(q.iter().map(|&q| a + (c - a) * q)));
             x[s0 + n] = c;
             x.push(a + vs[i]);
         }
@@ -469,7 +479,8 @@ mod tests {
 
     #[test]
     fn fractions_are_the_per_point_quotients() {
-        for n in [1usize, 3, 400, 7, 400] {
+        // More distinct n than the thread keeps, and n seen again after eviction.
+        for n in [1usize, 3, 400, 7, 100, 5, 400, 1, 3] {
             with_fractions(n, |q| {
                 assert_eq!(q.len(), n + 1);
                 for (k, &v) in q.iter().enumerate() {

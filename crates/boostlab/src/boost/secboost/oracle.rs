@@ -129,7 +129,7 @@ fn offset_grid_from(
         let zk = precision.max(1) << k;
         // Scan grid z_c = e_t + j·d/Z, j = 1..Z (the last point is e_prev itself).
         x.clear();
-        x.extend((1..=zk).map(|j| e_t + d * (j as f64 / zk as f64)));
+        with_fractions(zk, |q| x.extend(q[1..].iter().map(|&q| e_t + d * q)));
         x[zk - 1] = e_prev;
         f.resize(zk, 0.0);
         loss.eval_many(&x, &mut f);
@@ -307,12 +307,14 @@ pub fn offsets_many(
         }
         let zk = precision.max(1) << k;
         x.clear();
-        for &(i, _) in &live {
-            let (et, d) = (e_t[i], e_prev[i] - e_t[i]);
-            let start = x.len();
-            x.extend((1..=zk).map(|j| et + d * (j as f64 / zk as f64)));
-            x[start + zk - 1] = e_prev[i];
-        }
+        with_fractions(zk, |q| {
+            for &(i, _) in &live {
+                let (et, d) = (e_t[i], e_prev[i] - e_t[i]);
+                let start = x.len();
+                x.extend(q[1..].iter().map(|&q| et + d * q));
+                x[start + zk - 1] = e_prev[i];
+            }
+        });
         f.resize(x.len(), 0.0);
         loss.eval_many(&x, &mut f);
         // Candidates (i, f_t, v) whose OBI is checked next.
@@ -337,13 +339,15 @@ pub fn offsets_many(
         } else {
             let m = (OBI_REFINE * zk).max(1);
             x.clear();
-            for &(i, _, v) in &cand {
-                let (a, c) = (e_t[i], e_prev[i]);
-                let start = x.len();
-                x.extend((0..=m).map(|j| a + (c - a) * (j as f64 / m as f64)));
-                x[start + m] = c;
-                x.push(a + v);
-            }
+            with_fractions(m, |q| {
+                for &(i, _, v) in &cand {
+                    let (a, c) = (e_t[i], e_prev[i]);
+                    let start = x.len();
+                    x.extend(q.iter().map(|&q| a + (c - a) * q));
+                    x[start + m] = c;
+                    x.push(a + v);
+                }
+            });
             f.resize(x.len(), 0.0);
             loss.eval_many(&x, &mut f);
             cand.iter()

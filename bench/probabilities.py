@@ -6,9 +6,9 @@ boosters against LightGBM's defaults, on the binary datasets of ../shared/datase
 
 Each dataset is split into stratified folds (seed 0); every model is fitted on the other folds and
 predicts the held-out one, so each row's probability comes from a model that never saw it. The
-variants are boostlab's binary estimators at their defaults (calibrated) and with the papers' link
-σ(2f) (`calibration=None`), Real AdaBoost with 8 leaves × 100 or 200 rounds, and larger trees
-with shrinkage for each booster, against
+variants are boostlab's binary estimators at their defaults (calibrated), at the papers' setting
+(`preset="paper"`: 100 stumps at learning rate 1) calibrated and with the papers' link σ(2f)
+(`calibration=None`), and Real AdaBoost with 8 leaves × 200 rounds, against
 `lightgbm.LGBMClassifier()` at its defaults (one thread: only quality is measured). The last table
 gives each variant's log loss as a ratio to LightGBM's, with the errors.
 """
@@ -45,29 +45,30 @@ def load(name: str):
 
 
 def variants(calibration: list[str]):
-    """boostlab's binary estimators at their defaults (calibrated), with the papers' link
-    (`calibration=None`), and Real AdaBoost with 8 leaves; `--calibration sigmoid` adds the same
+    """boostlab's binary estimators at their defaults, at the papers' setting (calibrated and with
+    the papers' link, `calibration=None`), and Real AdaBoost with 8 leaves; `--calibration sigmoid` adds the same
     shapes wrapped in scikit-learn's cross-fitted `CalibratedClassifierCV` over the papers' link,
     the reference a built-in calibration is measured against."""
     from sklearn.calibration import CalibratedClassifierCV
 
-    R, A, T = boostlab.RealAdaBoostClassifier, boostlab.AdaBoostClassifier, boostlab.TAdaBoostClassifier
-    shapes = {
-        "AdaBoost default": (A, {}),
-        "AdaBoost σ(2f)": (A, {"calibration": None}),
-        "Real AdaBoost default": (R, {}),
-        "Real AdaBoost σ(2f)": (R, {"calibration": None}),
-        "t-AdaBoost default": (T, {}),
-        "t-AdaBoost σ(2f)": (T, {"calibration": None}),
-        "Real AdaBoost 8x100": (R, {"max_leaves": 8}),
-        "Real AdaBoost 8x200": (R, {"max_leaves": 8, "n_estimators": 200}),
-        "Real AdaBoost 8x200 σ(2f)": (R, {"max_leaves": 8, "n_estimators": 200, "calibration": None}),
-        # Larger trees with shrinkage, where stumps underfit (docs: "When stumps are not enough").
-        "Real AdaBoost 16x100 lr0.2": (R, {"max_leaves": 16, "learning_rate": 0.2}),
-        "Real AdaBoost 32x100 lr0.1": (R, {"max_leaves": 32, "learning_rate": 0.1}),
-        "AdaBoost 8x200": (A, {"max_leaves": 8, "n_estimators": 200}),
-        "t-AdaBoost 32x100 lr0.5": (T, {"max_leaves": 32, "learning_rate": 0.5}),
-    }
+    R, A, T, S = (
+        boostlab.RealAdaBoostClassifier,
+        boostlab.AdaBoostClassifier,
+        boostlab.TAdaBoostClassifier,
+        boostlab.SecBoostClassifier,
+    )
+    shapes = {}
+    for label, cls in [("AdaBoost", A), ("Real AdaBoost", R), ("t-AdaBoost", T), ("SecBoost", S)]:
+        shapes[f"{label} default"] = (cls, {})
+        # The papers' setting: 100 stumps at learning rate 1, calibrated and with σ(2f).
+        shapes[f"{label} paper"] = (cls, {"preset": "paper"})
+        shapes[f"{label} paper σ(2f)"] = (cls, {"preset": "paper", "calibration": None})
+    # The setting where users met saturated probabilities.
+    shapes["Real AdaBoost 8x200"] = (R, {"max_leaves": 8, "n_estimators": 200, "learning_rate": 1.0})
+    shapes["Real AdaBoost 8x200 σ(2f)"] = (
+        R,
+        {"max_leaves": 8, "n_estimators": 200, "learning_rate": 1.0, "calibration": None},
+    )
     out = {}
     for name, (cls, kw) in shapes.items():
         for cal in calibration:

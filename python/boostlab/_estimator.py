@@ -218,8 +218,9 @@ class BoostClassifier(_ParamsMixin, _PlottingMixin, _ModelFileMixin, ClassifierM
         """The fitted model to continue (`warm_start=True` and fitted), or None."""
         if not (getattr(self, "warm_start", False) and hasattr(self, "model_")):
             return None
-        n_est = _int("n_estimators", self.n_estimators)
-        if n_est < self.model_.n_trees:
+        # None (the booster's default) is checked by the core against the model.
+        n_est = _int("n_estimators", self.n_estimators, optional=True)
+        if n_est is not None and n_est < self.model_.n_trees:
             raise ValueError(
                 f"n_estimators={n_est} must be larger or equal to the fitted model's "
                 f"{self.model_.n_trees} trees when warm_start==True"

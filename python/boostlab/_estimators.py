@@ -2,8 +2,18 @@
 
 Common parameters (every estimator):
 
-- ``n_estimators``: boosting rounds (trees). By default 100; ≥ 1.
-- ``max_leaves``: leaves per tree. By default 2 (stumps); ≥ 2.
+- ``n_estimators``: boosting rounds (trees); ≥ 1.
+- ``max_leaves``: leaves per tree; ≥ 2.
+- ``learning_rate``: shrinkage ν; each round adds ν·α·h (α scaled before the weight update);
+  (0, 1].
+- The defaults of these three: the multi-class estimators boost 100 stumps (2 leaves) at
+  ν = 1. The binary estimators default to None: the booster's own defaults, chosen so that their
+  calibrated probabilities are close to LightGBM's (docs/explanation/probabilities.md) —
+  AdaBoost 300 rounds of 8 leaves at ν = 0.5, Real AdaBoost and SecBoost 100 rounds of 32 leaves
+  at ν = 0.1, t-AdaBoost 100 rounds of 64 leaves at ν = 0.5 — or the preset's.
+- ``preset`` (binary estimators): a named set of defaults, under every parameter given:
+  ``"paper"`` is the papers' setting, 100 stumps at ν = 1 (t-AdaBoost also takes ``"authors"``,
+  as ``authors_mode=True``). By default None.
 - ``max_nodes``: nodes per tree (internal + leaves), overriding ``max_leaves`` with
   ⌊(K+1)/2⌋ leaves. By default None; ≥ 3.
 - ``max_depth``: maximum depth. By default None (unlimited); ≥ 1.
@@ -17,8 +27,6 @@ Common parameters (every estimator):
 - ``random_state``: seed of the random choices (candidate subsampling, random tie-breaking,
   random codes, SecBoost's degenerate offsets). By default None, which is the seed 0: boostlab is
   deterministic unless a seed is given; an int ≥ 0 or a ``numpy.random.RandomState``.
-- ``learning_rate``: shrinkage ν; each round adds ν·α·h (α scaled before the weight update). By
-  default 1.0; (0, 1].
 - ``n_iter_no_change``: early stopping: stop once the validation metric has not improved for this
   many rounds and keep the best iteration (``best_iteration_``). The validation data are
   ``eval_set`` given to ``fit``, else a stratified ``validation_fraction`` of the training data
@@ -79,6 +87,19 @@ def _common_doc(cls):
     return cls
 
 
+def _preset(preset, authors_mode=None):
+    """The core's `preset` of the `preset` keyword; `authors_mode` is t-AdaBoost's (None for the
+    other boosters), where `authors_mode=True` is `preset="authors"`."""
+    preset = _choice("preset", preset, (None, "paper") if authors_mode is None else (None, "paper", "authors"))
+    if authors_mode:
+        if preset == "paper":
+            raise ValueError(
+                "invalid parameter `preset`: expected None or \"authors\" with authors_mode=True, got 'paper'"
+            )
+        return "authors"
+    return preset
+
+
 # AdaBoost's α rules (`alpha`); None is the algorithm's own.
 _ALPHA_RULES = (None, "discrete", "one", "linear-bound", "line-search", "abstain", "abstain-conservative")
 
@@ -86,6 +107,13 @@ _ALPHA_RULES = (None, "discrete", "one", "linear-bound", "line-search", "abstain
 class _Binary(BoostClassifier):
     _binary_only = True
     _multilabel = False
+
+    @classmethod
+    def _kwargs_from_core(cls, p):
+        kw = super()._kwargs_from_core(p)
+        # `authors` comes back as t-AdaBoost's `authors_mode`.
+        kw["preset"] = "paper" if p.get("preset") == "paper" else None
+        return kw
 
 
 @register("adaboost")
@@ -102,9 +130,9 @@ class AdaBoostClassifier(_Binary):
 
     def __init__(
         self,
-        n_estimators=100,
+        n_estimators=None,
         *,
-        max_leaves=2,
+        max_leaves=None,
         max_nodes=None,
         max_depth=None,
         min_leaf_weight=None,
@@ -113,8 +141,9 @@ class AdaBoostClassifier(_Binary):
         random_state=None,
         calibration="sigmoid",
         calibration_folds=3,
+        preset=None,
         callbacks=None,
-        learning_rate=1.0,
+        learning_rate=None,
         n_iter_no_change=None,
         validation_fraction=0.1,
         eval_metric=None,
@@ -139,6 +168,7 @@ class AdaBoostClassifier(_Binary):
         self.callbacks = callbacks
         self.calibration = calibration
         self.calibration_folds = calibration_folds
+        self.preset = preset
         self.learning_rate = learning_rate
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction
@@ -154,7 +184,11 @@ class AdaBoostClassifier(_Binary):
         self.alpha = alpha
 
     def _core_params(self, multilabel):
-        return {"algorithm": "adaboost", "adaboost": {"alpha": _choice("alpha", self.alpha, _ALPHA_RULES)}}
+        return {
+            "algorithm": "adaboost",
+            "preset": _preset(self.preset),
+            "adaboost": {"alpha": _choice("alpha", self.alpha, _ALPHA_RULES)},
+        }
 
     @classmethod
     def _kwargs_from_core(cls, p):
@@ -179,9 +213,9 @@ class RealAdaBoostClassifier(_Binary):
 
     def __init__(
         self,
-        n_estimators=100,
+        n_estimators=None,
         *,
-        max_leaves=2,
+        max_leaves=None,
         max_nodes=None,
         max_depth=None,
         min_leaf_weight=None,
@@ -197,8 +231,9 @@ class RealAdaBoostClassifier(_Binary):
         smoothing=None,
         calibration="sigmoid",
         calibration_folds=3,
+        preset=None,
         callbacks=None,
-        learning_rate=1.0,
+        learning_rate=None,
         n_iter_no_change=None,
         validation_fraction=0.1,
         eval_metric=None,
@@ -217,6 +252,7 @@ class RealAdaBoostClassifier(_Binary):
         self.callbacks = callbacks
         self.calibration = calibration
         self.calibration_folds = calibration_folds
+        self.preset = preset
         self.learning_rate = learning_rate
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction
@@ -235,6 +271,7 @@ class RealAdaBoostClassifier(_Binary):
     def _core_params(self, multilabel):
         return {
             "algorithm": "real-adaboost",
+            "preset": _preset(self.preset),
             "adaboost": {
                 "smoothing": _float("smoothing", self.smoothing, optional=True),
                 "alpha": _choice("alpha", self.alpha, _ALPHA_RULES),
@@ -289,9 +326,10 @@ class TAdaBoostClassifier(_Binary):
     ``"co-density"`` (``q^(2−t)``, on the probability simplex). By default None: ``"normalized"``.
     authors_mode: the ``authors`` preset: defaults that reproduce the authors' code (canonical
     leaves, leaves grown by count, pure leaves forbidden, at most 2000 split candidates, random
-    ties), so it changes the defaults of ``leaf_values``, ``grow_order``, ``pure_leaves``,
-    ``max_split_candidates`` and ``split_ties``. Every parameter given explicitly wins over the
-    preset. By default False.
+    ties, and the papers' 100 stumps at ``learning_rate=1``), so it changes the defaults of
+    ``leaf_values``, ``grow_order``, ``pure_leaves``, ``max_split_candidates``, ``split_ties``,
+    ``n_estimators``, ``max_leaves`` and ``learning_rate``. Every parameter given explicitly
+    wins over the preset. By default False.
     overflow: for ``t > 1``, what happens when a tempered weight overflows: ``"fallback"`` (the
     authors' rule: the overflowed examples share the weight) or ``"error"`` (the fit fails). By
     default None: ``"fallback"``.
@@ -301,11 +339,11 @@ class TAdaBoostClassifier(_Binary):
 
     def __init__(
         self,
-        n_estimators=100,
+        n_estimators=None,
         *,
         t=0.8,
         clipped=False,
-        max_leaves=2,
+        max_leaves=None,
         max_nodes=None,
         max_depth=None,
         min_leaf_weight=None,
@@ -317,8 +355,9 @@ class TAdaBoostClassifier(_Binary):
         authors_mode=False,
         calibration="sigmoid",
         calibration_folds=3,
+        preset=None,
         callbacks=None,
-        learning_rate=1.0,
+        learning_rate=None,
         n_iter_no_change=None,
         validation_fraction=0.1,
         eval_metric=None,
@@ -351,6 +390,7 @@ class TAdaBoostClassifier(_Binary):
         self.callbacks = callbacks
         self.calibration = calibration
         self.calibration_folds = calibration_folds
+        self.preset = preset
         self.learning_rate = learning_rate
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction
@@ -371,7 +411,7 @@ class TAdaBoostClassifier(_Binary):
     def _core_params(self, multilabel):
         return {
             "algorithm": "t-adaboost",
-            "preset": "authors" if self.authors_mode else None,
+            "preset": _preset(self.preset, authors_mode=bool(self.authors_mode)),
             "t_adaboost": {
                 **self._t_params(),
                 "leaf_values": _choice("leaf_values", self.leaf_values, (None, "optimal", "canonical")),
@@ -493,12 +533,12 @@ class SecBoostClassifier(_Binary):
 
     def __init__(
         self,
-        n_estimators=100,
+        n_estimators=None,
         *,
         loss="logistic",
         loss_convex=False,
         loss_beta=None,
-        max_leaves=2,
+        max_leaves=None,
         max_nodes=None,
         max_depth=None,
         min_leaf_weight=None,
@@ -519,8 +559,9 @@ class SecBoostClassifier(_Binary):
         kappa=0.5,
         calibration="sigmoid",
         calibration_folds=3,
+        preset=None,
         callbacks=None,
-        learning_rate=1.0,
+        learning_rate=None,
         n_iter_no_change=None,
         validation_fraction=0.1,
         eval_metric=None,
@@ -541,6 +582,7 @@ class SecBoostClassifier(_Binary):
         self.callbacks = callbacks
         self.calibration = calibration
         self.calibration_folds = calibration_folds
+        self.preset = preset
         self.learning_rate = learning_rate
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction
@@ -565,6 +607,7 @@ class SecBoostClassifier(_Binary):
             raise ValueError(f"invalid parameter `loss`: expected a name or a callable, got {self.loss!r}")
         return {
             "algorithm": "secboost",
+            "preset": _preset(self.preset),
             "secboost": {
                 # A callable loss is passed to the core separately; this name is then unused.
                 "loss": self.loss if isinstance(self.loss, str) else "logistic",

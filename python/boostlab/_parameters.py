@@ -136,9 +136,9 @@ def _user_value(p, path, fallback=None):
     refits alike and `get_params` round-trips). Models without sources give the value itself."""
     sub, _, field = path.rpartition(".")
     sources = p.get("_sources")
-    if sources:
-        e = sources.get(path)
-        return e["value"] if e is not None and e["source"] == "user" else None
+    if sources and path in sources:
+        e = sources[path]
+        return e["value"] if e["source"] == "user" else None
     return (p.get(sub, {}) if sub else p).get(field, fallback)
 
 
@@ -224,7 +224,7 @@ class _ParamsMixin:
 
     def _tree_params(self):
         return {
-            "max_leaves": _int("max_leaves", self.max_leaves),
+            "max_leaves": _int("max_leaves", self.max_leaves, optional=True),
             "max_nodes": _int("max_nodes", self.max_nodes, optional=True),
             "max_depth": _int("max_depth", self.max_depth, optional=True),
             "min_leaf_weight": _float("min_leaf_weight", getattr(self, "min_leaf_weight", None), optional=True),
@@ -241,7 +241,7 @@ class _ParamsMixin:
 
     def _params(self, multilabel: bool) -> dict:
         p = {
-            "n_estimators": _int("n_estimators", self.n_estimators),
+            "n_estimators": _int("n_estimators", self.n_estimators, optional=True),
             "max_bins": _int("max_bins", self.max_bins),
             "seed": _seed(self.random_state),
             "tree": self._tree_params(),
@@ -257,8 +257,9 @@ class _ParamsMixin:
 
     def _practice_params(self) -> dict:
         """Shrinkage and the validation settings (checked here, before any work)."""
-        lr = _float("learning_rate", getattr(self, "learning_rate", 1.0))
-        _boostlab.check_parameter("learning_rate", lr)  # the registry's range
+        lr = _float("learning_rate", getattr(self, "learning_rate", None), optional=True)
+        if lr is not None:
+            _boostlab.check_parameter("learning_rate", lr)  # the registry's range
         metric = _choice(
             "eval_metric", getattr(self, "eval_metric", None), (None, "error", "hamming", "one-error", "loss")
         )
@@ -298,8 +299,9 @@ class _ParamsMixin:
         """Constructor arguments from a model's core parameters (for `load_model`)."""
         t = p.get("tree", {})
         return {
-            "n_estimators": p["n_estimators"],
-            "max_leaves": t.get("max_leaves", 2),
+            # None where the model took the booster's default: a reloaded estimator refits alike.
+            "n_estimators": _user_value(p, "n_estimators"),
+            "max_leaves": _user_value(p, "tree.max_leaves"),
             "max_nodes": t.get("max_nodes"),
             "max_depth": t.get("max_depth"),
             "min_leaf_weight": _user_value(p, "tree.min_leaf_weight"),
@@ -326,7 +328,7 @@ class _ParamsMixin:
             ),
             "max_bins": p.get("max_bins", 255),
             "random_state": p.get("seed", 0),
-            "learning_rate": p.get("learning_rate", 1.0),
+            "learning_rate": _user_value(p, "learning_rate", 1.0),
             "n_iter_no_change": p.get("early_stopping_rounds"),
             "eval_metric": p.get("eval_metric"),
         }

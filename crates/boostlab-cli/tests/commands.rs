@@ -861,3 +861,30 @@ fn t_schedule_through_the_cli() {
     );
     fails_with(&["train", "--data", d, "--algo", "adaboost", "--t-schedule", "linear:0:1"], "--t-schedule applies");
 }
+
+/// The binary boosters train with their own defaults (Real AdaBoost: 32 leaves at learning rate
+/// 0.1), and `--preset paper` gives back the papers' 100 stumps at learning rate 1, the same
+/// trees as those flags spelled out.
+#[test]
+fn algorithm_defaults_and_the_paper_preset() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path(), "d.csv", 200, &["0", "1"]);
+    let train = |name: &str, extra: &[&str]| -> serde_json::Value {
+        let model = dir.path().join(name);
+        let mut args = vec!["train", "--data", data.to_str().unwrap(), "--algo", "real-adaboost"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--calibration", "none", "--model", model.to_str().unwrap(), "-q"]);
+        let (ok, _, se) = run(&args);
+        assert!(ok, "{se}");
+        serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap()
+    };
+    let default = train("d.json", &[]);
+    assert_eq!(default["params"]["tree"]["max_leaves"], 32);
+    assert_eq!(default["params"]["learning_rate"], 0.1);
+    let paper = train("p.json", &["--preset", "paper"]);
+    let spelled = train("s.json", &["--max-leaves", "2", "--rounds", "100", "--learning-rate", "1"]);
+    assert_eq!(paper["params"]["tree"]["max_leaves"], 2);
+    assert_eq!(paper["params"]["n_estimators"], 100);
+    assert_eq!(paper["trees"], spelled["trees"]);
+    assert_ne!(paper["trees"], default["trees"]);
+}

@@ -152,9 +152,10 @@ pub(crate) struct ShardArgs {
     pub(crate) size: usize,
 }
 
-/// The parameters of `params_json` (the preset first, the estimator's given parameters over it)
-/// and their sources: the estimators send every constructor argument, so one equal to
-/// what the preset (or the default) gives is not a choice of the user's.
+/// The parameters of `params_json` (the algorithm's defaults and the preset first, the
+/// estimator's given parameters over them) and their sources: the estimators send every
+/// constructor argument that is not None, so one equal to what the preset (or the algorithm's
+/// default) gives is not a choice of the user's.
 pub(crate) fn params_and_sources(
     params_json: &str,
 ) -> PyResult<(BoostParams, std::collections::BTreeMap<String, boostlab::boost::preset::ParamEntry>)> {
@@ -162,8 +163,10 @@ pub(crate) fn params_and_sources(
         serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!("invalid parameters: {e}")))?;
     let (params, mut explicit) = BoostParams::from_json(&given).map_err(py_err)?;
     let mut base = serde_json::Map::new();
-    if let Some(p) = given.get("preset") {
-        base.insert("preset".into(), p.clone());
+    for key in ["algorithm", "preset"] {
+        if let Some(v) = given.get(key) {
+            base.insert(key.into(), v.clone());
+        }
     }
     let base =
         BoostParams::from_json(&serde_json::Value::Object(base)).map_err(py_err)?.0.sources(&[]).map_err(py_err)?;

@@ -55,8 +55,9 @@ def test_the_default_is_calibrated_and_only_the_probabilities_change(cls):
 
 def test_calibration_cuts_the_held_out_log_loss_of_an_overfit_model():
     Xtr, Xte, ytr, yte = noisy()
-    cal = boostlab.RealAdaBoostClassifier(n_estimators=200, max_leaves=8).fit(Xtr, ytr)
-    plain = boostlab.RealAdaBoostClassifier(n_estimators=200, max_leaves=8, calibration=None).fit(Xtr, ytr)
+    kw = dict(n_estimators=200, max_leaves=8, learning_rate=1.0)
+    cal = boostlab.RealAdaBoostClassifier(**kw).fit(Xtr, ytr)
+    plain = boostlab.RealAdaBoostClassifier(**kw, calibration=None).fit(Xtr, ytr)
     before = log_loss(yte, np.clip(plain.predict_proba(Xte), 1e-15, 1 - 1e-15))
     after = log_loss(yte, cal.predict_proba(Xte))
     # σ(2f) of 200 deep Real AdaBoost rounds is saturated; the calibrated scale is not.

@@ -33,15 +33,15 @@ FEATURES = ["a", "b", "c"]
 CASES = [
     (
         "t-adaboost",
-        lambda: boostlab.TAdaBoostClassifier(n_estimators=25, t=0.6, max_leaves=6),
-        ["--algo", "t-adaboost", "--t", "0.6", "--max-leaves", "6", "--rounds", "25"],
+        lambda: boostlab.TAdaBoostClassifier(n_estimators=25, t=0.6, max_leaves=6, learning_rate=1.0),
+        ["--algo", "t-adaboost", "--t", "0.6", "--max-leaves", "6", "--rounds", "25", "--learning-rate", "1"],
         "label",
         True,
     ),
     (
         "secboost-spring",
-        lambda: boostlab.SecBoostClassifier(n_estimators=12, loss="spring:Q=500", max_leaves=4),
-        ["--algo", "secboost", "--loss", "spring:Q=500", "--max-leaves", "4", "--rounds", "12"],
+        lambda: boostlab.SecBoostClassifier(n_estimators=12, loss="spring:Q=500", max_leaves=4, learning_rate=1.0),
+        ["--algo", "secboost", "--loss", "spring:Q=500", "--max-leaves", "4", "--rounds", "12", "--learning-rate", "1"],
         "label",
         False,
     ),

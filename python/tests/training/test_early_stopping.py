@@ -85,12 +85,12 @@ def test_secboost_stops_on_its_loss_and_metrics_are_checked():
 def test_model_file_keeps_best_iteration_and_reloads_the_parameters(tmp_path):
     X, y = task_data("binary", n=250, seed=1)
     X_val, y_val = task_data("binary", n=300, seed=2)
-    est = boostlab.AdaBoostClassifier(n_estimators=60, max_leaves=8, learning_rate=0.5, n_iter_no_change=3)
+    est = boostlab.AdaBoostClassifier(n_estimators=60, max_leaves=8, learning_rate=0.3, n_iter_no_change=3)
     est.fit(X, y, eval_set=[(X_val, y_val)])
     est.save_model(tmp_path / "m.json")
     back = boostlab.load_model(tmp_path / "m.json")
     assert back.best_iteration_ == est.best_iteration_
-    assert back.get_params()["learning_rate"] == 0.5 and back.get_params()["n_iter_no_change"] == 3
+    assert back.get_params()["learning_rate"] == 0.3 and back.get_params()["n_iter_no_change"] == 3
     np.testing.assert_array_equal(back.predict(X_val), est.predict(X_val))
 
 

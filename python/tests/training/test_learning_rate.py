@@ -15,7 +15,7 @@ from helpers import ESTIMATOR_CASES, ESTIMATOR_IDS, small_estimator, task_data
 @pytest.mark.parametrize("cls,kind,kw", ESTIMATOR_CASES, ids=ESTIMATOR_IDS)
 def test_learning_rate_scales_the_first_vote(cls, kind, kw):
     X, y = task_data(kind)
-    full = small_estimator(cls, 3, **kw).fit(X, y)
+    full = small_estimator(cls, 3, learning_rate=1.0, **kw).fit(X, y)
     shrunk = small_estimator(cls, 3, learning_rate=0.25, **kw).fit(X, y)
     a, b = full.estimator_weights_, shrunk.estimator_weights_
     assert b[0] == pytest.approx(0.25 * a[0], rel=1e-12)

@@ -21,7 +21,7 @@ pub mod surface;
 pub mod tadaboost;
 pub mod tree;
 
-pub use boost::{default_pure_leaves, Algorithm, BoostParams, EvalMetric};
+pub use boost::{algorithm_defaults, default_pure_leaves, Algorithm, BoostParams, EvalMetric};
 pub use calibration::{CalibrationMethod, CalibrationParams};
 pub use preset::{ParamEntry, ParamSource, Preset};
 pub use tree::{

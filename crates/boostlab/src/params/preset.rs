@@ -25,13 +25,17 @@ use crate::error::{Error, Result};
 pub enum Preset {
     /// t-AdaBoost as the authors' published code runs it (docs/explanation/tadaboost.md#tadaboost-authors "Reproducing the authors'
     /// code"): leaves grown by example count, pure leaves forbidden, at most 2000 split candidates
-    /// per node, ties between equally good splits broken at random, canonical leaf values.
+    /// per node, ties between equally good splits broken at random, canonical leaf values, and
+    /// the papers' stumps, 100 rounds and no shrinkage unless given.
     Authors,
+    /// The papers' settings where a booster's defaults differ from them
+    /// ([`algorithm_defaults`](super::algorithm_defaults)): stumps, 100 rounds, no shrinkage.
+    Paper,
 }
 
 impl Preset {
-    /// Every preset with its name (CLI `--preset`, JSON `"preset"`).
-    pub const ALL: &'static [(&'static str, Preset)] = &[("authors", Preset::Authors)];
+    /// Every preset with its name (CLI `--preset`, JSON `"preset"`, Python `preset=`).
+    pub const ALL: &'static [(&'static str, Preset)] = &[("authors", Preset::Authors), ("paper", Preset::Paper)];
 
     /// The preset's name.
     pub fn name(self) -> &'static str {
@@ -49,6 +53,7 @@ impl Preset {
     pub fn algorithms(self) -> &'static [Algorithm] {
         match self {
             Preset::Authors => &[Algorithm::TAdaBoost],
+            Preset::Paper => &[Algorithm::AdaBoost, Algorithm::RealAdaBoost, Algorithm::TAdaBoost, Algorithm::SecBoost],
         }
     }
 
@@ -56,12 +61,19 @@ impl Preset {
     pub fn settings(self) -> Vec<(&'static str, Value)> {
         match self {
             Preset::Authors => vec![
+                // The authors' code: the papers' tree size, rounds and no shrinkage.
+                ("tree.max_leaves", json!(2)),
+                ("n_estimators", json!(100)),
+                ("learning_rate", json!(1.0)),
                 ("tree.grow_order", json!("count")),
                 ("tree.pure_leaves", json!("forbid")),
                 ("tree.max_split_candidates", json!(2000)),
                 ("tree.split_ties", json!("random")),
                 ("t_adaboost.leaf_values", json!("canonical")),
             ],
+            Preset::Paper => {
+                vec![("tree.max_leaves", json!(2)), ("n_estimators", json!(100)), ("learning_rate", json!(1.0))]
+            }
         }
     }
 }
@@ -159,8 +171,30 @@ impl BoostParams {
         Self::from_json(&Value::Object(obj)).map(|(p, _)| p).unwrap_or_default()
     }
 
+    /// The defaults of `algorithm` as the command line and the Python estimators give them:
+    /// [`BoostParams::default`] with the algorithm's own defaults
+    /// ([`algorithm_defaults`](super::algorithm_defaults)) laid over it.
+    ///
+    /// ```
+    /// use boostlab::{Algorithm, BoostParams};
+    /// let p = BoostParams::for_algorithm(Algorithm::RealAdaBoost);
+    /// assert_eq!((p.tree.max_leaves, p.learning_rate), (32, 0.1));
+    /// assert_eq!(BoostParams::for_algorithm(Algorithm::AdaBoostMH).tree.max_leaves, 2);
+    /// ```
+    pub fn for_algorithm(algorithm: Algorithm) -> BoostParams {
+        let mut p = BoostParams { algorithm, ..Default::default() };
+        // The algorithm's defaults are valid by construction (tested), so this cannot fail.
+        let mut obj = Map::new();
+        obj.insert("algorithm".into(), json!(algorithm.name()));
+        if let Ok((q, _)) = Self::from_json(&Value::Object(obj)) {
+            p = q;
+        }
+        p
+    }
+
     /// Parameters from a (partial) JSON object, as the CLI, the Python bindings and experiment
-    /// specs give them: the defaults, then the preset's settings (`"preset": "authors"`, or the
+    /// specs give them: the defaults, the algorithm's own
+    /// ([`algorithm_defaults`](super::algorithm_defaults)), then the preset's settings (`"preset": "authors"`, or the
     /// older `"t_adaboost": {"authors_mode": true}`), then every field present in `v`, which
     /// therefore always wins over the preset. Returns the parameters and the dotted paths the user
     /// gave. Does not run [`BoostParams::check`].
@@ -187,6 +221,11 @@ impl BoostParams {
         let Value::Object(mut obj) = to_value(&BoostParams::default())? else {
             return Err(Error::InvalidData("parameters do not serialise to an object".into()));
         };
+        // An unknown algorithm is reported by the parse below, naming the field.
+        let algorithm = given.get("algorithm").and_then(|a| serde_json::from_value(a.clone()).ok()).unwrap_or_default();
+        for (path, value) in super::algorithm_defaults(algorithm) {
+            set_path(&mut obj, path, value);
+        }
         if let Some(p) = preset {
             for (path, value) in p.settings() {
                 set_path(&mut obj, path, value);
@@ -229,8 +268,18 @@ impl BoostParams {
             }
             p
         };
-        let effective = flatten(&to_value(&resolve(self.clone()))?);
-        let defaults = flatten(&to_value(&resolve(BoostParams::default()))?);
+        // A learning rate of 1 is not written in the parameters' JSON; it is listed all the same.
+        let listed = |p: &BoostParams| -> Result<BTreeMap<String, Value>> {
+            let mut flat = flatten(&to_value(&resolve(p.clone()))?);
+            flat.entry("learning_rate".into()).or_insert(json!(1.0));
+            Ok(flat)
+        };
+        let effective = listed(self)?;
+        // The algorithm's defaults, and the struct's (the papers' settings, which Rust code
+        // starting from `BoostParams::default()` keeps).
+        let mut defaults = listed(&BoostParams::for_algorithm(self.algorithm))?;
+        defaults.remove("algorithm");
+        let struct_defaults = listed(&BoostParams::default())?;
         let preset: BTreeMap<String, Value> = self
             .preset
             .map(|p| p.settings().into_iter().map(|(k, v)| (k.to_string(), v)).collect())
@@ -246,7 +295,7 @@ impl BoostParams {
                     } else {
                         ParamSource::User
                     }
-                } else if defaults.get(&path) == Some(&value) {
+                } else if defaults.get(&path) == Some(&value) || struct_defaults.get(&path) == Some(&value) {
                     ParamSource::Default
                 } else {
                     ParamSource::User
@@ -305,7 +354,7 @@ mod tests {
         for (path, _) in Preset::Authors.settings() {
             assert_eq!(src[path].source, ParamSource::Preset, "{path}");
         }
-        assert_eq!(src["n_estimators"].source, ParamSource::Default);
+        assert_eq!(src["seed"].source, ParamSource::Default);
         assert_eq!(src["algorithm"].source, ParamSource::User);
 
         let overrides = [
@@ -325,7 +374,7 @@ mod tests {
             assert_eq!(src[path].source, ParamSource::User, "{path}");
             for (other, value) in Preset::Authors.settings() {
                 if other != path {
-                    assert_eq!(flat[other], value, "{other} stays the preset's when {path} is given");
+                    assert_eq!(src[other].value, value, "{other} stays the preset's when {path} is given");
                     assert_eq!(src[other].source, ParamSource::Preset, "{other}");
                 }
             }
@@ -363,11 +412,48 @@ mod tests {
         });
         let (p, _) =
             BoostParams::from_json(&json!({"t_adaboost": {"authors_mode": false}})).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(p, BoostParams::default());
+        assert_eq!(p, BoostParams::for_algorithm(Algorithm::AdaBoost));
         let err = BoostParams::from_json(&json!({"preset": "lightgbm"})).unwrap_err().to_string();
-        assert!(err.contains("preset") && err.contains("authors"), "{err}");
+        assert!(err.contains("preset") && err.contains("authors") && err.contains("paper"), "{err}");
         let err = BoostParams { preset: Some(Preset::Authors), ..Default::default() }.check().unwrap_err().to_string();
         assert!(err.contains("preset") && err.contains("t-adaboost"), "{err}");
         assert!(BoostParams::from_json(&json!({"tree": {"split_ties": "sideways"}})).is_err());
+    }
+
+    /// Each algorithm's defaults are what `from_json` gives without fields, are valid, and are
+    /// recorded as defaults; the `paper` preset gives back exactly the struct's defaults (the
+    /// papers' settings) for every algorithm it is for, and yields to the user's values.
+    #[test]
+    fn algorithm_defaults_apply_and_the_paper_preset_restores_the_papers_settings() {
+        for &(name, algorithm) in Algorithm::ALL {
+            let (p, explicit) = BoostParams::from_json(&json!({"algorithm": name})).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(p, BoostParams::for_algorithm(algorithm), "{name}");
+            p.check().unwrap_or_else(|e| panic!("{name}: {e}"));
+            let flat = flatten(&to_value(&p).unwrap_or_else(|e| panic!("{e}")));
+            let changed = crate::params::algorithm_defaults(algorithm);
+            for (path, value) in &changed {
+                assert_eq!(flat[*path], *value, "{name} {path}");
+            }
+            let src = p.sources(&explicit).unwrap_or_else(|e| panic!("{e}"));
+            assert!(src.iter().all(|(k, e)| k == "algorithm" || e.source == ParamSource::Default), "{name}: {src:?}");
+            // `paper` is for exactly the algorithms with defaults of their own.
+            assert_eq!(Preset::Paper.algorithms().contains(&algorithm), !changed.is_empty(), "{name}");
+            if changed.is_empty() {
+                assert_eq!(p, BoostParams { algorithm, ..Default::default() }, "{name}");
+                continue;
+            }
+            let (paper, _) = BoostParams::from_json(&json!({"algorithm": name, "preset": "paper"}))
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(paper, BoostParams { algorithm, preset: Some(Preset::Paper), ..Default::default() }, "{name}");
+            let (mixed, _) =
+                BoostParams::from_json(&json!({"algorithm": name, "preset": "paper", "tree": {"max_leaves": 4}}))
+                    .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!((mixed.tree.max_leaves, mixed.learning_rate, mixed.n_estimators), (4, 1.0, 100), "{name}");
+        }
+        let e = BoostParams::from_json(&json!({"algorithm": "adaboost-mh", "preset": "paper"}))
+            .and_then(|(p, _)| p.check())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("preset") && e.contains("real-adaboost"), "{e}");
     }
 }

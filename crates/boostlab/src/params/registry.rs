@@ -233,6 +233,9 @@ const CONSTRAINED: &[Algorithm] =
     &[AdaBoost, RealAdaBoost, AbstainingAdaBoost, TAdaBoost, SecBoost, AdaBoostMH, RealAdaBoostMH];
 /// The binary boosters: their probabilities are calibrated (docs/explanation/probabilities.md).
 const BINARY: &[Algorithm] = &[AdaBoost, RealAdaBoost, AbstainingAdaBoost, TAdaBoost, SecBoost];
+/// The algorithms with presets: the binary boosters that grow trees, whose defaults differ from
+/// the papers' settings (`params::algorithm_defaults`; the `paper` preset restores those).
+const PRESET: &[Algorithm] = &[AdaBoost, RealAdaBoost, TAdaBoost, SecBoost];
 const SMOOTHED: &[Algorithm] = &[RealAdaBoost, AdaBoostMH, RealAdaBoostMH, AdaBoostMO, RealAdaBoostMO];
 
 const ALGORITHM_NAMES: &[&str] = &[
@@ -336,7 +339,7 @@ pub static PARAMETERS: &[ParamSpec] = &[
         name: "max_leaves",
         paths: &["tree.max_leaves"],
         kind: Kind::Integer,
-        default: "2",
+        default: "8 (adaboost), 32 (real-adaboost, secboost), 64 (t-adaboost), 2 otherwise",
         range: interval(2.0, false, f64::INFINITY, true),
         algorithms: TREES,
         topic: Topic::Tree,
@@ -505,7 +508,7 @@ pub static PARAMETERS: &[ParamSpec] = &[
         name: "n_estimators",
         paths: &["n_estimators"],
         kind: Kind::Integer,
-        default: "100",
+        default: "300 (adaboost), 100 otherwise",
         range: AT_LEAST_1,
         cli_flag: Some("rounds"),
         python_kw: Some("n_estimators"),
@@ -517,7 +520,7 @@ pub static PARAMETERS: &[ParamSpec] = &[
         name: "learning_rate",
         paths: &["learning_rate"],
         kind: Kind::Number,
-        default: "1",
+        default: "0.5 (adaboost, t-adaboost), 0.1 (real-adaboost, secboost), 1 otherwise",
         range: interval(0.0, true, 1.0, false),
         cli_flag: Some("learning-rate"),
         python_kw: Some("learning_rate"),
@@ -540,13 +543,14 @@ pub static PARAMETERS: &[ParamSpec] = &[
     ParamSpec {
         name: "preset",
         paths: &["preset"],
-        kind: Kind::Choice(&["authors"]),
+        kind: Kind::Choice(&["authors", "paper"]),
         default: "none",
         range: Range::Any,
-        algorithms: T_ADA,
+        algorithms: PRESET,
         cli_flag: Some("preset"),
+        python_kw: Some("preset"),
         toml_key: Some("preset"),
-        doc: "A named set of defaults that the parameters given override (authors: the t-AdaBoost authors' code).",
+        doc: "A named set of defaults that the parameters given override (authors: the t-AdaBoost authors' code; paper: the papers' stumps, 100 rounds and no shrinkage).",
         ..BASE
     },
     ParamSpec {

@@ -70,7 +70,7 @@ def _job(kind: str, n: int, d: int, rounds: int) -> None:
             f.write("5")
     except OSError:
         pass
-    boostlab.RealAdaBoostClassifier(n_estimators=rounds, calibration=None).fit(data, y)
+    boostlab.RealAdaBoostClassifier(n_estimators=rounds, max_leaves=2, learning_rate=1.0, calibration=None).fit(data, y)
     peak = _peak_mb()
     print(f"{peak - base:.0f}")
 
@@ -87,7 +87,7 @@ def main() -> None:
         _job(kind, int(n), int(d), int(rounds))
         return
     data_mb = a.n * a.d * 4 / 2**20
-    print(f"{a.n} x {a.d} float32 ({data_mb:.0f} MB), RealAdaBoostClassifier(n_estimators={a.rounds})")
+    print(f"{a.n} x {a.d} float32 ({data_mb:.0f} MB), RealAdaBoostClassifier(n_estimators={a.rounds}, max_leaves=2, learning_rate=1)")
     print("peak RSS of the fit over the RSS after building the data:")
     for kind in ("numpy", "polars", "pyarrow", "pyarrow-batches"):
         cmd = [sys.executable, __file__, "--job", kind, str(a.n), str(a.d), str(a.rounds)]

@@ -113,7 +113,7 @@ def main():
 
     def boostlab(path):
         cmd = [BOOSTLAB, "train", "--data", path, "--algo", "real-adaboost", "--max-leaves", "8",
-               "--rounds", str(a.rounds), "--calibration", "none", "--quiet", "--model", model]
+               "--rounds", str(a.rounds), "--learning-rate", "1", "--calibration", "none", "--quiet", "--model", model]
         wall, cpu, rss, out = timed(cmd, env)
         read = float(re.search(r"into bins in ([0-9.]+) s", out).group(1))
         return wall, cpu, rss, read

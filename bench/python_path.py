@@ -65,6 +65,9 @@ def make(lib, kw, rounds, threads):
         if "calibration" in cls().get_params():
             # The peers' fits do not calibrate their probabilities: the same work, the trees alone.
             kw.setdefault("calibration", None)
+        # The tables' setting: no shrinkage (the binary boosters' defaults shrink; a round costs
+        # the same either way).
+        kw.setdefault("learning_rate", 1.0)
         return cls(n_estimators=rounds, **kw)
     if lib == "lightgbm":
         import lightgbm as lgb

@@ -111,6 +111,11 @@ class _Binary(BoostClassifier):
     @classmethod
     def _kwargs_from_core(cls, p):
         kw = super()._kwargs_from_core(p)
+        # None where the model took the booster's default (or the preset's): a reloaded
+        # estimator refits alike, and its parameters are those of the estimator that trained it.
+        kw["n_estimators"] = _user_value(p, "n_estimators")
+        kw["max_leaves"] = _user_value(p, "tree.max_leaves")
+        kw["learning_rate"] = _user_value(p, "learning_rate", 1.0)
         # `authors` comes back as t-AdaBoost's `authors_mode`.
         kw["preset"] = "paper" if p.get("preset") == "paper" else None
         return kw

@@ -299,9 +299,8 @@ class _ParamsMixin:
         """Constructor arguments from a model's core parameters (for `load_model`)."""
         t = p.get("tree", {})
         return {
-            # None where the model took the booster's default: a reloaded estimator refits alike.
-            "n_estimators": _user_value(p, "n_estimators"),
-            "max_leaves": _user_value(p, "tree.max_leaves"),
+            "n_estimators": p["n_estimators"],
+            "max_leaves": t.get("max_leaves", 2),
             "max_nodes": t.get("max_nodes"),
             "max_depth": t.get("max_depth"),
             "min_leaf_weight": _user_value(p, "tree.min_leaf_weight"),
@@ -328,7 +327,7 @@ class _ParamsMixin:
             ),
             "max_bins": p.get("max_bins", 255),
             "random_state": p.get("seed", 0),
-            "learning_rate": _user_value(p, "learning_rate", 1.0),
+            "learning_rate": p.get("learning_rate", 1.0),
             "n_iter_no_change": p.get("early_stopping_rounds"),
             "eval_metric": p.get("eval_metric"),
         }

@@ -182,14 +182,9 @@ impl BoostParams {
     /// assert_eq!(BoostParams::for_algorithm(Algorithm::AdaBoostMH).tree.max_leaves, 2);
     /// ```
     pub fn for_algorithm(algorithm: Algorithm) -> BoostParams {
-        let mut p = BoostParams { algorithm, ..Default::default() };
         // The algorithm's defaults are valid by construction (tested), so this cannot fail.
-        let mut obj = Map::new();
-        obj.insert("algorithm".into(), json!(algorithm.name()));
-        if let Ok((q, _)) = Self::from_json(&Value::Object(obj)) {
-            p = q;
-        }
-        p
+        Self::from_json(&json!({ "algorithm": algorithm }))
+            .map_or_else(|_| BoostParams { algorithm, ..Default::default() }, |(p, _)| p)
     }
 
     /// Parameters from a (partial) JSON object, as the CLI, the Python bindings and experiment

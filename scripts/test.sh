@@ -19,7 +19,10 @@ step=$SECONDS
 lap() { echo "[python part] $1: $((SECONDS - step)) s"; step=$SECONDS; }
 # The CLI binary, for the tests that compare Python with the command-line tool.
 cargo build --release -p boostlab-cli --quiet
-export BOOSTLAB_CLI="$PWD/target/release/boostlab"
+# Where cargo put it: $CARGO_TARGET_DIR (relative to this directory) when set, else ./target.
+target_dir=${CARGO_TARGET_DIR:-target}
+case $target_dir in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
+export BOOSTLAB_CLI="$target_dir/release/boostlab"
 lap "CLI release build"
 python3 -m venv .venv
 py=.venv/bin/python

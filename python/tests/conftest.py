@@ -20,8 +20,10 @@ from helpers import ROOT
 
 @pytest.fixture(scope="session")
 def cli() -> Path:
-    """The `boostlab` binary: $BOOSTLAB_CLI, else target/release/boostlab (built if missing)."""
-    path = Path(os.environ.get("BOOSTLAB_CLI", ROOT / "target" / "release" / "boostlab"))
+    """The `boostlab` binary: $BOOSTLAB_CLI, else release/boostlab under cargo's target directory
+    ($CARGO_TARGET_DIR, relative to the repository, or target/), built if missing."""
+    target = ROOT / os.environ.get("CARGO_TARGET_DIR", "target")  # an absolute one replaces ROOT
+    path = Path(os.environ.get("BOOSTLAB_CLI", target / "release" / "boostlab"))
     if not path.exists():
         if shutil.which("cargo") is None:
             pytest.fail(f"no boostlab binary at {path} and no cargo to build it")

@@ -60,17 +60,19 @@ impl Preset {
     /// The preset's settings: (dotted parameter path, value as in the parameters' JSON).
     pub fn settings(self) -> Vec<(&'static str, Value)> {
         match self {
-            Preset::Authors => vec![
-                // The authors' code: the papers' tree size, rounds and no shrinkage.
-                ("tree.max_leaves", json!(2)),
-                ("n_estimators", json!(100)),
-                ("learning_rate", json!(1.0)),
-                ("tree.grow_order", json!("count")),
-                ("tree.pure_leaves", json!("forbid")),
-                ("tree.max_split_candidates", json!(2000)),
-                ("tree.split_ties", json!("random")),
-                ("t_adaboost.leaf_values", json!("canonical")),
-            ],
+            Preset::Authors => {
+                // The authors' code: the papers' tree size, rounds and no shrinkage, and its own
+                // tree learner and leaves.
+                let mut s = Preset::Paper.settings();
+                s.extend([
+                    ("tree.grow_order", json!("count")),
+                    ("tree.pure_leaves", json!("forbid")),
+                    ("tree.max_split_candidates", json!(2000)),
+                    ("tree.split_ties", json!("random")),
+                    ("t_adaboost.leaf_values", json!("canonical")),
+                ]);
+                s
+            }
             Preset::Paper => {
                 vec![("tree.max_leaves", json!(2)), ("n_estimators", json!(100)), ("learning_rate", json!(1.0))]
             }

@@ -250,8 +250,10 @@ def package_versions(*dists):
 def bandwidth(threads):
     """The host's memory-read bandwidth in GB/s, as `boostlab-bench bandwidth` measures it with
     `threads` threads (the figure every speed ratio depends on), or None when the binary is missing
-    (`cargo build --release -p boostlab-bench`; `$BOOSTLAB_BENCH` names another one)."""
-    binary = Path(os.environ.get("BOOSTLAB_BENCH", ROOT / "target" / "release" / "boostlab-bench"))
+    (`cargo build --release -p boostlab-bench`, under `$CARGO_TARGET_DIR` when it is set;
+    `$BOOSTLAB_BENCH` names another one)."""
+    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    binary = Path(os.environ.get("BOOSTLAB_BENCH", target / "release" / "boostlab-bench"))
     if not binary.exists():
         return None
     out = subprocess.run([str(binary), "bandwidth"], env=thread_env(threads), capture_output=True, text=True, check=True)

@@ -27,7 +27,8 @@ PATTERNS = [
     re.compile(r"\b(optimi[sz]ation|development|work) rounds?\b", re.IGNORECASE),
     re.compile(r"\brounds? of (work|optimi[sz]ation)\b", re.IGNORECASE),
     re.compile(r"\b(last|previous|this|next) (session|round of work)\b", re.IGNORECASE),
-    re.compile(r"\bsession \d+\b", re.IGNORECASE),
+    # "session 9", "session_9_reused_buffers"
+    re.compile(r"\bsessions?[ _#-]*\d+", re.IGNORECASE),
 ]
 
 

@@ -13,6 +13,7 @@ import threading
 import time
 
 import numpy as np
+import pandas as pd
 import pytest
 
 if not os.environ.get("CI"):
@@ -233,7 +234,9 @@ def test_transport_both_on_a_tls_cluster():
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", security=sec, protocol="tls"
     ) as cluster, distributed.Client(cluster, security=sec) as c:
         assert all(a.startswith("tls://") for a in c.scheduler_info()["workers"])
-        dX, dy = da.from_array(X, chunks=(500, 4)), da.from_array(y, chunks=500)
+        # Placed on both workers (a loaded scheduler may otherwise keep every chunk on one, and
+        # a one-rank fit opens no connection to wrap).
+        dX, dy = place(c, [pd.DataFrame(X), pd.Series(y)], [500, 500, 200], [0, 1, 0])
         est = fit_checked(bdask.DaskRealAdaBoostClassifier(n_estimators=6, max_leaves=4, client=c, timeout=30), dX, dy)
         wrapped = c.run(wrapped_ends)
         assert sorted(wrapped.values()) == [0, 0], wrapped
@@ -250,6 +253,6 @@ def test_transport_both_on_a_tls_cluster():
     assert all(s["transport"] == "dask" for s in est.comm_stats_["per_rank"])
     assert (tcp.training_order_, tcp.model_.to_json()) == (est.training_order_, est.model_.to_json())
     local = boostlab.RealAdaBoostClassifier(n_estimators=6, max_leaves=4).fit(
-        *in_training_order(est, [X, y], [500, 500, 200])
+        *in_training_order(est, [pd.DataFrame(X), pd.Series(y)], [500, 500, 200])
     )
     assert_same_model(est, local)

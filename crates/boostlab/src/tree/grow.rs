@@ -936,7 +936,7 @@ mod tests {
     }
 
     #[test]
-    fn session_9_reused_row_buffers_grow_the_same_trees_without_reallocating() {
+    fn reused_row_buffers_grow_the_same_trees_without_reallocating() {
         // Trees of several shapes (8 leaves, a stump, 4 leaves by count) on 2 × ROW_CHUNK + 500
         // rows (the parallel partition and gather), grown with one RowBuffers after another
         // tree's: the same tree, leaves and sums as with fresh buffers; once a tree has
@@ -1179,6 +1179,90 @@ mod tests {
         }
     }
 
+    /// A node's split with the floor its features' scans share is the first of the candidates
+    /// within the tolerance of the best gain over all features' generic pools (or the seeded draw
+    /// among them), bit for bit: on random data whose features are informative, noise, coarse,
+    /// duplicated (exact ties across features) or missing, at several temperatures and the exact
+    /// criteria, both tie rules, serial and parallel feature scans.
+    #[test]
+    fn shared_floor_split_equals_the_generic_pick() {
+        let mut rng = ChaCha8Rng::seed_from_u64(2718);
+        let n = 2000;
+        let y: Vec<bool> = (0..n).map(|_| rng.gen_bool(0.45)).collect();
+        let signal = |i: usize, s: f64, rng: &mut ChaCha8Rng| f64::from(u8::from(y[i])) * s + rng.gen::<f64>();
+        let strong: Vec<f64> = (0..n).map(|i| signal(i, 0.8, &mut rng)).collect();
+        let weak: Vec<f64> = (0..n).map(|i| signal(i, 0.1, &mut rng)).collect();
+        let noise: Vec<f64> = (0..n).map(|_| rng.gen::<f64>()).collect();
+        let coarse: Vec<f64> = (0..n).map(|_| f64::from(rng.gen_range(0..5u32))).collect();
+        let holes: Vec<f64> = (0..n).map(|i| if i % 9 == 0 { f64::NAN } else { signal(i, 0.3, &mut rng) }).collect();
+        let feats = Features {
+            names: (0..7).map(|i| format!("f{i}")).collect(),
+            columns: [&noise, &strong, &weak, &coarse, &holes, &strong, &noise]
+                .iter()
+                .map(|c| Column::Numeric((*c).clone()))
+                .collect(),
+        };
+        let mapper = BinMapper::fit(&feats, 255, None).unwrap();
+        let bm = mapper.transform(&feats).unwrap();
+        let crits = [
+            Criterion::Tempered { t: 0.8 },
+            Criterion::Tempered { t: 0.3 },
+            Criterion::Tempered { t: 1.3 },
+            Criterion::Tempered { t: -2.0 },
+            Criterion::Matusita,
+            Criterion::Gini,
+        ];
+        for case in 0..120 {
+            // Rows of a node (a random subset) with random weights; the weak signal alone at some.
+            let keep = rng.gen_range(0.05..1.0);
+            let rows: Vec<usize> = (0..n).filter(|_| rng.gen_bool(keep)).collect();
+            let mut hist = vec![0.0; 2 * bm.total_bins()];
+            let mut total = [0.0; 2];
+            for &i in &rows {
+                let w = rng.gen::<f64>() + 0.01;
+                let k = usize::from(!y[i]);
+                total[k] += w;
+                for f in 0..bm.n_features {
+                    hist[2 * (bm.offsets[f] + bm.bin(i, f)) + k] += w;
+                }
+            }
+            let crit = crits[case % crits.len()];
+            let ties = if case % 4 == 3 { SplitTies::Random } else { SplitTies::Lowest };
+            let rb = match crit {
+                Criterion::Tempered { t } => RiskBounds::for_t(t),
+                _ => None,
+            };
+            let ctx = SearchCtx {
+                criterion: crit,
+                ties,
+                width: 2,
+                min_w: if case % 5 == 0 { 0.05 * (total[0] + total[1]) } else { 0.0 },
+                pure: if case % 7 == 0 { PureLeaves::Forbid } else { PureLeaves::Allow },
+                parent_cost: block_cost(&crit, &total),
+                tol: 1e-12 * (total[0] + total[1]),
+                binned: &bm,
+                mapper: &mapper,
+                bounds: rb.as_deref(),
+                limits: NodeLimits::FREE,
+            };
+            let slice = |f: usize| &hist[2 * bm.offsets[f]..2 * bm.offsets[f + 1]];
+            let mut pool: Vec<Candidate> =
+                (0..bm.n_features).flat_map(|f| ctx.best_for_feature_generic(f, slice(f), &total, None)).collect();
+            let best = pool.iter().fold(f64::NEG_INFINITY, |m, c| m.max(c.gain));
+            pool.retain(|c| c.gain >= best - ctx.tol);
+            let want = match ties {
+                SplitTies::Lowest => pool.first().cloned(),
+                SplitTies::Random => Some(pool[tie_winner(7, case, pool.len())].clone()),
+            };
+            // Few rows: the features are scanned one after the other; many: in parallel.
+            for n_rows in [rows.len(), PARALLEL_CELLS] {
+                let got = ctx.best_split(&hist, &total, n_rows, None, (7, case));
+                let bits = |c: &Option<Candidate>| c.as_ref().map(|c| (c.gain.to_bits(), c.feature, c.kind.clone()));
+                assert_eq!(bits(&got), bits(&want), "case {case}: {crit:?} {ties:?}, {} rows", rows.len());
+            }
+        }
+    }
+
     /// The width-2 numeric scan (with the bounded tempered cost, pruning the exact cost)
     /// returns exactly the candidates of the generic, unpruned scan — same gain bits, feature, bin
     /// and missing side — on random histograms with empty bins, missing values, exact ties
@@ -1267,7 +1351,7 @@ mod tests {
                 bounds: rb.as_deref(),
                 limits: NodeLimits::FREE,
             };
-            let fast = ctx.best_for_feature(f, &hist, &total, cap.as_deref());
+            let fast = ctx.best_for_feature(f, &hist, &total, cap.as_deref(), None);
             let slow = ctx.best_for_feature_generic(f, &hist, &total, cap.as_deref());
             assert_eq!(fast.len(), slow.len(), "case {case}: {crit:?} {ties:?}");
             for (a, b) in fast.iter().zip(&slow) {
@@ -1298,21 +1382,21 @@ mod tests {
         }
     }
 
-    /// The blocked running maximum of the exact `lowest` scan
-    /// ([`SearchCtx::lowest_exact`]) keeps the generic scan's candidate bit for bit on long
-    /// (255-bin) histograms whose gain curves climb, plateau (exact and near ties within the
-    /// tolerance, across block boundaries) and fall, with empty bins, missing values, minimum
-    /// weights and forbidden pure leaves, for every exact criterion; and the blocked
-    /// bounded scan of the tempered criterion ([`SearchCtx::lowest_bounded`]) at five temperatures.
+    /// The flat scans keep the generic scan's pool bit for bit on long (255-bin) histograms whose
+    /// gain curves climb, plateau (exact and near ties within the tolerance) and fall, with empty
+    /// bins, missing values, minimum weights and forbidden pure leaves: the exact one
+    /// ([`SearchCtx::pool_exact`]) for every exact criterion, and the bounded one of the tempered
+    /// criterion ([`SearchCtx::pool_bounded`], curvature bounds, seed and intervals) at five
+    /// temperatures.
     #[test]
-    fn blocked_lowest_scan_equals_the_generic_scan() {
+    fn flat_scans_equal_the_generic_scan_on_long_histograms() {
         let mut rng = ChaCha8Rng::seed_from_u64(618);
         let feats = scan_test_features(257);
         let mapper = BinMapper::fit(&feats, 255, None).unwrap();
         let bm = mapper.transform(&feats).unwrap();
         assert!(bm.n_bins(0) > 200 && bm.n_bins(1) > 200);
         // The tempered criterion with its bounds takes the flat bounded scan
-        // ([`SearchCtx::lowest_bounded`]); without them (t = 1), the exact one.
+        // ([`SearchCtx::pool_bounded`]); without them (t = 1), the exact one.
         let crits = [
             Criterion::Matusita,
             Criterion::Gini,
@@ -1386,7 +1470,7 @@ mod tests {
                 bounds: rb.as_deref(),
                 limits: NodeLimits::FREE,
             };
-            let fast = ctx.best_for_feature(f, &hist, &total, None);
+            let fast = ctx.best_for_feature(f, &hist, &total, None, None);
             let slow = ctx.best_for_feature_generic(f, &hist, &total, None);
             assert_eq!(fast.len(), slow.len(), "case {case}: {crit:?}");
             for (a, b) in fast.iter().zip(&slow) {
@@ -1396,12 +1480,12 @@ mod tests {
                     "case {case}: {crit:?}"
                 );
                 if let CandKind::Numeric { bin, .. } = a.kind {
-                    replaced_late += usize::from(bin > GAIN_BLOCK);
-                    bounded_late += usize::from(bin > GAIN_BLOCK && rb.is_some());
+                    replaced_late += usize::from(bin > SEED_BLOCK);
+                    bounded_late += usize::from(bin > SEED_BLOCK && rb.is_some());
                 }
             }
         }
-        // Kept candidates beyond the first block: the blocks' skips were exercised.
+        // Kept candidates beyond the first seed block's reach: candidates were skipped before them.
         assert!(replaced_late > 500, "{replaced_late}");
         assert!(bounded_late > 250, "{bounded_late}");
     }
@@ -1591,7 +1675,7 @@ mod tests {
             };
             let allowed: Option<Vec<u32>> =
                 (case % 6 == 5).then(|| (0..nb as u32).filter(|_| rng.gen_bool(0.3)).collect());
-            let fast = ctx.best_for_feature(f, &hist, &total, allowed.as_deref());
+            let fast = ctx.best_for_feature(f, &hist, &total, allowed.as_deref(), None);
             let slow = ctx.best_for_feature_generic(f, &hist, &total, allowed.as_deref());
             assert_eq!(fast.len(), slow.len(), "case {case}: {crit:?} k = {k}");
             for (a, b) in fast.iter().zip(&slow) {

@@ -22,6 +22,11 @@ thread_local! {
     pub(super) static U8_OUT_BINS: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
     /// The tempered scan's upper bounds of the gains, beside `SCAN_GAINS`' lower ones.
     pub(super) static SCAN_HI: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
+    /// The tempered scan's curvature bounds of the gains, and the left sums and indices of the
+    /// candidates it refines.
+    pub(super) static SCAN_TOPS: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
+    pub(super) static SCAN_LEFT: std::cell::Cell<Vec<(f64, f64)>> = const { std::cell::Cell::new(Vec::new()) };
+    pub(super) static SCAN_IDX: std::cell::Cell<Vec<usize>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 /// Bytes of histogram buffers a thread keeps between trees: every histogram of a

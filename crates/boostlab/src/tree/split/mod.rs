@@ -11,18 +11,19 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use super::histogram::PARALLEL_CELLS;
-use super::pool::{SCAN_ACC, SCAN_BINS, SCAN_GAINS, SCAN_HI, SCAN_OUTPUTS};
+use super::pool::{SCAN_ACC, SCAN_BINS, SCAN_GAINS, SCAN_HI, SCAN_IDX, SCAN_LEFT, SCAN_OUTPUTS, SCAN_TOPS};
 use super::{Criterion, LeafRule, PureLeaves, SplitTies};
 use crate::data::{BinMapper, BinnedMatrix, FeatureBins};
 pub(in crate::tree) use bounded::RiskBounds;
-pub(in crate::tree) use bounded::{Bounded, GainBounds, Lazy};
+pub(in crate::tree) use bounded::{Bounded, Curvature, GainBounds};
 
 /// Resolution of the positive fractions that order a categorical feature's categories (their
 /// multiples of 2^−36; see `best_for_feature`).
 pub(in crate::tree) const CAT_FRACTION_GRID: f64 = (1u64 << 36) as f64;
 
-/// Gains per block of the `lowest` rule's blocked running maximum ([`SearchCtx::lowest_exact`]).
-pub(in crate::tree) const GAIN_BLOCK: usize = 16;
+/// Candidates around the largest curvature bound whose intervals seed the tempered scan's
+/// floor ([`SearchCtx::pool_bounded`]).
+pub(in crate::tree) const SEED_BLOCK: usize = 16;
 
 /// The largest of `b` ignoring NaN (`−∞` when empty or all NaN), by four independent chains.
 #[inline]
@@ -36,6 +37,23 @@ fn block_max(b: &[f64]) -> f64 {
     }
     for &g in it.remainder() {
         m[0] = m[0].max(g);
+    }
+    m[0].max(m[1]).max(m[2].max(m[3]))
+}
+
+/// The largest finite value of `b` (`−∞` when there is none), by four independent chains.
+#[inline]
+fn block_max_finite(b: &[f64]) -> f64 {
+    let finite = |g: f64| if g < f64::INFINITY { g } else { f64::NEG_INFINITY };
+    let mut m = [f64::NEG_INFINITY; 4];
+    let mut it = b.chunks_exact(4);
+    for c in &mut it {
+        for (m, &g) in m.iter_mut().zip(c) {
+            *m = m.max(finite(g));
+        }
+    }
+    for &g in it.remainder() {
+        m[0] = m[0].max(finite(g));
     }
     m[0].max(m[1]).max(m[2].max(m[3]))
 }
@@ -140,26 +158,71 @@ pub(crate) fn tie_winner(seed: u64, serial: usize, n_tied: usize) -> usize {
     rng.gen_range(0..n_tied)
 }
 
-/// Adds a candidate of gain `gain` (built by `make` only if kept) to `pool` under the tie rule:
-/// `lowest` keeps the single best (a later candidate wins only by more than `tol`); `random` keeps
-/// every candidate within `tol` of the largest gain seen so far.
-#[inline]
-fn offer(pool: &mut Vec<Candidate>, ties: SplitTies, tol: f64, gain: f64, make: &dyn Fn() -> Candidate) {
-    match ties {
-        SplitTies::Lowest => {
-            if pool.first().is_none_or(|b| gain > b.gain + tol) {
-                pool.clear();
-                pool.push(make());
+/// The candidates a scan keeps, in scan order (docs/explanation/weak-learners.md#weak-learners-ties):
+/// with `random` ties every candidate within `tol` of the largest gain seen so far; with `lowest`
+/// ties only those that beat every earlier one (the *records*) among them. Either way the winner
+/// over several pools — the first, or a seeded draw, of the candidates within `tol` of the
+/// largest gain of all, in feature then scan order — is found in the union of the pools, and a
+/// pool does not depend on how its candidates were split into features or blocks: a scan may
+/// prune candidates that cannot tie with the best.
+pub(in crate::tree) struct Pool {
+    ties: SplitTies,
+    tol: f64,
+    max: f64,
+    items: Vec<Candidate>,
+}
+
+impl Pool {
+    pub(in crate::tree) fn new(ties: SplitTies, tol: f64) -> Pool {
+        Pool { ties, tol, max: f64::NEG_INFINITY, items: Vec::new() }
+    }
+
+    /// Offers a candidate of gain `gain` (built by `make` only if kept).
+    #[inline]
+    pub(in crate::tree) fn offer(&mut self, gain: f64, make: &dyn Fn() -> Candidate) {
+        if gain >= self.max - self.tol {
+            let record = gain > self.max;
+            if record {
+                self.max = gain;
+                let cut = gain - self.tol;
+                self.items.retain(|c| c.gain >= cut);
+            }
+            if record || self.ties == SplitTies::Random {
+                self.items.push(make());
             }
         }
-        SplitTies::Random => {
-            let max = pool.iter().map(|c| c.gain).fold(f64::NEG_INFINITY, f64::max);
-            if gain >= max - tol {
-                if gain > max {
-                    pool.retain(|c| c.gain >= gain - tol);
-                }
-                pool.push(make());
-            }
+    }
+
+    pub(in crate::tree) fn into_vec(self) -> Vec<Candidate> {
+        self.items
+    }
+}
+
+/// A lower bound of the best gain at a node, shared by the scans of its features (possibly on
+/// several threads): a scan raises it to the lower end of a candidate's gain interval and prunes
+/// what lies more than the tolerance below it. Which value a scan happens to read changes how
+/// much it prunes, never the tied candidates it returns, so results stay bit-identical whatever
+/// the number of threads.
+#[derive(Debug)]
+pub(in crate::tree) struct Floor(std::sync::atomic::AtomicU64);
+
+impl Floor {
+    pub(in crate::tree) fn new() -> Floor {
+        Floor(std::sync::atomic::AtomicU64::new(f64::NEG_INFINITY.to_bits()))
+    }
+
+    /// The bound (−∞ until a scan raises it).
+    #[inline]
+    pub(in crate::tree) fn get(&self) -> f64 {
+        f64::from_bits(self.0.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Raises the bound to `x` when `x` is larger (NaN is ignored).
+    #[inline]
+    pub(in crate::tree) fn raise(&self, x: f64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if x > self.get() {
+            let _ = self.0.fetch_update(Relaxed, Relaxed, |b| (x > f64::from_bits(b)).then_some(x.to_bits()));
         }
     }
 }
@@ -229,14 +292,10 @@ impl NodeLimits<'_> {
 
 /// A binary leaf cost `W·L(W+/W)` as the width-2 scan needs it.
 pub(in crate::tree) trait PairCost {
-    /// Whether [`Self::bounds`] gives bounds (else the scan computes exact gains only).
-    const BOUNDED: bool;
     /// The exact cost, bit for bit [`Criterion::cost`].
     fn cost(&self, wp: f64, wn: f64) -> f64;
-    /// Guaranteed `(lo, hi)` around [`Self::cost`], cheaper than it; `None` when the exact cost is
-    /// as cheap.
-    fn bounds(&self, wp: f64, wn: f64) -> Option<(f64, f64)>;
-    /// The table behind [`Self::bounds`], when there is one (the flat `lowest` scan).
+    /// Cheap guaranteed bounds of [`Self::cost`], when there are any (the tempered criterion):
+    /// the scan then computes exact costs only where the bounds cannot decide.
     fn risk_bounds(&self) -> Option<&RiskBounds> {
         None
     }
@@ -246,18 +305,13 @@ pub(in crate::tree) trait PairCost {
 pub(in crate::tree) struct Exact<F>(pub(in crate::tree) F);
 
 impl<F: Fn(f64, f64) -> f64> PairCost for Exact<F> {
-    const BOUNDED: bool = false;
     #[inline(always)]
     fn cost(&self, wp: f64, wn: f64) -> f64 {
         (self.0)(wp, wn)
     }
-    #[inline(always)]
-    fn bounds(&self, _: f64, _: f64) -> Option<(f64, f64)> {
-        None
-    }
 }
 
-/// What [`SearchCtx::lowest_exact`] needs to compute one candidate's exact gain (a
+/// What [`SearchCtx::pool_exact`] needs to compute one candidate's exact gain (a
 /// struct rather than a closure, so that the gain pass inlines into its AVX2 build, [`simd`]).
 pub(in crate::tree) struct ExactGain<'a, C> {
     pub(in crate::tree) cost: &'a C,
@@ -298,14 +352,16 @@ fn n_candidates(hist_f: &[f64], width: usize, numeric: bool) -> usize {
 
 impl SearchCtx<'_> {
     /// Best splits of feature `f` from its histogram slice, among the allowed candidate ordinals:
-    /// the best one (`lowest`), or every one within the tolerance of the best (`random`), in scan
-    /// order.
+    /// every one within the tolerance of the best, in scan order (the tie rule picks among them
+    /// across features). With the node's `floor` (shared by its features' scans), a scan may
+    /// leave out candidates that cannot tie with the best of the node.
     pub(in crate::tree) fn best_for_feature(
         &self,
         f: usize,
         hist_f: &[f64],
         total: &[f64],
         allowed: Option<&[u32]>,
+        floor: Option<&Floor>,
     ) -> Vec<Candidate> {
         if self.limits.features.is_some_and(|m| !m[f]) {
             return Vec::new();
@@ -318,22 +374,22 @@ impl SearchCtx<'_> {
             // The common case (one output, numeric feature) has its own scan.
             return match (self.criterion, self.bounds) {
                 (Criterion::Tempered { .. }, Some(rb)) => {
-                    self.scan_pair(&Bounded { crit: self.criterion, rb }, f, hist_f, total, allowed)
+                    self.scan_pair(&Bounded { crit: self.criterion, rb }, f, hist_f, total, allowed, floor)
                 }
                 (Criterion::Empirical, _) => {
-                    self.scan_pair(&Exact(|p, n| Criterion::Empirical.cost(p, n)), f, hist_f, total, allowed)
+                    self.scan_pair(&Exact(|p, n| Criterion::Empirical.cost(p, n)), f, hist_f, total, allowed, floor)
                 }
                 (Criterion::Gini, _) => {
-                    self.scan_pair(&Exact(|p, n| Criterion::Gini.cost(p, n)), f, hist_f, total, allowed)
+                    self.scan_pair(&Exact(|p, n| Criterion::Gini.cost(p, n)), f, hist_f, total, allowed, floor)
                 }
                 (Criterion::Entropy, _) => {
-                    self.scan_pair(&Exact(|p, n| Criterion::Entropy.cost(p, n)), f, hist_f, total, allowed)
+                    self.scan_pair(&Exact(|p, n| Criterion::Entropy.cost(p, n)), f, hist_f, total, allowed, floor)
                 }
                 (Criterion::Matusita, _) => {
-                    self.scan_pair(&Exact(|p, n| Criterion::Matusita.cost(p, n)), f, hist_f, total, allowed)
+                    self.scan_pair(&Exact(|p, n| Criterion::Matusita.cost(p, n)), f, hist_f, total, allowed, floor)
                 }
                 (c @ Criterion::Tempered { .. }, None) => {
-                    self.scan_pair(&Exact(|p, n| c.cost(p, n)), f, hist_f, total, allowed)
+                    self.scan_pair(&Exact(|p, n| c.cost(p, n)), f, hist_f, total, allowed, floor)
                 }
             };
         }
@@ -389,7 +445,7 @@ impl SearchCtx<'_> {
             }
             costs.iter().sum::<f64>()
         };
-        let mut best: Vec<Candidate> = Vec::new();
+        let mut best = Pool::new(self.ties, self.tol);
         // The generic scan's candidates: each non-empty value bin but the last, `ord` counting
         // them; the running sums add every bin up to the candidate (empty bins add +0.0).
         let mut prev: Option<usize> = None;
@@ -426,11 +482,11 @@ impl SearchCtx<'_> {
                 }
                 let gain = self.parent_cost - block(left, costs) - block(right, costs);
                 let kind = CandKind::Numeric { bin: pb, missing_left };
-                offer(&mut best, self.ties, self.tol, gain, &|| Candidate { gain, feature: f, kind: kind.clone() });
+                best.offer(gain, &|| Candidate { gain, feature: f, kind: kind.clone() });
             }
         }
         SCAN_OUTPUTS.set(buf);
-        best
+        best.into_vec()
     }
 
     /// [`Self::best_for_feature`] for any width and feature kind: the reference of the width-2
@@ -445,11 +501,11 @@ impl SearchCtx<'_> {
         let w = self.width;
         let nb = hist_f.len() / w;
         let miss = &hist_f[(nb - 1) * w..];
-        let mut best: Vec<Candidate> = Vec::new();
+        let mut best = Pool::new(self.ties, self.tol);
         let mut left = vec![0.0; w];
         let mut right = vec![0.0; w];
-        let consider = |gain: f64, kind: &dyn Fn() -> CandKind, best: &mut Vec<Candidate>| {
-            offer(best, self.ties, self.tol, gain, &|| Candidate { gain, feature: f, kind: kind() });
+        let consider = |gain: f64, kind: &dyn Fn() -> CandKind, best: &mut Pool| {
+            best.offer(gain, &|| Candidate { gain, feature: f, kind: kind() });
         };
         let is_allowed = |ord: u32| allowed.is_none_or(|a| a.binary_search(&ord).is_ok());
         let nonempty = |b: usize| hist_f[b * w..(b + 1) * w].iter().sum::<f64>() > 0.0;
@@ -538,27 +594,16 @@ impl SearchCtx<'_> {
                 }
             }
         }
-        best
+        best.into_vec()
     }
 
-    /// The width-2 numeric scan: the same candidates, in the same order, with the same
-    /// arithmetic and the same tie rule as [`Self::best_for_feature_generic`], so the same result
-    /// bit for bit; faster because it works on scalars, and because with a [`Bounded`] cost the
-    /// exact cost runs only where cheap bounds cannot decide.
-    ///
-    /// **Why pruning keeps the result.** Let `g̃` be a candidate's gain as the generic scan
-    /// computes it, `fl(fl(P − C̃_l) − C̃_r)`. From bounds `lo ≤ C̃ ≤ hi` of both children
-    /// ([`RiskBounds`]), `[P − hi_l − hi_r − m, P − lo_l − lo_r + m]` contains `g̃`, where the
-    /// margin `m = 1e−10 (|P| + W)` covers the rounding of both subtractions and of this interval's
-    /// own arithmetic (≤ 4 ulp of `|P| + W_l + W_r ≤ |P| + W(1 + 1e−12)`). The generic scan's
-    /// rule (`lowest`) keeps the first candidate and replaces the kept one `k` by a later `i`
-    /// exactly when `g̃_i > fl(g̃_k + tol)`. Here that test is decided from the intervals when they
-    /// separate by more than `m` (`hi_i < lo_k + tol − m`: no; `lo_i > hi_k + tol + m`: yes —
-    /// `m` also covers the rounding of `g̃_k + tol`), and by computing both exact gains
-    /// otherwise, so every decision, hence the kept candidate, is the generic scan's; its exact
-    /// gain is computed at the end. With `random` ties a candidate is a no-op of the generic scan
-    /// when `g̃_i < max_{j<i} g̃_j − tol`; it is skipped when `hi_i < max_{j<i} lo_j − tol − m`,
-    /// which implies that, and every other candidate is offered with its exact gain.
+    /// The width-2 numeric scan: the candidates of [`Self::best_for_feature_generic`], in its
+    /// order, with its arithmetic (the same prefix sums, children's sums, admissibility test and
+    /// gains), so the same pool bit for bit; faster because it works on flat arrays of scalars,
+    /// and because with a [`Bounded`] cost the exact cost runs only where cheap bounds cannot
+    /// exclude a tie with the best ([`Self::pool_bounded`]). With a `floor` shared by the node's
+    /// features, candidates that cannot tie with the node's best are left out, so the pool may be
+    /// smaller than the generic one, never different in the node's tied candidates.
     fn scan_pair<C: PairCost>(
         &self,
         cost: &C,
@@ -566,6 +611,7 @@ impl SearchCtx<'_> {
         hist_f: &[f64],
         total: &[f64],
         allowed: Option<&[u32]>,
+        floor: Option<&Floor>,
     ) -> Vec<Candidate> {
         let nb = hist_f.len() / 2;
         let (m0, m1) = (hist_f[2 * (nb - 1)], hist_f[2 * (nb - 1) + 1]);
@@ -575,9 +621,6 @@ impl SearchCtx<'_> {
         let Some(last) = (0..nb - 1).rev().find(|&b| nonempty(b)) else {
             return Vec::new();
         };
-        let (t0, t1) = (total[0], total[1]);
-        let (tol, parent) = (self.tol, self.parent_cost);
-        let margin = 1e-10 * (parent.abs() + t0 + t1);
         // Pass 1: the thresholds (allowed non-empty value bins but the last) and their prefix
         // sums. Empty bins add +0.0 in the generic scan: the same sums.
         // The pass arrays are reused from this thread's last scan (no allocation per
@@ -619,100 +662,24 @@ impl SearchCtx<'_> {
             bins.push(b);
             acc.push((a0, a1));
         }
-        let lowest = self.ties == SplitTies::Lowest;
-        if lowest && !C::BOUNDED {
-            // Exact gains and the `lowest` rule (Real and discrete AdaBoost's common case): passes
-            // 2 and 3 on flat arrays, without the bounds' pairs.
-            let out = self.lowest_exact(cost, f, &bins, &acc, has_missing.then_some((m0, m1)), (t0, t1));
-            SCAN_BINS.set(bins);
-            SCAN_ACC.set(acc);
-            return out;
-        }
-        if lowest {
-            if let Some(rb) = cost.risk_bounds() {
-                // t-AdaBoost's common case: flat bounds and a blocked lazy rule.
-                let miss = has_missing.then_some((m0, m1));
-                let out = self.lowest_bounded(cost, rb, f, &bins, &acc, miss, (t0, t1), margin);
-                SCAN_BINS.set(bins);
-                SCAN_ACC.set(acc);
-                return out;
-            }
-        }
-        // Pass 2: every candidate's gain (or its bounds), one branch-light loop per missing side;
-        // NaN marks an inadmissible candidate (a real gain is finite).
-        let sides: &[bool] = if has_missing { &[false, true] } else { &[false] };
-        let mut bounds: Vec<[(f64, f64); 2]> = vec![[(f64::NAN, f64::NAN); 2]; acc.len()];
-        for (si, &missing_left) in sides.iter().enumerate() {
-            let (x0, x1) = if missing_left { (m0, m1) } else { (0.0, 0.0) };
-            for (out, &(a0, a1)) in bounds.iter_mut().zip(&acc) {
-                let l = (a0 + x0, a1 + x1);
-                let r = (residue_free(t0 - l.0, tol), residue_free(t1 - l.1, tol));
-                if !admissible(&[l.0, l.1], &[r.0, r.1], self.min_w, self.pure, tol) {
-                    continue;
-                }
-                out[si] = match (cost.bounds(l.0, l.1), cost.bounds(r.0, r.1)) {
-                    (Some((ll, lh)), Some((rl, rh))) => (parent - lh - rh - margin, parent - ll - rl + margin),
-                    _ => {
-                        let g = parent - cost.cost(l.0, l.1) - cost.cost(r.0, r.1);
-                        (g, g)
-                    }
-                };
-            }
-        }
-        // Pass 3: the generic scan's tie rule, in its order (bins, then the missing side).
-        let mut kept: Option<Lazy> = None;
-        let mut pool: Vec<Candidate> = Vec::new();
-        let mut max_lo = f64::NEG_INFINITY;
-        for (i, (&b, &(a0, a1))) in bins.iter().zip(&acc).enumerate() {
-            for (si, &missing_left) in sides.iter().enumerate() {
-                let (lo, hi) = bounds[i][si];
-                if lo.is_nan() {
-                    continue;
-                }
-                let mut c = Lazy { bin: b, missing_left, a: (a0, a1), lo, hi, exact: !C::BOUNDED };
-                if lowest {
-                    let Some(k) = kept.as_mut() else {
-                        kept = Some(c);
-                        continue;
-                    };
-                    if c.replaces(k, cost, self, (tol, margin), (m0, m1), (t0, t1)) {
-                        kept = Some(c);
-                    }
-                } else {
-                    if c.hi < max_lo - tol - margin {
-                        continue;
-                    }
-                    let g = c.exact(cost, self, (m0, m1), (t0, t1));
-                    max_lo = max_lo.max(g);
-                    let kind = CandKind::Numeric { bin: b, missing_left };
-                    offer(&mut pool, self.ties, tol, g, &|| Candidate { gain: g, feature: f, kind: kind.clone() });
-                }
-            }
-        }
-        if let Some(mut k) = kept {
-            let gain = k.exact(cost, self, (m0, m1), (t0, t1));
-            pool.push(Candidate {
-                gain,
-                feature: f,
-                kind: CandKind::Numeric { bin: k.bin, missing_left: k.missing_left },
-            });
-        }
+        let miss = has_missing.then_some((m0, m1));
+        let out = match cost.risk_bounds() {
+            Some(rb) => self.pool_bounded(cost, rb, f, &bins, &acc, miss, (total[0], total[1]), floor),
+            None => self.pool_exact(cost, f, &bins, &acc, miss, (total[0], total[1])),
+        };
         SCAN_BINS.set(bins);
         SCAN_ACC.set(acc);
-        pool
+        out
     }
 
-    /// [`Self::scan_pair`]'s passes 2 and 3 for an exact cost and the `lowest` tie rule (
-    /// Real and discrete AdaBoost's common case). Pass 2 writes every candidate's gain into one
-    /// flat array in the generic scan's order (bins, then the missing side: `miss` holds the
-    /// missing bin's sums when it is not empty), branch-free — an inadmissible candidate is NaN,
-    /// the admissibility test is [`admissible`]'s comparisons without short-circuits. Pass 3 is the
-    /// rule "a later gain replaces the kept one when `g > kept + tol`", over blocks of
-    /// [`GAIN_BLOCK`] gains: the kept gain changes only by a replacement, so a block whose largest
-    /// gain (NaN ignored) is not above `kept + tol` replaces nothing and is skipped after a
-    /// reduction with independent chains; any other block runs the rule gain by gain. Same kept
-    /// candidate and gain bits as the serial rule, hence as the generic scan.
-    fn lowest_exact<C: PairCost>(
+    /// [`Self::scan_pair`]'s passes 2 and 3 for an exact cost (Real and discrete AdaBoost).
+    /// Pass 2 writes every candidate's gain into one flat array in the generic scan's order
+    /// (bins, then the missing side: `miss` holds the missing bin's sums when it is not empty),
+    /// branch-free — an inadmissible candidate is NaN, the admissibility test is [`admissible`]'s
+    /// comparisons without short-circuits. Pass 3 takes the largest gain `G` (NaN ignored) by
+    /// independent chains and offers the candidates with gains `≥ G − tol`, in order, to a
+    /// [`Pool`]: the generic scan's pool.
+    fn pool_exact<C: PairCost>(
         &self,
         cost: &C,
         f: usize,
@@ -730,42 +697,44 @@ impl SearchCtx<'_> {
         gains.resize(acc.len() * ns, 0.0);
         // The pass compiled for AVX2 when the CPU has it (same bits, see `simd`).
         simd::exact_gains(&gain, acc, miss, &mut gains);
-        let (mut kg, mut kj) = (f64::NEG_INFINITY, usize::MAX);
-        for (bi, block) in gains.chunks(GAIN_BLOCK).enumerate() {
-            // NaN (inadmissible) never compares greater; the first finite gain beats −∞. Neither
-            // side is NaN here (`block_max` skips NaN, `kg` is −∞ or a kept gain).
-            if block_max(block) <= kg + tol {
-                continue;
-            }
-            for (o, &g) in block.iter().enumerate() {
-                let better = g > kg + tol;
-                kg = if better { g } else { kg };
-                kj = if better { bi * GAIN_BLOCK + o } else { kj };
+        let best = block_max(&gains);
+        let mut pool = Pool::new(self.ties, tol);
+        if best > f64::NEG_INFINITY {
+            // Only candidates within `tol` of the largest can be kept: offer those.
+            let cut = best - tol;
+            for (j, &g) in gains.iter().enumerate() {
+                if g >= cut {
+                    let kind = CandKind::Numeric { bin: bins[j / ns], missing_left: j % ns == 1 };
+                    pool.offer(g, &|| Candidate { gain: g, feature: f, kind: kind.clone() });
+                }
             }
         }
         SCAN_GAINS.set(gains);
-        if kj == usize::MAX {
-            return Vec::new();
-        }
-        let kind = CandKind::Numeric { bin: bins[kj / ns], missing_left: kj % ns == 1 };
-        vec![Candidate { gain: kg, feature: f, kind }]
+        pool.into_vec()
     }
 
-    /// [`Self::scan_pair`]'s passes 2 and 3 for a bounded cost (the tempered criterion) and the
-    /// `lowest` tie rule (t-AdaBoost's common case), with the same decisions as
-    /// `scan_pair`'s lazy rule, hence the generic scan's candidate and gain bits.
+    /// [`Self::scan_pair`]'s passes 2 and 3 for a bounded cost (the tempered criterion of
+    /// t-AdaBoost): the pool of the generic scan, computing exact costs for few candidates
+    /// (docs/explanation/weak-learners.md#weak-learners-bounded-scan).
     ///
-    /// Pass 2 writes every candidate's gain interval `[lo, hi]` (`scan_pair`'s, from
-    /// [`RiskBounds::cost_bounds`] of both children, widened by `margin`) into two flat arrays in
-    /// the generic scan's order (bins, then the missing side), branch-free: an inadmissible
-    /// candidate is NaN, the admissibility test is [`admissible`]'s comparisons without
-    /// short-circuits, as in [`Self::lowest_exact`]. Pass 3 is the lazy rule of `scan_pair` over
-    /// blocks of [`GAIN_BLOCK`] candidates: its first test, "`hi < k.lo + tol − margin`: not a
-    /// replacement", leaves the kept candidate `k` untouched, so a block whose largest `hi`
-    /// (NaN ignored) is below `k.lo + tol − margin` passes that test for each of its candidates
-    /// and is skipped whole; any other block runs the rule candidate by candidate.
+    /// 1. Every candidate gets an upper bound of its gain from the curvature of `L`
+    ///    ([`Curvature::gain_bound`]: a few products and two divisions, no table) — or, when an
+    ///    earlier feature's scan has raised the node's floor, only whether that bound may reach
+    ///    the cut ([`Curvature::may_reach`], no division).
+    /// 2. Without a floor, the [`SEED_BLOCK`] candidates around the largest finite bound get
+    ///    their gain intervals ([`GainBounds::interval`]); the largest lower end raises the
+    ///    floor, a lower bound of the node's best gain `G`.
+    /// 3. The candidates whose bound reaches `floor − tol − margin` get their intervals (the
+    ///    others cannot be within `tol` of `G`), and the floor rises again.
+    /// 4. Those whose interval reaches `floor − tol − margin` get their exact gains (the generic
+    ///    scan's arithmetic), offered in scan order to the [`Pool`].
+    ///
+    /// The bounds and intervals contain the generic scan's gains, so every candidate within
+    /// `tol` of the feature's best reaches step 4 and the pool is the generic scan's; with a
+    /// node's shared `floor`, candidates of a feature that cannot tie with another feature's
+    /// are left out too.
     #[allow(clippy::too_many_arguments)]
-    fn lowest_bounded<C: PairCost>(
+    fn pool_bounded<C: PairCost>(
         &self,
         cost: &C,
         rb: &RiskBounds,
@@ -774,52 +743,100 @@ impl SearchCtx<'_> {
         acc: &[(f64, f64)],
         miss: Option<(f64, f64)>,
         (t0, t1): (f64, f64),
-        margin: f64,
+        floor: Option<&Floor>,
     ) -> Vec<Candidate> {
         let (tol, parent, min_w) = (self.tol, self.parent_cost, self.min_w);
         let forbid = self.pure == PureLeaves::Forbid;
+        let margin = 1e-10 * (parent.abs() + t0 + t1);
         let bounds = GainBounds { rb, t0, t1, tol, parent, min_w, forbid, margin };
-        let (mut los, mut his) = (SCAN_GAINS.take(), SCAN_HI.take());
-        los.clear();
-        his.clear();
-        // `+ 0.0`: the generic scan adds the (empty) missing side's zeros too (a −0 becomes +0).
+        let curvature = Curvature::of_node(rb, t0, t1);
         let (m0, m1) = miss.unwrap_or((0.0, 0.0));
         let ns = if miss.is_some() { 2 } else { 1 };
-        los.resize(acc.len() * ns, 0.0);
-        his.resize(acc.len() * ns, 0.0);
-        // The pass compiled for AVX2 when the CPU has it (same bits, see `simd`).
-        simd::gain_intervals(&bounds, acc, miss, &mut los, &mut his);
-        let mut kept: Option<Lazy> = None;
-        for (bi, (blo, bhi)) in los.chunks(GAIN_BLOCK).zip(his.chunks(GAIN_BLOCK)).enumerate() {
-            // `k.lo` changes only within the rule's other tests, which no candidate of a skipped
-            // block reaches.
-            if kept.as_ref().is_some_and(|k| block_max(bhi) < k.lo + tol - margin) {
-                continue;
-            }
-            for (o, (&lo, &hi)) in blo.iter().zip(bhi).enumerate() {
-                if lo.is_nan() {
-                    continue;
-                }
-                let idx = bi * GAIN_BLOCK + o;
-                let mut c =
-                    Lazy { bin: bins[idx / ns], missing_left: idx % ns == 1, a: acc[idx / ns], lo, hi, exact: false };
-                let Some(k) = kept.as_mut() else {
-                    kept = Some(c);
-                    continue;
-                };
-                // `scan_pair`'s lazy rule (a fresh candidate is never exact).
-                if c.replaces(k, cost, self, (tol, margin), (m0, m1), (t0, t1)) {
-                    kept = Some(c);
-                }
+        let n = acc.len() * ns;
+        let local = Floor::new();
+        let floor = floor.unwrap_or(&local);
+        let cut = |floor: &Floor| floor.get() - tol - margin;
+        let left = |j: usize| {
+            let (x0, x1) = if j % ns == 1 { (m0, m1) } else { (0.0, 0.0) };
+            (acc[j / ns].0 + x0, acc[j / ns].1 + x1)
+        };
+        let mut tops = SCAN_TOPS.take();
+        tops.clear();
+        tops.resize(n, 0.0);
+        let known = floor.get();
+        if known > f64::NEG_INFINITY {
+            // Step 1 against the floor an earlier feature's scan has raised: flags, no divisions.
+            let need = (cut(floor) - margin) * (t0 + t1);
+            simd::curvature_reach(&bounds, &curvature, acc, miss, need, &mut tops);
+        } else {
+            simd::curvature_bounds(&bounds, &curvature, acc, miss, &mut tops);
+        }
+        let (mut lefts, mut idx, mut los, mut his) =
+            (SCAN_LEFT.take(), SCAN_IDX.take(), SCAN_GAINS.take(), SCAN_HI.take());
+        lefts.clear();
+        idx.clear();
+        los.clear();
+        his.clear();
+        // Step 2, unless an earlier feature's scan has raised the node's floor: the seed, the
+        // candidates around the largest finite bound (the first ones when none is finite).
+        if known == f64::NEG_INFINITY {
+            let finite_max = block_max_finite(&tops);
+            let top = tops.iter().position(|&t| t == finite_max).unwrap_or(0);
+            let s0 = top.saturating_sub(SEED_BLOCK / 2).min(n.saturating_sub(SEED_BLOCK));
+            let s1 = (s0 + SEED_BLOCK).min(n);
+            lefts.extend((s0..s1).map(left));
+            idx.extend(s0..s1);
+            los.resize(lefts.len(), 0.0);
+            his.resize(lefts.len(), 0.0);
+            simd::gain_intervals(&bounds, &lefts, None, &mut los, &mut his);
+            floor.raise(block_max(&los));
+            tops[s0..s1].fill(f64::NEG_INFINITY);
+        }
+        // Step 3: every other candidate whose bound reaches the cut, gathered branch-free (each
+        // index is written, and the cursor advances past the ones kept).
+        let c = cut(floor);
+        let seeded = lefts.len();
+        idx.resize(seeded + n, 0);
+        let mut kept = seeded;
+        for (j, &t) in tops.iter().enumerate() {
+            idx[kept] = j;
+            kept += usize::from(t >= c);
+        }
+        idx.truncate(kept);
+        lefts.extend(idx[seeded..].iter().map(|&j| left(j)));
+        los.resize(lefts.len(), 0.0);
+        his.resize(lefts.len(), 0.0);
+        simd::gain_intervals(&bounds, &lefts[seeded..], None, &mut los[seeded..], &mut his[seeded..]);
+        floor.raise(block_max(&los[seeded..]));
+        // Step 4: the exact gains of the candidates whose intervals reach the cut.
+        let c = cut(floor);
+        let mut found: Vec<(usize, f64)> = Vec::new();
+        for (i, (&lo, &hi)) in los.iter().zip(&*his).enumerate() {
+            // NaN: inadmissible.
+            if hi >= c && !lo.is_nan() {
+                found.push((idx[i], self.exact_pair_gain(cost, lefts[i], (t0, t1))));
             }
         }
+        SCAN_TOPS.set(tops);
+        SCAN_LEFT.set(lefts);
+        SCAN_IDX.set(idx);
         SCAN_GAINS.set(los);
         SCAN_HI.set(his);
-        let Some(mut k) = kept else {
-            return Vec::new();
-        };
-        let gain = k.exact(cost, self, (m0, m1), (t0, t1));
-        vec![Candidate { gain, feature: f, kind: CandKind::Numeric { bin: k.bin, missing_left: k.missing_left } }]
+        found.sort_unstable_by_key(|&(j, _)| j);
+        let mut pool = Pool::new(self.ties, tol);
+        for (j, g) in found {
+            let kind = CandKind::Numeric { bin: bins[j / ns], missing_left: j % ns == 1 };
+            pool.offer(g, &|| Candidate { gain: g, feature: f, kind: kind.clone() });
+        }
+        pool.into_vec()
+    }
+
+    /// The generic scan's gain of the admissible split whose left child has sums `l`: its
+    /// arithmetic (`+ 0.0` on the empty missing side included by the caller's sums).
+    #[inline]
+    fn exact_pair_gain<C: PairCost>(&self, cost: &C, l: (f64, f64), (t0, t1): (f64, f64)) -> f64 {
+        let r = (residue_free(t0 - l.0, self.tol), residue_free(t1 - l.1, self.tol));
+        self.parent_cost - cost.cost(l.0, l.1) - cost.cost(r.0, r.1)
     }
 
     /// Best split over all features of a node with histogram `hist` and sums `total`.
@@ -859,24 +876,27 @@ impl SearchCtx<'_> {
                 allowed = Some(per);
             }
         }
-        let eval = |f: usize| self.best_for_feature(f, slice(f), total, allowed.as_ref().map(|a| a[f].as_slice()));
+        let floor = Floor::new();
+        let eval = |f: usize| {
+            self.best_for_feature(f, slice(f), total, allowed.as_ref().map(|a| a[f].as_slice()), Some(&floor))
+        };
         let found: Vec<Vec<Candidate>> = if n_rows * bm.n_features >= PARALLEL_CELLS {
             (0..bm.n_features).into_par_iter().map(eval).collect()
         } else {
             (0..bm.n_features).map(eval).collect()
         };
-        // docs/explanation/weak-learners.md#weak-learners-stump: ties go to the lowest feature index, or (random) to a seeded uniform draw
-        // among the candidates within the tolerance of the best, in feature then scan order.
-        let mut best: Vec<Candidate> = Vec::new();
+        // docs/explanation/weak-learners.md#weak-learners-ties: the candidates within the tolerance
+        // of the best gain tie; the first in feature then scan order wins, or (random) a seeded
+        // uniform draw among them.
+        let mut pool = Pool::new(self.ties, self.tol);
         for c in found.into_iter().flatten() {
-            offer(&mut best, self.ties, self.tol, c.gain, &|| c.clone());
+            pool.offer(c.gain, &|| c.clone());
         }
-        if best.len() > 1 {
-            let max = best.iter().map(|c| c.gain).fold(f64::NEG_INFINITY, f64::max);
-            best.retain(|c| c.gain >= max - self.tol);
-            let i = tie_winner(seed, serial, best.len());
-            return Some(best.swap_remove(i));
-        }
-        best.pop()
+        let mut pool = pool.into_vec();
+        let i = match self.ties {
+            SplitTies::Lowest => 0,
+            SplitTies::Random => tie_winner(seed, serial, pool.len()),
+        };
+        (i < pool.len()).then(|| pool.swap_remove(i))
     }
 }

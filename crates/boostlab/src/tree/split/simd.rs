@@ -9,7 +9,7 @@
 //! `BOOSTLAB_SCAN_SIMD=0` in the environment (read once per process) keeps the baseline build,
 //! for A/B timing.
 
-use super::bounded::GainBounds;
+use super::bounded::{Curvature, GainBounds};
 use super::{ExactGain, PairCost};
 
 /// Whether the AVX2 build runs (detected once per process).
@@ -21,7 +21,7 @@ pub(in crate::tree) fn avx2() -> bool {
     })
 }
 
-/// [`super::SearchCtx::lowest_exact`]'s pass 2: every candidate's exact gain into `out`
+/// [`super::SearchCtx::pool_exact`]'s pass 2: every candidate's exact gain into `out`
 /// (`acc.len()` or, with a missing side, `2·acc.len()` values, in the generic scan's order).
 #[inline(always)]
 fn exact_gains_body<C: PairCost>(g: &ExactGain<'_, C>, acc: &[(f64, f64)], miss: Option<(f64, f64)>, out: &mut [f64]) {
@@ -41,7 +41,7 @@ fn exact_gains_body<C: PairCost>(g: &ExactGain<'_, C>, acc: &[(f64, f64)], miss:
     }
 }
 
-/// [`super::SearchCtx::lowest_bounded`]'s pass 2: every candidate's gain interval into
+/// [`super::SearchCtx::pool_bounded`]'s intervals: every candidate's gain interval into
 /// `los`, `his`, in the generic scan's order.
 #[inline(always)]
 fn gain_intervals_body(
@@ -175,6 +175,122 @@ pub(in crate::tree) fn gain_intervals(
         return;
     }
     gain_intervals_scalar(b, acc, miss, los, his);
+}
+
+/// [`super::SearchCtx::pool_bounded`]'s first pass: every candidate's curvature bound of its
+/// gain ([`Curvature::gain_bound`]) into `out`, in the generic scan's order. The bounds need not
+/// agree between builds: they decide what is computed, never a result.
+#[inline(always)]
+fn curvature_bounds_body(
+    b: &GainBounds<'_>,
+    k: &Curvature,
+    acc: &[(f64, f64)],
+    miss: Option<(f64, f64)>,
+    out: &mut [f64],
+) {
+    match miss {
+        None => {
+            for (o, &(a0, a1)) in out.iter_mut().zip(acc) {
+                *o = k.gain_bound(b, a0 + 0.0, a1 + 0.0);
+            }
+        }
+        Some((m0, m1)) => {
+            for (o, &(a0, a1)) in out.chunks_exact_mut(2).zip(acc) {
+                o[0] = k.gain_bound(b, a0 + 0.0, a1 + 0.0);
+                o[1] = k.gain_bound(b, a0 + m0, a1 + m1);
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn curvature_bounds_avx2(
+    b: &GainBounds<'_>,
+    k: &Curvature,
+    acc: &[(f64, f64)],
+    miss: Option<(f64, f64)>,
+    out: &mut [f64],
+) {
+    curvature_bounds_body(b, k, acc, miss, out);
+}
+
+/// Every candidate's curvature bound, by the AVX2 build when the CPU has it.
+#[allow(unsafe_code)]
+pub(in crate::tree) fn curvature_bounds(
+    b: &GainBounds<'_>,
+    k: &Curvature,
+    acc: &[(f64, f64)],
+    miss: Option<(f64, f64)>,
+    out: &mut [f64],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2() {
+        // SAFETY: as in `exact_gains`.
+        unsafe { curvature_bounds_avx2(b, k, acc, miss, out) };
+        return;
+    }
+    curvature_bounds_body(b, k, acc, miss, out);
+}
+
+/// [`super::SearchCtx::pool_bounded`]'s first pass once the node's floor is known: `+∞` into
+/// `out` for every candidate whose curvature bound may reach the cut ([`Curvature::may_reach`]),
+/// `−∞` for the others, in the generic scan's order.
+#[inline(always)]
+fn curvature_reach_body(
+    b: &GainBounds<'_>,
+    k: &Curvature,
+    acc: &[(f64, f64)],
+    miss: Option<(f64, f64)>,
+    need: f64,
+    out: &mut [f64],
+) {
+    let flag = |reach: bool| if reach { f64::INFINITY } else { f64::NEG_INFINITY };
+    match miss {
+        None => {
+            for (o, &(a0, a1)) in out.iter_mut().zip(acc) {
+                *o = flag(k.may_reach(b, a0 + 0.0, a1 + 0.0, need));
+            }
+        }
+        Some((m0, m1)) => {
+            for (o, &(a0, a1)) in out.chunks_exact_mut(2).zip(acc) {
+                o[0] = flag(k.may_reach(b, a0 + 0.0, a1 + 0.0, need));
+                o[1] = flag(k.may_reach(b, a0 + m0, a1 + m1, need));
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn curvature_reach_avx2(
+    b: &GainBounds<'_>,
+    k: &Curvature,
+    acc: &[(f64, f64)],
+    miss: Option<(f64, f64)>,
+    need: f64,
+    out: &mut [f64],
+) {
+    curvature_reach_body(b, k, acc, miss, need, out);
+}
+
+/// Every candidate's flag of [`curvature_reach_body`], by the AVX2 build when the CPU has it.
+#[allow(unsafe_code)]
+pub(in crate::tree) fn curvature_reach(
+    b: &GainBounds<'_>,
+    k: &Curvature,
+    acc: &[(f64, f64)],
+    miss: Option<(f64, f64)>,
+    need: f64,
+    out: &mut [f64],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2() {
+        // SAFETY: as in `exact_gains`.
+        unsafe { curvature_reach_avx2(b, k, acc, miss, need, out) };
+        return;
+    }
+    curvature_reach_body(b, k, acc, miss, need, out);
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -1179,6 +1179,31 @@ mod tests {
         }
     }
 
+    /// The search context of a node with sums `total` for the scan tests (width `total.len()`,
+    /// the tolerance `1e−12 W`, no constraints).
+    fn scan_ctx<'a>(
+        crit: Criterion,
+        ties: SplitTies,
+        (min_w, pure): (f64, PureLeaves),
+        total: &[f64],
+        (binned, mapper): (&'a BinnedMatrix, &'a BinMapper),
+        bounds: Option<&'a RiskBounds>,
+    ) -> SearchCtx<'a> {
+        SearchCtx {
+            criterion: crit,
+            ties,
+            width: total.len(),
+            min_w,
+            pure,
+            parent_cost: block_cost(&crit, total),
+            tol: 1e-12 * total.iter().sum::<f64>(),
+            binned,
+            mapper,
+            bounds,
+            limits: NodeLimits::FREE,
+        }
+    }
+
     /// A node's split with the floor its features' scans share is the first of the candidates
     /// within the tolerance of the best gain over all features' generic pools (or the seeded draw
     /// among them), bit for bit: on random data whose features are informative, noise, coarse,
@@ -1232,19 +1257,9 @@ mod tests {
                 Criterion::Tempered { t } => RiskBounds::for_t(t),
                 _ => None,
             };
-            let ctx = SearchCtx {
-                criterion: crit,
-                ties,
-                width: 2,
-                min_w: if case % 5 == 0 { 0.05 * (total[0] + total[1]) } else { 0.0 },
-                pure: if case % 7 == 0 { PureLeaves::Forbid } else { PureLeaves::Allow },
-                parent_cost: block_cost(&crit, &total),
-                tol: 1e-12 * (total[0] + total[1]),
-                binned: &bm,
-                mapper: &mapper,
-                bounds: rb.as_deref(),
-                limits: NodeLimits::FREE,
-            };
+            let min_w = if case % 5 == 0 { 0.05 * (total[0] + total[1]) } else { 0.0 };
+            let pure = if case % 7 == 0 { PureLeaves::Forbid } else { PureLeaves::Allow };
+            let ctx = scan_ctx(crit, ties, (min_w, pure), &total, (&bm, &mapper), rb.as_deref());
             let slice = |f: usize| &hist[2 * bm.offsets[f]..2 * bm.offsets[f + 1]];
             let mut pool: Vec<Candidate> =
                 (0..bm.n_features).flat_map(|f| ctx.best_for_feature_generic(f, slice(f), &total, None)).collect();
@@ -1338,19 +1353,7 @@ mod tests {
                 Criterion::Tempered { t } => RiskBounds::for_t(t),
                 _ => None,
             };
-            let ctx = SearchCtx {
-                criterion: crit,
-                ties,
-                width: 2,
-                min_w,
-                pure,
-                parent_cost: block_cost(&crit, &total),
-                tol: 1e-12 * (total[0] + total[1]),
-                binned: &bm,
-                mapper: &mapper,
-                bounds: rb.as_deref(),
-                limits: NodeLimits::FREE,
-            };
+            let ctx = scan_ctx(crit, ties, (min_w, pure), &total, (&bm, &mapper), rb.as_deref());
             let fast = ctx.best_for_feature(f, &hist, &total, cap.as_deref(), None);
             let slow = ctx.best_for_feature_generic(f, &hist, &total, cap.as_deref());
             assert_eq!(fast.len(), slow.len(), "case {case}: {crit:?} {ties:?}");
@@ -1457,19 +1460,7 @@ mod tests {
                 Criterion::Tempered { t } => RiskBounds::for_t(t),
                 _ => None,
             };
-            let ctx = SearchCtx {
-                criterion: crit,
-                ties: SplitTies::Lowest,
-                width: 2,
-                min_w,
-                pure,
-                parent_cost: block_cost(&crit, &total),
-                tol: 1e-12 * (total[0] + total[1]),
-                binned: &bm,
-                mapper: &mapper,
-                bounds: rb.as_deref(),
-                limits: NodeLimits::FREE,
-            };
+            let ctx = scan_ctx(crit, SplitTies::Lowest, (min_w, pure), &total, (&bm, &mapper), rb.as_deref());
             let fast = ctx.best_for_feature(f, &hist, &total, None, None);
             let slow = ctx.best_for_feature_generic(f, &hist, &total, None);
             assert_eq!(fast.len(), slow.len(), "case {case}: {crit:?}");
@@ -1660,19 +1651,7 @@ mod tests {
             let pure = if case % 5 == 0 { PureLeaves::Forbid } else { PureLeaves::Allow };
             let min_w = if case % 4 == 0 { 0.2 * total.iter().sum::<f64>() } else { 0.0 };
             let ties = if case % 7 < 2 { SplitTies::Random } else { SplitTies::Lowest };
-            let ctx = SearchCtx {
-                criterion: crit,
-                ties,
-                width: w,
-                min_w,
-                pure,
-                parent_cost: block_cost(&crit, &total),
-                tol: 1e-12 * total.iter().sum::<f64>(),
-                binned: &bm,
-                mapper: &mapper,
-                bounds: None,
-                limits: NodeLimits::FREE,
-            };
+            let ctx = scan_ctx(crit, ties, (min_w, pure), &total, (&bm, &mapper), None);
             let allowed: Option<Vec<u32>> =
                 (case % 6 == 5).then(|| (0..nb as u32).filter(|_| rng.gen_bool(0.3)).collect());
             let fast = ctx.best_for_feature(f, &hist, &total, allowed.as_deref(), None);

@@ -268,22 +268,31 @@ impl RiskBounds {
     /// the cells next to 0 or 1, or is empty or NaN): the largest entry of the cells it meets,
     /// by the symmetry `L(u) = L(1 − u)` on `[0, ½]`.
     pub(crate) fn curvature_on(&self, a: f64, b: f64) -> f64 {
-        let valid = a >= 0.0 && a <= b && b <= 1.0;
-        if !valid {
+        let Some((i, j)) = curvature_cells(a, b) else {
             return f64::INFINITY;
-        }
-        let (x0, x1) = if a <= 0.5 && b >= 0.5 {
-            (a.min(1.0 - b), 0.5)
-        } else if b < 0.5 {
-            (a, b)
-        } else {
-            (1.0 - b, 1.0 - a)
         };
-        let cell = |x: f64| ((x * (2 * CURV_CELLS) as f64) as usize).min(CURV_CELLS - 1);
-        let (i, j) = (cell(x0), cell(x1));
         let k = (j - i + 1).ilog2() as usize;
         self.curv[k][i].max(self.curv[k][j + 1 - (1 << k)])
     }
+}
+
+/// The first and last cells of [`RiskBounds`]' curvature table that `u ∈ [a, b]` meets, by the
+/// symmetry `L(u) = L(1 − u)` on `[0, ½]`; `None` when the interval is not within `[0, 1]`, empty
+/// or NaN.
+fn curvature_cells(a: f64, b: f64) -> Option<(usize, usize)> {
+    let valid = a >= 0.0 && a <= b && b <= 1.0;
+    if !valid {
+        return None;
+    }
+    let (x0, x1) = if a <= 0.5 && b >= 0.5 {
+        (a.min(1.0 - b), 0.5)
+    } else if b < 0.5 {
+        (a, b)
+    } else {
+        (1.0 - b, 1.0 - a)
+    };
+    let cell = |x: f64| ((x * (2 * CURV_CELLS) as f64) as usize).min(CURV_CELLS - 1);
+    Some((cell(x0), cell(x1)))
 }
 
 /// [`RiskBounds`]' curvature table at temperature `t`: on each cell of `[0, ½]`, half the
@@ -684,15 +693,8 @@ mod tests {
         for _ in 0..20_000 {
             let (a, b) = (rng.gen::<f64>(), rng.gen::<f64>());
             let (a, b) = (a.min(b), a.max(b));
-            let cell = |x: f64| ((x * (2 * CURV_CELLS) as f64) as usize).min(CURV_CELLS - 1);
-            let (x0, x1) = if a <= 0.5 && b >= 0.5 {
-                (a.min(1.0 - b), 0.5)
-            } else if b < 0.5 {
-                (a, b)
-            } else {
-                (1.0 - b, 1.0 - a)
-            };
-            let want = rb.curv[0][cell(x0)..=cell(x1)].iter().fold(0.0, |m: f64, &k| m.max(k));
+            let (i, j) = curvature_cells(a, b).expect("in [0, 1]");
+            let want = rb.curv[0][i..=j].iter().fold(0.0, |m: f64, &k| m.max(k));
             assert_eq!(rb.curvature_on(a, b), want, "[{a}, {b}]");
         }
         assert!(tight as f64 >= 0.8 * near as f64, "{tight} of {near} within 3× the gain");

@@ -764,13 +764,10 @@ impl SearchCtx<'_> {
         tops.clear();
         tops.resize(n, 0.0);
         let known = floor.get();
-        if known > f64::NEG_INFINITY {
-            // Step 1 against the floor an earlier feature's scan has raised: flags, no divisions.
-            let need = (cut(floor) - margin) * (t0 + t1);
-            simd::curvature_reach(&bounds, &curvature, acc, miss, need, &mut tops);
-        } else {
-            simd::curvature_bounds(&bounds, &curvature, acc, miss, &mut tops);
-        }
+        // Step 1; against the floor when an earlier feature's scan has raised it (flags, no
+        // divisions).
+        let need = (known > f64::NEG_INFINITY).then(|| (cut(floor) - margin) * (t0 + t1));
+        simd::curvature(&bounds, &curvature, acc, miss, need, &mut tops);
         let (mut lefts, mut idx, mut los, mut his) =
             (SCAN_LEFT.take(), SCAN_IDX.take(), SCAN_GAINS.take(), SCAN_HI.take());
         lefts.clear();

@@ -177,120 +177,88 @@ pub(in crate::tree) fn gain_intervals(
     gain_intervals_scalar(b, acc, miss, los, his);
 }
 
-/// [`super::SearchCtx::pool_bounded`]'s first pass: every candidate's curvature bound of its
-/// gain ([`Curvature::gain_bound`]) into `out`, in the generic scan's order. The bounds need not
-/// agree between builds: they decide what is computed, never a result.
+/// `f(l0, l1)` of every candidate's left sums into `out`, in the generic scan's order (bins,
+/// then the missing side; `+ 0.0` as the generic scan adds the empty missing side).
 #[inline(always)]
-fn curvature_bounds_body(
-    b: &GainBounds<'_>,
-    k: &Curvature,
-    acc: &[(f64, f64)],
-    miss: Option<(f64, f64)>,
-    out: &mut [f64],
-) {
+fn each_candidate(acc: &[(f64, f64)], miss: Option<(f64, f64)>, out: &mut [f64], f: impl Fn(f64, f64) -> f64) {
     match miss {
         None => {
             for (o, &(a0, a1)) in out.iter_mut().zip(acc) {
-                *o = k.gain_bound(b, a0 + 0.0, a1 + 0.0);
+                *o = f(a0 + 0.0, a1 + 0.0);
             }
         }
         Some((m0, m1)) => {
             for (o, &(a0, a1)) in out.chunks_exact_mut(2).zip(acc) {
-                o[0] = k.gain_bound(b, a0 + 0.0, a1 + 0.0);
-                o[1] = k.gain_bound(b, a0 + m0, a1 + m1);
+                o[0] = f(a0 + 0.0, a1 + 0.0);
+                o[1] = f(a0 + m0, a1 + m1);
             }
+        }
+    }
+}
+
+/// [`super::SearchCtx::pool_bounded`]'s first pass into `out`, in the generic scan's order:
+/// without `need`, every candidate's curvature bound of its gain ([`Curvature::gain_bound`]);
+/// with `need = (cut − margin)·W` (the node's floor is known), `+∞` for every candidate whose
+/// bound may reach the cut ([`Curvature::may_reach`], no division) and `−∞` for the others. The
+/// values need not agree between builds: they decide what is computed, never a result.
+#[inline(always)]
+fn curvature_body(
+    b: &GainBounds<'_>,
+    k: &Curvature,
+    acc: &[(f64, f64)],
+    miss: Option<(f64, f64)>,
+    need: Option<f64>,
+    out: &mut [f64],
+) {
+    match need {
+        None => each_candidate(acc, miss, out, |l0, l1| k.gain_bound(b, l0, l1)),
+        Some(need) => {
+            each_candidate(
+                acc,
+                miss,
+                out,
+                |l0, l1| {
+                    if k.may_reach(b, l0, l1, need) {
+                        f64::INFINITY
+                    } else {
+                        f64::NEG_INFINITY
+                    }
+                },
+            )
         }
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn curvature_bounds_avx2(
+fn curvature_avx2(
     b: &GainBounds<'_>,
     k: &Curvature,
     acc: &[(f64, f64)],
     miss: Option<(f64, f64)>,
+    need: Option<f64>,
     out: &mut [f64],
 ) {
-    curvature_bounds_body(b, k, acc, miss, out);
+    curvature_body(b, k, acc, miss, need, out);
 }
 
-/// Every candidate's curvature bound, by the AVX2 build when the CPU has it.
+/// [`curvature_body`], by the AVX2 build when the CPU has it.
 #[allow(unsafe_code)]
-pub(in crate::tree) fn curvature_bounds(
+pub(in crate::tree) fn curvature(
     b: &GainBounds<'_>,
     k: &Curvature,
     acc: &[(f64, f64)],
     miss: Option<(f64, f64)>,
+    need: Option<f64>,
     out: &mut [f64],
 ) {
     #[cfg(target_arch = "x86_64")]
     if avx2() {
         // SAFETY: as in `exact_gains`.
-        unsafe { curvature_bounds_avx2(b, k, acc, miss, out) };
+        unsafe { curvature_avx2(b, k, acc, miss, need, out) };
         return;
     }
-    curvature_bounds_body(b, k, acc, miss, out);
-}
-
-/// [`super::SearchCtx::pool_bounded`]'s first pass once the node's floor is known: `+∞` into
-/// `out` for every candidate whose curvature bound may reach the cut ([`Curvature::may_reach`]),
-/// `−∞` for the others, in the generic scan's order.
-#[inline(always)]
-fn curvature_reach_body(
-    b: &GainBounds<'_>,
-    k: &Curvature,
-    acc: &[(f64, f64)],
-    miss: Option<(f64, f64)>,
-    need: f64,
-    out: &mut [f64],
-) {
-    let flag = |reach: bool| if reach { f64::INFINITY } else { f64::NEG_INFINITY };
-    match miss {
-        None => {
-            for (o, &(a0, a1)) in out.iter_mut().zip(acc) {
-                *o = flag(k.may_reach(b, a0 + 0.0, a1 + 0.0, need));
-            }
-        }
-        Some((m0, m1)) => {
-            for (o, &(a0, a1)) in out.chunks_exact_mut(2).zip(acc) {
-                o[0] = flag(k.may_reach(b, a0 + 0.0, a1 + 0.0, need));
-                o[1] = flag(k.may_reach(b, a0 + m0, a1 + m1, need));
-            }
-        }
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn curvature_reach_avx2(
-    b: &GainBounds<'_>,
-    k: &Curvature,
-    acc: &[(f64, f64)],
-    miss: Option<(f64, f64)>,
-    need: f64,
-    out: &mut [f64],
-) {
-    curvature_reach_body(b, k, acc, miss, need, out);
-}
-
-/// Every candidate's flag of [`curvature_reach_body`], by the AVX2 build when the CPU has it.
-#[allow(unsafe_code)]
-pub(in crate::tree) fn curvature_reach(
-    b: &GainBounds<'_>,
-    k: &Curvature,
-    acc: &[(f64, f64)],
-    miss: Option<(f64, f64)>,
-    need: f64,
-    out: &mut [f64],
-) {
-    #[cfg(target_arch = "x86_64")]
-    if avx2() {
-        // SAFETY: as in `exact_gains`.
-        unsafe { curvature_reach_avx2(b, k, acc, miss, need, out) };
-        return;
-    }
-    curvature_reach_body(b, k, acc, miss, need, out);
+    curvature_body(b, k, acc, miss, need, out);
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -28,32 +28,28 @@ pub(in crate::tree) const SEED_BLOCK: usize = 16;
 /// The largest of `b` ignoring NaN (`−∞` when empty or all NaN), by four independent chains.
 #[inline]
 fn block_max(b: &[f64]) -> f64 {
-    let mut m = [f64::NEG_INFINITY; 4];
-    let mut it = b.chunks_exact(4);
-    for c in &mut it {
-        for (m, &g) in m.iter_mut().zip(c) {
-            *m = m.max(g);
-        }
-    }
-    for &g in it.remainder() {
-        m[0] = m[0].max(g);
-    }
-    m[0].max(m[1]).max(m[2].max(m[3]))
+    block_max_of(b, |g| g)
 }
 
-/// The largest finite value of `b` (`−∞` when there is none), by four independent chains.
+/// The largest finite value of `b` (`−∞` when there is none).
 #[inline]
 fn block_max_finite(b: &[f64]) -> f64 {
-    let finite = |g: f64| if g < f64::INFINITY { g } else { f64::NEG_INFINITY };
+    block_max_of(b, |g| if g < f64::INFINITY { g } else { f64::NEG_INFINITY })
+}
+
+/// The largest of `f(x)` over `b`, NaN ignored (`−∞` when empty or all NaN), by four independent
+/// chains.
+#[inline(always)]
+fn block_max_of(b: &[f64], f: impl Fn(f64) -> f64) -> f64 {
     let mut m = [f64::NEG_INFINITY; 4];
     let mut it = b.chunks_exact(4);
     for c in &mut it {
         for (m, &g) in m.iter_mut().zip(c) {
-            *m = m.max(finite(g));
+            *m = m.max(f(g));
         }
     }
     for &g in it.remainder() {
-        m[0] = m[0].max(finite(g));
+        m[0] = m[0].max(f(g));
     }
     m[0].max(m[1]).max(m[2].max(m[3]))
 }
@@ -749,6 +745,7 @@ impl SearchCtx<'_> {
         let forbid = self.pure == PureLeaves::Forbid;
         let margin = 1e-10 * (parent.abs() + t0 + t1);
         let bounds = GainBounds { rb, t0, t1, tol, parent, min_w, forbid, margin };
+        let exact = ExactGain { cost, t0, t1, tol, parent, min_w, forbid };
         let curvature = Curvature::of_node(rb, t0, t1);
         let (m0, m1) = miss.unwrap_or((0.0, 0.0));
         let ns = if miss.is_some() { 2 } else { 1 };
@@ -805,13 +802,13 @@ impl SearchCtx<'_> {
         his.resize(lefts.len(), 0.0);
         simd::gain_intervals(&bounds, &lefts[seeded..], None, &mut los[seeded..], &mut his[seeded..]);
         floor.raise(block_max(&los[seeded..]));
-        // Step 4: the exact gains of the candidates whose intervals reach the cut.
+        // Step 4: the exact gains of the candidates whose intervals reach the cut (NaN:
+        // inadmissible, by the same test as the exact gain's).
         let c = cut(floor);
         let mut found: Vec<(usize, f64)> = Vec::new();
         for (i, (&lo, &hi)) in los.iter().zip(&*his).enumerate() {
-            // NaN: inadmissible.
             if hi >= c && !lo.is_nan() {
-                found.push((idx[i], self.exact_pair_gain(cost, lefts[i], (t0, t1))));
+                found.push((idx[i], exact.gain(lefts[i].0, lefts[i].1)));
             }
         }
         SCAN_TOPS.set(tops);
@@ -826,14 +823,6 @@ impl SearchCtx<'_> {
             pool.offer(g, &|| Candidate { gain: g, feature: f, kind: kind.clone() });
         }
         pool.into_vec()
-    }
-
-    /// The generic scan's gain of the admissible split whose left child has sums `l`: its
-    /// arithmetic (`+ 0.0` on the empty missing side included by the caller's sums).
-    #[inline]
-    fn exact_pair_gain<C: PairCost>(&self, cost: &C, l: (f64, f64), (t0, t1): (f64, f64)) -> f64 {
-        let r = (residue_free(t0 - l.0, self.tol), residue_free(t1 - l.1, self.tol));
-        self.parent_cost - cost.cost(l.0, l.1) - cost.cost(r.0, r.1)
     }
 
     /// Best split over all features of a node with histogram `hist` and sums `total`.

@@ -25,20 +25,7 @@ pub(in crate::tree) fn avx2() -> bool {
 /// (`acc.len()` or, with a missing side, `2·acc.len()` values, in the generic scan's order).
 #[inline(always)]
 fn exact_gains_body<C: PairCost>(g: &ExactGain<'_, C>, acc: &[(f64, f64)], miss: Option<(f64, f64)>, out: &mut [f64]) {
-    // `+ 0.0`: the generic scan adds the (empty) missing side's zeros too (a −0 becomes +0).
-    match miss {
-        None => {
-            for (o, &(a0, a1)) in out.iter_mut().zip(acc) {
-                *o = g.gain(a0 + 0.0, a1 + 0.0);
-            }
-        }
-        Some((m0, m1)) => {
-            for (o, &(a0, a1)) in out.chunks_exact_mut(2).zip(acc) {
-                o[0] = g.gain(a0 + 0.0, a1 + 0.0);
-                o[1] = g.gain(a0 + m0, a1 + m1);
-            }
-        }
-    }
+    each_candidate(acc, miss, out, |l0, l1| g.gain(l0, l1));
 }
 
 /// [`super::SearchCtx::pool_bounded`]'s intervals: every candidate's gain interval into
@@ -178,7 +165,8 @@ pub(in crate::tree) fn gain_intervals(
 }
 
 /// `f(l0, l1)` of every candidate's left sums into `out`, in the generic scan's order (bins,
-/// then the missing side; `+ 0.0` as the generic scan adds the empty missing side).
+/// then the missing side). `+ 0.0`: the generic scan adds the (empty) missing side's zeros too
+/// (a −0 becomes +0).
 #[inline(always)]
 fn each_candidate(acc: &[(f64, f64)], miss: Option<(f64, f64)>, out: &mut [f64], f: impl Fn(f64, f64) -> f64) {
     match miss {

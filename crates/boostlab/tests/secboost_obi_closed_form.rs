@@ -39,7 +39,7 @@ fn closed_form_obi_matches_50_digit_references() {
             assert!(err <= 8.0 * f64::EPSILON * scale, "{name} z={z} v={v}: {got} vs {want}");
         } else {
             // Logistic and exponential: relative error ≤ 1e−11 at every offset (the claim of
-            // `LossSpec::obi_closed_form`: ln_1p/exp_m1 differences, Taylor below |v| = 1e−3).
+            // `LossSpec::obi_closed_form`: ln_1p/exp_m1 differences, midpoint series at small |v|).
             let rel = err / want;
             assert!(want > 0.0 && rel <= 1e-11, "{name} z={z} v={v}: {got} vs {want} (relative {rel:e})");
             let e = worst.entry(name.to_string()).or_insert(0.0);

@@ -29,11 +29,17 @@ def test_user_logistic_gives_the_builtin_logistic_model(data):
         n_estimators=15, max_leaves=4, loss=logistic, loss_convex=True, loss_beta=0.25
     ).fit(*data)
     a, b = core_model(builtin), core_model(user)
-    assert a["trees"] == b["trees"]
-    assert a["alphas"] == b["alphas"]
+    # The built-in logistic loss is computed without libm (within a few ulps of NumPy's), and the
+    # weights are secants of loss values over small offsets: the models agree to 1e−9 of the
+    # values, with the same splits.
+    assert len(a["trees"]) == len(b["trees"])
+    for ta, tb in zip(a["trees"], b["trees"]):
+        assert ta["nodes"] == tb["nodes"]
+        assert ta["leaf_values"] == pytest.approx(tb["leaf_values"], rel=1e-9)
+    assert a["alphas"] == pytest.approx(b["alphas"], rel=1e-9)
     # The built-in logistic loss computes the OBI in closed form, a user's loss by the
     # unimodal search: the records of the OBI (q̄, its maximum, the certified decrease) agree to
-    # the search's precision, every other record is equal.
+    # the search's precision, every other record to 1e−9.
     obi_keys = {"qbar", "max_obi", "certified_decrease"}
     assert len(a["history"]) == len(b["history"])
     for ra, rb in zip(a["history"], b["history"]):
@@ -42,10 +48,10 @@ def test_user_logistic_gives_the_builtin_logistic_model(data):
             if key in obi_keys:
                 assert ra[key] == pytest.approx(rb[key], rel=1e-5, abs=1e-12), key
             else:
-                assert ra[key] == rb[key], key
+                assert ra[key] == pytest.approx(rb[key], rel=1e-9, abs=1e-15), key
     # The model file says which loss trained it.
     assert "custom_loss" not in a and b["custom_loss"]
-    np.testing.assert_array_equal(user.decision_function(data[0]), builtin.decision_function(data[0]))
+    np.testing.assert_allclose(user.decision_function(data[0]), builtin.decision_function(data[0]), rtol=1e-9)
     # Vectorised: always a 1-d float64 numpy array; the per-round weights are one batch of all the
     # examples (the offset oracle's batches hold several points per example).
     assert {c[:3] for c in calls} == {(np.ndarray, np.dtype(np.float64), 1)}

@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use super::max_abs_weighted;
-use super::obi::obi_star_many;
+use super::obi::{obi_convex_into, obi_star_many};
 use crate::collective::Shared;
 use crate::error::{Error, Result};
 use crate::math::loss::Loss;
@@ -42,10 +42,36 @@ pub struct AlphaSolution {
     pub halvings: usize,
 }
 
-/// `η(w, h) = mean_i s_i w_i y_i h_i` (docs/explanation/secboost.md#secboost-algorithm).
+/// `η(w, h) = mean_i s_i w_i y_i h_i` (docs/explanation/secboost.md#secboost-algorithm), summed as
+/// [`edge_sum_and_max`] sums it.
 pub(super) fn edge(sw: &[f64], w: &[f64], y: &[f64], h: &[f64]) -> f64 {
-    let m = w.len() as f64;
-    sw.iter().zip(w).zip(y).zip(h).map(|(((s, w), y), h)| s * w * y * h).sum::<f64>() / m
+    edge_sum_and_max(sw, w, y, h).0 / w.len() as f64
+}
+
+/// `(Σ_i s_i w_i y_i h_i, M = max |h_i|)` in one pass (the maximum over the rows of positive sample
+/// weight, as [`max_abs_weighted`]): serial sums over fixed chunks, added in chunk order.
+pub(super) fn edge_sum_and_max(sw: &[f64], w: &[f64], y: &[f64], h: &[f64]) -> (f64, f64) {
+    crate::util::par::map_chunks(w.len(), |r| {
+        let (mut sum, mut max) = (0.0, 0.0_f64);
+        for i in r {
+            sum += sw[i] * w[i] * y[i] * h[i];
+            if sw[i] > 0.0 {
+                max = max.max(h[i].abs());
+            }
+        }
+        (sum, max)
+    })
+    .into_iter()
+    .fold((0.0, 0.0), |(s, m), (a, b)| (s + a, m.max(b)))
+}
+
+/// What the round already knows of Solve_α's input, so that Solve_α does not read the rows again
+/// for it: `(M, η)` over every rank, and this rank's `max |ẽ_i|` over the rows of positive
+/// sample weight (at least 1).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Known {
+    pub(super) m_eta: Option<(f64, f64)>,
+    pub(super) edge_scale: Option<f64>,
 }
 
 /// Means and maxima over the examples of every rank: `n` examples in all, `coll` the
@@ -129,13 +155,18 @@ thread_local! {
     static CHUNK_TMP: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
-/// Runs `f` on three zeroed buffers of `len` values from this thread's [`CHUNK_TMP`] (as fresh
-/// ones: a batch loss that leaves values unwritten sees zeros); kept for the next call when they
-/// are of at most [`SECANT_CHUNK`] values.
-fn with_chunk_tmp<R>(len: usize, f: impl FnOnce(&mut [f64], &mut [f64], &mut [f64]) -> R) -> R {
+/// Runs `f` on three buffers of `len` values from this thread's [`CHUNK_TMP`], zeroed for a batch
+/// `loss` (as fresh ones: a batch loss that leaves values unwritten sees zeros; the built-in and
+/// scalar losses write every value); kept for the next call when they are of at most
+/// [`SECANT_CHUNK`] values.
+pub(super) fn with_chunk_tmp<R>(loss: &Loss, len: usize, f: impl FnOnce(&mut [f64], &mut [f64], &mut [f64]) -> R) -> R {
     let mut buf = CHUNK_TMP.take();
-    buf.clear();
-    buf.resize(3 * len, 0.0);
+    if loss.is_batch() {
+        buf.clear();
+    }
+    if buf.len() < 3 * len {
+        buf.resize(3 * len, 0.0);
+    }
     let (a, rest) = buf[..3 * len].split_at_mut(len);
     let (b, c) = rest.split_at_mut(len);
     let r = f(a, b, c);
@@ -152,10 +183,23 @@ pub(super) struct Order2<'a> {
     pub(super) w: &'a [f64],
     pub(super) sw: &'a [f64],
     pub(super) m_t: f64,
+    /// Also `Σ_i s_i Q_F(z_i, z_i + v_i)` over the rows of positive sample weight, the convex
+    /// OBI of the offsets at the trial edges `z = ẽ + α y h` (the terms of `q̄` for a loss declared
+    /// convex, [`obi_convex`] per row): computed in the same pass, with no loss value kept.
+    pub(super) qbar: bool,
+}
+
+/// The sums of one [`secant_pass`] with [`Order2`], each over fixed chunks in chunk order.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(super) struct PassSums {
+    /// `Σ_i s_i (h_i/M)² (w_i − w̃_i)/(α y_i h_i)` (see [`order2_bound`]).
+    pub(super) order2: f64,
+    /// `Σ_i s_i Q_F(z_i, z_i + v_i)` when [`Order2::qbar`] is set, else 0.
+    pub(super) qbar: f64,
 }
 
 /// One pass for the (partial) weights and `W`. `out_i = −δ_{v_i} F(ẽ_i + α y_i h_i)`
-/// and `fz_i = F(ẽ_i + α y_i h_i)` (docs/explanation/secboost.md#secboost-algorithm: the weights at α = 0, the partial weights w̃(α)
+/// (when `out` is given) and `fz_i = F(ẽ_i + α y_i h_i)` (docs/explanation/secboost.md#secboost-algorithm: the weights at α = 0, the partial weights w̃(α)
 /// otherwise), and, with `order2`, the sum `Σ_i s_i (h_i/M)² (w_i − w̃_i)/(α y_i h_i)` of
 /// [`order2_bound`] (rows with `α y_i h_i = 0` left out). Parallel over fixed chunks, partial sums
 /// in chunk order; a batch loss runs as one chunk on this thread (it is never called concurrently).
@@ -168,50 +212,72 @@ pub(super) fn secant_pass(
     y: &[f64],
     h: &[f64],
     v: &[f64],
-    out: &mut [f64],
+    out: Option<&mut [f64]>,
     fz: &mut [f64],
     order2: Option<Order2<'_>>,
-) -> f64 {
+) -> PassSums {
     let m = edges.len();
     let chunk = if loss.is_batch() { m.max(1) } else { SECANT_CHUNK };
     // Edges, labels, outputs and offsets read (with the second-order sum: the weights, the sample
-    // weights and the labels and outputs again); the secant weights and the loss values written.
+    // weights and the labels and outputs again); the secant weights (if kept) and the loss values
+    // written.
     let second = if order2.is_some() { 4 * traffic::bytes(edges) } else { 0 };
     traffic::add(
         Pass::BoosterStep,
         traffic::bytes(edges) + traffic::bytes(y) + traffic::bytes(h) + traffic::bytes(v) + second,
-        traffic::bytes(out) + traffic::bytes(fz),
+        out.as_ref().map_or(0, |o| traffic::bytes(o)) + traffic::bytes(fz),
     );
-    let one = |k: usize, out: &mut [f64], fz: &mut [f64]| -> f64 {
+    let one = |k: usize, out: Option<&mut [f64]>, fz: &mut [f64]| -> PassSums {
         let a = k * chunk;
-        let b = a + out.len();
-        with_chunk_tmp(b - a, |z, zv, fzv| {
+        let b = a + fz.len();
+        with_chunk_tmp(loss, b - a, |z, zv, fzv| {
             z.iter_mut().zip(shifted(&edges[a..b], alpha, &y[a..b], &h[a..b])).for_each(|(d, s)| *d = s);
             zv.iter_mut().zip(z.iter().zip(&v[a..b])).for_each(|(d, (z, v))| *d = z + v);
             loss.eval_many(z, fz);
             loss.eval_many(zv, fzv);
-            for i in 0..z.len() {
+            // The partial weights into `out`, or over `z + v` (no longer needed) when not kept.
+            let wt = match out {
+                Some(o) => o,
+                None => zv,
+            };
+            for i in 0..wt.len() {
                 // docs/explanation/secboost.md#secboost-algorithm: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
-                out[i] = -(fzv[i] - fz[i]) / v[a + i];
+                wt[i] = -(fzv[i] - fz[i]) / v[a + i];
             }
-        });
-        let Some(Order2 { w, sw, m_t }) = order2 else { return 0.0 };
-        let mut acc = 0.0;
-        for i in a..b {
-            let e = alpha * y[i] * h[i];
-            if e != 0.0 {
-                let r = h[i] / m_t;
-                acc += sw[i] * r * r * (w[i] - out[i - a]) / e;
+            let Some(Order2 { w, sw, m_t, qbar }) = order2 else { return PassSums::default() };
+            if qbar {
+                // The convex OBI of every row over `F(z + v)` (no longer needed), `mean_obi`'s
+                // terms bit for bit (`z` is the trial edge as `shifted` computes it).
+                obi_convex_into(loss, z, &v[a..b], fzv);
             }
-        }
-        acc
+            let mut sums = PassSums::default();
+            for i in a..b {
+                let e = alpha * y[i] * h[i];
+                if e != 0.0 {
+                    let r = h[i] / m_t;
+                    sums.order2 += sw[i] * r * r * (w[i] - wt[i - a]) / e;
+                }
+                if qbar && sw[i] > 0.0 {
+                    sums.qbar += sw[i] * fzv[i - a];
+                }
+            }
+            sums
+        })
     };
-    let parts: Vec<f64> = if loss.is_batch() || m <= chunk {
+    let parts: Vec<PassSums> = if loss.is_batch() || m <= chunk {
         vec![one(0, out, fz)]
     } else {
-        out.par_chunks_mut(chunk).zip(fz.par_chunks_mut(chunk)).enumerate().map(|(k, (o, f))| one(k, o, f)).collect()
+        match out {
+            Some(out) => out
+                .par_chunks_mut(chunk)
+                .zip(fz.par_chunks_mut(chunk))
+                .enumerate()
+                .map(|(k, (o, f))| one(k, Some(o), f))
+                .collect(),
+            None => fz.par_chunks_mut(chunk).enumerate().map(|(k, f)| one(k, None, f)).collect(),
+        }
     };
-    parts.iter().sum()
+    parts.iter().fold(PassSums::default(), |t, p| PassSums { order2: t.order2 + p.order2, qbar: t.qbar + p.qbar })
 }
 
 /// `out_i = −(F(z_i + v_i) − fz_i) / v_i` with `fz_i = F(z_i)` already known
@@ -224,7 +290,7 @@ pub(super) fn secant_from_values(loss: &Loss, z: &[f64], v: &[f64], fz: &[f64], 
     let one = |k: usize, out: &mut [f64]| {
         let a = k * chunk;
         let b = a + out.len();
-        with_chunk_tmp(b - a, |zv, fzv, _| {
+        with_chunk_tmp(loss, b - a, |zv, fzv, _| {
             zv.iter_mut().zip(z[a..b].iter().zip(&v[a..b])).for_each(|(d, (z, v))| *d = z + v);
             loss.eval_many(zv, fzv);
             for i in 0..zv.len() {
@@ -282,7 +348,7 @@ pub(super) fn order2_bound(
 /// [`Error::Numerical`] if no α is accepted within the halvings, or W/ε cannot be made finite
 /// and positive.
 pub fn solve_alpha(input: &AlphaInput<'_>, delta_init: f64, max_halvings: usize) -> Result<AlphaSolution> {
-    solve_alpha_on(input, delta_init, max_halvings, Red::local(input.y.len()), &mut Vec::new())
+    solve_alpha_on(input, delta_init, max_halvings, Red::local(input.y.len()), Known::default(), &mut Vec::new())
 }
 
 /// [`solve_alpha`] over the examples of every rank: one call per trial α. On success
@@ -292,10 +358,11 @@ pub(super) fn solve_alpha_on(
     delta_init: f64,
     max_halvings: usize,
     red: Red<'_>,
+    known: Known,
     fz: &mut Vec<f64>,
 ) -> Result<AlphaSolution> {
     let AlphaInput { loss, y, h, sample_weight: sw, edges, offsets, weights: w } = *input;
-    let (m, m_t, eta0) = checked_input(input, red)?;
+    let (m, m_t, eta0) = checked_input(input, red, known)?;
     let mut wt = vec![0.0; m];
     fz.clear();
     fz.resize(m, 0.0);
@@ -304,7 +371,7 @@ pub(super) fn solve_alpha_on(
     // docs/explanation/secboost.md#secboost-solve-alpha Solve_α step 1: α = δ·sign(η₀), accept if |η(w̃(α), h) − η₀| < |η₀|, else halve δ.
     for k in 0..=max_halvings {
         let alpha = delta * eta0.signum();
-        secant_pass(loss, edges, alpha, y, h, offsets, &mut wt, fz, None);
+        secant_pass(loss, edges, alpha, y, h, offsets, Some(&mut wt), fz, None);
         let eta_new = edge_on(sw, &wt, y, h, red)?;
         if (eta_new - eta0).abs() < eta0.abs() {
             accepted = Some((alpha, k));
@@ -341,7 +408,7 @@ pub(super) fn solve_alpha_on(
         // ε ≤ 0: α lies outside η₀·(0, 1/(M² W)); halve it and recompute W and ε.
         alpha *= 0.5;
         halvings += 1;
-        secant_pass(loss, edges, alpha, y, h, offsets, &mut wt, fz, None);
+        secant_pass(loss, edges, alpha, y, h, offsets, Some(&mut wt), fz, None);
     }
     Err(Error::Numerical(format!(
         "Solve_α: no α with ε > 0 after {max_halvings} further halvings (loss `{}`)",
@@ -409,16 +476,20 @@ pub struct CertifiedAlpha {
 
 /// Both Solve_α rules' input checks: `(m, M, η)` of equal-length non-empty slices with a finite
 /// non-zero edge η and a finite non-zero `M = max |h|` (over examples of positive weight).
-fn checked_input(input: &AlphaInput<'_>, red: Red<'_>) -> Result<(usize, f64, f64)> {
+fn checked_input(input: &AlphaInput<'_>, red: Red<'_>, known: Known) -> Result<(usize, f64, f64)> {
     let AlphaInput { y, h, sample_weight: sw, edges, offsets, weights: w, .. } = *input;
     let m = y.len();
     // A rank may hold no examples; `red.n` counts every rank's.
     if [h.len(), sw.len(), edges.len(), offsets.len(), w.len()].iter().any(|&l| l != m) || red.n == 0.0 {
         return Err(Error::InvalidData("solve_alpha: the input slices must be non-empty and of equal length".into()));
     }
-    traffic::add(Pass::BoosterStep, traffic::bytes(h) + traffic::bytes(sw), 0);
-    let m_t = red.max(max_abs_weighted(h, sw))?;
-    let eta0 = edge_on(sw, w, y, h, red)?;
+    let (m_t, eta0) = match known.m_eta {
+        Some(k) => k,
+        None => {
+            traffic::add(Pass::BoosterStep, traffic::bytes(h) + traffic::bytes(sw), 0);
+            (red.max(max_abs_weighted(h, sw))?, edge_on(sw, w, y, h, red)?)
+        }
+    };
     if !(eta0 != 0.0 && eta0.is_finite() && m_t > 0.0 && m_t.is_finite()) {
         return Err(Error::InvalidData(format!(
             "solve_alpha needs a finite non-zero edge η and a finite non-zero h (η = {eta0}, M = {m_t})"
@@ -450,12 +521,13 @@ pub fn solve_alpha_certified(
     obi_points: usize,
 ) -> Result<Option<CertifiedAlpha>> {
     let red = Red::local(input.y.len());
-    solve_alpha_certified_on(input, delta_init, max_halvings, kappa, obi_points, red, &mut Vec::new())
+    solve_alpha_certified_on(input, delta_init, max_halvings, kappa, obi_points, red, Known::default(), &mut Vec::new())
 }
 
 /// [`solve_alpha_certified`] over the examples of every rank: two calls per trial α.
 /// When an α is accepted, `fz` holds `F(ẽ_i + α y_i h_i)` at it (the step
 /// reuses it).
+#[allow(clippy::too_many_arguments)] // the public rule's arguments, the ranks' reducer, what the round knows, F's output
 pub(super) fn solve_alpha_certified_on(
     input: &AlphaInput<'_>,
     delta_init: f64,
@@ -463,28 +535,35 @@ pub(super) fn solve_alpha_certified_on(
     kappa: f64,
     obi_points: usize,
     red: Red<'_>,
+    known: Known,
     fz: &mut Vec<f64>,
 ) -> Result<Option<CertifiedAlpha>> {
     let AlphaInput { loss, y, h, sample_weight: sw, edges, offsets, weights: w } = *input;
-    let (m, m_t, eta0) = checked_input(input, red)?;
+    let (m, m_t, eta0) = checked_input(input, red, known)?;
     if !(kappa > 0.0 && kappa < 1.0) {
         return Err(Error::param("kappa", "a real in (0, 1)", kappa));
     }
-    let mut wt = vec![0.0; m];
     fz.clear();
     fz.resize(m, 0.0);
-    let mut new_edges = vec![0.0; m];
-    let edge_scale =
-        red.max(edges.iter().zip(sw).filter(|(_, s)| **s > 0.0).fold(1.0_f64, |a, (e, _)| a.max(e.abs())))?;
+    // A convex loss's q̄ terms are closed forms or short searches: computed in the pass of the
+    // partial weights (a trial rejected before its q̄ test wastes them; one rarely is). A
+    // non-convex loss's grid OBI costs `4Z + 2` loss values a row: only where the test needs it.
+    let fused_qbar = loss.declared_convex() && !loss.is_batch();
+    let mut new_edges = if fused_qbar { Vec::new() } else { vec![0.0; m] };
+    let local_scale = known
+        .edge_scale
+        .unwrap_or_else(|| edges.iter().zip(sw).filter(|(_, s)| **s > 0.0).fold(1.0_f64, |a, (e, _)| a.max(e.abs())));
+    let edge_scale = red.max(local_scale)?;
     let mut delta = delta_init;
     for k in 0..=max_halvings {
         let alpha = delta * eta0.signum();
         delta *= 0.5;
         // docs/explanation/secboost.md#secboost-algorithm: W = |mean_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)|: in the pass that
         // computes the partial weights (parallel chunks).
-        let acc = secant_pass(loss, edges, alpha, y, h, offsets, &mut wt, fz, Some(Order2 { w, sw, m_t }));
+        let order2 = Order2 { w, sw, m_t, qbar: fused_qbar };
+        let sums = secant_pass(loss, edges, alpha, y, h, offsets, None, fz, Some(order2));
         // Over every rank (`n` = the number of examples).
-        let mut big_w = red.mean(acc)?.abs();
+        let mut big_w = red.mean(sums.order2)?.abs();
         if !big_w.is_finite() {
             continue;
         }
@@ -507,10 +586,14 @@ pub(super) fn solve_alpha_certified_on(
             // offset" threshold): its B and q̄ would be rounding, and so would every smaller α's.
             break;
         }
-        for (ne, e) in new_edges.iter_mut().zip(shifted(edges, alpha, y, h)) {
-            *ne = e;
-        }
-        let qbar = mean_obi(loss, sw, &new_edges, edges, offsets, obi_points, red)?;
+        let qbar = if fused_qbar {
+            red.mean(sums.qbar)?
+        } else {
+            for (ne, e) in new_edges.iter_mut().zip(shifted(edges, alpha, y, h)) {
+                *ne = e;
+            }
+            mean_obi(loss, sw, &new_edges, edges, offsets, obi_points, red)?
+        };
         // docs/explanation/secboost.md#secboost-algorithm: accept if B > 0 and q̄ ≤ κB.
         if qbar <= kappa * b {
             // docs/explanation/secboost.md#secboost-algorithm: ε = κ(|η₀|/(W M² |α|) − 1), so z = ε α² M² W = κB.

@@ -2,14 +2,11 @@
 
 use super::LossSpec;
 
-/// `ln(1 + e^(−z))` without overflow: `ln_1p(e^(−z))` for `z > 0`, `−z + ln_1p(e^z)` otherwise.
+/// `ln(1 + e^(−z)) = max(−z, 0) + ln(1 + e^(−|z|))`, without overflow, from IEEE arithmetic only
+/// (a few ulps from the exact value; see [`crate::util::fastmath::logistic_loss`]).
 #[inline]
 pub(super) fn logistic(z: f64) -> f64 {
-    if z > 0.0 {
-        (-z).exp().ln_1p()
-    } else {
-        -z + z.exp().ln_1p()
-    }
+    crate::util::fastmath::logistic_loss(z)
 }
 
 /// The spring loss (docs/explanation/secboost.md#secboost-algorithm).

@@ -1,0 +1,283 @@
+//! The end of a SecBoost round in one pass over the rows (docs/explanation/secboost.md#secboost-speed):
+//! the new edges, the convex oracle's offsets, the new weights and loss values, and every sum the
+//! round records, for a loss declared convex that is not a batch closure.
+//!
+//! Per row the values are those of the general path (new edges, then `offset_convex` per row,
+//! then `−δ_v F`), bit for bit; the sums are over the fixed chunks of [`crate::util::par`], added
+//! in chunk order, as [`SecBoost::risk`] and [`SecBoost::train_error`] add them.
+
+use rayon::prelude::*;
+
+use super::oracle::offsets_convex_into;
+use super::solve_alpha::with_chunk_tmp;
+use super::{offset_seed, SecBoost};
+use crate::boost::{Diagnostics, Step};
+use crate::error::{Error, Result};
+use crate::util::par::ROW_CHUNK;
+use crate::util::traffic::{self, Pass};
+
+/// What one chunk of [`SecBoost::update_convex`] found: the sums of the round's records over its
+/// rows, and the first row of a non-finite edge, weight or loss value.
+#[derive(Debug, Clone, Copy, Default)]
+struct ChunkSums {
+    max_obi: f64,
+    /// `Σ s` over the rows of positive sample weight with a random offset, a negative weight, a
+    /// zero weight.
+    random: f64,
+    negative: f64,
+    zero: f64,
+    /// `Σ s F(ẽ_t)` and `Σ s [wrong]` (see [`SecBoost::risk_sum`]).
+    risk: f64,
+    error: f64,
+    /// Some row of positive sample weight has a non-zero weight.
+    nonzero: bool,
+    /// `Σ s w`, `Σ s |w|` and `max |ẽ_t|` over the rows of positive sample weight (the next
+    /// round's [`super::StateSums`]).
+    w1: f64,
+    abs_total: f64,
+    edge_scale: f64,
+    bad_edge: Option<usize>,
+    bad_weight: Option<usize>,
+    bad_loss: Option<usize>,
+}
+
+impl ChunkSums {
+    /// `self` then `next` (the later chunk): sums added, first rows kept.
+    fn then(self, next: ChunkSums) -> ChunkSums {
+        ChunkSums {
+            max_obi: self.max_obi.max(next.max_obi),
+            random: self.random + next.random,
+            negative: self.negative + next.negative,
+            zero: self.zero + next.zero,
+            risk: self.risk + next.risk,
+            error: self.error + next.error,
+            nonzero: self.nonzero || next.nonzero,
+            w1: self.w1 + next.w1,
+            abs_total: self.abs_total + next.abs_total,
+            edge_scale: self.edge_scale.max(next.edge_scale),
+            bad_edge: self.bad_edge.or(next.bad_edge),
+            bad_weight: self.bad_weight.or(next.bad_weight),
+            bad_loss: self.bad_loss.or(next.bad_loss),
+        }
+    }
+}
+
+/// One chunk's output slices: new edges, offsets, weights and loss values.
+struct Out<'a> {
+    edges: &'a mut [f64],
+    offsets: &'a mut [f64],
+    weights: &'a mut [f64],
+    losses: &'a mut [f64],
+}
+
+impl SecBoost {
+    /// Whether the round ends with [`SecBoost::update_convex`]: the convex oracle on a loss that
+    /// is not a batch closure (whose values are computed per row, on any thread).
+    pub(super) fn updates_in_one_pass(&self) -> bool {
+        self.params.oracle == super::OffsetOracle::Auto && self.loss.declared_convex() && !self.loss.is_batch()
+    }
+
+    /// Steps 3–5 of the round for [`SecBoost::updates_in_one_pass`]: `ẽ_t = ẽ_(t−1) + α y h`,
+    /// the offsets `v_t` from [`offset_convex`] with budget `z`, `w_(t+1) = −δ_{v_t} F(ẽ_t)`, the
+    /// records of the round, then the state replaced. `fz` is `F(ẽ_t)` when Solve_α computed it at
+    /// this α (then only `F(ẽ_t + v_t)` is evaluated).
+    ///
+    /// # Errors
+    /// [`Error::Numerical`] for a non-finite new edge (the state is kept) or a non-finite weight
+    /// or loss value at the new edges.
+    pub(super) fn update_convex(
+        &mut self,
+        alpha: f64,
+        h: &[f64],
+        z: f64,
+        fz: Option<Vec<f64>>,
+        diag: &mut Diagnostics,
+    ) -> Result<Step> {
+        let m = self.y.len();
+        // F(ẽ_t), when known, is written in place: it becomes the loss values.
+        let fz = fz.filter(|f| f.len() == m);
+        let known = fz.is_some();
+        let spare = &mut self.spare;
+        let mut take = || {
+            let mut v = spare.pop().unwrap_or_default();
+            v.resize(m, 0.0);
+            v
+        };
+        let losses = fz.unwrap_or_else(&mut take);
+        let mut out = [take(), take(), take(), losses];
+        // Edges, labels, outputs, offsets, sample weights (and F(ẽ_t) when known) read; the four
+        // vectors written.
+        let b = traffic::bytes(h);
+        traffic::add(Pass::BoosterUpdate, (5 + usize::from(known)) * b, (4 - usize::from(known)) * b);
+        let [edges, offsets, weights, losses] = &mut out;
+        let sums = if m <= ROW_CHUNK {
+            self.update_chunk(0, alpha, h, z, known, Out { edges, offsets, weights, losses })
+        } else {
+            edges
+                .par_chunks_mut(ROW_CHUNK)
+                .zip(offsets.par_chunks_mut(ROW_CHUNK))
+                .zip(weights.par_chunks_mut(ROW_CHUNK))
+                .zip(losses.par_chunks_mut(ROW_CHUNK))
+                .enumerate()
+                .map(|(k, (((edges, offsets), weights), losses))| {
+                    self.update_chunk(k * ROW_CHUNK, alpha, h, z, known, Out { edges, offsets, weights, losses })
+                })
+                .collect::<Vec<_>>()
+                .into_iter()
+                .fold(ChunkSums::default(), ChunkSums::then)
+        };
+        if let Some(i) = sums.bad_edge {
+            self.spare.extend(out);
+            let e = self.edges[i] + alpha * self.y[i] * h[i];
+            return Err(Error::Numerical(format!("SecBoost: edge {e} at example {i}")));
+        }
+        let [edges, offsets, weights, losses] = out;
+        let old = [
+            std::mem::replace(&mut self.edges, edges),
+            std::mem::replace(&mut self.offsets, offsets),
+            std::mem::replace(&mut self.losses, losses),
+        ];
+        self.spare.extend(old);
+        if let Some(i) = sums.bad_weight.or(sums.bad_loss) {
+            let w = if sums.bad_weight.is_some() { weights[i] } else { self.losses[i] };
+            return Err(Error::Numerical(format!(
+                "loss `{}` is not finite near edge {} (example {i}: {w})",
+                self.loss.name(),
+                self.edges[i]
+            )));
+        }
+        self.spare.push(std::mem::replace(&mut self.weights, weights));
+        self.state_sums = Some(super::StateSums {
+            risk: sums.risk,
+            w1: sums.w1,
+            abs_total: sums.abs_total,
+            edge_scale: sums.edge_scale.max(1.0),
+        });
+        let mut all_zero = !sums.nonzero;
+        let n = self.n_all;
+        if self.coll.is_distributed() {
+            // The round's last sums and the learner's next normaliser over every rank (one call).
+            let mut b = [
+                sums.random,
+                sums.negative,
+                sums.zero,
+                sums.risk,
+                sums.error,
+                f64::from(u8::from(sums.nonzero)),
+                self.weights.iter().zip(&self.sw).map(|(w, s)| w.abs() * s).sum::<f64>(),
+            ];
+            let mut max = [sums.max_obi];
+            self.coll.sum_max(&mut b, &mut max)?;
+            diag.insert("max_obi", max[0]);
+            record_sums(diag, &b[..5], self.sw_unit, n);
+            all_zero = b[5] == 0.0;
+            self.dist_total = Some(b[6]);
+        } else {
+            diag.insert("max_obi", sums.max_obi);
+            record_sums(diag, &[sums.random, sums.negative, sums.zero, sums.risk, sums.error], self.sw_unit, n);
+        }
+        if all_zero {
+            // docs/explanation/secboost.md#secboost-algorithm: if all w_(t+1)i = 0, stop.
+            return Ok(Step::AddAndStop { alpha, reason: "all weights are zero".into() });
+        }
+        Ok(Step::Add { alpha })
+    }
+
+    /// One chunk of [`SecBoost::update_convex`], its first row `a`.
+    /// `known`: `out.losses` holds `F(ẽ_t)` already.
+    fn update_chunk(&self, a: usize, alpha: f64, h: &[f64], z: f64, known: bool, out: Out<'_>) -> ChunkSums {
+        let p = &self.params;
+        let len = out.edges.len();
+        let mut s = ChunkSums::default();
+        for (j, e) in out.edges.iter_mut().enumerate() {
+            let i = a + j;
+            *e = self.edges[i] + alpha * self.y[i] * h[i];
+            if !e.is_finite() {
+                s.bad_edge = Some(i);
+                return s;
+            }
+        }
+        // The oracle's OBIs over the weights (written later).
+        let seed = |j: usize| offset_seed(p.seed, self.round, self.row0 + a + j);
+        let prev = &self.edges[a..a + len];
+        let sw = &self.sw[a..a + len];
+        offsets_convex_into(&self.loss, out.edges, prev, z, p.oracle_precision, seed, out.offsets, out.weights, |j| {
+            if sw[j] > 0.0 {
+                s.random += sw[j];
+            }
+        });
+        for (((o, &q), &s_w), &old) in out.offsets.iter_mut().zip(&*out.weights).zip(sw).zip(&self.offsets[a..a + len])
+        {
+            if s_w > 0.0 {
+                s.max_obi = s.max_obi.max(q);
+            } else {
+                // A row of sample weight 0 is left out: it keeps its offset.
+                *o = old;
+            }
+        }
+        with_chunk_tmp(&self.loss, len, |zv, fzv, _| {
+            for ((d, e), v) in zv.iter_mut().zip(&*out.edges).zip(&*out.offsets) {
+                *d = e + v;
+            }
+            self.loss.eval_many(zv, fzv);
+            if !known {
+                self.loss.eval_many(out.edges, out.losses);
+            }
+            for (((w, fv), f), v) in out.weights.iter_mut().zip(&*fzv).zip(&*out.losses).zip(&*out.offsets) {
+                // docs/explanation/secboost.md#secboost-algorithm: w = −δ_v F(ẽ_t) = −(F(ẽ_t + v) − F(ẽ_t)) / v.
+                *w = -(fv - f) / v;
+            }
+        });
+        for j in 0..len {
+            let i = a + j;
+            let sw = self.sw[i];
+            let (w, f) = (&mut out.weights[j], &mut out.losses[j]);
+            if sw == 0.0 {
+                (*w, *f) = (0.0, 0.0);
+            }
+            if !w.is_finite() && s.bad_weight.is_none() {
+                s.bad_weight = Some(i);
+            }
+            if !f.is_finite() && s.bad_loss.is_none() {
+                s.bad_loss = Some(i);
+            }
+            if sw > 0.0 {
+                if *w < 0.0 {
+                    s.negative += sw;
+                } else if *w == 0.0 {
+                    s.zero += sw;
+                }
+            }
+            s.nonzero |= *w != 0.0 && sw != 0.0;
+            s.risk += sw * *f;
+            s.error += wrong(self.y[i], out.edges[j], sw);
+            s.w1 += sw * *w;
+            s.abs_total += w.abs() * sw;
+            if sw > 0.0 {
+                s.edge_scale = s.edge_scale.max(out.edges[j].abs());
+            }
+        }
+        s
+    }
+}
+
+/// The round's records from its sums `[random, negative, zero, risk, error]` (sums of sample
+/// weights, in the unit `sw_unit`; `n` examples).
+fn record_sums(diag: &mut Diagnostics, b: &[f64], sw_unit: f64, n: f64) {
+    diag.insert("random_offsets", b[0] * sw_unit);
+    diag.insert("negative_weights", b[1] * sw_unit);
+    diag.insert("zero_weights", b[2] * sw_unit);
+    diag.insert("risk", b[3] / n);
+    diag.insert("train_error", b[4] / n);
+}
+
+/// `s` when the score `y·ẽ` predicts the wrong class (a score of 0 predicts −1), else 0.
+#[inline]
+pub(super) fn wrong(y: f64, edge: f64, s: f64) -> f64 {
+    let score = y * edge; // H = y·ẽ
+    if (score > 0.0) != (y > 0.0) {
+        s
+    } else {
+        0.0
+    }
+}

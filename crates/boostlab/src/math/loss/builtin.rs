@@ -12,18 +12,30 @@ pub(super) fn logistic(z: f64) -> f64 {
 /// The spring loss (docs/explanation/secboost.md#secboost-algorithm).
 #[inline]
 pub(super) fn spring(z: f64, q: f64) -> f64 {
+    spring_from_logistic(z, logistic(z), q)
+}
+
+/// [`spring`] at `z` from `logistic(z)`.
+#[inline]
+pub(super) fn spring_from_logistic(z: f64, logistic_z: f64, q: f64) -> f64 {
     let zq = q * z - 0.5;
     // |r| ≤ ½ exactly (rounding to the nearest integer), so 1 − 4r² ≥ 0 up to rounding.
     let r = zq - zq.round();
-    logistic(z) + (1.0 - (1.0 - 4.0 * r * r).max(0.0).sqrt()) / q
+    logistic_z + (1.0 - (1.0 - 4.0 * r * r).max(0.0).sqrt()) / q
 }
 
 /// The spring loss's main-text form (docs/explanation/secboost.md#secboost-algorithm): `ln(1 + e^(−z)) + 1 − √(1 − 4(z − round(z))²)`.
 #[inline]
 pub(super) fn spring_main(z: f64) -> f64 {
+    spring_main_from_logistic(z, logistic(z))
+}
+
+/// [`spring_main`] at `z` from `logistic(z)`.
+#[inline]
+pub(super) fn spring_main_from_logistic(z: f64, logistic_z: f64) -> f64 {
     // |r| ≤ ½ exactly, so 1 − 4r² ≥ 0 up to rounding.
     let r = z - z.round();
-    logistic(z) + (1.0 - (1.0 - 4.0 * r * r).max(0.0).sqrt())
+    logistic_z + (1.0 - (1.0 - 4.0 * r * r).max(0.0).sqrt())
 }
 
 /// `exp_t(−z)^(2−t) = [1 − (1−t) z]_+^((2−t)/(1−t))`, with `t = 1` as `e^(−z)` (docs/explanation/tadaboost.md#tadaboost-loss, §5).

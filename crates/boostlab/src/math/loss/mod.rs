@@ -19,7 +19,7 @@ mod builtin;
 mod spec;
 
 pub(crate) use builtin::tempered_exp_loss;
-use builtin::{builtin_value, fill, logistic, spring, spring_main};
+use builtin::{builtin_value, fill, logistic, spring_from_logistic, spring_main_from_logistic};
 pub use spec::LossSpec;
 
 /// A user loss on one edge: `z ↦ F(z)`.
@@ -180,12 +180,27 @@ impl Loss {
                 LossSpec::Square => fill(z, out, |x| (1.0 - x) * (1.0 - x)),
                 LossSpec::Hinge => fill(z, out, |x| (1.0 - x).max(0.0)),
                 LossSpec::ZeroOne => fill(z, out, |x| if x <= 0.0 { 1.0 } else { 0.0 }),
+                // The logistic part vectorised, then the rest per value: the bits of the scalar
+                // forms (`logistic(x).min(cap)`, `spring`, `spring_main`).
                 LossSpec::ClippedLogistic { q } => {
                     let cap = logistic(q);
-                    fill(z, out, |x| logistic(x).min(cap))
+                    crate::util::fastmath::logistic_loss_many(z, out);
+                    for (o, &x) in out.iter_mut().zip(z) {
+                        *o = if x.is_nan() { f64::NAN } else { o.min(cap) };
+                    }
                 }
-                LossSpec::Spring { q } => fill(z, out, |x| spring(x, q)),
-                LossSpec::SpringMain => fill(z, out, spring_main),
+                LossSpec::Spring { q } => {
+                    crate::util::fastmath::logistic_loss_many(z, out);
+                    for (o, &x) in out.iter_mut().zip(z) {
+                        *o = spring_from_logistic(x, *o, q);
+                    }
+                }
+                LossSpec::SpringMain => {
+                    crate::util::fastmath::logistic_loss_many(z, out);
+                    for (o, &x) in out.iter_mut().zip(z) {
+                        *o = spring_main_from_logistic(x, *o);
+                    }
+                }
                 LossSpec::Tempered { t } => fill(z, out, |x| tempered_exp_loss(x, t)),
             },
             Inner::Scalar { f, .. } => {

@@ -590,18 +590,16 @@ impl Booster for SecBoost {
         let kept = self.state_sums.take();
         traffic::add(Pass::BoosterStep, if kept.is_some() { 5 } else { 9 } * traffic::bytes(h), 0);
         let w1_sum = kept.map_or_else(|| chunked_sum(m, |i| self.sw[i] * self.weights[i]), |k| k.w1);
+        let risk_sum = kept.map_or_else(|| self.risk_sum(), |k| k.risk);
+        let (eta_sum, m_local) = edge_sum_and_max(&self.sw, &self.weights, &self.y, h);
         let (risk_prev, w1_sum, m_t, eta) = if coll.is_distributed() {
             // F(S, H_(t−1)), W̄_1, M_t and η_t over every rank (one call).
-            let risk_sum = self.sw.iter().zip(&self.losses).map(|(s, f)| s * f).sum::<f64>();
-            let eta_sum = self.sw.iter().zip(&self.weights).zip(&self.y).zip(h).map(|(((s, w), y), h)| s * w * y * h);
-            let mut sums = [risk_sum, w1_sum, eta_sum.sum::<f64>()];
-            let mut max = [max_abs_weighted(h, &self.sw)];
+            let mut sums = [risk_sum, w1_sum, eta_sum];
+            let mut max = [m_local];
             coll.sum_max(&mut sums, &mut max)?;
             (sums[0] / n, sums[1], max[0], sums[2] / n)
         } else {
-            let risk = kept.map_or_else(|| self.risk(), |k| k.risk / n);
-            let (eta_sum, m_t) = edge_sum_and_max(&self.sw, &self.weights, &self.y, h);
-            (risk, w1_sum, m_t, eta_sum / m as f64)
+            (risk_sum / n, w1_sum, m_local, eta_sum / n)
         };
         let known = Known { m_eta: Some((m_t, eta)), edge_scale: kept.map(|k| k.edge_scale) };
         // F(S, H_(t−1)), so that the record alone checks the certificate.

@@ -78,7 +78,7 @@ impl SecBoost {
     }
 
     /// Steps 3–5 of the round for [`SecBoost::updates_in_one_pass`]: `ẽ_t = ẽ_(t−1) + α y h`,
-    /// the offsets `v_t` from [`offset_convex`] with budget `z`, `w_(t+1) = −δ_{v_t} F(ẽ_t)`, the
+    /// the offsets `v_t` from [`super::oracle::offset_convex`] with budget `z`, `w_(t+1) = −δ_{v_t} F(ẽ_t)`, the
     /// records of the round, then the state replaced. `fz` is `F(ẽ_t)` when Solve_α computed it at
     /// this α (then only `F(ẽ_t + v_t)` is evaluated).
     ///
@@ -164,7 +164,7 @@ impl SecBoost {
                 sums.risk,
                 sums.error,
                 f64::from(u8::from(sums.nonzero)),
-                self.weights.iter().zip(&self.sw).map(|(w, s)| w.abs() * s).sum::<f64>(),
+                sums.abs_total,
             ];
             let mut max = [sums.max_obi];
             self.coll.sum_max(&mut b, &mut max)?;

@@ -260,11 +260,25 @@ def bandwidth(threads):
     return round(json.loads(out.stdout.strip().splitlines()[-1])["gb_per_s"], 1)
 
 
+def paired_ratio(r, p, key):
+    """The median over the repeats of `r`'s time over `p`'s in the same repeat (`key` "fit_s" or
+    "fit_cpu_s"; the ratio of the medians when the repeats are not paired, as in older files)."""
+    a, b = r.get(key + "_all"), p.get(key + "_all")
+    if a and b and len(a) == len(b):
+        return statistics.median(x / y for x, y in zip(a, b))
+    return r[key] / p[key]
+
+
 def bandwidth_note(gbs, threads):
-    """The report's sentence on the host's memory bandwidth."""
-    if gbs is None:
+    """The report's sentence on the host's memory bandwidth: `gbs` one figure, or the figures
+    measured before and after the runs (a list)."""
+    figures = [g for g in (gbs if isinstance(gbs, list) else [gbs]) if g is not None]
+    if not figures:
         return " Memory bandwidth not measured (no boostlab-bench binary)."
-    return f" Memory bandwidth (`boostlab-bench bandwidth`, {threads} threads): {gbs} GB/s."
+    if len(figures) == 1:
+        return f" Memory bandwidth (`boostlab-bench bandwidth`, {threads} threads): {figures[0]} GB/s."
+    return (f" Memory bandwidth (`boostlab-bench bandwidth`, {threads} threads): {figures[0]} GB/s before the runs, "
+            f"{figures[-1]} GB/s after.")
 
 
 def busy(loads):

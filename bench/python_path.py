@@ -1,6 +1,8 @@
 """The Python path: time the scikit-learn-style `fit`
 of boostlab's Python estimators on a float32 numpy array against LightGBM's and XGBoost's, each fit
-in a fresh process, with the peak RSS of the fit over the loaded data.
+in a fresh process, with the peak RSS of the fit over the loaded data. The repeats run interleaved
+(every configuration once per repeat, in turn) and each ratio is the median of the repeats' ratios,
+so that a slow spell of a shared host falls on every library alike.
 
     python bench/python_path.py                      # 1M × 28, 200 rounds, 2 threads, 3 repeats
     python bench/python_path.py --n 100000 --repeats 1 --no-write
@@ -33,6 +35,7 @@ from harness import (
     fresh_json,
     load_note,
     module_versions,
+    paired_ratio,
     reset_peak,
     rss_kib,
     synthetic,
@@ -125,26 +128,34 @@ def main():
     labels = {c[0] for c in CONFIGS}
     parts = a.only.split(";") if ";" in a.only else [a.only] if a.only in labels else a.only.split(",")
     configs = [c for c in CONFIGS if not a.only or any(s.strip() and s.strip() in c[0] for s in parts)]
-    for label, lib, kw in configs:
-        runs = []
-        for _ in range(a.repeats):
+    # Interleaved: each repeat runs every configuration once, in turn, so that a slow spell of the
+    # host (a neighbour's load, a lower memory bandwidth) falls on every library alike; the ratios
+    # are medians of the repeats' paired ratios.
+    gbs = [bandwidth(a.threads)]
+    runs = {label: [] for label, _, _ in configs}
+    for _ in range(a.repeats):
+        for label, lib, kw in configs:
             spec = {"x": x, "y": y, "d": 28, "lib": lib, "kw": kw, "rounds": a.rounds, "threads": a.threads}
-            runs.append(fresh_json([sys.executable, __file__, "--job", json.dumps(spec)], env))
+            runs[label].append(fresh_json([sys.executable, __file__, "--job", json.dumps(spec)], env))
             loads.append(os.getloadavg()[0])
+    gbs.append(bandwidth(a.threads))
+    for label, lib, _ in configs:
+        rs = runs[label]
         r = {
             "config": label,
             "library": lib,
-            "fit_s": statistics.median(r["fit_s"] for r in runs),
-            "fit_s_all": [r["fit_s"] for r in runs],
-            "fit_cpu_s": statistics.median(r["fit_cpu_s"] for r in runs),
-            "over_loaded_mib": statistics.median(r["over_loaded_mib"] for r in runs),
+            "fit_s": statistics.median(r["fit_s"] for r in rs),
+            "fit_s_all": [r["fit_s"] for r in rs],
+            "fit_cpu_s": statistics.median(r["fit_cpu_s"] for r in rs),
+            "fit_cpu_s_all": [r["fit_cpu_s"] for r in rs],
+            "over_loaded_mib": statistics.median(r["over_loaded_mib"] for r in rs),
         }
         results.append(r)
         print(f"{label:32s} fit {r['fit_s']:7.2f} s (CPU {r['fit_cpu_s']:7.2f} s)  {r['fit_s_all']}  "
               f"+{r['over_loaded_mib']:.0f} MiB", flush=True)
     meta = {"n": a.n, "rounds": a.rounds, "threads": a.threads, "repeats": a.repeats,
             "load_average_1min": [round(v, 1) for v in loads], "machine": platform.machine(),
-            "cpus": os.cpu_count(), "versions": versions(), "bandwidth_gb_s": bandwidth(a.threads)}
+            "cpus": os.cpu_count(), "versions": versions(), "bandwidth_gb_s": gbs}
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "python_path.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1))
     text = report(results, meta)
@@ -167,7 +178,8 @@ def report(results, meta):
     lines = [
         f"make_classification {meta['n']:,} × 28 float32 (bench/run.py's data), {meta['rounds']} rounds, "
         f"{meta['threads']} threads, each `fit(X_float32, y)` in a fresh process, wall and CPU time medians of "
-        f"{meta['repeats']}; RSS = peak of the fit over the loaded data (VmHWM after reset). "
+        f"{meta['repeats']} interleaved repeats (each runs every row once, in turn; a ratio is the median of the "
+        f"repeats' ratios); RSS = peak of the fit over the loaded data (VmHWM after reset). "
         f"Machine load (1-min average) during the run: {min(meta['load_average_1min'])}–"
         f"{max(meta['load_average_1min'])} on {meta['cpus']} CPUs"
         + load_note(meta["load_average_1min"])
@@ -183,7 +195,7 @@ def report(results, meta):
         lg, xg = peer(r["config"], "LightGBM"), peer(r["config"], "XGBoost")
 
         def ratio(p, k, r=r):
-            return f"{r[k] / p[k]:.2f}×" if p and r["library"] == "boostlab" and p[k] > 0 else ""
+            return f"{paired_ratio(r, p, k):.2f}×" if p and r["library"] == "boostlab" and p[k] > 0 else ""
 
         target = ""
         if r["library"] == "boostlab":

@@ -93,6 +93,19 @@ def fresh_json(cmd, env=None):
     return json.loads(fresh(cmd, env)["stdout"].strip().splitlines()[-1])
 
 
+def interleaved(cmds, repeats, env, loads):
+    """Runs the jobs `cmds` (name → command line of a job that prints JSON) `repeats` times,
+    interleaved: each repeat runs every job once, in turn, so that a slow spell of the host (a
+    neighbour's load, a lower memory bandwidth) falls on all of them alike. Returns name → the
+    repeats' JSON documents; appends the 1-minute load average after each run to `loads`."""
+    runs = {name: [] for name in cmds}
+    for _ in range(repeats):
+        for name, cmd in cmds.items():
+            runs[name].append(fresh_json(cmd, env))
+            loads.append(os.getloadavg()[0])
+    return runs
+
+
 def median_of(runs, key):
     return statistics.median(r[key] for r in runs)
 

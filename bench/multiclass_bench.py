@@ -37,6 +37,7 @@ from harness import (
     covertype_like,
     cpu_s,
     fresh_json,
+    interleaved,
     letter_like,
     letter_like_arrays,
     module_versions,
@@ -151,16 +152,14 @@ def main():
     results = []
     gbs = [bandwidth(a.threads)]
     for ds in datasets(a.sets.split(",")):
-        # Interleaved: each repeat runs every library once, in turn (a slow spell of the host falls
-        # on all of them); the ratios are medians of the repeats' ratios.
-        runs = {label: [] for label, _ in LIBS}
-        for _ in range(a.repeats):
-            for label, lib in LIBS:
-                spec = {"lib": lib, "rounds": a.rounds, "leaves": a.leaves, "threads": a.threads, "d": ds["d"],
-                        "train_x": ds["train"]["x"], "train_y": ds["train"]["y"],
-                        "test_x": ds["test"]["x"], "test_y": ds["test"]["y"]}
-                runs[label].append(fresh_json([sys.executable, __file__, "--job", json.dumps(spec)], env))
-                loads.append(os.getloadavg()[0])
+        # The repeats interleaved; the ratios are medians of the repeats' paired ratios.
+        cmds = {}
+        for label, lib in LIBS:
+            spec = {"lib": lib, "rounds": a.rounds, "leaves": a.leaves, "threads": a.threads, "d": ds["d"],
+                    "train_x": ds["train"]["x"], "train_y": ds["train"]["y"],
+                    "test_x": ds["test"]["x"], "test_y": ds["test"]["y"]}
+            cmds[label] = [sys.executable, __file__, "--job", json.dumps(spec)]
+        runs = interleaved(cmds, a.repeats, env, loads)
         for label, lib in LIBS:
             rs = runs[label]
             r = {"data": ds["name"], "n": ds["N"], "d": ds["d"], "classes": ds["classes"], "config": label,

@@ -32,7 +32,7 @@ from harness import (
     bandwidth,
     bandwidth_note,
     cpu_s,
-    fresh_json,
+    interleaved,
     load_note,
     module_versions,
     paired_ratio,
@@ -100,6 +100,12 @@ def job(spec):
                       "over_loaded_mib": (peak - loaded) / 1024}))
 
 
+def job_command(x, y, lib, kw, rounds, threads):
+    """The command line of one fit job (`--job`) on the data files `x`, `y` (28 features)."""
+    spec = {"x": x, "y": y, "d": 28, "lib": lib, "kw": kw, "rounds": rounds, "threads": threads}
+    return [sys.executable, __file__, "--job", json.dumps(spec)]
+
+
 def data(n):
     """The training rows of bench/harness.py's synthetic data of `n` rows: (X path, y path)."""
     train = synthetic(n)["train"]
@@ -128,16 +134,10 @@ def main():
     labels = {c[0] for c in CONFIGS}
     parts = a.only.split(";") if ";" in a.only else [a.only] if a.only in labels else a.only.split(",")
     configs = [c for c in CONFIGS if not a.only or any(s.strip() and s.strip() in c[0] for s in parts)]
-    # Interleaved: each repeat runs every configuration once, in turn, so that a slow spell of the
-    # host (a neighbour's load, a lower memory bandwidth) falls on every library alike; the ratios
-    # are medians of the repeats' paired ratios.
+    # The repeats interleaved; the ratios are medians of the repeats' paired ratios.
     gbs = [bandwidth(a.threads)]
-    runs = {label: [] for label, _, _ in configs}
-    for _ in range(a.repeats):
-        for label, lib, kw in configs:
-            spec = {"x": x, "y": y, "d": 28, "lib": lib, "kw": kw, "rounds": a.rounds, "threads": a.threads}
-            runs[label].append(fresh_json([sys.executable, __file__, "--job", json.dumps(spec)], env))
-            loads.append(os.getloadavg()[0])
+    cmds = {label: job_command(x, y, lib, kw, a.rounds, a.threads) for label, lib, kw in configs}
+    runs = interleaved(cmds, a.repeats, env, loads)
     gbs.append(bandwidth(a.threads))
     for label, lib, _ in configs:
         rs = runs[label]

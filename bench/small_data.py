@@ -19,17 +19,15 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 
 import python_path  # bench/python_path.py: the fit job and its data
 
 from harness import (
     OUT,
-    ROOT,
     bandwidth,
     bandwidth_note,
-    fresh_json,
+    interleaved,
     load_note,
     paired_ratio,
     thread_env,
@@ -66,21 +64,16 @@ def main():
     env = thread_env(a.threads)
     loads = [os.getloadavg()[0]]
     res = {}
-    # Interleaved: each repeat runs LightGBM and every booster once, in turn, so that a slow spell
-    # of the host falls on every library alike; a ratio is the median of the repeats' ratios.
+    # The repeats interleaved (LightGBM and every booster once per repeat, in turn); a ratio is the
+    # median of the repeats' ratios.
     gbs = [bandwidth(a.threads)]
     for n in [int(s) for s in a.sizes.split(",")]:
         x, y = python_path.data(n)
         for leaves in (2, 8):
-            jobs = [("LightGBM", "lightgbm", {"num_leaves": leaves})]
-            jobs += [(name, "boostlab", dict(kw, max_leaves=leaves)) for name, kw in BOOSTERS]
-            runs = {name: [] for name, _, _ in jobs}
-            for _ in range(a.repeats):
-                for name, lib, kw in jobs:
-                    spec = {"x": x, "y": y, "d": 28, "lib": lib, "kw": kw, "rounds": a.rounds, "threads": a.threads}
-                    job = [sys.executable, str(ROOT / "bench" / "python_path.py"), "--job", json.dumps(spec)]
-                    runs[name].append(fresh_json(job, env))
-                    loads.append(os.getloadavg()[0])
+            cmds = {"LightGBM": python_path.job_command(x, y, "lightgbm", {"num_leaves": leaves}, a.rounds, a.threads)}
+            for name, kw in BOOSTERS:
+                cmds[name] = python_path.job_command(x, y, "boostlab", dict(kw, max_leaves=leaves), a.rounds, a.threads)
+            runs = interleaved(cmds, a.repeats, env, loads)
             lgb = res[(n, leaves, "LightGBM")] = summary(runs["LightGBM"])
             print(f"{n:>7} {leaves} leaves  LightGBM     {lgb['fit_s']:.3f} s (CPU {lgb['fit_cpu_s']:.3f} s)", flush=True)
             for name, _ in BOOSTERS:

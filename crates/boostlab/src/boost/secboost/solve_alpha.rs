@@ -100,13 +100,13 @@ impl Red<'_> {
     }
 }
 
-/// [`edge`] over every rank.
+/// [`edge`] over every rank (each rank's sum as [`edge_sum_and_max`] adds it).
 fn edge_on(sw: &[f64], w: &[f64], y: &[f64], h: &[f64], red: Red<'_>) -> Result<f64> {
     traffic::add(Pass::BoosterStep, traffic::bytes(sw) + traffic::bytes(w) + traffic::bytes(y) + traffic::bytes(h), 0);
     if !red.coll.is_distributed() {
         return Ok(edge(sw, w, y, h));
     }
-    red.mean(sw.iter().zip(w).zip(y).zip(h).map(|(((s, w), y), h)| s * w * y * h).sum::<f64>())
+    red.mean(edge_sum_and_max(sw, w, y, h).0)
 }
 
 /// Scratch buffers for secant weights.

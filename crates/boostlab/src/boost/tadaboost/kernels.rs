@@ -4,9 +4,20 @@
 use crate::math::tempered::update_factor;
 use crate::util::fastmath::powi_seq;
 
-/// Rows per chunk of the per-example passes. Partial sums are taken per chunk and added in chunk
-/// order, so every result is the same for any number of threads.
-pub(super) const CHUNK: usize = 1 << 13;
+/// The most rows in a chunk of the per-example passes.
+pub(super) const MAX_CHUNK: usize = 1 << 13;
+
+/// The fewest rows in a chunk of the per-example passes (when there are more rows than that).
+const MIN_CHUNK: usize = 1 << 10;
+
+/// Rows per chunk of the per-example passes over `n` examples: about a sixteenth of them,
+/// rounded up to a power of two within [`MIN_CHUNK`]`..=`[`MAX_CHUNK`], so that 10,000 rows make
+/// ten chunks to share between threads, not one large and one small. Partial sums are taken per
+/// chunk and added in chunk order; the chunks depend on `n` only, so every result is the same for
+/// any number of threads.
+pub(super) fn chunk_len(n: usize) -> usize {
+    n.div_ceil(16).next_power_of_two().clamp(MIN_CHUNK, MAX_CHUNK)
+}
 
 /// Up to this bound on `(2−t)·ln q̃` no update can overflow (`Σ q̃^(2−t)` over up to `e^100`
 /// examples stays below `f64::MAX ≈ e^709`), so the update may overwrite the weights in place.
@@ -181,13 +192,13 @@ impl Outputs for Leaves<'_> {
     }
 }
 
-/// `v` cut into `n_chunks` chunks of [`CHUNK`] elements, or `n_chunks` empty slices when `v` is
+/// `v` cut into `n_chunks` chunks of `chunk` elements, or `n_chunks` empty slices when `v` is
 /// empty (a per-example vector the regime does not keep).
-pub(super) fn chunks_of(v: &mut [f64], n_chunks: usize) -> Vec<&mut [f64]> {
+pub(super) fn chunks_of(v: &mut [f64], chunk: usize, n_chunks: usize) -> Vec<&mut [f64]> {
     if v.is_empty() {
         (0..n_chunks).map(|_| Default::default()).collect()
     } else {
-        v.chunks_mut(CHUNK).collect()
+        v.chunks_mut(chunk).collect()
     }
 }
 

@@ -278,9 +278,11 @@ impl TAdaBoost {
     fn local_q_sum(&self) -> f64 {
         let (q, c) = (&self.q[..], self.c.as_deref());
         traffic::add(Pass::Normalisation, traffic::bytes(q) + c.map_or(0, traffic::bytes), 0);
-        crate::util::par::map_chunks_of(q.len(), CHUNK, |rows| rows.map(|i| q[i] * mult(c, i)).sum::<f64>())
-            .into_iter()
-            .sum()
+        crate::util::par::map_chunks_of(q.len(), chunk_len(q.len()), |rows| {
+            rows.map(|i| q[i] * mult(c, i)).sum::<f64>()
+        })
+        .into_iter()
+        .sum()
     }
 
     /// Recomputes `q^(1−t)` from `q` (at construction, and where the update's recurrence does
@@ -293,7 +295,8 @@ impl TAdaBoost {
         let s = 1.0 - self.t;
         self.qs.resize(self.q.len(), 0.0);
         traffic::add(Pass::Normalisation, traffic::bytes(&self.q), traffic::bytes(&self.qs));
-        self.qs.par_chunks_mut(CHUNK).zip(self.q.par_chunks(CHUNK)).for_each(|(qsc, qc)| {
+        let chunk = chunk_len(self.q.len());
+        self.qs.par_chunks_mut(chunk).zip(self.q.par_chunks(chunk)).for_each(|(qsc, qc)| {
             for (qs, &q) in qsc.iter_mut().zip(qc) {
                 *qs = if q > 0.0 { q.powf(s) } else { 0.0 };
             }
@@ -369,7 +372,8 @@ impl TAdaBoost {
         }
         let ratio = (2.0 - self.t) / (2.0 - t_new);
         // q' = p^(1/(2−t')) = q^((2−t)/(2−t')); zero weights stay zero.
-        self.q.par_chunks_mut(CHUNK).for_each(|qc| {
+        let chunk = chunk_len(self.q.len());
+        self.q.par_chunks_mut(chunk).for_each(|qc| {
             for v in qc.iter_mut() {
                 if *v > 0.0 {
                     *v = v.powf(ratio);
@@ -440,7 +444,7 @@ impl TAdaBoost {
         let tempered = if TEMPERED { traffic::bytes(qs) } else { 0 };
         traffic::add(Pass::BoosterStep, traffic::bytes(y) + traffic::bytes(q) + tempered + n * H::WIDTH + optional, 0);
         // One pass: the tree outputs' finiteness, `umax` and the unscaled sums.
-        let parts = crate::util::par::map_chunks_of(n, CHUNK, |rows| {
+        let parts = crate::util::par::map_chunks_of(n, chunk_len(n), |rows| {
             let mut p = EdgeSums::default();
             for i in rows {
                 let hi = h.at(i);
@@ -583,22 +587,23 @@ impl TAdaBoost {
         };
         // The clipped model exists for t < 1, and with a schedule whose last t is below 1.
         let clip = self.delta.is_some();
-        let n_chunks = q.len().div_ceil(CHUNK);
+        let chunk = chunk_len(q.len());
+        let n_chunks = q.len().div_ceil(chunk);
         // Per row: the label, the tree output, the sample weight and multiplicity when given read;
         // q, q^(1−t), the score and the clipped score read and written.
         let moved = traffic::bytes(q) + traffic::bytes(qs) + traffic::bytes(scores) + traffic::bytes(clipped);
         let optional = self.w.as_deref().map_or(0, traffic::bytes) + self.c.as_deref().map_or(0, traffic::bytes);
         traffic::add(Pass::BoosterUpdate, traffic::bytes(&self.y) + q.len() * H::WIDTH + optional + moved, moved);
         let jobs: Vec<_> = q
-            .chunks_mut(CHUNK)
-            .zip(chunks_of(qs, n_chunks))
-            .zip(scores.chunks_mut(CHUNK).zip(chunks_of(clipped, n_chunks)))
+            .chunks_mut(chunk)
+            .zip(chunks_of(qs, chunk, n_chunks))
+            .zip(scores.chunks_mut(chunk).zip(chunks_of(clipped, chunk, n_chunks)))
             .enumerate()
             .collect();
         let parts: Vec<UpdateSums> = jobs
             .into_par_iter()
             .map(|(c, (w, m))| {
-                let base = c * CHUNK;
+                let base = c * chunk;
                 match (kernel, clip) {
                     (KERNEL_ONE, true) => update_chunk::<KERNEL_ONE, true, H>(&ctx, base, w, m),
                     (KERNEL_ONE, false) => update_chunk::<KERNEL_ONE, false, H>(&ctx, base, w, m),
@@ -662,7 +667,8 @@ impl TAdaBoost {
         };
         let (y, w) = (&self.y[..], self.w.as_deref());
         let mults = self.c.as_deref();
-        let n_chunks = y.len().div_ceil(CHUNK);
+        let chunk = chunk_len(y.len());
+        let n_chunks = y.len().div_ceil(chunk);
         // q and q^(1−t) read and written; the label (with the statistics), the sample weight and
         // the multiplicity read.
         let moved = traffic::bytes(&self.q) + traffic::bytes(&self.qs);
@@ -674,9 +680,9 @@ impl TAdaBoost {
         }
         let jobs: Vec<_> = self
             .q
-            .chunks_mut(CHUNK)
-            .zip(chunks_of(&mut self.qs, n_chunks))
-            .zip(chunks_of(stats, n_chunks))
+            .chunks_mut(chunk)
+            .zip(chunks_of(&mut self.qs, chunk, n_chunks))
+            .zip(chunks_of(stats, chunk, n_chunks))
             .enumerate()
             .collect();
         let parts: Vec<FinishSums> = jobs
@@ -684,7 +690,7 @@ impl TAdaBoost {
             .map(|(c, ((qc, qsc), stc))| {
                 let mut p = FinishSums::default();
                 for (i, q) in qc.iter_mut().enumerate() {
-                    let g = c * CHUNK + i;
+                    let g = c * chunk + i;
                     // docs/explanation/tadaboost.md#tadaboost-algorithm: q_{j+1} = q̃/Z_j, so q_{j+1}^(1−t) = q̃^(1−t)/Z_j^(1−t).
                     *q *= scale;
                     let co = if TEMPERED {

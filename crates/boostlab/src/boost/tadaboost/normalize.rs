@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use super::kernels::CHUNK;
+use super::kernels::chunk_len;
 use super::Regime;
 use crate::collective::Shared;
 use crate::error::Result;
@@ -77,9 +77,10 @@ pub(super) fn codensity(q: f64, e: f64, regime: Regime) -> f64 {
 
 /// `stats[i] = f(i)` in parallel over fixed chunks.
 pub(super) fn fill_chunks(stats: &mut [f64], f: impl Fn(usize) -> f64 + Sync + Send) {
-    stats.par_chunks_mut(CHUNK).enumerate().for_each(|(k, st)| {
+    let chunk = chunk_len(stats.len());
+    stats.par_chunks_mut(chunk).enumerate().for_each(|(k, st)| {
         for (j, s) in st.iter_mut().enumerate() {
-            *s = f(k * CHUNK + j);
+            *s = f(k * chunk + j);
         }
     });
 }

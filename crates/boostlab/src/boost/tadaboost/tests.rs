@@ -355,7 +355,7 @@ fn overflow_fallback_and_error() {
 /// `q^(1−t)` over 40 rounds, and every weight is the scalar tempered update to 1e−9.
 #[test]
 fn chunked_passes_and_cached_powers() {
-    let n = 2 * CHUNK + 123;
+    let n = 2 * MAX_CHUNK + 123;
     for t in [0.3, 0.8, 1.0, 1.5] {
         let mut rng = ChaCha8Rng::seed_from_u64(80);
         let y = random_labels(&mut rng, n);
@@ -598,7 +598,7 @@ fn fused_passes_are_the_same_at_any_thread_count() {
 /// with and without sample weights, with shrinkage, at 1 and 2 threads.
 #[test]
 fn step_on_leaves_equals_the_dense_step() {
-    let n = 2 * CHUNK + 777;
+    let n = 2 * MAX_CHUNK + 777;
     let mut rng = ChaCha8Rng::seed_from_u64(1888);
     let y = random_labels(&mut rng, n);
     let sw: Vec<f64> = (0..n).map(|i| if i % 61 == 0 { 0.0 } else { rng.gen_range(0.3..2.5) }).collect();
@@ -743,4 +743,23 @@ fn parameters() {
     assert!(TAdaBoost::new(&p, labels(&y, Some(&[1.0, -1.0]))).is_err());
     assert!(TAdaBoost::new(&p, labels(&y, Some(&[1.0]))).is_err());
     assert!(TAdaBoost::new(&p, labels(&[], None)).is_err());
+}
+
+/// The passes' chunks: a sixteenth of the rows as a power of two within the bounds, so that small
+/// data splits into several chunks and large data into chunks of the largest size.
+#[test]
+fn chunks_follow_the_row_count() {
+    assert_eq!(chunk_len(0), 1024);
+    assert_eq!(chunk_len(500), 1024);
+    assert_eq!(chunk_len(10_000), 1024);
+    assert_eq!(10_000usize.div_ceil(chunk_len(10_000)), 10);
+    assert_eq!(chunk_len(20_000), 2048);
+    assert_eq!(chunk_len(100_000), MAX_CHUNK);
+    assert_eq!(chunk_len(1_000_000), MAX_CHUNK);
+    let mut last = 0;
+    for n in (0..300_000).step_by(977) {
+        let c = chunk_len(n);
+        assert!(c.is_power_of_two() && (1024..=MAX_CHUNK).contains(&c) && c >= last, "{n}: {c}");
+        last = c;
+    }
 }

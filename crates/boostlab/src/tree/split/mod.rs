@@ -25,6 +25,13 @@ pub(in crate::tree) const CAT_FRACTION_GRID: f64 = (1u64 << 36) as f64;
 /// floor ([`SearchCtx::pool_bounded`]).
 pub(in crate::tree) const SEED_BLOCK: usize = 16;
 
+/// Sets `v`'s length to `n` without zeroing the values it keeps: for scratch arrays whose first
+/// `n` values the caller writes before reading (zeroing them is wasted work on every scan).
+fn resize_stale<T: Copy>(v: &mut Vec<T>, n: usize, fill: T) {
+    v.truncate(n);
+    v.resize(n, fill);
+}
+
 /// The largest of `b` ignoring NaN (`−∞` when empty or all NaN), by four independent chains.
 #[inline]
 fn block_max(b: &[f64]) -> f64 {
@@ -622,26 +629,33 @@ impl SearchCtx<'_> {
         // The pass arrays are reused from this thread's last scan (no allocation per
         // feature and node); every element read is written first.
         let (mut bins, mut acc) = (SCAN_BINS.take(), SCAN_ACC.take());
-        bins.clear();
-        acc.clear();
         let (mut a0, mut a1) = (0.0f64, 0.0f64);
         let mut ord = 0u32;
         if allowed.is_none() {
             // Branch-free (empty bins are data-dependent): every bin is written and only non-empty
-            // ones advance the cursor; an empty bin's (+0, +0) leaves the sums unchanged.
-            bins.resize(last, 0);
-            acc.resize(last, (0.0, 0.0));
+            // ones advance the cursor; an empty bin's (+0, +0) leaves the sums unchanged. The
+            // last scan's values are kept (not zeroed) up to `last`: the `n` kept are written here.
+            resize_stale(&mut bins, last, 0);
+            resize_stale(&mut acc, last, (0.0, 0.0));
             let mut n = 0;
-            for b in 0..last {
-                let (h0, h1) = (hist_f[2 * b], hist_f[2 * b + 1]);
+            // Slices of length `last`, and `n ≤ b < last` stated by the clamp: no bounds checks,
+            // and the arrays' pointers stay in registers.
+            let (bs, ac) = (&mut bins[..last], &mut acc[..last]);
+            for (b, h) in hist_f[..2 * last].chunks_exact(2).enumerate() {
+                let (h0, h1) = (h[0], h[1]);
                 a0 += h0;
                 a1 += h1;
-                bins[n] = b;
-                acc[n] = (a0, a1);
+                let at = n.min(last - 1);
+                bs[at] = b;
+                ac[at] = (a0, a1);
                 n += usize::from(h0 + h1 > 0.0);
             }
             bins.truncate(n);
             acc.truncate(n);
+        }
+        if allowed.is_some() {
+            bins.clear();
+            acc.clear();
         }
         for b in (0..last).filter(|_| allowed.is_some()) {
             let (h0, h1) = (hist_f[2 * b], hist_f[2 * b + 1]);
@@ -688,9 +702,9 @@ impl SearchCtx<'_> {
         let forbid = self.pure == PureLeaves::Forbid;
         let gain = ExactGain { cost, t0, t1, tol, parent, min_w, forbid };
         let mut gains = SCAN_GAINS.take();
-        gains.clear();
         let ns = if miss.is_some() { 2 } else { 1 };
-        gains.resize(acc.len() * ns, 0.0);
+        // Every value is written by pass 2.
+        resize_stale(&mut gains, acc.len() * ns, 0.0);
         // The pass compiled for AVX2 when the CPU has it (same bits, see `simd`).
         simd::exact_gains(&gain, acc, miss, &mut gains);
         let best = block_max(&gains);
@@ -758,8 +772,8 @@ impl SearchCtx<'_> {
             (acc[j / ns].0 + x0, acc[j / ns].1 + x1)
         };
         let mut tops = SCAN_TOPS.take();
-        tops.clear();
-        tops.resize(n, 0.0);
+        // Every one of the `n` values is written by the first step.
+        resize_stale(&mut tops, n, 0.0);
         let known = floor.get();
         // Step 1; against the floor when an earlier feature's scan has raised it (flags, no
         // divisions).
@@ -768,9 +782,10 @@ impl SearchCtx<'_> {
         let (mut lefts, mut idx, mut los, mut his) =
             (SCAN_LEFT.take(), SCAN_IDX.take(), SCAN_GAINS.take(), SCAN_HI.take());
         lefts.clear();
-        idx.clear();
         los.clear();
         his.clear();
+        // The seeds' indices, then the gathered ones: every value kept is written below.
+        resize_stale(&mut idx, SEED_BLOCK + n, 0);
         // Step 2, unless an earlier feature's scan has raised the node's floor: the seed, the
         // candidates around the largest finite bound (the first ones when none is finite).
         if known == f64::NEG_INFINITY {
@@ -779,7 +794,9 @@ impl SearchCtx<'_> {
             let s0 = top.saturating_sub(SEED_BLOCK / 2).min(n.saturating_sub(SEED_BLOCK));
             let s1 = (s0 + SEED_BLOCK).min(n);
             lefts.extend((s0..s1).map(left));
-            idx.extend(s0..s1);
+            for (slot, j) in idx.iter_mut().zip(s0..s1) {
+                *slot = j;
+            }
             los.resize(lefts.len(), 0.0);
             his.resize(lefts.len(), 0.0);
             simd::gain_intervals(&bounds, &lefts, None, &mut los, &mut his);
@@ -790,13 +807,16 @@ impl SearchCtx<'_> {
         // index is written, and the cursor advances past the ones kept).
         let c = cut(floor);
         let seeded = lefts.len();
-        idx.resize(seeded + n, 0);
-        let mut kept = seeded;
-        for (j, &t) in tops.iter().enumerate() {
-            idx[kept] = j;
-            kept += usize::from(t >= c);
+        let mut kept = 0;
+        if n > 0 {
+            // `kept ≤ j < n`, stated by the clamp: no bounds checks.
+            let slots = &mut idx[seeded..seeded + n];
+            for (j, &t) in tops.iter().enumerate() {
+                slots[kept.min(n - 1)] = j;
+                kept += usize::from(t >= c);
+            }
         }
-        idx.truncate(kept);
+        idx.truncate(seeded + kept);
         lefts.extend(idx[seeded..].iter().map(|&j| left(j)));
         los.resize(lefts.len(), 0.0);
         his.resize(lefts.len(), 0.0);

@@ -289,7 +289,7 @@ pub fn logistic_loss_many(z: &[f64], out: &mut [f64]) {
 /// Whether the AVX2 builds run (detected once per process; `BOOSTLAB_SIMD=0` in the
 /// environment keeps the baseline builds, for A/B timing).
 #[cfg(target_arch = "x86_64")]
-fn avx2() -> bool {
+pub(crate) fn avx2() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| {
         std::is_x86_feature_detected!("avx2") && std::env::var("BOOSTLAB_SIMD").map_or(true, |v| v != "0")

@@ -347,3 +347,408 @@ pub(super) fn update_chunk<const K: u8, const CLIP: bool, H: Outputs + ?Sized>(
     }
     p
 }
+
+/// Lanes of [`finish_plain`]'s groups.
+const FINISH_LANES: usize = 4;
+
+/// [`finish_plain`]'s running range, zero count and rows to redo, lane by lane.
+struct FinishLanes {
+    lo: [f64; FINISH_LANES],
+    hi: [f64; FINISH_LANES],
+    zeros: [f64; FINISH_LANES],
+    redo: [bool; FINISH_LANES],
+}
+
+/// One group of [`finish_plain`]: the first `m` lanes are rows (all of them but in a
+/// chunk's last group).
+#[inline(always)]
+fn finish_lanes(
+    (q, qs, st, y): (&mut [f64; FINISH_LANES], &mut [f64; FINISH_LANES], &mut [f64; FINISH_LANES], &[i8; FINISH_LANES]),
+    m: usize,
+    (scale, scale_s, norm): (f64, f64, f64),
+    acc: &mut FinishLanes,
+) {
+    for l in 0..FINISH_LANES {
+        let (qv, qsv) = (q[l] * scale, qs[l] * scale_s);
+        let sub = qv < f64::MIN_POSITIVE;
+        // Not `qsv > 0 && finite`: recomputed afterwards, out of the range until then.
+        let bad = !sub & !((qsv > 0.0) & (qsv.abs() < f64::INFINITY)) & (l < m);
+        let qv = if sub { 0.0 } else { qv };
+        let qsv = if sub { 0.0 } else { qsv };
+        let v = qv * norm;
+        st[l] = if y[l] > 0 { v } else { -v };
+        // Padding lanes (NaN) never enter the range or the count.
+        let co = if l < m { qv * qsv } else { f64::NAN };
+        acc.lo[l] = if !bad & (co < acc.lo[l]) { co } else { acc.lo[l] };
+        acc.hi[l] = if !bad & (co > acc.hi[l]) { co } else { acc.hi[l] };
+        acc.zeros[l] += if !bad & (co == 0.0) { 1.0 } else { 0.0 };
+        acc.redo[l] |= bad;
+        q[l] = qv;
+        qs[l] = qsv;
+    }
+}
+
+/// The last pass of a round over one chunk in the common case — a tempered regime (`t ≠ 1`), the
+/// next round's statistics written, no sample weights, no multiplicities — with the general
+/// loop's per-row arithmetic (`TAdaBoost::finish_impl`): `q ← q/Z`, `q^(1−t) ← q^(1−t)/Z^(1−t)`,
+/// subnormal weights to 0, the statistic `±q·norm`, and the co-density `q·q^(1−t)`'s range and
+/// zero count. Rows go in groups of [`FINISH_LANES`] without branches ([`finish_lanes`], or
+/// [`finish_groups_avx2`]); the rare rows whose cached `q^(1−t)` is not positive and finite get it
+/// recomputed (`powf`) one by one afterwards, and only then enter the range. Minima, maxima and a
+/// count do not depend on the order in which rows are visited, so the result is the general
+/// loop's, bit for bit (`plain_finish_gives_the_general_bits` checks it).
+pub(super) fn finish_plain(
+    (q, qs, st): (&mut [f64], &mut [f64], &mut [f64]),
+    y: &[i8],
+    (scale, scale_s, s, norm): (f64, f64, f64, f64),
+) -> FinishSums {
+    finish_plain_with(true, (q, qs, st), y, (scale, scale_s, s, norm))
+}
+
+/// [`finish_plain`] with (`simd`) or without the AVX2 groups.
+#[allow(unsafe_code)]
+fn finish_plain_with(
+    simd: bool,
+    (q, qs, st): (&mut [f64], &mut [f64], &mut [f64]),
+    y: &[i8],
+    (scale, scale_s, s, norm): (f64, f64, f64, f64),
+) -> FinishSums {
+    const L: usize = FINISH_LANES;
+    let n = q.len().min(qs.len()).min(st.len()).min(y.len());
+    let (q, qs, st, y) = (&mut q[..n], &mut qs[..n], &mut st[..n], &y[..n]);
+    let mut acc = FinishLanes { lo: [f64::INFINITY; L], hi: [0.0; L], zeros: [0.0; L], redo: [false; L] };
+    let consts = (scale, scale_s, norm);
+    let full = n - n % L;
+    #[cfg(target_arch = "x86_64")]
+    let simd = simd && crate::util::fastmath::avx2();
+    #[cfg(not(target_arch = "x86_64"))]
+    let simd = {
+        let _ = simd;
+        false
+    };
+    if simd {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the CPU supports AVX2 (`is_x86_feature_detected!` in `avx2`), the only
+        // requirement of calling a `#[target_feature(enable = "avx2")]` function; the four slices
+        // have the same length `full`, a multiple of four, which is all the function reads or writes.
+        unsafe {
+            finish_groups_avx2((&mut q[..full], &mut qs[..full], &mut st[..full]), &y[..full], consts, &mut acc)
+        };
+    } else {
+        let groups = q[..full]
+            .chunks_exact_mut(L)
+            .zip(qs[..full].chunks_exact_mut(L))
+            .zip(st[..full].chunks_exact_mut(L))
+            .zip(y[..full].chunks_exact(L));
+        for (((q, qs), st), y) in groups {
+            let (Ok(q), Ok(qs), Ok(st), Ok(y)) = (q.try_into(), qs.try_into(), st.try_into(), y.try_into()) else {
+                continue;
+            };
+            finish_lanes((q, qs, st, y), L, consts, &mut acc);
+        }
+    }
+    // The last rows, padded to a group.
+    let m = n - full;
+    let (mut qa, mut qsa, mut sa, mut ya) = ([0.0; L], [0.0; L], [0.0; L], [0i8; L]);
+    for l in 0..m {
+        (qa[l], qsa[l], ya[l]) = (q[full + l], qs[full + l], y[full + l]);
+    }
+    finish_lanes((&mut qa, &mut qsa, &mut sa, &ya), m, consts, &mut acc);
+    for l in 0..m {
+        (q[full + l], qs[full + l], st[full + l]) = (qa[l], qsa[l], sa[l]);
+    }
+    let mut p = FinishSums::default();
+    for l in 0..L {
+        p.pmin = p.pmin.min(acc.lo[l]);
+        p.pmax = p.pmax.max(acc.hi[l]);
+        p.n_zero += acc.zeros[l];
+    }
+    if acc.redo.iter().any(|&r| r) {
+        for (q, qs) in q.iter().zip(qs.iter_mut()) {
+            let (flushed, cached) = (*q < f64::MIN_POSITIVE, *qs > 0.0 && qs.is_finite());
+            if !(flushed || cached) {
+                *qs = q.powf(s);
+                let co = *q * *qs;
+                p.pmin = p.pmin.min(co);
+                p.pmax = p.pmax.max(co);
+                if co == 0.0 {
+                    p.n_zero += 1.0;
+                }
+            }
+        }
+    }
+    p
+}
+
+/// [`finish_lanes`] over groups of four rows with AVX2 (`q`, `qs`, `st` and `y` of one length, a
+/// multiple of four): the same operations lane by lane — IEEE-exact products, ordered comparisons
+/// false on NaN as Rust's, selects as blends and masks (`+0.0` where a subnormal weight is
+/// flushed, as the literal) — hence the same bits and the same range.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(unsafe_code)]
+unsafe fn finish_groups_avx2(
+    (q, qs, st): (&mut [f64], &mut [f64], &mut [f64]),
+    y: &[i8],
+    (scale, scale_s, norm): (f64, f64, f64),
+    acc: &mut FinishLanes,
+) {
+    use std::arch::x86_64::*;
+    let (vscale, vscale_s, vnorm) = (_mm256_set1_pd(scale), _mm256_set1_pd(scale_s), _mm256_set1_pd(norm));
+    let (zero, one, inf) = (_mm256_setzero_pd(), _mm256_set1_pd(1.0), _mm256_set1_pd(f64::INFINITY));
+    let min_pos = _mm256_set1_pd(f64::MIN_POSITIVE);
+    let sign = _mm256_set1_pd(-0.0);
+    let ones = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+    let (mut lo, mut hi, mut zeros, mut redo) =
+        (_mm256_set1_pd(f64::INFINITY), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd());
+    let n = q.len();
+    let mut i = 0;
+    while i + 4 <= n {
+        // SAFETY (the loads and stores): `i + 4 ≤ n`, the length of `q`, `qs` and `st`.
+        let (qv, qsv) = unsafe { (_mm256_loadu_pd(q.as_ptr().add(i)), _mm256_loadu_pd(qs.as_ptr().add(i))) };
+        let (qv, qsv) = (_mm256_mul_pd(qv, vscale), _mm256_mul_pd(qsv, vscale_s));
+        let sub = _mm256_cmp_pd::<_CMP_LT_OQ>(qv, min_pos);
+        let finite_pos = _mm256_and_pd(
+            _mm256_cmp_pd::<_CMP_GT_OQ>(qsv, zero),
+            _mm256_cmp_pd::<_CMP_LT_OQ>(_mm256_andnot_pd(sign, qsv), inf),
+        );
+        // bad = !sub & !finite_pos; ok = !bad.
+        let bad = _mm256_andnot_pd(sub, _mm256_xor_pd(finite_pos, ones));
+        let ok = _mm256_xor_pd(bad, ones);
+        let (qv, qsv) = (_mm256_andnot_pd(sub, qv), _mm256_andnot_pd(sub, qsv));
+        let v = _mm256_mul_pd(qv, vnorm);
+        let yb = i32::from_le_bytes([y[i] as u8, y[i + 1] as u8, y[i + 2] as u8, y[i + 3] as u8]);
+        let ypos = _mm256_castsi256_pd(_mm256_cmpgt_epi64(
+            _mm256_cvtepi8_epi64(_mm_cvtsi32_si128(yb)),
+            _mm256_setzero_si256(),
+        ));
+        let sv = _mm256_blendv_pd(_mm256_xor_pd(v, sign), v, ypos);
+        let co = _mm256_mul_pd(qv, qsv);
+        lo = _mm256_blendv_pd(lo, co, _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_LT_OQ>(co, lo)));
+        hi = _mm256_blendv_pd(hi, co, _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_GT_OQ>(co, hi)));
+        zeros = _mm256_add_pd(zeros, _mm256_and_pd(one, _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_EQ_OQ>(co, zero))));
+        redo = _mm256_or_pd(redo, bad);
+        // SAFETY: as the loads.
+        unsafe {
+            _mm256_storeu_pd(q.as_mut_ptr().add(i), qv);
+            _mm256_storeu_pd(qs.as_mut_ptr().add(i), qsv);
+            _mm256_storeu_pd(st.as_mut_ptr().add(i), sv);
+        }
+        i += 4;
+    }
+    let (mut l4, mut h4, mut z4, mut r4) = ([0.0; 4], [0.0; 4], [0.0; 4], [0.0; 4]);
+    // SAFETY: each destination is an array of four `f64`.
+    unsafe {
+        _mm256_storeu_pd(l4.as_mut_ptr(), lo);
+        _mm256_storeu_pd(h4.as_mut_ptr(), hi);
+        _mm256_storeu_pd(z4.as_mut_ptr(), zeros);
+        _mm256_storeu_pd(r4.as_mut_ptr(), redo);
+    }
+    for l in 0..FINISH_LANES.min(4) {
+        acc.lo[l] = if l4[l] < acc.lo[l] { l4[l] } else { acc.lo[l] };
+        acc.hi[l] = if h4[l] > acc.hi[l] { h4[l] } else { acc.hi[l] };
+        acc.zeros[l] += z4[l];
+        acc.redo[l] |= r4[l].to_bits() != 0;
+    }
+}
+
+/// The portable build of [`finish_plain`] (tests compare the two).
+#[cfg(test)]
+pub(super) fn finish_plain_scalar(
+    rows: (&mut [f64], &mut [f64], &mut [f64]),
+    y: &[i8],
+    consts: (f64, f64, f64, f64),
+) -> FinishSums {
+    finish_plain_with(false, rows, y, consts)
+}
+
+/// Whether [`update_power_int_avx2`] can run the round's update: the integer-power kernel,
+/// without sample weights or multiplicities, on a CPU with AVX2.
+pub(super) fn update_power_int_applies<H: ?Sized>(kernel: u8, ctx: &UpdateCtx<'_, H>) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        kernel == KERNEL_POWER_INT && ctx.w.is_none() && ctx.c.is_none() && crate::util::fastmath::avx2()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (kernel, ctx);
+        false
+    }
+}
+
+/// [`update_chunk`] with `KERNEL_POWER_INT`, without sample weights or multiplicities (the common
+/// case of t-AdaBoost at t = 0, ½, 0.8, …), four rows at a time with AVX2: each row's new weights,
+/// scores and terms are computed without branches, by the same operations in the same order lane
+/// by lane (IEEE-exact, ordered comparisons false on NaN as Rust's, selects as blends, the power
+/// as [`powi_seq`]'s multiplications), and the chunk's sums then add the rows' terms one by one in
+/// row order, as `update_chunk` does: the same bits (`power_int_update_gives_the_general_bits`
+/// checks it, and that the last rows, padded to a group, do too). Call it where
+/// [`update_power_int_applies`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(unsafe_code)]
+pub(super) fn update_power_int_avx2<const CLIP: bool, H: Outputs + ?Sized>(
+    ctx: &UpdateCtx<'_, H>,
+    base: usize,
+    (q, qs): (&mut [f64], &mut [f64]),
+    (scores, clipped): (&mut [f64], &mut [f64]),
+) -> UpdateSums {
+    use std::arch::x86_64::*;
+    let n = q.len().min(qs.len()).min(scores.len()).min(if CLIP { clipped.len() } else { usize::MAX });
+    let mut p = UpdateSums::default();
+    let (zero, one, inf) = (_mm256_setzero_pd(), _mm256_set1_pd(1.0), _mm256_set1_pd(f64::INFINITY));
+    let sign = _mm256_set1_pd(-0.0);
+    let (vk, valpha, vdelta, vndelta) =
+        (_mm256_set1_pd(ctx.k), _mm256_set1_pd(ctx.alpha), _mm256_set1_pd(ctx.delta), _mm256_set1_pd(-ctx.delta));
+    let wi = ctx.uniform;
+    let vwi = _mm256_set1_pd(wi);
+    let comeback = if ctx.comeback { _mm256_castsi256_pd(_mm256_set1_epi64x(-1)) } else { zero };
+    // Not-positive `q̃^(1−t)`: 0 for t < 1 or a zero weight, +∞ otherwise (as `update_chunk`).
+    let s_pos = ctx.s > 0.0;
+    let mut start = 0;
+    while start < n {
+        let m = (n - start).min(4);
+        // The group's rows (padding lanes repeat harmless values and are never stored or summed).
+        let (mut qa, mut qsa, mut sa, mut ca, mut ya, mut ha) =
+            ([1.0; 4], [1.0; 4], [0.0; 4], [0.0; 4], [1.0; 4], [0.0; 4]);
+        for l in 0..m {
+            let i = start + l;
+            ya[l] = f64::from(ctx.y[base + i]);
+            ha[l] = ctx.h.at(base + i);
+        }
+        let full = m == 4;
+        if full {
+            qa.copy_from_slice(&q[start..start + 4]);
+            qsa.copy_from_slice(&qs[start..start + 4]);
+            sa.copy_from_slice(&scores[start..start + 4]);
+            if CLIP {
+                ca.copy_from_slice(&clipped[start..start + 4]);
+            }
+        } else {
+            for l in 0..m {
+                let i = start + l;
+                (qa[l], qsa[l], sa[l]) = (q[i], qs[i], scores[i]);
+                if CLIP {
+                    ca[l] = clipped[i];
+                }
+            }
+        }
+        let (qv, qsv, yv, hv) = (load4(&qa), load4(&qsa), load4(&ya), load4(&ha));
+        let live = _mm256_or_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(qv, zero), comeback);
+        let qsn = _mm256_add_pd(qsv, _mm256_mul_pd(vk, _mm256_mul_pd(yv, hv)));
+        let pos = _mm256_cmp_pd::<_CMP_GT_OQ>(qsn, zero);
+        // powi_seq(qsn, n): the same multiplications, lane by lane.
+        let mut acc = one;
+        let mut b = qsn;
+        let mut e = ctx.n_int;
+        loop {
+            if e & 1 == 1 {
+                acc = _mm256_mul_pd(acc, b);
+            }
+            e >>= 1;
+            if e == 0 {
+                break;
+            }
+            b = _mm256_mul_pd(b, b);
+        }
+        let not_pos = if s_pos { zero } else { _mm256_andnot_pd(_mm256_cmp_pd::<_CMP_EQ_OQ>(qv, zero), inf) };
+        let qn = _mm256_and_pd(live, _mm256_blendv_pd(not_pos, acc, pos));
+        let qsn = _mm256_and_pd(_mm256_and_pd(live, pos), qsn);
+        let qs_new = _mm256_andnot_pd(_mm256_cmp_pd::<_CMP_EQ_OQ>(qn, zero), qsn);
+        let step = _mm256_mul_pd(valpha, hv);
+        let score = _mm256_add_pd(load4(&sa), step);
+        let ypos = _mm256_cmp_pd::<_CMP_GT_OQ>(yv, zero);
+        let err = wrong4(score, ypos, vwi);
+        let (mut up, mut down, mut cl, mut errc) = (zero, zero, zero, zero);
+        if CLIP {
+            let unclipped = _mm256_add_pd(load4(&ca), step);
+            let w_pos = if wi > 0.0 { _mm256_castsi256_pd(_mm256_set1_epi64x(-1)) } else { zero };
+            let above = _mm256_and_pd(w_pos, _mm256_cmp_pd::<_CMP_GT_OQ>(unclipped, vdelta));
+            let below = _mm256_andnot_pd(above, _mm256_and_pd(w_pos, _mm256_cmp_pd::<_CMP_LT_OQ>(unclipped, vndelta)));
+            up = _mm256_and_pd(above, one);
+            down = _mm256_and_pd(below, one);
+            // f64::clamp: below −δ → −δ, then above δ → δ; NaN stays.
+            let c = _mm256_blendv_pd(unclipped, vndelta, _mm256_cmp_pd::<_CMP_LT_OQ>(unclipped, vndelta));
+            cl = _mm256_blendv_pd(c, vdelta, _mm256_cmp_pd::<_CMP_GT_OQ>(c, vdelta));
+            errc = wrong4(cl, ypos, vwi);
+        }
+        let is_inf = _mm256_cmp_pd::<_CMP_EQ_OQ>(_mm256_andnot_pd(sign, qn), inf);
+        let term = _mm256_mul_pd(qn, qs_new);
+        let (qn, qs_new, score, cl, term) = (store4(qn), store4(qs_new), store4(score), store4(cl), store4(term));
+        let (is_inf, err, errc, up, down) = (store4(is_inf), store4(err), store4(errc), store4(up), store4(down));
+        if full {
+            q[start..start + 4].copy_from_slice(&qn);
+            qs[start..start + 4].copy_from_slice(&qs_new);
+            scores[start..start + 4].copy_from_slice(&score);
+            if CLIP {
+                clipped[start..start + 4].copy_from_slice(&cl);
+            }
+        } else {
+            for l in 0..m {
+                let i = start + l;
+                (q[i], qs[i], scores[i]) = (qn[l], qs_new[l], score[l]);
+                if CLIP {
+                    clipped[i] = cl[l];
+                }
+            }
+        }
+        // The sums, row by row in row order (`update_chunk`'s additions, multiplicity 1).
+        for l in 0..m {
+            if is_inf[l].to_bits() != 0 {
+                p.n_inf += 1;
+                p.inf_weight += 1.0;
+            } else {
+                p.sum += term[l];
+                p.qsum += qn[l];
+                p.qmax = p.qmax.max(qn[l]);
+            }
+            p.err += err[l];
+            if CLIP {
+                p.clip_upper += up[l];
+                p.clip_lower += down[l];
+                p.err_clipped += errc[l];
+            }
+        }
+        start += m;
+    }
+    if !CLIP {
+        p.err_clipped = p.err;
+    }
+    p
+}
+
+/// The four `f64` of `a` as a vector.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(unsafe_code)]
+#[inline]
+fn load4(a: &[f64; 4]) -> std::arch::x86_64::__m256d {
+    // SAFETY: `a` is an array of four `f64`.
+    unsafe { std::arch::x86_64::_mm256_loadu_pd(a.as_ptr()) }
+}
+
+/// The four lanes of `v` as an array.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(unsafe_code)]
+#[inline]
+fn store4(v: std::arch::x86_64::__m256d) -> [f64; 4] {
+    let mut a = [0.0; 4];
+    // SAFETY: `a` is an array of four `f64`.
+    unsafe { std::arch::x86_64::_mm256_storeu_pd(a.as_mut_ptr(), v) };
+    a
+}
+
+/// `update_chunk`'s `wrong(x)` on four lanes: the weight `w` where `(x > 0) ≠ (y > 0)`
+/// (`ypos`: the lanes with `y > 0`), else `+0`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn wrong4(
+    x: std::arch::x86_64::__m256d,
+    ypos: std::arch::x86_64::__m256d,
+    w: std::arch::x86_64::__m256d,
+) -> std::arch::x86_64::__m256d {
+    use std::arch::x86_64::*;
+    _mm256_and_pd(w, _mm256_xor_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(x, _mm256_setzero_pd()), ypos))
+}

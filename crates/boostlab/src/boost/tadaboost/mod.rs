@@ -600,10 +600,24 @@ impl TAdaBoost {
             .zip(scores.chunks_mut(chunk).zip(chunks_of(clipped, chunk, n_chunks)))
             .enumerate()
             .collect();
+        let vectorised = update_power_int_applies(kernel, &ctx);
         let parts: Vec<UpdateSums> = jobs
             .into_par_iter()
             .map(|(c, (w, m))| {
                 let base = c * chunk;
+                #[cfg(target_arch = "x86_64")]
+                if vectorised {
+                    // SAFETY: `update_power_int_applies` checked that the CPU has AVX2, the only
+                    // requirement of calling a `#[target_feature(enable = "avx2")]` function.
+                    #[allow(unsafe_code)]
+                    return unsafe {
+                        if clip {
+                            update_power_int_avx2::<true, H>(&ctx, base, w, m)
+                        } else {
+                            update_power_int_avx2::<false, H>(&ctx, base, w, m)
+                        }
+                    };
+                }
                 match (kernel, clip) {
                     (KERNEL_ONE, true) => update_chunk::<KERNEL_ONE, true, H>(&ctx, base, w, m),
                     (KERNEL_ONE, false) => update_chunk::<KERNEL_ONE, false, H>(&ctx, base, w, m),
@@ -688,6 +702,10 @@ impl TAdaBoost {
         let parts: Vec<FinishSums> = jobs
             .into_par_iter()
             .map(|(c, ((qc, qsc), stc))| {
+                if TEMPERED && STATS && w.is_none() && mults.is_none() {
+                    let yc = &y[c * chunk..(c * chunk + qc.len()).min(y.len())];
+                    return finish_plain((qc, qsc, stc), yc, (scale, scale_s, s, norm));
+                }
                 let mut p = FinishSums::default();
                 for (i, q) in qc.iter_mut().enumerate() {
                     let g = c * chunk + i;

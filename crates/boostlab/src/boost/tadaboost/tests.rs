@@ -763,3 +763,235 @@ fn chunks_follow_the_row_count() {
         last = c;
     }
 }
+
+/// The general loop of the round's last pass (`finish_impl`) for one chunk, tempered, with
+/// statistics, without sample weights or multiplicities: the reference of [`finish_plain`].
+fn finish_reference(
+    q: &mut [f64],
+    qs: &mut [f64],
+    st: &mut [f64],
+    y: &[i8],
+    (scale, scale_s, s, norm): (f64, f64, f64, f64),
+) -> FinishSums {
+    let mut p = FinishSums::default();
+    for i in 0..q.len() {
+        q[i] *= scale;
+        qs[i] *= scale_s;
+        if q[i] < f64::MIN_POSITIVE {
+            q[i] = 0.0;
+            qs[i] = 0.0;
+        } else if !(qs[i] > 0.0 && qs[i].is_finite()) {
+            qs[i] = q[i].powf(s);
+        }
+        let co = q[i] * qs[i];
+        st[i] = stat_value(f64::from(y[i]), 1.0, q[i], norm);
+        p.pmin = p.pmin.min(co);
+        p.pmax = p.pmax.max(co);
+        if co == 0.0 {
+            p.n_zero += 1.0;
+        }
+    }
+    p
+}
+
+/// The same value, NaN equal to NaN (a NaN's payload is not part of the contract).
+fn same(a: f64, b: f64) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+/// One build of the round's last pass over `(q, q^(1−t), statistics)`.
+type LastPass<'a> = dyn Fn(&mut [f64], &mut [f64], &mut [f64]) -> FinishSums + 'a;
+
+/// Runs the reference, the portable and the AVX2 (when the CPU has it) builds of the plain
+/// last pass on copies of the same rows and checks that they agree: rows, statistics, range
+/// and zero count.
+fn check_plain_finish(q: &[f64], qs: &[f64], y: &[i8], consts: (f64, f64, f64, f64)) {
+    let n = q.len();
+    let run = |f: &LastPass<'_>| {
+        let (mut q, mut qs, mut st) = (q.to_vec(), qs.to_vec(), vec![0.0; n]);
+        let p = f(&mut q, &mut qs, &mut st);
+        (q, qs, st, [p.pmin, p.pmax, p.n_zero])
+    };
+    let want = run(&|q, qs, st| finish_reference(q, qs, st, y, consts));
+    let portable = run(&|q, qs, st| finish_plain_scalar((q, qs, st), y, consts));
+    let fast = run(&|q, qs, st| finish_plain((q, qs, st), y, consts));
+    for got in [&portable, &fast] {
+        for (k, (a, b)) in [(&want.0, &got.0), (&want.1, &got.1), (&want.2, &got.2)].into_iter().enumerate() {
+            for (i, (x, z)) in a.iter().zip(b.iter()).enumerate() {
+                assert!(same(*x, *z), "array {k}, row {i} of {n}: {x:e} vs {z:e}");
+            }
+        }
+        for (x, z) in want.3.iter().zip(&got.3) {
+            assert!(same(*x, *z), "range or count: {:?} vs {:?}", want.3, got.3);
+        }
+    }
+}
+
+/// The vectorised last pass of a round gives the general loop's bits: weights a round's scale
+/// sends to zero, to subnormals or keeps, cached powers that are zero, negative, infinite or NaN
+/// (recomputed), every length around the groups of four.
+#[test]
+fn plain_finish_gives_the_general_bits() {
+    let mut rng = ChaCha8Rng::seed_from_u64(2718);
+    for n in 0..45 {
+        for _ in 0..20 {
+            let q: Vec<f64> = (0..n)
+                .map(|_| match rng.gen_range(0..10) {
+                    0 => 0.0,
+                    1 => 1e-310,
+                    2 => f64::MIN_POSITIVE,
+                    _ => rng.gen_range(1e-9..1.0),
+                })
+                .collect();
+            let qs: Vec<f64> = q
+                .iter()
+                .map(|&v| match rng.gen_range(0..12) {
+                    0 => 0.0,
+                    1 => -1.0,
+                    2 => f64::INFINITY,
+                    3 => f64::NAN,
+                    _ => v.powf(0.2),
+                })
+                .collect();
+            let y: Vec<i8> = (0..n).map(|_| if rng.gen_bool(0.5) { 1 } else { -1 }).collect();
+            let scale = rng.gen_range(0.5..3.0);
+            let s = 0.2;
+            check_plain_finish(&q, &qs, &y, (scale, scale.powf(s), s, rng.gen_range(0.5..2.0)));
+        }
+    }
+}
+
+proptest! {
+    /// The vectorised last pass (its loads and stores are `unsafe`) is total and agrees with the
+    /// general loop for arbitrary bit patterns — NaN, ±∞, subnormals, negative zeros — and lengths.
+    #[test]
+    fn plain_finish_is_total(
+        rows in proptest::collection::vec((any::<u64>(), any::<u64>(), any::<bool>()), 0..70),
+        scale in any::<u64>(),
+        norm in any::<u64>(),
+    ) {
+        let q: Vec<f64> = rows.iter().map(|r| f64::from_bits(r.0)).collect();
+        let qs: Vec<f64> = rows.iter().map(|r| f64::from_bits(r.1)).collect();
+        let y: Vec<i8> = rows.iter().map(|r| if r.2 { 1 } else { -1 }).collect();
+        let (scale, norm) = (f64::from_bits(scale), f64::from_bits(norm));
+        check_plain_finish(&q, &qs, &y, (scale, scale.abs().powf(0.3), 0.3, norm));
+    }
+}
+
+/// Runs `update_chunk`'s integer-power kernel and its AVX2 twin on copies of the same chunk and
+/// checks that every row (weights, powers, both models) and every sum agree bit for bit.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+fn check_power_int_update(
+    q: &[f64],
+    qs: &[f64],
+    y: &[i8],
+    h: &[f64],
+    scores: &[f64],
+    clipped: &[f64],
+    (k, s, n_int, comeback, alpha, delta): (f64, f64, u32, bool, f64, f64),
+    clip: bool,
+) {
+    if !crate::util::fastmath::avx2() {
+        return;
+    }
+    let ctx = UpdateCtx {
+        y,
+        h,
+        w: None,
+        c: None,
+        s,
+        nu: 0.5,
+        inv_umax: 1.0,
+        r_rel: 1.0,
+        k,
+        inv_s: 1.0 / s,
+        n_int,
+        comeback,
+        alpha,
+        delta,
+        uniform: 1.0 / q.len().max(1) as f64,
+    };
+    assert!(update_power_int_applies(KERNEL_POWER_INT, &ctx));
+    let run = |fast: bool| {
+        let (mut q, mut qs, mut sc, mut cl) = (q.to_vec(), qs.to_vec(), scores.to_vec(), clipped.to_vec());
+        let p = match (fast, clip) {
+            #[allow(unsafe_code)]
+            // SAFETY: `update_power_int_applies` checked AVX2.
+            (true, true) => unsafe {
+                update_power_int_avx2::<true, [f64]>(&ctx, 0, (&mut q, &mut qs), (&mut sc, &mut cl))
+            },
+            #[allow(unsafe_code)]
+            // SAFETY: as above.
+            (true, false) => unsafe {
+                update_power_int_avx2::<false, [f64]>(&ctx, 0, (&mut q, &mut qs), (&mut sc, &mut cl))
+            },
+            (false, true) => {
+                update_chunk::<KERNEL_POWER_INT, true, [f64]>(&ctx, 0, (&mut q, &mut qs), (&mut sc, &mut cl))
+            }
+            (false, false) => {
+                update_chunk::<KERNEL_POWER_INT, false, [f64]>(&ctx, 0, (&mut q, &mut qs), (&mut sc, &mut cl))
+            }
+        };
+        let sums =
+            [p.sum, p.qsum, p.qmax, p.n_inf as f64, p.inf_weight, p.err, p.err_clipped, p.clip_upper, p.clip_lower];
+        (q, qs, sc, if clip { cl } else { Vec::new() }, sums)
+    };
+    let (want, got) = (run(false), run(true));
+    for (name, a, b) in
+        [("q", &want.0, &got.0), ("qs", &want.1, &got.1), ("scores", &want.2, &got.2), ("clipped", &want.3, &got.3)]
+    {
+        for (i, (x, z)) in a.iter().zip(b.iter()).enumerate() {
+            assert!(same(*x, *z), "{name}[{i}] of {}: {x:e} vs {z:e}", q.len());
+        }
+    }
+    for (i, (x, z)) in want.4.iter().zip(&got.4).enumerate() {
+        assert!(same(*x, *z), "sum {i}: {:?} vs {:?}", want.4, got.4);
+    }
+}
+
+/// The vectorised integer-power update gives `update_chunk`'s bits: weights that stay, switch off
+/// (a non-positive power), come back or overflow, scores that cross zero, clipped scores beyond
+/// ±δ, every length around the groups of four, with and without the clipped model.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn power_int_update_gives_the_general_bits() {
+    let mut rng = ChaCha8Rng::seed_from_u64(4242);
+    for n in 0..41 {
+        for rep in 0..12 {
+            let q: Vec<f64> = (0..n).map(|_| if rng.gen_bool(0.15) { 0.0 } else { rng.gen_range(1e-6..1.0) }).collect();
+            let qs: Vec<f64> = q.iter().map(|&v| if v == 0.0 { 0.0 } else { v.powf(0.2) }).collect();
+            let y: Vec<i8> = (0..n).map(|_| if rng.gen_bool(0.5) { 1 } else { -1 }).collect();
+            let h: Vec<f64> = (0..n).map(|_| rng.gen_range(-2.0..2.0)).collect();
+            let scores: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+            let clipped: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.2..1.2)).collect();
+            let k = rng.gen_range(-0.8..0.8);
+            let (s, n_int) = if rep % 4 == 3 { (-0.5, 2) } else { (0.2, [1, 2, 5, 10][rep % 4]) };
+            let consts = (k, s, n_int, rep % 2 == 1, rng.gen_range(-1.0..1.0), rng.gen_range(0.1..1.5));
+            check_power_int_update(&q, &qs, &y, &h, &scores, &clipped, consts, rep % 3 != 0);
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+proptest! {
+    /// The vectorised integer-power update is total and agrees with `update_chunk` for arbitrary
+    /// bit patterns — NaN, ±∞, subnormals, negative zeros — and lengths.
+    #[test]
+    fn power_int_update_is_total(
+        rows in proptest::collection::vec((any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>(), any::<bool>()), 0..40),
+        k in any::<u64>(),
+        alpha in any::<u64>(),
+        delta in 0.0f64..10.0,
+        n_int in 1u32..17,
+        comeback in any::<bool>(),
+        clip in any::<bool>(),
+    ) {
+        let col = |j: usize| -> Vec<f64> {
+            rows.iter().map(|r| f64::from_bits([r.0, r.1, r.2, r.3, r.4][j])).collect()
+        };
+        let y: Vec<i8> = rows.iter().map(|r| if r.5 { 1 } else { -1 }).collect();
+        let consts = (f64::from_bits(k), 0.2, n_int, comeback, f64::from_bits(alpha), delta);
+        check_power_int_update(&col(0), &col(1), &y, &col(2), &col(3), &col(4), consts, clip);
+    }
+}

@@ -616,22 +616,12 @@ pub(super) fn update_power_int_avx2<const CLIP: bool, H: Outputs + ?Sized>(
             ya[l] = f64::from(ctx.y[base + i]);
             ha[l] = ctx.h.at(base + i);
         }
-        let full = m == 4;
-        if full {
-            qa.copy_from_slice(&q[start..start + 4]);
-            qsa.copy_from_slice(&qs[start..start + 4]);
-            sa.copy_from_slice(&scores[start..start + 4]);
-            if CLIP {
-                ca.copy_from_slice(&clipped[start..start + 4]);
-            }
-        } else {
-            for l in 0..m {
-                let i = start + l;
-                (qa[l], qsa[l], sa[l]) = (q[i], qs[i], scores[i]);
-                if CLIP {
-                    ca[l] = clipped[i];
-                }
-            }
+        let rows = start..start + m;
+        fill4(&mut qa, &q[rows.clone()]);
+        fill4(&mut qsa, &qs[rows.clone()]);
+        fill4(&mut sa, &scores[rows.clone()]);
+        if CLIP {
+            fill4(&mut ca, &clipped[rows.clone()]);
         }
         let (qv, qsv, yv, hv) = (load4(&qa), load4(&qsa), load4(&ya), load4(&ha));
         let live = _mm256_or_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(qv, zero), comeback);
@@ -676,21 +666,11 @@ pub(super) fn update_power_int_avx2<const CLIP: bool, H: Outputs + ?Sized>(
         let term = _mm256_mul_pd(qn, qs_new);
         let (qn, qs_new, score, cl, term) = (store4(qn), store4(qs_new), store4(score), store4(cl), store4(term));
         let (is_inf, err, errc, up, down) = (store4(is_inf), store4(err), store4(errc), store4(up), store4(down));
-        if full {
-            q[start..start + 4].copy_from_slice(&qn);
-            qs[start..start + 4].copy_from_slice(&qs_new);
-            scores[start..start + 4].copy_from_slice(&score);
-            if CLIP {
-                clipped[start..start + 4].copy_from_slice(&cl);
-            }
-        } else {
-            for l in 0..m {
-                let i = start + l;
-                (q[i], qs[i], scores[i]) = (qn[l], qs_new[l], score[l]);
-                if CLIP {
-                    clipped[i] = cl[l];
-                }
-            }
+        fill(&mut q[rows.clone()], &qn);
+        fill(&mut qs[rows.clone()], &qs_new);
+        fill(&mut scores[rows.clone()], &score);
+        if CLIP {
+            fill(&mut clipped[rows], &cl);
         }
         // The sums, row by row in row order (`update_chunk`'s additions, multiplicity 1).
         for l in 0..m {
@@ -751,4 +731,30 @@ fn wrong4(
 ) -> std::arch::x86_64::__m256d {
     use std::arch::x86_64::*;
     _mm256_and_pd(w, _mm256_xor_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(x, _mm256_setzero_pd()), ypos))
+}
+
+/// The first `dst.len()` (at most four) values of `src` into `dst`: a fixed-size copy for a
+/// whole group (a slice copy of a run-time length would call `memcpy`).
+#[inline(always)]
+fn fill(dst: &mut [f64], src: &[f64; 4]) {
+    if let Ok(d) = <&mut [f64; 4]>::try_from(&mut *dst) {
+        *d = *src;
+    } else {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = *s;
+        }
+    }
+}
+
+/// `src` (at most four values) into the first lanes of `dst`, the others left as they are
+/// ([`fill`]'s converse).
+#[inline(always)]
+fn fill4(dst: &mut [f64; 4], src: &[f64]) {
+    if let Ok(s) = <&[f64; 4]>::try_from(src) {
+        *dst = *s;
+    } else {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = *s;
+        }
+    }
 }

@@ -348,8 +348,9 @@ pub(super) fn update_chunk<const K: u8, const CLIP: bool, H: Outputs + ?Sized>(
     p
 }
 
-/// Lanes of [`finish_plain`]'s groups.
+/// Lanes of [`finish_plain`]'s groups: an AVX2 vector of `f64` ([`finish_groups_avx2`]).
 const FINISH_LANES: usize = 4;
+const _: () = assert!(FINISH_LANES == 4);
 
 /// [`finish_plain`]'s running range, zero count and rows to redo, lane by lane.
 struct FinishLanes {
@@ -429,8 +430,7 @@ fn finish_plain_with(
     if simd {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the CPU supports AVX2 (`is_x86_feature_detected!` in `avx2`), the only
-        // requirement of calling a `#[target_feature(enable = "avx2")]` function; the four slices
-        // have the same length `full`, a multiple of four, which is all the function reads or writes.
+        // requirement of calling a `#[target_feature(enable = "avx2")]` function.
         unsafe {
             finish_groups_avx2((&mut q[..full], &mut qs[..full], &mut st[..full]), &y[..full], consts, &mut acc)
         };
@@ -448,15 +448,16 @@ fn finish_plain_with(
         }
     }
     // The last rows, padded to a group.
-    let m = n - full;
     let (mut qa, mut qsa, mut sa, mut ya) = ([0.0; L], [0.0; L], [0.0; L], [0i8; L]);
-    for l in 0..m {
-        (qa[l], qsa[l], ya[l]) = (q[full + l], qs[full + l], y[full + l]);
+    fill4(&mut qa, &q[full..]);
+    fill4(&mut qsa, &qs[full..]);
+    for (d, &v) in ya.iter_mut().zip(&y[full..]) {
+        *d = v;
     }
-    finish_lanes((&mut qa, &mut qsa, &mut sa, &ya), m, consts, &mut acc);
-    for l in 0..m {
-        (q[full + l], qs[full + l], st[full + l]) = (qa[l], qsa[l], sa[l]);
-    }
+    finish_lanes((&mut qa, &mut qsa, &mut sa, &ya), n - full, consts, &mut acc);
+    fill(&mut q[full..], &qa);
+    fill(&mut qs[full..], &qsa);
+    fill(&mut st[full..], &sa);
     let mut p = FinishSums::default();
     for l in 0..L {
         p.pmin = p.pmin.min(acc.lo[l]);
@@ -480,14 +481,13 @@ fn finish_plain_with(
     p
 }
 
-/// [`finish_lanes`] over groups of four rows with AVX2 (`q`, `qs`, `st` and `y` of one length, a
-/// multiple of four): the same operations lane by lane — IEEE-exact products, ordered comparisons
-/// false on NaN as Rust's, selects as blends and masks (`+0.0` where a subnormal weight is
-/// flushed, as the literal) — hence the same bits and the same range.
+/// [`finish_lanes`] over groups of four rows with AVX2 (the whole groups of the shortest of `q`,
+/// `qs`, `st` and `y`): the same operations lane by lane — IEEE-exact products, ordered
+/// comparisons false on NaN as Rust's, selects as blends and masks (`+0.0` where a subnormal
+/// weight is flushed, as the literal) — hence the same bits and the same range.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-#[allow(unsafe_code)]
-unsafe fn finish_groups_avx2(
+fn finish_groups_avx2(
     (q, qs, st): (&mut [f64], &mut [f64], &mut [f64]),
     y: &[i8],
     (scale, scale_s, norm): (f64, f64, f64),
@@ -501,12 +501,17 @@ unsafe fn finish_groups_avx2(
     let ones = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
     let (mut lo, mut hi, mut zeros, mut redo) =
         (_mm256_set1_pd(f64::INFINITY), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd());
-    let n = q.len();
-    let mut i = 0;
-    while i + 4 <= n {
-        // SAFETY (the loads and stores): `i + 4 ≤ n`, the length of `q`, `qs` and `st`.
-        let (qv, qsv) = unsafe { (_mm256_loadu_pd(q.as_ptr().add(i)), _mm256_loadu_pd(qs.as_ptr().add(i))) };
-        let (qv, qsv) = (_mm256_mul_pd(qv, vscale), _mm256_mul_pd(qsv, vscale_s));
+    let groups = q.chunks_exact_mut(4).zip(qs.chunks_exact_mut(4)).zip(st.chunks_exact_mut(4)).zip(y.chunks_exact(4));
+    for (((q, qs), st), y) in groups {
+        let (Ok(q), Ok(qs), Ok(st), Ok(y)) = (
+            <&mut [f64; 4]>::try_from(q),
+            <&mut [f64; 4]>::try_from(qs),
+            <&mut [f64; 4]>::try_from(st),
+            <&[i8; 4]>::try_from(y),
+        ) else {
+            continue;
+        };
+        let (qv, qsv) = (_mm256_mul_pd(load4(q), vscale), _mm256_mul_pd(load4(qs), vscale_s));
         let sub = _mm256_cmp_pd::<_CMP_LT_OQ>(qv, min_pos);
         let finite_pos = _mm256_and_pd(
             _mm256_cmp_pd::<_CMP_GT_OQ>(qsv, zero),
@@ -517,7 +522,7 @@ unsafe fn finish_groups_avx2(
         let ok = _mm256_xor_pd(bad, ones);
         let (qv, qsv) = (_mm256_andnot_pd(sub, qv), _mm256_andnot_pd(sub, qsv));
         let v = _mm256_mul_pd(qv, vnorm);
-        let yb = i32::from_le_bytes([y[i] as u8, y[i + 1] as u8, y[i + 2] as u8, y[i + 3] as u8]);
+        let yb = i32::from_le_bytes(y.map(|v| v as u8));
         let ypos = _mm256_castsi256_pd(_mm256_cmpgt_epi64(
             _mm256_cvtepi8_epi64(_mm_cvtsi32_si128(yb)),
             _mm256_setzero_si256(),
@@ -528,23 +533,10 @@ unsafe fn finish_groups_avx2(
         hi = _mm256_blendv_pd(hi, co, _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_GT_OQ>(co, hi)));
         zeros = _mm256_add_pd(zeros, _mm256_and_pd(one, _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_EQ_OQ>(co, zero))));
         redo = _mm256_or_pd(redo, bad);
-        // SAFETY: as the loads.
-        unsafe {
-            _mm256_storeu_pd(q.as_mut_ptr().add(i), qv);
-            _mm256_storeu_pd(qs.as_mut_ptr().add(i), qsv);
-            _mm256_storeu_pd(st.as_mut_ptr().add(i), sv);
-        }
-        i += 4;
+        (*q, *qs, *st) = (store4(qv), store4(qsv), store4(sv));
     }
-    let (mut l4, mut h4, mut z4, mut r4) = ([0.0; 4], [0.0; 4], [0.0; 4], [0.0; 4]);
-    // SAFETY: each destination is an array of four `f64`.
-    unsafe {
-        _mm256_storeu_pd(l4.as_mut_ptr(), lo);
-        _mm256_storeu_pd(h4.as_mut_ptr(), hi);
-        _mm256_storeu_pd(z4.as_mut_ptr(), zeros);
-        _mm256_storeu_pd(r4.as_mut_ptr(), redo);
-    }
-    for l in 0..FINISH_LANES.min(4) {
+    let (l4, h4, z4, r4) = (store4(lo), store4(hi), store4(zeros), store4(redo));
+    for l in 0..FINISH_LANES {
         acc.lo[l] = if l4[l] < acc.lo[l] { l4[l] } else { acc.lo[l] };
         acc.hi[l] = if h4[l] > acc.hi[l] { h4[l] } else { acc.hi[l] };
         acc.zeros[l] += z4[l];

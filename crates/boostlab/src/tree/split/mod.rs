@@ -630,8 +630,27 @@ impl SearchCtx<'_> {
         // feature and node); every element read is written first.
         let (mut bins, mut acc) = (SCAN_BINS.take(), SCAN_ACC.take());
         let (mut a0, mut a1) = (0.0f64, 0.0f64);
-        let mut ord = 0u32;
-        if allowed.is_none() {
+        if let Some(allowed) = allowed {
+            // The allowed candidates: their ranks among the non-empty bins are listed.
+            bins.clear();
+            acc.clear();
+            let mut ord = 0u32;
+            for b in 0..last {
+                let (h0, h1) = (hist_f[2 * b], hist_f[2 * b + 1]);
+                if h0 + h1 <= 0.0 {
+                    continue;
+                }
+                a0 += h0;
+                a1 += h1;
+                let o = ord;
+                ord += 1;
+                if allowed.binary_search(&o).is_err() {
+                    continue;
+                }
+                bins.push(b);
+                acc.push((a0, a1));
+            }
+        } else {
             // Branch-free (empty bins are data-dependent): every bin is written and only non-empty
             // ones advance the cursor; an empty bin's (+0, +0) leaves the sums unchanged. The
             // last scan's values are kept (not zeroed) up to `last`: the `n` kept are written here.
@@ -652,25 +671,6 @@ impl SearchCtx<'_> {
             }
             bins.truncate(n);
             acc.truncate(n);
-        }
-        if allowed.is_some() {
-            bins.clear();
-            acc.clear();
-        }
-        for b in (0..last).filter(|_| allowed.is_some()) {
-            let (h0, h1) = (hist_f[2 * b], hist_f[2 * b + 1]);
-            if h0 + h1 <= 0.0 {
-                continue;
-            }
-            a0 += h0;
-            a1 += h1;
-            let o = ord;
-            ord += 1;
-            if allowed.is_some_and(|a| a.binary_search(&o).is_err()) {
-                continue;
-            }
-            bins.push(b);
-            acc.push((a0, a1));
         }
         let miss = has_missing.then_some((m0, m1));
         let out = match cost.risk_bounds() {

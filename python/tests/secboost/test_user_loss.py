@@ -29,9 +29,9 @@ def test_user_logistic_gives_the_builtin_logistic_model(data):
         n_estimators=15, max_leaves=4, loss=logistic, loss_convex=True, loss_beta=0.25
     ).fit(*data)
     a, b = core_model(builtin), core_model(user)
-    # The built-in logistic loss is computed without libm (within a few ulps of NumPy's), and the
-    # weights are secants of loss values over small offsets: the models agree to 1e−9 of the
-    # values, with the same splits.
+    # The built-in logistic loss is computed without libm (within a few ulps of NumPy's) and its
+    # weights by their closed form, a user's loss's weights as secants of its values over small
+    # offsets: the models agree to 1e−9 of the values, with the same splits.
     assert len(a["trees"]) == len(b["trees"])
     for ta, tb in zip(a["trees"], b["trees"]):
         assert ta["nodes"] == tb["nodes"]

@@ -18,11 +18,13 @@
 //! CPU dispatch), so it gives the same bits on every machine and at every thread count.
 //!
 //! And the logistic loss `ln(1 + e^(−z))` of SecBoost's default loss ([`logistic_loss`],
-//! [`logistic_loss_many`]): SecBoost evaluates it three times per example and round, and glibc's
-//! `exp` and `log1p` were its largest cost. The kernel is IEEE `+ − × ÷` and bit operations only
+//! [`logistic_loss_many`]): SecBoost evaluates it at every example and round, and glibc's `exp`
+//! and `log1p` would be its largest cost. The kernel is IEEE `+ − × ÷` and bit operations only
 //! (no libm call, no FMA, no branch), so one Rust body compiled for the baseline x86-64 target and
 //! for AVX2 gives the same bits (`logistic_loss_many` picks the AVX2 build at run time), and the
-//! scalar function is the same body: `value` and `eval_many` agree bit for bit.
+//! scalar function is the same body: `value` and `eval_many` agree bit for bit. [`map`] runs any
+//! such kernel of several inputs and outputs four lanes at a time, and [`with_avx2`] compiles a
+//! loop over rows for AVX2, with the same bits.
 
 /// The largest exponent [`snapped_int_exponent`] snaps to (`t = 1 − 1/16 = 0.9375`): above it
 /// the relative error bound `(n − 1)·2^−53` of [`powi_seq`] would exceed a few ulps of `pow`'s,
@@ -99,7 +101,7 @@ fn pow2(k: f64) -> f64 {
 
 /// `if c { a } else { b }` by bit masks: no branch, so that a loop over lanes stays vectorised.
 #[inline(always)]
-fn select(c: bool, a: f64, b: f64) -> f64 {
+pub(crate) fn select(c: bool, a: f64, b: f64) -> f64 {
     let mask = 0u64.wrapping_sub(u64::from(c));
     f64::from_bits((a.to_bits() & mask) | (b.to_bits() & !mask))
 }
@@ -197,13 +199,21 @@ fn ln_1p_unit<const N: usize>(t: [f64; N]) -> [f64; N] {
 /// The logistic loss of every lane (see [`logistic_loss`]).
 #[inline(always)]
 pub(crate) fn logistic_lanes<const N: usize>(z: [f64; N]) -> [f64; N] {
+    logistic_lanes_and_exp(z).0
+}
+
+/// The logistic loss of every lane (see [`logistic_loss`]) and the exponential `e^(−|z|)` it is
+/// computed from (0 below `z = −746`; a NaN `z` gives a NaN loss and a finite exponential).
+#[inline(always)]
+pub(crate) fn logistic_lanes_and_exp<const N: usize>(z: [f64; N]) -> ([f64; N], [f64; N]) {
     // max(−746, NaN) would be −746: a NaN is passed on explicitly.
-    let t = ln_1p_unit(exp_nonpositive(z.map(|z| (-z.abs()).max(-746.0))));
+    let e = exp_nonpositive(z.map(|z| (-z.abs()).max(-746.0)));
+    let t = ln_1p_unit(e);
     let mut out = [0.0; N];
     for l in 0..N {
         out[l] = select(z[l].is_nan(), f64::NAN, (-z[l]).max(0.0) + t[l]);
     }
-    out
+    (out, e)
 }
 
 /// The logistic loss `ln(1 + e^(−z)) = max(−z, 0) + ln(1 + e^(−|z|))`, within a few ulps of the
@@ -215,59 +225,111 @@ pub fn logistic_loss(z: f64) -> f64 {
     logistic_lanes([z])[0]
 }
 
-/// A function of two reals computed on `N` lanes at a time, each lane exactly as on one lane:
-/// what [`map2`] maps.
+/// A function of `I` reals to `O` reals computed on `N` lanes at a time, each lane exactly as on
+/// one lane: what [`map`] maps.
+pub(crate) trait Lanes<const I: usize, const O: usize> {
+    fn lanes<const N: usize>(x: [[f64; N]; I]) -> [[f64; N]; O];
+}
+
+/// A function of two reals to one computed on `N` lanes at a time: what [`map2`] maps.
 pub(crate) trait Lanes2 {
     fn lanes<const N: usize>(a: [f64; N], b: [f64; N]) -> [f64; N];
 }
 
-/// Lanes per block of [`map2`]: eight AVX2 vectors in flight, enough to hide the latency of the
+/// A [`Lanes2`] as a [`Lanes`] of two inputs and one output.
+struct Two<K>(std::marker::PhantomData<K>);
+
+impl<K: Lanes2> Lanes<2, 1> for Two<K> {
+    #[inline(always)]
+    fn lanes<const N: usize>([a, b]: [[f64; N]; 2]) -> [[f64; N]; 1] {
+        [K::lanes(a, b)]
+    }
+}
+
+/// Lanes per block of [`map`]: eight AVX2 vectors in flight, enough to hide the latency of the
 /// polynomials' Horner chains (with four, the kernels took 30 % longer).
 const BLOCK: usize = 32;
 
-/// `out[i] = K(a[i], b[i])` over the shortest of the three lengths: the body of [`map2`].
+/// `out[k][i] = K(x[0][i], …)[k]` over the shortest of the lengths: the body of [`map`].
 #[inline(always)]
-fn map2_body<K: Lanes2>(a: &[f64], b: &[f64], out: &mut [f64]) {
-    let n = out.len().min(a.len()).min(b.len());
-    let (a, b, out) = (&a[..n], &b[..n], &mut out[..n]);
-    let mut blocks = out.chunks_exact_mut(BLOCK);
-    for ((o, a), b) in (&mut blocks).zip(a.chunks_exact(BLOCK)).zip(b.chunks_exact(BLOCK)) {
-        let r = K::lanes::<BLOCK>(std::array::from_fn(|l| a[l]), std::array::from_fn(|l| b[l]));
-        o.copy_from_slice(&r);
+fn map_body<K: Lanes<I, O>, const I: usize, const O: usize>(x: [&[f64]; I], mut out: [&mut [f64]; O]) {
+    let n = x.iter().map(|s| s.len()).chain(out.iter().map(|s| s.len())).min().unwrap_or(0);
+    let mut done = 0;
+    while done + BLOCK <= n {
+        let mut xb = [[0.0; BLOCK]; I];
+        for (b, s) in xb.iter_mut().zip(&x) {
+            b.copy_from_slice(&s[done..done + BLOCK]);
+        }
+        let r = K::lanes::<BLOCK>(xb);
+        for (o, r) in out.iter_mut().zip(&r) {
+            o[done..done + BLOCK].copy_from_slice(r);
+        }
+        done += BLOCK;
     }
-    let rest = blocks.into_remainder();
-    let done = n - rest.len();
-    if rest.len() > 1 {
+    let rest = n - done;
+    if rest > 1 {
         // The last values padded to a block (each lane's bits do not depend on the others').
-        let pad = |s: &[f64]| std::array::from_fn(|l| s.get(done + l).copied().unwrap_or(0.0));
-        let r = K::lanes::<BLOCK>(pad(a), pad(b));
-        rest.copy_from_slice(&r[..rest.len()]);
-    } else if let Some(o) = rest.first_mut() {
-        *o = K::lanes::<1>([a[done]], [b[done]])[0];
+        let r = K::lanes::<BLOCK>(x.map(|s| std::array::from_fn(|l| s.get(done + l).copied().unwrap_or(0.0))));
+        for (o, r) in out.iter_mut().zip(&r) {
+            o[done..n].copy_from_slice(&r[..rest]);
+        }
+    } else if rest == 1 {
+        let r = K::lanes::<1>(x.map(|s| [s[done]]));
+        for (o, r) in out.iter_mut().zip(&r) {
+            o[done] = r[0];
+        }
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn map2_avx2<K: Lanes2>(a: &[f64], b: &[f64], out: &mut [f64]) {
-    map2_body::<K>(a, b, out);
+fn map_avx2<K: Lanes<I, O>, const I: usize, const O: usize>(x: [&[f64]; I], out: [&mut [f64]; O]) {
+    map_body::<K, I, O>(x, out);
 }
 
-/// `out[i] = K(a[i], b[i])` over the shortest of the three lengths, compiled for AVX2 (four
-/// lanes a vector) when the CPU has it. For a `K` made of IEEE `+ − × ÷`, comparisons and bit
-/// operations only (no libm call; Rust never contracts into an FMA), both builds give the same
-/// bits, and the same as `K` on one lane.
+/// `out[k][i] = K(x[0][i], x[1][i], …)[k]` over the shortest of the lengths, compiled for AVX2
+/// (four lanes a vector) when the CPU has it. For a `K` made of IEEE `+ − × ÷`, comparisons and
+/// bit operations only (no libm call; Rust never contracts into an FMA), both builds give the
+/// same bits, and the same as `K` on one lane.
 #[allow(unsafe_code)]
-pub(crate) fn map2<K: Lanes2>(a: &[f64], b: &[f64], out: &mut [f64]) {
+pub(crate) fn map<K: Lanes<I, O>, const I: usize, const O: usize>(x: [&[f64]; I], out: [&mut [f64]; O]) {
     #[cfg(target_arch = "x86_64")]
     if avx2() {
         // SAFETY: the CPU supports AVX2 (`is_x86_feature_detected!` in `avx2`), the only
         // requirement of calling a `#[target_feature(enable = "avx2")]` function; the body
         // indexes within the common length of the slices.
-        unsafe { map2_avx2::<K>(a, b, out) };
+        unsafe { map_avx2::<K, I, O>(x, out) };
         return;
     }
-    map2_body::<K>(a, b, out);
+    map_body::<K, I, O>(x, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn call_avx2<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+/// `f()`, compiled for AVX2 when the CPU has it (`f` inlined into a function that enables it):
+/// the loops over rows that it inlines may then run four values at a time. For a body made of IEEE
+/// operations in a fixed order (no FMA: Rust never contracts; no reordered sum: no fast-math), the
+/// values are the same bits either way.
+#[allow(unsafe_code)]
+#[inline(always)]
+pub(crate) fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    if avx2() {
+        // SAFETY: the CPU supports AVX2 (`is_x86_feature_detected!` in `avx2`), the only
+        // requirement of calling a `#[target_feature(enable = "avx2")]` function.
+        return unsafe { call_avx2(f) };
+    }
+    f()
+}
+
+/// `out[i] = K(a[i], b[i])` over the shortest of the three lengths ([`map`] of two inputs and one
+/// output).
+pub(crate) fn map2<K: Lanes2>(a: &[f64], b: &[f64], out: &mut [f64]) {
+    map::<Two<K>, 2, 1>([a, b], [out]);
 }
 
 /// The logistic loss of the first argument.
@@ -435,7 +497,7 @@ mod tests {
         }
         // The baseline build is the body itself: the dispatched build must equal it too.
         let mut base = vec![0.0; z.len()];
-        map2_body::<Logistic>(&z, &z, &mut base);
+        map_body::<Two<Logistic>, 2, 1>([&z, &z], [&mut base]);
         assert!(out.iter().zip(&base).all(|(a, b)| a.to_bits() == b.to_bits()), "AVX2 and baseline builds");
     }
 

@@ -2,8 +2,9 @@
 //! form ([`obi_convex`]: closed form for the built-in convex losses, a unimodal search for user
 //! losses), `Q*` ([`obi_star`]) and their batched forms, all from loss values only.
 
+use super::logistic::{fix_obis, obi_at, Obi, OBI_SERIES_V};
 use crate::math::loss::{tempered_exp_loss, Loss, LossSpec};
-use crate::util::fastmath::{exp_nonpositive, map2, Lanes2};
+use crate::util::fastmath::map;
 
 /// Interior points per pass of the unimodal (concave) search in [`obi_convex`].
 const ZOOM_POINTS: usize = 16;
@@ -290,63 +291,6 @@ impl LossSpec {
     }
 }
 
-/// Below this `|v|` the logistic loss's OBI is its series at the secant's midpoint, through the
-/// `h⁸` term (`h = v/2`): the first term left out is at most `2.1·10⁻⁵ h⁸` of the result,
-/// `1.2·10⁻¹²` at `|v| = 0.25` (docs/explanation/secboost.md#secboost-obi).
-const LOGISTIC_SERIES_V: f64 = 0.25;
-
-/// The logistic loss's OBI for `|v| <` [`LOGISTIC_SERIES_V`] and a finite `z`, from IEEE
-/// arithmetic only (so [`obi_convex_into`] can run it four lanes at a time, with the same bits).
-///
-/// docs/explanation/secboost.md#secboost-obi: at the midpoint c every derivative of F is
-/// F″ = f = σ(c)σ(−c) times a polynomial in f, and the gap's maximum is
-/// (f/2)h²·[1 + h²(2 − 11f)/18 + h⁴ c₆(f) + h⁶ c₈(f) + O(h⁸)]; f from one exponential,
-/// σ(c)σ(−c) = e^(−|c|)/(1 + e^(−|c|))².
-#[inline(always)]
-fn logistic_obi_series(z: f64, v: f64) -> f64 {
-    SeriesObi::lanes([z], [v])[0]
-}
-
-/// [`logistic_obi_series`] on `N` lanes, each lane's operations those of one lane
-/// ([`crate::util::fastmath::map2`]).
-struct SeriesObi;
-
-impl Lanes2 for SeriesObi {
-    #[inline(always)]
-    fn lanes<const N: usize>(z: [f64; N], v: [f64; N]) -> [f64; N] {
-        let mut x = [0.0; N];
-        for l in 0..N {
-            x[l] = (-(z[l] + 0.5 * v[l]).abs()).max(-746.0);
-        }
-        let e = exp_nonpositive(x);
-        let mut out = [0.0; N];
-        for l in 0..N {
-            let f = e[l] / ((1.0 + e[l]) * (1.0 + e[l]));
-            let h = 0.5 * v[l];
-            let h2 = h * h;
-            let c4 = (2.0 - 11.0 * f) / 18.0;
-            let c6 = 13.0 / 3240.0 + f * (-187.0 / 1620.0 + f * (179.0 / 405.0));
-            let c8 = 1.0 / 12150.0 + f * (-1567.0 / 170_100.0 + f * (809.0 / 6804.0 + f * (-19673.0 / 56700.0)));
-            out[l] = 0.5 * f * h2 * (1.0 + h2 * (c4 + h2 * (c6 + h2 * c8)));
-        }
-        out
-    }
-}
-
-/// The interval's width as [`obi_convex`] takes it, `(z + v) − z`, then [`SeriesObi`].
-struct SeriesObiOfOffset;
-
-impl Lanes2 for SeriesObiOfOffset {
-    #[inline(always)]
-    fn lanes<const N: usize>(z: [f64; N], v: [f64; N]) -> [f64; N] {
-        let mut w = [0.0; N];
-        for l in 0..N {
-            w[l] = (z[l] + v[l]) - z[l];
-        }
-        SeriesObi::lanes(z, w)
-    }
-}
-
 /// [`obi_convex`] of every pair, `out[i] = Q_F(zs[i], zs[i] + vs[i])`, bit for bit: the logistic
 /// loss's series four lanes at a time where it applies, [`obi_convex`] on the other pairs.
 ///
@@ -360,20 +304,15 @@ pub fn obi_convex_into(loss: &Loss, zs: &[f64], vs: &[f64], out: &mut [f64]) {
         }
         return;
     }
-    map2::<SeriesObiOfOffset>(zs, vs, out);
-    for ((o, &z), &v) in out.iter_mut().zip(zs).zip(vs) {
-        // Where `obi_convex` does not take the series: no interval, a wide one, an infinite edge.
-        let width = (z + v) - z;
-        if !(width != 0.0 && width.abs() < LOGISTIC_SERIES_V && z.is_finite()) {
-            *o = obi_convex(loss, z, v);
-        }
-    }
+    map::<Obi, 2, 1>([zs, vs], [out]);
+    // Where `obi_convex` does not take the series: no interval, a wide one, an infinite edge.
+    fix_obis(loss, zs, vs, out);
 }
 
 /// The logistic loss's OBI (see [`LossSpec::obi_closed_form`]).
 fn logistic_obi(z: f64, v: f64) -> f64 {
-    if v.abs() < LOGISTIC_SERIES_V {
-        return logistic_obi_series(z, v);
+    if v.abs() < OBI_SERIES_V {
+        return obi_at(z, v);
     }
     // ΔF(u) = F(z+u) − F(z), ΔG(u) = G(z+u) − G(z) for G = softplus = F + x: −s = −ΔF(v)/v ∈ (0, 1),
     // 1 + s = ΔG(v)/v, both without cancellation.
@@ -726,7 +665,7 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(18);
         for _ in 0..20_000 {
             let z = rng.gen_range(-40.0..40.0);
-            let v = rng.gen_range(LOGISTIC_SERIES_V..30.0) * if rng.gen::<bool>() { 1.0 } else { -1.0 };
+            let v = rng.gen_range(OBI_SERIES_V..30.0) * if rng.gen::<bool>() { 1.0 } else { -1.0 };
             assert_eq!(logistic_obi(z, v).to_bits(), before(z, v).to_bits(), "z = {z}, v = {v}");
         }
     }

@@ -5,7 +5,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::obi::{obi_convex, obi_convex_into, obi_convex_many, obi_from_values, obi_star, with_fractions};
+use super::obi::{obi_convex, obi_convex_many, obi_from_values, obi_star, with_fractions};
 use crate::math::loss::Loss;
 
 /// An offset is "numerically zero" below this many units of `max(1, |edge|)` (docs/explanation/secboost.md#secboost-degenerate, degenerate
@@ -230,10 +230,11 @@ pub fn offset_convex(loss: &Loss, e_t: f64, e_prev: f64, z: f64, precision: usiz
 }
 
 /// [`offset_convex`] for a chunk of rows, bit for bit: row `j` has the edges `(e_t[j],
-/// e_prev[j])` and the seed `seed(j)`; its offset goes to `v[j]`, its OBI to `obi[j]`, and
-/// `random(j)` is called when it is the seeded random offset. The first guesses' OBIs are
-/// computed together ([`obi_convex_into`]: four lanes at a time for the logistic loss); a row whose
-/// first guess is not accepted continues the search alone.
+/// e_prev[j])` and the seed `seed(j)`; its offset goes to `v[j]`, its OBI to `obi[j]`. The first
+/// guesses' OBIs are computed together by `guess_obis(v, obi)` (which must give
+/// [`obi_convex`]`(e_t[j], v[j])` for every row: [`obi_convex_into`] does); a row whose first guess
+/// is not accepted continues the search alone, and `searched(j, random)` is called for it
+/// (`random`: its offset is the seeded random one).
 #[allow(clippy::too_many_arguments)] // offset_convex's arguments, per row
 pub(super) fn offsets_convex_into(
     loss: &Loss,
@@ -244,13 +245,19 @@ pub(super) fn offsets_convex_into(
     seed: impl Fn(usize) -> u64,
     v: &mut [f64],
     obi: &mut [f64],
-    mut random: impl FnMut(usize),
+    guess_obis: impl FnOnce(&[f64], &mut [f64]),
+    mut searched: impl FnMut(usize, bool),
 ) {
     let div = precision.max(1) as f64;
     for ((v, &a), &b) in v.iter_mut().zip(e_t).zip(e_prev) {
         *v = (b - a) / div;
     }
-    obi_convex_into(loss, e_t, v, obi);
+    guess_obis(v, obi);
+    // Whether every first guess is accepted (one pass with no branch; usually so).
+    let accepted = |j: usize| !(negligible(e_prev[j] - e_t[j], e_t[j]) | negligible(v[j], e_t[j])) & (obi[j] <= z);
+    if (0..v.len()).fold(true, |all, j| all & accepted(j)) {
+        return;
+    }
     for j in 0..v.len() {
         let (a, b) = (e_t[j], e_prev[j]);
         // `offset_convex`'s first iteration: accepted when neither the step nor the guess is
@@ -260,9 +267,7 @@ pub(super) fn offsets_convex_into(
         }
         let c = offset_convex(loss, a, b, z, precision, seed(j));
         (v[j], obi[j]) = (c.v, c.obi);
-        if c.random {
-            random(j);
-        }
+        searched(j, c.random);
     }
 }
 
@@ -411,6 +416,7 @@ pub fn offsets_many(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::boost::secboost::obi::obi_convex_into;
     use crate::math::loss::tests::loss;
     use std::sync::Arc;
 
@@ -432,7 +438,10 @@ mod tests {
                 let (mut v, mut obi) = (vec![0.0; n], vec![0.0; n]);
                 let mut random = vec![false; n];
                 let seed = |j: usize| 1000 + j as u64;
-                offsets_convex_into(&l, &e_t, &e_prev, z, 100, seed, &mut v, &mut obi, |j| random[j] = true);
+                let guess_obis = |v: &[f64], obi: &mut [f64]| obi_convex_into(&l, &e_t, v, obi);
+                offsets_convex_into(&l, &e_t, &e_prev, z, 100, seed, &mut v, &mut obi, guess_obis, |j, r| {
+                    random[j] |= r;
+                });
                 let mut refused = 0;
                 for j in 0..n {
                     let c = offset_convex(&l, e_t[j], e_prev[j], z, 100, seed(j));

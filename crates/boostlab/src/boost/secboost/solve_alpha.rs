@@ -3,11 +3,12 @@
 
 use rayon::prelude::*;
 
+use super::logistic;
 use super::max_abs_weighted;
 use super::obi::{obi_convex_into, obi_star_many};
 use crate::collective::Shared;
 use crate::error::{Error, Result};
-use crate::math::loss::Loss;
+use crate::math::loss::{Loss, LossSpec};
 use crate::util::traffic::{self, Pass};
 
 /// The inputs of [`solve_alpha`]: the current round's state, all slices of length `m`.
@@ -45,24 +46,33 @@ pub struct AlphaSolution {
 /// `η(w, h) = mean_i s_i w_i y_i h_i` (docs/explanation/secboost.md#secboost-algorithm), summed as
 /// [`edge_sum_and_max`] sums it.
 pub(super) fn edge(sw: &[f64], w: &[f64], y: &[f64], h: &[f64]) -> f64 {
-    edge_sum_and_max(sw, w, y, h).0 / w.len() as f64
+    edge_sum_and_max(Some(sw), w, y, h).0 / w.len() as f64
 }
 
 /// `(Σ_i s_i w_i y_i h_i, M = max |h_i|)` in one pass (the maximum over the rows of positive sample
-/// weight, as [`max_abs_weighted`]): serial sums over fixed chunks, added in chunk order.
-pub(super) fn edge_sum_and_max(sw: &[f64], w: &[f64], y: &[f64], h: &[f64]) -> (f64, f64) {
-    crate::util::par::map_chunks(w.len(), |r| {
-        let (mut sum, mut max) = (0.0, 0.0_f64);
-        for i in r {
-            sum += sw[i] * w[i] * y[i] * h[i];
-            if sw[i] > 0.0 {
-                max = max.max(h[i].abs());
-            }
-        }
-        (sum, max)
+/// weight, as [`max_abs_weighted`]): serial sums over fixed chunks, added in chunk order. `sw`
+/// `None`: every sample weight is 1 (not read: the same bits).
+pub(super) fn edge_sum_and_max(sw: Option<&[f64]>, w: &[f64], y: &[f64], h: &[f64]) -> (f64, f64) {
+    crate::util::par::map_chunks(w.len(), |r| match sw {
+        Some(sw) => edge_rows::<false>(sw, w, y, h, r),
+        None => edge_rows::<true>(&[], w, y, h, r),
     })
     .into_iter()
     .fold((0.0, 0.0), |(s, m), (a, b)| (s + a, m.max(b)))
+}
+
+/// [`edge_sum_and_max`] over the rows `r` (`UNIT`: every sample weight is 1, `sw` not read).
+#[inline(always)]
+fn edge_rows<const UNIT: bool>(sw: &[f64], w: &[f64], y: &[f64], h: &[f64], r: std::ops::Range<usize>) -> (f64, f64) {
+    let (mut sum, mut max) = (0.0, 0.0_f64);
+    for i in r {
+        let s = if UNIT { 1.0 } else { sw[i] };
+        sum += s * w[i] * y[i] * h[i];
+        if s > 0.0 {
+            max = max.max(h[i].abs());
+        }
+    }
+    (sum, max)
 }
 
 /// What the round already knows of Solve_α's input, so that Solve_α does not read the rows again
@@ -72,6 +82,8 @@ pub(super) fn edge_sum_and_max(sw: &[f64], w: &[f64], y: &[f64], h: &[f64]) -> (
 pub(super) struct Known {
     pub(super) m_eta: Option<(f64, f64)>,
     pub(super) edge_scale: Option<f64>,
+    /// Every sample weight is 1 (the passes need not read them).
+    pub(super) unit_weights: bool,
 }
 
 /// Means and maxima over the examples of every rank: `n` examples in all, `coll` the
@@ -106,7 +118,7 @@ fn edge_on(sw: &[f64], w: &[f64], y: &[f64], h: &[f64], red: Red<'_>) -> Result<
     if !red.coll.is_distributed() {
         return Ok(edge(sw, w, y, h));
     }
-    red.mean(edge_sum_and_max(sw, w, y, h).0)
+    red.mean(edge_sum_and_max(Some(sw), w, y, h).0)
 }
 
 /// Scratch buffers for secant weights.
@@ -129,6 +141,10 @@ impl Scratch {
         self.zv.extend(self.z.iter().zip(v).map(|(z, v)| z + v));
         self.fz.resize(m, 0.0);
         self.fzv.resize(m, 0.0);
+        if is_logistic(loss) {
+            logistic::losses_and_weights_into(&self.z, v, &mut self.fz, out);
+            return;
+        }
         loss.eval_many(&self.z, &mut self.fz);
         loss.eval_many(&self.zv, &mut self.fzv);
         for i in 0..m {
@@ -136,6 +152,12 @@ impl Scratch {
             out[i] = -(self.fzv[i] - self.fz[i]) / v[i];
         }
     }
+}
+
+/// Whether `loss` is the built-in logistic loss, whose weights and OBIs come from one exponential
+/// per example (logistic.rs, docs/explanation/secboost.md#secboost-logistic).
+pub(super) fn is_logistic(loss: &Loss) -> bool {
+    loss.spec() == Some(&LossSpec::Logistic)
 }
 
 /// `ẽ_i + α y_i h_i`.
@@ -146,6 +168,10 @@ pub(super) fn shifted<'a>(edges: &'a [f64], alpha: f64, y: &'a [f64], h: &'a [f6
 /// Rows per chunk of [`secant_pass`] (fixed, so its sums do not depend on the thread count; with
 /// at most this many rows there is one chunk and the sums are the serial loop's, bit for bit).
 pub(super) const SECANT_CHUNK: usize = crate::util::par::ROW_CHUNK;
+
+/// Rows per block of a [`secant_pass`] chunk: the block's temporaries and inputs (about 80 KiB)
+/// stay in the core's cache from one step to the next.
+const SECANT_BLOCK: usize = 1024;
 
 thread_local! {
     /// The chunk temporaries of [`secant_pass`] and [`secant_from_values`] (`z`, `z + v`,
@@ -159,6 +185,7 @@ thread_local! {
 /// `loss` (as fresh ones: a batch loss that leaves values unwritten sees zeros; the built-in and
 /// scalar losses write every value); kept for the next call when they are of at most
 /// [`SECANT_CHUNK`] values.
+#[inline(always)]
 pub(super) fn with_chunk_tmp<R>(loss: &Loss, len: usize, f: impl FnOnce(&mut [f64], &mut [f64], &mut [f64]) -> R) -> R {
     let mut buf = CHUNK_TMP.take();
     if loss.is_batch() {
@@ -181,12 +208,47 @@ pub(super) fn with_chunk_tmp<R>(loss: &Loss, len: usize, f: impl FnOnce(&mut [f6
 #[derive(Clone, Copy)]
 pub(super) struct Order2<'a> {
     pub(super) w: &'a [f64],
-    pub(super) sw: &'a [f64],
+    /// The sample weights (`None`: every one is 1).
+    pub(super) sw: Option<&'a [f64]>,
     pub(super) m_t: f64,
     /// Also `Σ_i s_i Q_F(z_i, z_i + v_i)` over the rows of positive sample weight, the convex
     /// OBI of the offsets at the trial edges `z = ẽ + α y h` (the terms of `q̄` for a loss declared
     /// convex, [`obi_convex`] per row): computed in the same pass, with no loss value kept.
     pub(super) qbar: bool,
+    /// Whether the pass's `fz` (the loss values at the trial edges) is wanted: when not, a loss
+    /// whose weights need no loss value (the logistic) leaves it unwritten.
+    pub(super) losses: bool,
+}
+
+/// One block's rows of the sums of [`Order2`]: labels, outputs, weights at α = 0, partial weights
+/// at α and the OBI terms.
+struct Order2Rows<'a> {
+    alpha: f64,
+    y: &'a [f64],
+    h: &'a [f64],
+    w: &'a [f64],
+    wt: &'a [f64],
+    q: &'a [f64],
+}
+
+impl Order2Rows<'_> {
+    /// `sums` plus the block's terms, in row order (`UNIT`: every sample weight is 1, `sw` not
+    /// read: the same bits). No branch: adding +0 leaves either sum as it is, and neither is ever
+    /// −0; the sums are in registers through the loop.
+    #[inline(always)]
+    #[allow(clippy::needless_range_loop)] // six slices by one index; `sw` is not read when UNIT
+    fn add<const UNIT: bool>(&self, sw: &[f64], m_t: f64, qbar: bool, sums: PassSums) -> PassSums {
+        let PassSums { mut order2, qbar: mut qsum } = sums;
+        for i in 0..self.y.len() {
+            let s = if UNIT { 1.0 } else { sw[i] };
+            let e = self.alpha * self.y[i] * self.h[i];
+            let r = self.h[i] / m_t;
+            let term = s * r * r * (self.w[i] - self.wt[i]) / e;
+            order2 += if e != 0.0 { term } else { 0.0 };
+            qsum += if qbar && s > 0.0 { s * self.q[i] } else { 0.0 };
+        }
+        PassSums { order2, qbar: qsum }
+    }
 }
 
 /// The sums of one [`secant_pass`] with [`Order2`], each over fixed chunks in chunk order.
@@ -218,51 +280,82 @@ pub(super) fn secant_pass(
 ) -> PassSums {
     let m = edges.len();
     let chunk = if loss.is_batch() { m.max(1) } else { SECANT_CHUNK };
-    // Edges, labels, outputs and offsets read (with the second-order sum: the weights, the sample
-    // weights and the labels and outputs again); the secant weights (if kept) and the loss values
-    // written.
-    let second = if order2.is_some() { 4 * traffic::bytes(edges) } else { 0 };
+    // Edges, labels, outputs and offsets read (with the second-order sum: the weights and the
+    // sample weights; the block's labels and outputs are in the cache); the secant weights (if
+    // kept) and the loss values (unless the logistic loss's are not wanted) written.
+    let second = if order2.is_some() { 2 * traffic::bytes(edges) } else { 0 };
+    let losses_written = !(is_logistic(loss) && order2.is_some_and(|o| o.qbar && !o.losses));
     traffic::add(
         Pass::BoosterStep,
         traffic::bytes(edges) + traffic::bytes(y) + traffic::bytes(h) + traffic::bytes(v) + second,
-        out.as_ref().map_or(0, |o| traffic::bytes(o)) + traffic::bytes(fz),
+        out.as_ref().map_or(0, |o| traffic::bytes(o)) + if losses_written { traffic::bytes(fz) } else { 0 },
     );
-    let one = |k: usize, out: Option<&mut [f64]>, fz: &mut [f64]| -> PassSums {
-        let a = k * chunk;
+    // One block of a chunk, its first row `a`, its sums added to `sums` (in row order).
+    let block_body = |a: usize, out: Option<&mut [f64]>, fz: &mut [f64], sums: &mut PassSums| {
         let b = a + fz.len();
         with_chunk_tmp(loss, b - a, |z, zv, fzv| {
             z.iter_mut().zip(shifted(&edges[a..b], alpha, &y[a..b], &h[a..b])).for_each(|(d, s)| *d = s);
-            zv.iter_mut().zip(z.iter().zip(&v[a..b])).for_each(|(d, (z, v))| *d = z + v);
-            loss.eval_many(z, fz);
-            loss.eval_many(zv, fzv);
+            let qbar = order2.is_some_and(|o| o.qbar);
+            let logistic = is_logistic(loss);
+            let v = &v[a..b];
+            if !logistic {
+                zv.iter_mut().zip(z.iter().zip(v)).for_each(|(d, (z, v))| *d = z + v);
+                loss.eval_many(z, fz);
+                loss.eval_many(zv, fzv);
+            }
             // The partial weights into `out`, or over `z + v` (no longer needed) when not kept.
             let wt = match out {
                 Some(o) => o,
                 None => zv,
             };
-            for i in 0..wt.len() {
-                // docs/explanation/secboost.md#secboost-algorithm: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
-                wt[i] = -(fzv[i] - fz[i]) / v[a + i];
-            }
-            let Some(Order2 { w, sw, m_t, qbar }) = order2 else { return PassSums::default() };
-            if qbar {
-                // The convex OBI of every row over `F(z + v)` (no longer needed), `mean_obi`'s
-                // terms bit for bit (`z` is the trial edge as `shifted` computes it).
-                obi_convex_into(loss, z, &v[a..b], fzv);
-            }
-            let mut sums = PassSums::default();
-            for i in a..b {
-                let e = alpha * y[i] * h[i];
-                if e != 0.0 {
-                    let r = h[i] / m_t;
-                    sums.order2 += sw[i] * r * r * (w[i] - wt[i - a]) / e;
+            if logistic && qbar {
+                // With the convex OBI of every row over `fzv`, `mean_obi`'s terms bit for bit; the
+                // loss values only when they are wanted.
+                let fz = order2.is_some_and(|o| o.losses).then_some(fz);
+                logistic::weights_obis_into(loss, z, v, fz, wt, fzv);
+            } else if logistic {
+                logistic::losses_and_weights_into(z, v, fz, wt);
+            } else {
+                for i in 0..wt.len() {
+                    // docs/explanation/secboost.md#secboost-algorithm: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
+                    wt[i] = -(fzv[i] - fz[i]) / v[i];
                 }
-                if qbar && sw[i] > 0.0 {
-                    sums.qbar += sw[i] * fzv[i - a];
+                if qbar {
+                    // The convex OBI of every row over `F(z + v)` (no longer needed), `mean_obi`'s
+                    // terms bit for bit (`z` is the trial edge as `shifted` computes it).
+                    obi_convex_into(loss, z, v, fzv);
                 }
             }
-            sums
+            let Some(o) = order2 else { return };
+            let rows = Order2Rows { alpha, y: &y[a..b], h: &h[a..b], w: &o.w[a..b], wt: &*wt, q: &*fzv };
+            *sums = match o.sw {
+                Some(sw) => rows.add::<false>(&sw[a..b], o.m_t, o.qbar, *sums),
+                None => rows.add::<true>(&[], o.m_t, o.qbar, *sums),
+            };
         })
+    };
+    // (Its loops compiled for AVX2 when the CPU has it: the same bits.)
+    let block = |a: usize, out: Option<&mut [f64]>, fz: &mut [f64], sums: &mut PassSums| {
+        crate::util::fastmath::with_avx2(|| block_body(a, out, fz, sums))
+    };
+    // A chunk, block by block: a block's temporaries stay in the core's cache between its steps
+    // (a batch loss as one block: one call of its callable per pass).
+    let sub = if loss.is_batch() { chunk } else { SECANT_BLOCK };
+    let one = |k: usize, out: Option<&mut [f64]>, fz: &mut [f64]| -> PassSums {
+        let mut sums = PassSums::default();
+        match out {
+            Some(out) => {
+                for (j, (o, f)) in out.chunks_mut(sub).zip(fz.chunks_mut(sub)).enumerate() {
+                    block(k * chunk + j * sub, Some(o), f, &mut sums);
+                }
+            }
+            None => {
+                for (j, f) in fz.chunks_mut(sub).enumerate() {
+                    block(k * chunk + j * sub, None, f, &mut sums);
+                }
+            }
+        }
+        sums
     };
     let parts: Vec<PassSums> = if loss.is_batch() || m <= chunk {
         vec![one(0, out, fz)]
@@ -290,6 +383,10 @@ pub(super) fn secant_from_values(loss: &Loss, z: &[f64], v: &[f64], fz: &[f64], 
     let one = |k: usize, out: &mut [f64]| {
         let a = k * chunk;
         let b = a + out.len();
+        if is_logistic(loss) {
+            logistic::weights_into(&z[a..b], &v[a..b], &fz[a..b], out);
+            return;
+        }
         with_chunk_tmp(loss, b - a, |zv, fzv, _| {
             zv.iter_mut().zip(z[a..b].iter().zip(&v[a..b])).for_each(|(d, (z, v))| *d = z + v);
             loss.eval_many(zv, fzv);
@@ -521,11 +618,11 @@ pub fn solve_alpha_certified(
     obi_points: usize,
 ) -> Result<Option<CertifiedAlpha>> {
     let red = Red::local(input.y.len());
-    solve_alpha_certified_on(input, delta_init, max_halvings, kappa, obi_points, red, Known::default(), &mut Vec::new())
+    solve_alpha_certified_on(input, delta_init, max_halvings, kappa, obi_points, red, Known::default(), None)
 }
 
 /// [`solve_alpha_certified`] over the examples of every rank: two calls per trial α.
-/// When an α is accepted, `fz` holds `F(ẽ_i + α y_i h_i)` at it (the step
+/// When `fz` is given and an α is accepted, it holds `F(ẽ_i + α y_i h_i)` at it (the step
 /// reuses it).
 #[allow(clippy::too_many_arguments)] // the public rule's arguments, the ranks' reducer, what the round knows, F's output
 pub(super) fn solve_alpha_certified_on(
@@ -536,9 +633,12 @@ pub(super) fn solve_alpha_certified_on(
     obi_points: usize,
     red: Red<'_>,
     known: Known,
-    fz: &mut Vec<f64>,
+    fz: Option<&mut Vec<f64>>,
 ) -> Result<Option<CertifiedAlpha>> {
     let AlphaInput { loss, y, h, sample_weight: sw, edges, offsets, weights: w } = *input;
+    let losses = fz.is_some();
+    let mut scratch = Vec::new();
+    let fz = fz.unwrap_or(&mut scratch);
     let (m, m_t, eta0) = checked_input(input, red, known)?;
     if !(kappa > 0.0 && kappa < 1.0) {
         return Err(Error::param("kappa", "a real in (0, 1)", kappa));
@@ -560,7 +660,7 @@ pub(super) fn solve_alpha_certified_on(
         delta *= 0.5;
         // docs/explanation/secboost.md#secboost-algorithm: W = |mean_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)|: in the pass that
         // computes the partial weights (parallel chunks).
-        let order2 = Order2 { w, sw, m_t, qbar: fused_qbar };
+        let order2 = Order2 { w, sw: (!known.unit_weights).then_some(sw), m_t, qbar: fused_qbar, losses };
         let sums = secant_pass(loss, edges, alpha, y, h, offsets, None, fz, Some(order2));
         // Over every rank (`n` = the number of examples).
         let mut big_w = red.mean(sums.order2)?.abs();

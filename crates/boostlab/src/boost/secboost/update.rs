@@ -8,11 +8,14 @@
 
 use rayon::prelude::*;
 
+use super::logistic;
+use super::obi::obi_convex_into;
 use super::oracle::offsets_convex_into;
-use super::solve_alpha::with_chunk_tmp;
+use super::solve_alpha::{is_logistic, with_chunk_tmp};
 use super::{offset_seed, SecBoost};
 use crate::boost::{Diagnostics, Step};
 use crate::error::{Error, Result};
+use crate::util::fastmath::{select, with_avx2};
 use crate::util::par::ROW_CHUNK;
 use crate::util::traffic::{self, Pass};
 
@@ -62,6 +65,10 @@ impl ChunkSums {
     }
 }
 
+/// Rows per block of [`SecBoost::update_chunk`]: the block's eight vectors of values (about
+/// 64 KiB) stay in the core's cache from one step to the next.
+const BLOCK: usize = 1024;
+
 /// One chunk's output slices: new edges, offsets, weights and loss values.
 struct Out<'a> {
     edges: &'a mut [f64],
@@ -74,7 +81,10 @@ impl SecBoost {
     /// Whether the round ends with [`SecBoost::update_convex`]: the convex oracle on a loss that
     /// is not a batch closure (whose values are computed per row, on any thread).
     pub(super) fn updates_in_one_pass(&self) -> bool {
-        self.params.oracle == super::OffsetOracle::Auto && self.loss.declared_convex() && !self.loss.is_batch()
+        self.params.oracle == super::OffsetOracle::Auto
+            && self.loss.declared_convex()
+            && !self.loss.is_batch()
+            && !self.general_path
     }
 
     /// Steps 3–5 of the round for [`SecBoost::updates_in_one_pass`]: `ẽ_t = ẽ_(t−1) + α y h`,
@@ -105,10 +115,14 @@ impl SecBoost {
         };
         let losses = fz.unwrap_or_else(&mut take);
         let mut out = [take(), take(), take(), losses];
-        // Edges, labels, outputs, offsets, sample weights (and F(ẽ_t) when known) read; the four
-        // vectors written.
+        // Edges, labels, outputs (the offsets and sample weights unless every sample weight is 1;
+        // F(ẽ_t) when known) read; the four vectors written.
         let b = traffic::bytes(h);
-        traffic::add(Pass::BoosterUpdate, (5 + usize::from(known)) * b, (4 - usize::from(known)) * b);
+        traffic::add(
+            Pass::BoosterUpdate,
+            (3 + 2 * usize::from(!self.unit_weights) + usize::from(known)) * b,
+            (4 - usize::from(known)) * b,
+        );
         let [edges, offsets, weights, losses] = &mut out;
         let sums = if m <= ROW_CHUNK {
             self.update_chunk(0, alpha, h, z, known, Out { edges, offsets, weights, losses })
@@ -183,82 +197,192 @@ impl SecBoost {
         Ok(Step::Add { alpha })
     }
 
-    /// One chunk of [`SecBoost::update_convex`], its first row `a`.
+    /// One chunk of [`SecBoost::update_convex`], its first row `a`: its blocks of [`BLOCK`] rows
+    /// in order, each through every step before the next, so that a block's values stay in the
+    /// core's cache between the steps (the sums run in row order either way).
     /// `known`: `out.losses` holds `F(ẽ_t)` already.
     fn update_chunk(&self, a: usize, alpha: f64, h: &[f64], z: f64, known: bool, out: Out<'_>) -> ChunkSums {
-        let p = &self.params;
-        let len = out.edges.len();
         let mut s = ChunkSums::default();
-        for (j, e) in out.edges.iter_mut().enumerate() {
-            let i = a + j;
-            *e = self.edges[i] + alpha * self.y[i] * h[i];
-            if !e.is_finite() {
-                s.bad_edge = Some(i);
-                return s;
-            }
-        }
-        // The oracle's OBIs over the weights (written later).
-        let seed = |j: usize| offset_seed(p.seed, self.round, self.row0 + a + j);
-        let prev = &self.edges[a..a + len];
-        let sw = &self.sw[a..a + len];
-        offsets_convex_into(&self.loss, out.edges, prev, z, p.oracle_precision, seed, out.offsets, out.weights, |j| {
-            if sw[j] > 0.0 {
-                s.random += sw[j];
-            }
-        });
-        for (((o, &q), &s_w), &old) in out.offsets.iter_mut().zip(&*out.weights).zip(sw).zip(&self.offsets[a..a + len])
-        {
-            if s_w > 0.0 {
-                s.max_obi = s.max_obi.max(q);
-            } else {
-                // A row of sample weight 0 is left out: it keeps its offset.
-                *o = old;
-            }
-        }
-        with_chunk_tmp(&self.loss, len, |zv, fzv, _| {
-            for ((d, e), v) in zv.iter_mut().zip(&*out.edges).zip(&*out.offsets) {
-                *d = e + v;
-            }
-            self.loss.eval_many(zv, fzv);
-            if !known {
-                self.loss.eval_many(out.edges, out.losses);
-            }
-            for (((w, fv), f), v) in out.weights.iter_mut().zip(&*fzv).zip(&*out.losses).zip(&*out.offsets) {
-                // docs/explanation/secboost.md#secboost-algorithm: w = −δ_v F(ẽ_t) = −(F(ẽ_t + v) − F(ẽ_t)) / v.
-                *w = -(fv - f) / v;
-            }
-        });
-        for j in 0..len {
-            let i = a + j;
-            let sw = self.sw[i];
-            let (w, f) = (&mut out.weights[j], &mut out.losses[j]);
-            if sw == 0.0 {
-                (*w, *f) = (0.0, 0.0);
-            }
-            if !w.is_finite() && s.bad_weight.is_none() {
-                s.bad_weight = Some(i);
-            }
-            if !f.is_finite() && s.bad_loss.is_none() {
-                s.bad_loss = Some(i);
-            }
-            if sw > 0.0 {
-                if *w < 0.0 {
-                    s.negative += sw;
-                } else if *w == 0.0 {
-                    s.zero += sw;
-                }
-            }
-            s.nonzero |= *w != 0.0 && sw != 0.0;
-            s.risk += sw * *f;
-            s.error += wrong(self.y[i], out.edges[j], sw);
-            s.w1 += sw * *w;
-            s.abs_total += w.abs() * sw;
-            if sw > 0.0 {
-                s.edge_scale = s.edge_scale.max(out.edges[j].abs());
+        let blocks = out
+            .edges
+            .chunks_mut(BLOCK)
+            .zip(out.offsets.chunks_mut(BLOCK))
+            .zip(out.weights.chunks_mut(BLOCK))
+            .zip(out.losses.chunks_mut(BLOCK));
+        for (k, (((edges, offsets), weights), losses)) in blocks.enumerate() {
+            self.update_block(a + k * BLOCK, alpha, h, z, known, Out { edges, offsets, weights, losses }, &mut s);
+            if s.bad_edge.is_some() {
+                break;
             }
         }
         s
     }
+
+    /// One block of [`SecBoost::update_chunk`], its first row `a`, its sums added to `s`:
+    /// compiled for AVX2 when the CPU has it (the loops over the rows four at a time; every value
+    /// and sum the same bits either way).
+    #[allow(clippy::too_many_arguments)] // update_chunk's arguments and its running sums
+    fn update_block(&self, a: usize, alpha: f64, h: &[f64], z: f64, known: bool, out: Out<'_>, s: &mut ChunkSums) {
+        with_avx2(|| self.update_block_body(a, alpha, h, z, known, out, s));
+    }
+
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)] // update_block's
+    fn update_block_body(&self, a: usize, alpha: f64, h: &[f64], z: f64, known: bool, out: Out<'_>, s: &mut ChunkSums) {
+        let p = &self.params;
+        let Out { edges, offsets, weights, losses } = out;
+        let len = edges.len();
+        // (No branch in the loops over the rows: the first row at fault is looked for only when
+        // there is one.)
+        let mut bad = false;
+        for (j, e) in edges.iter_mut().enumerate() {
+            let i = a + j;
+            *e = self.edges[i] + alpha * self.y[i] * h[i];
+            bad |= !e.is_finite();
+        }
+        if bad {
+            s.bad_edge = edges.iter().position(|e| !e.is_finite()).map(|j| a + j);
+            return;
+        }
+        let seed = |j: usize| offset_seed(p.seed, self.round, self.row0 + a + j);
+        let prev = &self.edges[a..a + len];
+        let sw = &self.sw[a..a + len];
+        let loss = &self.loss;
+        let logistic = is_logistic(loss);
+        with_chunk_tmp(loss, len, |obi, zv, fzv| {
+            if !known && !logistic {
+                loss.eval_many(edges, losses);
+            }
+            // The first guesses' OBIs; the logistic loss's weights at the first guesses with them
+            // (from the same exponential), redone below for the rows whose guess was refused.
+            let guess_obis = |v: &[f64], obi: &mut [f64]| match (logistic, known) {
+                // F(ẽ_t) known: the weights from their own exponential (the same bits).
+                (true, true) => logistic::weights_obis_into(loss, edges, v, None, weights, obi),
+                (true, false) => logistic::weights_obis_into(loss, edges, v, Some(&mut *losses), weights, obi),
+                (false, _) => obi_convex_into(loss, edges, v, obi),
+            };
+            let mut searched = Vec::new();
+            offsets_convex_into(
+                loss,
+                edges,
+                prev,
+                z,
+                p.oracle_precision,
+                seed,
+                offsets,
+                obi,
+                guess_obis,
+                |j, random| {
+                    searched.push(j);
+                    if random && sw[j] > 0.0 {
+                        s.random += sw[j];
+                    }
+                },
+            );
+            s.max_obi = if self.unit_weights {
+                max_of(s.max_obi, obi)
+            } else {
+                let mut max_obi = s.max_obi;
+                for (((o, &q), &s_w), &old) in offsets.iter_mut().zip(&*obi).zip(sw).zip(&self.offsets[a..a + len]) {
+                    if s_w > 0.0 {
+                        max_obi = max_obi.max(q);
+                    } else {
+                        // A row of sample weight 0 is left out: it keeps its offset.
+                        *o = old;
+                    }
+                }
+                max_obi
+            };
+            if logistic {
+                for j in searched {
+                    weights[j] = logistic::weight(edges[j], offsets[j], losses[j]);
+                }
+                return;
+            }
+            for ((d, e), v) in zv.iter_mut().zip(&*edges).zip(&*offsets) {
+                *d = e + v;
+            }
+            loss.eval_many(zv, fzv);
+            for (((w, fv), f), v) in weights.iter_mut().zip(&*fzv).zip(&*losses).zip(&*offsets) {
+                // docs/explanation/secboost.md#secboost-algorithm: w = −δ_v F(ẽ_t) = −(F(ẽ_t + v) − F(ẽ_t)) / v.
+                *w = -(fv - f) / v;
+            }
+        });
+        let (bad_weight, bad_loss) = if self.unit_weights {
+            self.add_sums::<true>(a, edges, weights, losses, s)
+        } else {
+            self.add_sums::<false>(a, edges, weights, losses, s)
+        };
+        let first = |v: &[f64]| v.iter().position(|x| !x.is_finite()).map(|j| a + j);
+        if bad_weight && s.bad_weight.is_none() {
+            s.bad_weight = first(weights);
+        }
+        if bad_loss && s.bad_loss.is_none() {
+            s.bad_loss = first(losses);
+        }
+    }
+}
+
+impl SecBoost {
+    /// The round's sums over one block of new edges, weights and loss values, its first row `a`,
+    /// added to `s` in row order; the weights and loss values of rows of sample weight 0 set to 0.
+    /// Returns whether some weight, and some loss value, is not finite. `UNIT`: every sample
+    /// weight is 1 (not read: the same bits).
+    #[inline(always)]
+    fn add_sums<const UNIT: bool>(
+        &self,
+        a: usize,
+        edges: &[f64],
+        weights: &mut [f64],
+        losses: &mut [f64],
+        s: &mut ChunkSums,
+    ) -> (bool, bool) {
+        let (mut bad_weight, mut bad_loss) = (false, false);
+        // The running sums in locals (registers), back into `s` after the loop.
+        let ChunkSums { mut negative, mut zero, mut nonzero, mut risk, mut error, mut w1, mut abs_total, .. } = *s;
+        let mut edge_scale = s.edge_scale;
+        let y = &self.y[a..a + edges.len()];
+        let sws = &self.sw[a..a + edges.len()];
+        for j in 0..edges.len() {
+            let sw = if UNIT { 1.0 } else { sws[j] };
+            let (pos, kept) = (sw > 0.0, sw != 0.0);
+            // A row of sample weight 0 is left out: weight and loss value 0.
+            let w = select(kept, weights[j], 0.0);
+            let f = select(kept, losses[j], 0.0);
+            if !UNIT {
+                (weights[j], losses[j]) = (w, f);
+            }
+            bad_weight |= !w.is_finite();
+            bad_loss |= !f.is_finite();
+            // (Adding +0 leaves every sum as it is: none of them is ever −0.)
+            negative += select(pos & (w < 0.0), sw, 0.0);
+            zero += select(pos & (w == 0.0), sw, 0.0);
+            nonzero |= (w != 0.0) & kept;
+            risk += sw * f;
+            error += wrong(y[j], edges[j], sw);
+            w1 += sw * w;
+            abs_total += w.abs() * sw;
+            edge_scale = edge_scale.max(select(pos, edges[j].abs(), 0.0));
+        }
+        (s.negative, s.zero, s.nonzero, s.risk, s.error, s.w1, s.abs_total) =
+            (negative, zero, nonzero, risk, error, w1, abs_total);
+        s.edge_scale = edge_scale;
+        (bad_weight, bad_loss)
+    }
+}
+
+/// `max(m, max q)`, four running maxima: the maximum of a set does not depend on the order it is
+/// taken in (NaNs are skipped by `f64::max` in any order), so this is the serial loop's value.
+#[inline(always)]
+fn max_of(m: f64, q: &[f64]) -> f64 {
+    let mut acc = [m; 4];
+    let mut groups = q.chunks_exact(4);
+    for g in &mut groups {
+        for l in 0..4 {
+            acc[l] = acc[l].max(g[l]);
+        }
+    }
+    groups.remainder().iter().fold(acc[0].max(acc[1]).max(acc[2].max(acc[3])), |m, &q| m.max(q))
 }
 
 /// The round's records from its sums `[random, negative, zero, risk, error]` (sums of sample
@@ -275,9 +399,7 @@ fn record_sums(diag: &mut Diagnostics, b: &[f64], sw_unit: f64, n: f64) {
 #[inline]
 pub(super) fn wrong(y: f64, edge: f64, s: f64) -> f64 {
     let score = y * edge; // H = y·ẽ
-    if (score > 0.0) != (y > 0.0) {
-        s
-    } else {
-        0.0
-    }
+                          // `s·1` or `s·0` (`+0`, as `s ≥ 0`), not a branch: a quarter of the rows may be wrong, in no
+                          // order a branch predictor can follow.
+    s * f64::from(u8::from((score > 0.0) != (y > 0.0)))
 }

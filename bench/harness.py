@@ -36,8 +36,9 @@ OUT = ROOT / "bench" / "out"
 DOC = ROOT / "docs" / "reference" / "benchmarks.md"
 ADULT = ROOT.parent / "shared" / "datasets" / "adult.csv"
 PREDICT_ROWS = 1_000_000
-# A 1-minute load average above this during a run: the report says it was measured under load.
-BUSY_LOAD = 1.5
+# A 1-minute load average this far above the run's own threads: the report says it was measured
+# under load (the benchmark's own threads keep the average near their number on an idle machine).
+BUSY_EXTRA = 0.5
 
 
 # ------------------------------------------------------------------------------ timing, measured side
@@ -294,15 +295,17 @@ def bandwidth_note(gbs, threads):
             f"{figures[-1]} GB/s after.")
 
 
-def busy(loads):
-    """Whether the machine was loaded during a run (its 1-minute load averages `loads`)."""
-    return max(loads) > BUSY_LOAD
+def busy(loads, threads):
+    """Whether something besides the run loaded the machine: its 1-minute load averages `loads`
+    above the run's own `threads` by more than BUSY_EXTRA."""
+    return max(loads) > threads + BUSY_EXTRA
 
 
-def load_note(loads):
-    """What the load during a run means for the figures, for a report's first paragraph."""
-    return (" — **measured under load**: wall ratios are noisy, CPU ratios steadier" if busy(loads)
-            else " (an idle machine)")
+def load_note(loads, threads):
+    """What the load during a run of `threads` threads means for the figures, for a report's first
+    paragraph."""
+    return (" — **measured under load**: wall ratios are noisy, CPU ratios steadier" if busy(loads, threads)
+            else " (no other load)")
 
 
 def write_doc_section(begin, end, text, *, heading=None, doc=DOC, append=True):

@@ -182,7 +182,7 @@ def report(results, meta):
         f"repeats' ratios); RSS = peak of the fit over the loaded data (VmHWM after reset). "
         f"Machine load (1-min average) during the run: {min(meta['load_average_1min'])}–"
         f"{max(meta['load_average_1min'])} on {meta['cpus']} CPUs"
-        + load_note(meta["load_average_1min"])
+        + load_note(meta["load_average_1min"], meta["threads"])
         + "." + bandwidth_note(meta.get("bandwidth_gb_s"), meta["threads"])
         + " Versions: "
         + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".",

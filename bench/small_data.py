@@ -102,7 +102,7 @@ def report(res, meta):
         f"{meta['repeats']} interleaved repeats (each runs LightGBM and every booster once, in turn); ratio = the median "
         f"of the repeats' boostlab / LightGBM (`LGBMClassifier(num_leaves=2 or 8, max_bin=255)`). "
         f"Load average (1 min) during the run: {min(meta['load_average_1min'])}–{max(meta['load_average_1min'])} on "
-        f"{meta['cpus']} CPUs" + load_note(meta["load_average_1min"]) + "."
+        f"{meta['cpus']} CPUs" + load_note(meta["load_average_1min"], meta["threads"]) + "."
         + bandwidth_note(meta.get("bandwidth_gb_s"), meta["threads"]) + " Versions: "
         + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".",
         "",

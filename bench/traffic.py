@@ -117,7 +117,7 @@ def main():
 def report(rows, a, bw, loads):
     out = [
         f"`python bench/traffic.py --rows {a.rows}`: {fmt_n(a.rows)} rows, {a.rounds} rounds, {a.threads} threads"
-        f"{load_note(loads)}. Host memory-read bandwidth (`boostlab-bench bandwidth`): **{bw:.1f} GB/s**.",
+        f"{load_note(loads, a.threads)}. Host memory-read bandwidth (`boostlab-bench bandwidth`): **{bw:.1f} GB/s**.",
         "",
         "Bytes per row per round of the fit (binning excluded), counted from the data structures by the "
         "feature `traffic` (docs/explanation/performance.md#memory-traffic), not measured by the CPU. "

@@ -694,9 +694,10 @@ impl Booster for SecBoost {
                     obi_points,
                     red,
                     known,
+                    &mut fz_new,
                     // F at the new edges is kept only without shrinkage (the edges are then
                     // Solve_α's trial edges).
-                    (self.lr == 1.0).then_some(&mut fz_new),
+                    self.lr == 1.0,
                 )? {
                     Some(c) => (c.solution, c.qbar),
                     None => {
@@ -745,7 +746,13 @@ impl Booster for SecBoost {
             diag.insert("z_obi", z);
             diag.insert("qbar", qbar);
             diag.insert("certified_decrease", b - qbar);
-            let fz = (self.lr == 1.0).then_some(fz_new);
+            // (Under shrinkage its vector goes back to the spare ones, for the update to take.)
+            let fz = if self.lr == 1.0 {
+                Some(fz_new)
+            } else {
+                self.spare.push(fz_new);
+                None
+            };
             return self.update_convex(alpha, h, z, fz, diag);
         }
         // docs/explanation/secboost.md#secboost-algorithm: ẽ_ti = ẽ_(t−1)i + α_t y_i h_t(x_i).

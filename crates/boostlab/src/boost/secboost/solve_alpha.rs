@@ -618,13 +618,14 @@ pub fn solve_alpha_certified(
     obi_points: usize,
 ) -> Result<Option<CertifiedAlpha>> {
     let red = Red::local(input.y.len());
-    solve_alpha_certified_on(input, delta_init, max_halvings, kappa, obi_points, red, Known::default(), None)
+    let fz = &mut Vec::new();
+    solve_alpha_certified_on(input, delta_init, max_halvings, kappa, obi_points, red, Known::default(), fz, false)
 }
 
-/// [`solve_alpha_certified`] over the examples of every rank: two calls per trial α.
-/// When `fz` is given and an α is accepted, it holds `F(ẽ_i + α y_i h_i)` at it (the step
-/// reuses it).
-#[allow(clippy::too_many_arguments)] // the public rule's arguments, the ranks' reducer, what the round knows, F's output
+/// [`solve_alpha_certified`] over the examples of every rank: two calls per trial α. `fz` is
+/// the passes' buffer of loss values; with `keep_losses`, when an α is accepted it holds
+/// `F(ẽ_i + α y_i h_i)` at it (the step reuses it), else its values are unspecified.
+#[allow(clippy::too_many_arguments)] // the public rule's arguments, the ranks' reducer, what the round knows, F's buffer and whether it is kept
 pub(super) fn solve_alpha_certified_on(
     input: &AlphaInput<'_>,
     delta_init: f64,
@@ -633,12 +634,10 @@ pub(super) fn solve_alpha_certified_on(
     obi_points: usize,
     red: Red<'_>,
     known: Known,
-    fz: Option<&mut Vec<f64>>,
+    fz: &mut Vec<f64>,
+    keep_losses: bool,
 ) -> Result<Option<CertifiedAlpha>> {
     let AlphaInput { loss, y, h, sample_weight: sw, edges, offsets, weights: w } = *input;
-    let losses = fz.is_some();
-    let mut scratch = Vec::new();
-    let fz = fz.unwrap_or(&mut scratch);
     let (m, m_t, eta0) = checked_input(input, red, known)?;
     if !(kappa > 0.0 && kappa < 1.0) {
         return Err(Error::param("kappa", "a real in (0, 1)", kappa));
@@ -660,7 +659,7 @@ pub(super) fn solve_alpha_certified_on(
         delta *= 0.5;
         // docs/explanation/secboost.md#secboost-algorithm: W = |mean_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)|: in the pass that
         // computes the partial weights (parallel chunks).
-        let order2 = Order2 { w, sw: (!known.unit_weights).then_some(sw), m_t, qbar: fused_qbar, losses };
+        let order2 = Order2 { w, sw: (!known.unit_weights).then_some(sw), m_t, qbar: fused_qbar, losses: keep_losses };
         let sums = secant_pass(loss, edges, alpha, y, h, offsets, None, fz, Some(order2));
         // Over every rank (`n` = the number of examples).
         let mut big_w = red.mean(sums.order2)?.abs();

@@ -252,7 +252,7 @@ impl Lanes<2, 1> for Weight {
 }
 
 /// The OBI series of every lane over the width `(z + v) − z`.
-pub(super) struct Obi;
+struct Obi;
 
 impl Lanes<2, 1> for Obi {
     #[inline(always)]
@@ -278,11 +278,20 @@ fn fix_weights(z: &[f64], v: &[f64], fz: Option<&[f64]>, w: &mut [f64]) {
 }
 
 /// The rows whose OBI is not the series form get [`obi_convex`]'s value.
-pub(super) fn fix_obis(loss: &Loss, z: &[f64], v: &[f64], q: &mut [f64]) {
+fn fix_obis(loss: &Loss, z: &[f64], v: &[f64], q: &mut [f64]) {
     for ((q, &z), &v) in q.iter_mut().zip(z).zip(v) {
         if !obi_by_series(z, v) {
             *q = obi_convex(loss, z, v);
         }
+    }
+}
+
+/// `q_i = Q_F(z_i, z_i + v_i, z_i + v_i)` for every row (the bits of [`obi_convex`]; the logistic
+/// loss `loss`; equal lengths).
+pub(super) fn obis_into(loss: &Loss, z: &[f64], v: &[f64], q: &mut [f64]) {
+    map::<Obi, 2, 1>([z, v], [&mut *q]);
+    if some_off_series(z, v) {
+        fix_obis(loss, z, v, q);
     }
 }
 

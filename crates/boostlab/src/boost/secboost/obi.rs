@@ -2,9 +2,8 @@
 //! form ([`obi_convex`]: closed form for the built-in convex losses, a unimodal search for user
 //! losses), `Q*` ([`obi_star`]) and their batched forms, all from loss values only.
 
-use super::logistic::{fix_obis, obi_at, Obi, OBI_SERIES_V};
+use super::logistic::{obi_at, OBI_SERIES_V};
 use crate::math::loss::{tempered_exp_loss, Loss, LossSpec};
-use crate::util::fastmath::map;
 
 /// Interior points per pass of the unimodal (concave) search in [`obi_convex`].
 const ZOOM_POINTS: usize = 16;
@@ -304,9 +303,7 @@ pub fn obi_convex_into(loss: &Loss, zs: &[f64], vs: &[f64], out: &mut [f64]) {
         }
         return;
     }
-    map::<Obi, 2, 1>([zs, vs], [out]);
-    // Where `obi_convex` does not take the series: no interval, a wide one, an infinite edge.
-    fix_obis(loss, zs, vs, out);
+    super::logistic::obis_into(loss, zs, vs, out);
 }
 
 /// The logistic loss's OBI (see [`LossSpec::obi_closed_form`]).

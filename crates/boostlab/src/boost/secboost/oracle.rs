@@ -229,6 +229,14 @@ pub fn offset_convex(loss: &Loss, e_t: f64, e_prev: f64, z: f64, precision: usiz
     random_offset(e_t, seed)
 }
 
+/// [`offset_convex`]'s first iteration: its first guess `v`, with the OBI `obi`, for the edges `a`
+/// now and `b` before, is accepted when neither the step nor the guess is numerically zero and the
+/// OBI is within the budget `z`.
+#[inline]
+fn first_guess_accepted(a: f64, b: f64, v: f64, obi: f64, z: f64) -> bool {
+    !(negligible(b - a, a) | negligible(v, a)) & (obi <= z)
+}
+
 /// [`offset_convex`] for a chunk of rows, bit for bit: row `j` has the edges `(e_t[j],
 /// e_prev[j])` and the seed `seed(j)`; its offset goes to `v[j]`, its OBI to `obi[j]`. The first
 /// guesses' OBIs are computed together by `guess_obis(v, obi)` (which must give
@@ -253,18 +261,16 @@ pub(super) fn offsets_convex_into(
         *v = (b - a) / div;
     }
     guess_obis(v, obi);
+    let accepted = |v: &[f64], obi: &[f64], j: usize| first_guess_accepted(e_t[j], e_prev[j], v[j], obi[j], z);
     // Whether every first guess is accepted (one pass with no branch; usually so).
-    let accepted = |j: usize| !(negligible(e_prev[j] - e_t[j], e_t[j]) | negligible(v[j], e_t[j])) & (obi[j] <= z);
-    if (0..v.len()).fold(true, |all, j| all & accepted(j)) {
+    if (0..v.len()).fold(true, |all, j| all & accepted(v, obi, j)) {
         return;
     }
     for j in 0..v.len() {
-        let (a, b) = (e_t[j], e_prev[j]);
-        // `offset_convex`'s first iteration: accepted when neither the step nor the guess is
-        // numerically zero and the guess's OBI is within the budget.
-        if !(negligible(b - a, a) || negligible(v[j], a)) && obi[j] <= z {
+        if accepted(v, obi, j) {
             continue;
         }
+        let (a, b) = (e_t[j], e_prev[j]);
         let c = offset_convex(loss, a, b, z, precision, seed(j));
         (v[j], obi[j]) = (c.v, c.obi);
         searched(j, c.random);

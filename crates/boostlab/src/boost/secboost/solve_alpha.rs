@@ -125,7 +125,6 @@ fn edge_on(sw: &[f64], w: &[f64], y: &[f64], h: &[f64], red: Red<'_>) -> Result<
 #[derive(Debug, Default)]
 pub(super) struct Scratch {
     pub(super) z: Vec<f64>,
-    zv: Vec<f64>,
     pub(super) fz: Vec<f64>,
     fzv: Vec<f64>,
 }
@@ -137,20 +136,27 @@ impl Scratch {
         self.z.clear();
         self.z.extend(z);
         let m = self.z.len();
-        self.zv.clear();
-        self.zv.extend(self.z.iter().zip(v).map(|(z, v)| z + v));
         self.fz.resize(m, 0.0);
-        self.fzv.resize(m, 0.0);
         if is_logistic(loss) {
             logistic::losses_and_weights_into(&self.z, v, &mut self.fz, out);
             return;
         }
+        self.fzv.resize(m, 0.0);
         loss.eval_many(&self.z, &mut self.fz);
-        loss.eval_many(&self.zv, &mut self.fzv);
-        for i in 0..m {
-            // docs/explanation/secboost.md#secboost-algorithm: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
-            out[i] = -(self.fzv[i] - self.fz[i]) / v[i];
-        }
+        weights_from_values(loss, &self.z, v, &self.fz, out, &mut self.fzv);
+    }
+}
+
+/// `out_i = −δ_{v_i} F(z_i)` from loss values, `fz_i = F(z_i)` given (equal lengths): `z + v`
+/// into `out`, `F(z + v)` into `tmp` (one call of the loss), then the secants.
+pub(super) fn weights_from_values(loss: &Loss, z: &[f64], v: &[f64], fz: &[f64], out: &mut [f64], tmp: &mut [f64]) {
+    for ((o, z), v) in out.iter_mut().zip(z).zip(v) {
+        *o = z + v;
+    }
+    loss.eval_many(out, tmp);
+    for ((o, (fv, f)), v) in out.iter_mut().zip(tmp.iter().zip(fz)).zip(v) {
+        // docs/explanation/secboost.md#secboost-algorithm: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
+        *o = -(fv - f) / v;
     }
 }
 
@@ -298,12 +304,7 @@ pub(super) fn secant_pass(
             let qbar = order2.is_some_and(|o| o.qbar);
             let logistic = is_logistic(loss);
             let v = &v[a..b];
-            if !logistic {
-                zv.iter_mut().zip(z.iter().zip(v)).for_each(|(d, (z, v))| *d = z + v);
-                loss.eval_many(z, fz);
-                loss.eval_many(zv, fzv);
-            }
-            // The partial weights into `out`, or over `z + v` (no longer needed) when not kept.
+            // The partial weights into `out`, or into a temporary when not kept.
             let wt = match out {
                 Some(o) => o,
                 None => zv,
@@ -316,10 +317,8 @@ pub(super) fn secant_pass(
             } else if logistic {
                 logistic::losses_and_weights_into(z, v, fz, wt);
             } else {
-                for i in 0..wt.len() {
-                    // docs/explanation/secboost.md#secboost-algorithm: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
-                    wt[i] = -(fzv[i] - fz[i]) / v[i];
-                }
+                loss.eval_many(z, fz);
+                weights_from_values(loss, z, v, fz, wt, fzv);
                 if qbar {
                     // The convex OBI of every row over `F(z + v)` (no longer needed), `mean_obi`'s
                     // terms bit for bit (`z` is the trial edge as `shifted` computes it).
@@ -387,14 +386,7 @@ pub(super) fn secant_from_values(loss: &Loss, z: &[f64], v: &[f64], fz: &[f64], 
             logistic::weights_into(&z[a..b], &v[a..b], &fz[a..b], out);
             return;
         }
-        with_chunk_tmp(loss, b - a, |zv, fzv, _| {
-            zv.iter_mut().zip(z[a..b].iter().zip(&v[a..b])).for_each(|(d, (z, v))| *d = z + v);
-            loss.eval_many(zv, fzv);
-            for i in 0..zv.len() {
-                // docs/explanation/secboost.md#secboost-algorithm: w = −δ_v F(z) = −(F(z + v) − F(z)) / v.
-                out[i] = -(fzv[i] - fz[a + i]) / v[a + i];
-            }
-        });
+        with_chunk_tmp(loss, b - a, |tmp, _, _| weights_from_values(loss, &z[a..b], &v[a..b], &fz[a..b], out, tmp));
     };
     if loss.is_batch() || m <= chunk {
         one(0, out);

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use super::logistic;
 use super::obi::obi_convex_into;
 use super::oracle::offsets_convex_into;
-use super::solve_alpha::{is_logistic, with_chunk_tmp};
+use super::solve_alpha::{is_logistic, weights_from_values, with_chunk_tmp};
 use super::{offset_seed, SecBoost};
 use crate::boost::{Diagnostics, Step};
 use crate::error::{Error, Result};
@@ -249,7 +249,7 @@ impl SecBoost {
         let sw = &self.sw[a..a + len];
         let loss = &self.loss;
         let logistic = is_logistic(loss);
-        with_chunk_tmp(loss, len, |obi, zv, fzv| {
+        with_chunk_tmp(loss, len, |obi, fzv, _| {
             if !known && !logistic {
                 loss.eval_many(edges, losses);
             }
@@ -299,14 +299,7 @@ impl SecBoost {
                 }
                 return;
             }
-            for ((d, e), v) in zv.iter_mut().zip(&*edges).zip(&*offsets) {
-                *d = e + v;
-            }
-            loss.eval_many(zv, fzv);
-            for (((w, fv), f), v) in weights.iter_mut().zip(&*fzv).zip(&*losses).zip(&*offsets) {
-                // docs/explanation/secboost.md#secboost-algorithm: w = −δ_v F(ẽ_t) = −(F(ẽ_t + v) − F(ẽ_t)) / v.
-                *w = -(fv - f) / v;
-            }
+            weights_from_values(loss, edges, offsets, losses, weights, fzv);
         });
         let (bad_weight, bad_loss) = if self.unit_weights {
             self.add_sums::<true>(a, edges, weights, losses, s)

@@ -23,8 +23,7 @@
 //! (no libm call, no FMA, no branch), so one Rust body compiled for the baseline x86-64 target and
 //! for AVX2 gives the same bits (`logistic_loss_many` picks the AVX2 build at run time), and the
 //! scalar function is the same body: `value` and `eval_many` agree bit for bit. [`map`] runs any
-//! such kernel of several inputs and outputs four lanes at a time, and [`with_avx2`] compiles a
-//! loop over rows for AVX2, with the same bits.
+//! such kernel of several inputs and outputs four lanes at a time, with the same bits.
 
 /// The largest exponent [`snapped_int_exponent`] snaps to (`t = 1 − 1/16 = 0.9375`): above it
 /// the relative error bound `(n − 1)·2^−53` of [`powi_seq`] would exceed a few ulps of `pow`'s,
@@ -302,28 +301,6 @@ pub(crate) fn map<K: Lanes<I, O>, const I: usize, const O: usize>(x: [&[f64]; I]
         return;
     }
     map_body::<K, I, O>(x, out);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn call_avx2<R>(f: impl FnOnce() -> R) -> R {
-    f()
-}
-
-/// `f()`, compiled for AVX2 when the CPU has it (`f` inlined into a function that enables it):
-/// the loops over rows that it inlines may then run four values at a time. For a body made of IEEE
-/// operations in a fixed order (no FMA: Rust never contracts; no reordered sum: no fast-math), the
-/// values are the same bits either way.
-#[allow(unsafe_code)]
-#[inline(always)]
-pub(crate) fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
-    #[cfg(target_arch = "x86_64")]
-    if avx2() {
-        // SAFETY: the CPU supports AVX2 (`is_x86_feature_detected!` in `avx2`), the only
-        // requirement of calling a `#[target_feature(enable = "avx2")]` function.
-        return unsafe { call_avx2(f) };
-    }
-    f()
 }
 
 /// `out[i] = K(a[i], b[i])` over the shortest of the three lengths ([`map`] of two inputs and one

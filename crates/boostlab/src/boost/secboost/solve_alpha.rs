@@ -297,7 +297,7 @@ pub(super) fn secant_pass(
         out.as_ref().map_or(0, |o| traffic::bytes(o)) + if losses_written { traffic::bytes(fz) } else { 0 },
     );
     // One block of a chunk, its first row `a`, its sums added to `sums` (in row order).
-    let block_body = |a: usize, out: Option<&mut [f64]>, fz: &mut [f64], sums: &mut PassSums| {
+    let block = |a: usize, out: Option<&mut [f64]>, fz: &mut [f64], sums: &mut PassSums| {
         let b = a + fz.len();
         with_chunk_tmp(loss, b - a, |z, zv, fzv| {
             z.iter_mut().zip(shifted(&edges[a..b], alpha, &y[a..b], &h[a..b])).for_each(|(d, s)| *d = s);
@@ -332,10 +332,6 @@ pub(super) fn secant_pass(
                 None => rows.add::<true>(&[], o.m_t, o.qbar, *sums),
             };
         })
-    };
-    // (Its loops compiled for AVX2 when the CPU has it: the same bits.)
-    let block = |a: usize, out: Option<&mut [f64]>, fz: &mut [f64], sums: &mut PassSums| {
-        crate::util::fastmath::with_avx2(|| block_body(a, out, fz, sums))
     };
     // A chunk, block by block: a block's temporaries stay in the core's cache between its steps
     // (a batch loss as one block: one call of its callable per pass).

@@ -15,7 +15,7 @@ use super::solve_alpha::{is_logistic, weights_from_values, with_chunk_tmp};
 use super::{offset_seed, SecBoost};
 use crate::boost::{Diagnostics, Step};
 use crate::error::{Error, Result};
-use crate::util::fastmath::{select, with_avx2};
+use crate::util::fastmath::select;
 use crate::util::par::ROW_CHUNK;
 use crate::util::traffic::{self, Pass};
 
@@ -218,17 +218,9 @@ impl SecBoost {
         s
     }
 
-    /// One block of [`SecBoost::update_chunk`], its first row `a`, its sums added to `s`:
-    /// compiled for AVX2 when the CPU has it (the loops over the rows four at a time; every value
-    /// and sum the same bits either way).
+    /// One block of [`SecBoost::update_chunk`], its first row `a`, its sums added to `s`.
     #[allow(clippy::too_many_arguments)] // update_chunk's arguments and its running sums
     fn update_block(&self, a: usize, alpha: f64, h: &[f64], z: f64, known: bool, out: Out<'_>, s: &mut ChunkSums) {
-        with_avx2(|| self.update_block_body(a, alpha, h, z, known, out, s));
-    }
-
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)] // update_block's
-    fn update_block_body(&self, a: usize, alpha: f64, h: &[f64], z: f64, known: bool, out: Out<'_>, s: &mut ChunkSums) {
         let p = &self.params;
         let Out { edges, offsets, weights, losses } = out;
         let len = edges.len();

@@ -229,6 +229,18 @@ impl Lanes<2, 3> for LossWeightObi {
     }
 }
 
+/// Inputs `(z, v, g)`, outputs `(F(z), −δ_v F(z), Q_F(z, z + v, z + v), −δ_g F(z),
+/// Q_F(z, z + g, z + g))`: [`LossWeightObi`] at `v` and [`WeightObi`] at `g` from one exponential.
+struct TwoOffsets;
+
+impl Lanes<3, 5> for TwoOffsets {
+    #[inline(always)]
+    fn lanes<const N: usize>([z, v, g]: [[f64; N]; 3]) -> [[f64; N]; 5] {
+        let (f, a, b) = loss_and_sigmoids(z);
+        [f, weight_series(b, v), obi_series(a, b, widths(z, v)), weight_series(b, g), obi_series(a, b, widths(z, g))]
+    }
+}
+
 /// Inputs `(z, v)`, outputs `(−δ_v F(z), Q_F(z, z + v, z + v))`.
 struct WeightObi;
 
@@ -337,6 +349,30 @@ pub(super) fn weights_obis_into(
     if off {
         fix_weights(z, v, f, w);
         fix_obis(loss, z, v, q);
+    }
+}
+
+/// [`weights_obis_into`] at two offsets per row from one exponential: `f_i = F(z_i)`, and at
+/// `v_i` the weight `w_i` and OBI `q_i`, at `g_i` the weight `wg_i` and OBI `qg_i` (the bits of the
+/// one-offset forms; the logistic loss `loss`; equal lengths).
+#[allow(clippy::too_many_arguments)] // two offsets' weights and OBIs
+pub(super) fn two_offsets_into(
+    loss: &Loss,
+    z: &[f64],
+    v: &[f64],
+    g: &[f64],
+    f: &mut [f64],
+    w: &mut [f64],
+    q: &mut [f64],
+    wg: &mut [f64],
+    qg: &mut [f64],
+) {
+    map::<TwoOffsets, 3, 5>([z, v, g], [&mut *f, &mut *w, &mut *q, &mut *wg, &mut *qg]);
+    for (v, w, q) in [(v, w, q), (g, wg, qg)] {
+        if some_off_series(z, v) {
+            fix_weights(z, v, Some(f), w);
+            fix_obis(loss, z, v, q);
+        }
     }
 }
 
@@ -451,18 +487,29 @@ mod tests {
             weights_obis_into(&l, &z, &v, None, &mut w2, &mut q2);
             weights_into(&z, &v, &f, &mut w3);
             losses_and_weights_into(&z, &v, &mut f4, &mut w4);
+            // Two offsets a row: `v`, and the pairs' offsets in reverse order (other sizes).
+            let g: Vec<f64> = zv[..len].iter().rev().map(|p| p.1).collect();
+            let mut two: [Vec<f64>; 5] = std::array::from_fn(|_| vec![0.0; len]);
+            let [f5, w5, q5, wg5, qg5] = &mut two;
+            two_offsets_into(&l, &z, &v, &g, f5, w5, q5, wg5, qg5);
             for i in 0..len {
                 let (w, q) = (weight(z[i], v[i], f[i]), obi_convex(&l, z[i], v[i]));
-                let what = format!("len {len}, z = {:e}, v = {:e}", z[i], v[i]);
+                let (wg, qg) = (weight(z[i], g[i], f[i]), obi_convex(&l, z[i], g[i]));
+                let what = format!("len {len}, z = {:e}, v = {:e}, g = {:e}", z[i], v[i], g[i]);
                 for (got, want, name) in [
                     (f1[i], f[i], "loss"),
                     (f4[i], f[i], "loss"),
+                    (two[0][i], f[i], "loss"),
                     (w1[i], w, "weight"),
                     (w2[i], w, "weight"),
                     (w3[i], w, "weight"),
                     (w4[i], w, "weight"),
+                    (two[1][i], w, "weight"),
+                    (two[3][i], wg, "weight at g"),
                     (q1[i], q, "obi"),
                     (q2[i], q, "obi"),
+                    (two[2][i], q, "obi"),
+                    (two[4][i], qg, "obi at g"),
                 ] {
                     assert_eq!(got.to_bits(), want.to_bits(), "{what}: {name} {got:e} vs {want:e}");
                 }
@@ -483,10 +530,19 @@ mod tests {
             let n = z.len();
             let (mut f, mut w, mut q) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
             weights_obis_into(&l, &z, &v, Some(&mut f), &mut w, &mut q);
+            // The two-offset form, its second offsets the first ones in reverse order.
+            let g: Vec<f64> = v.iter().rev().copied().collect();
+            let mut two: [Vec<f64>; 5] = std::array::from_fn(|_| vec![0.0; n]);
+            let [f2, w2, q2, wg, qg] = &mut two;
+            two_offsets_into(&l, &z, &v, &g, f2, w2, q2, wg, qg);
             for i in 0..n {
                 proptest::prop_assert_eq!(f[i].to_bits(), logistic_loss(z[i]).to_bits());
                 proptest::prop_assert_eq!(w[i].to_bits(), weight(z[i], v[i], f[i]).to_bits());
                 proptest::prop_assert_eq!(q[i].to_bits(), obi_convex(&l, z[i], v[i]).to_bits());
+                let want = [f[i], w[i], q[i], weight(z[i], g[i], f[i]), obi_convex(&l, z[i], g[i])];
+                for (got, want) in two.iter().map(|o| o[i]).zip(want) {
+                    proptest::prop_assert_eq!(got.to_bits(), want.to_bits());
+                }
             }
         }
     }

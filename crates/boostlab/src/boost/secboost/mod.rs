@@ -69,7 +69,7 @@ use crate::util::par::ROW_CHUNK;
 use oracle::{offset_convex, offset_grid, offset_grid_and_obi, offsets_many, OffsetChoice};
 use solve_alpha::{
     edge_sum_and_max, mean_obi, secant_from_values, secant_pass, shifted, solve_alpha_certified_on, solve_alpha_on,
-    Known, Red, Scratch, QBAR_GRID,
+    Known, Order2, Red, Scratch, TrialPass, QBAR_GRID,
 };
 pub use solve_alpha::{solve_alpha, solve_alpha_certified, AlphaInput, AlphaSolution, CertifiedAlpha};
 
@@ -683,6 +683,24 @@ impl Booster for SecBoost {
         }
         // (Not when the closed-form α was kept: its q̄ is computed already.)
         let share_qbar = share_qbar && chosen.is_none();
+        // The round's end computed in Solve_α's trial passes, when it can be (update.rs): the new
+        // edges, offsets and weights of the last pass, and its sums.
+        let mut ahead = (certified && chosen.is_none() && self.updates_ahead()).then(|| {
+            std::array::from_fn::<_, 3, _>(|_| {
+                let mut v = self.spare.pop().unwrap_or_default();
+                v.resize(m, 0.0);
+                v
+            })
+        });
+        let mut ahead_sums = None;
+        let (this, last) = (&*self, &mut ahead_sums);
+        let mut trial_ahead = ahead.as_mut().map(|out| {
+            move |alpha: f64, fz: &mut [f64], o: Order2<'_>| {
+                let (p, s) = this.trial_ahead(alpha, h, fz, o, out);
+                *last = Some(s);
+                p
+            }
+        });
         let (sol, qbar) = match chosen {
             Some(c) => c,
             None if certified => {
@@ -698,9 +716,11 @@ impl Booster for SecBoost {
                     // F at the new edges is kept only without shrinkage (the edges are then
                     // Solve_α's trial edges).
                     self.lr == 1.0,
+                    trial_ahead.as_mut().map(|t| t as TrialPass<'_>),
                 )? {
                     Some(c) => (c.solution, c.qbar),
                     None => {
+                        self.spare.extend(ahead.into_iter().flatten());
                         self.record(diag)?; // of H_(t−1), which is kept
                         return Ok(Step::Stop {
                             reason: format!(
@@ -747,6 +767,20 @@ impl Booster for SecBoost {
             diag.insert("qbar", qbar);
             diag.insert("certified_decrease", b - qbar);
             // (Under shrinkage its vector goes back to the spare ones, for the update to take.)
+            if let (Some(out), Some(sums)) = (ahead, ahead_sums) {
+                let holds = Self::ahead_holds(&sums, z);
+                #[cfg(test)]
+                tests::AHEAD.with(|c| {
+                    let [kept, refused] = c.get();
+                    c.set([kept + usize::from(holds), refused + usize::from(!holds)]);
+                });
+                if holds {
+                    let [edges, offsets, weights] = out;
+                    return self.finish_update(alpha, h, [edges, offsets, weights, fz_new], sums, diag);
+                }
+                // Some first guess is refused at this budget: the update searches its offset.
+                self.spare.extend(out);
+            }
             let fz = if self.lr == 1.0 {
                 Some(fz_new)
             } else {
@@ -991,6 +1025,11 @@ mod tests {
 
     fn labels(y: &[f64]) -> Labels<'_> {
         Labels { n: y.len(), k: 1, y, class: None, sample_weight: None }
+    }
+
+    thread_local! {
+        /// How many rounds of this thread kept the end computed ahead, and how many did not.
+        pub(super) static AHEAD: std::cell::Cell<[usize; 2]> = const { std::cell::Cell::new([0, 0]) };
     }
 
     fn params(loss: &str) -> SecBoostParams {
@@ -1466,24 +1505,30 @@ mod tests {
     /// as a batch closure: the lockstep oracle, whole-data passes) give the same edges, offsets,
     /// weights, loss values and tree statistics, bit for bit, with sample weights (zeros
     /// included) and shrinkage; the records are the same bits on one chunk of rows and agree to
-    /// the order of their sums on several (the OBIs: to the search's accuracy).
+    /// the order of their sums on several (the OBIs: to the search's accuracy). Without shrinkage
+    /// the end is computed ahead, in Solve_α's trial pass: kept when every first guess is accepted,
+    /// else (an oracle of precision 1, whose first guesses go all the way back) dropped for the
+    /// update's search; both happen here.
     #[test]
     fn one_pass_update_equals_the_general_path() {
-        for (n, lr, zeros) in [(3000, 1.0, false), (3000, 0.3, true), (2 * SECANT_CHUNK + 123, 1.0, true)] {
+        AHEAD.with(|c| c.set([0, 0]));
+        let cases = [(3000, 1.0, false, 100), (3000, 0.3, true, 100), (2 * SECANT_CHUNK + 123, 1.0, true, 100)];
+        for (n, lr, zeros, precision) in cases.into_iter().chain([(3000, 1.0, false, 1), (3000, 1.0, true, 2)]) {
             let (x, y) = data(5, n, 0.15);
             let mut rng = ChaCha8Rng::seed_from_u64(9);
             let sw: Vec<f64> =
                 (0..n).map(|i| if zeros && i % 7 == 0 { 0.0 } else { rng.gen_range(0.5..2.0) }).collect();
             let builtin = Loss::from_spec(&LossSpec::Logistic).expect("loss");
             let lab = || Labels { sample_weight: Some(&sw), ..labels(&y) };
-            let mut fast = SecBoost::new(params("logistic"), builtin.clone(), lab()).expect("valid");
-            let mut general = SecBoost::new(params("logistic"), builtin, lab()).expect("valid");
+            let p = SecBoostParams { oracle_precision: precision, ..params("logistic") };
+            let mut fast = SecBoost::new(p.clone(), builtin.clone(), lab()).expect("valid");
+            let mut general = SecBoost::new(p, builtin, lab()).expect("valid");
             general.general_path = true;
             assert!(fast.updates_in_one_pass() && !general.updates_in_one_pass());
             fast.set_learning_rate(lr);
             general.set_learning_rate(lr);
             for round in 0..8 {
-                let what = format!("n = {n}, ν = {lr}, round {round}");
+                let what = format!("n = {n}, ν = {lr}, Z = {precision}, round {round}");
                 let h = fit_stump(&fast, &x);
                 let (mut df, mut dg) = (Diagnostics::new(), Diagnostics::new());
                 let step = fast.step(&h, &mut df).expect("step");
@@ -1507,9 +1552,15 @@ mod tests {
                         if n <= SECANT_CHUNK { a.to_bits() == b.to_bits() } else { (a - b).abs() <= 1e-12 * b.abs() };
                     assert!(close, "{what}: {k} = {a} vs {b}");
                 }
+                if !matches!(step, Step::Add { .. }) {
+                    // (An oracle of precision 1 ends the fit within a few rounds.)
+                    break;
+                }
                 assert!(df["random_offsets"] == 0.0 && df["certified"] == 1.0, "{what}: {df:?}");
             }
         }
+        let [kept, refused] = AHEAD.with(std::cell::Cell::get);
+        assert!(kept >= 8 && refused >= 1, "rounds whose end computed ahead was kept: {kept}, dropped: {refused}");
     }
 
     #[test]

@@ -234,7 +234,23 @@ pub fn offset_convex(loss: &Loss, e_t: f64, e_prev: f64, z: f64, precision: usiz
 /// OBI is within the budget `z`.
 #[inline]
 fn first_guess_accepted(a: f64, b: f64, v: f64, obi: f64, z: f64) -> bool {
-    !(negligible(b - a, a) | negligible(v, a)) & (obi <= z)
+    first_guess_usable(a, b, v) & (obi <= z)
+}
+
+/// Whether [`offset_convex`]'s first guess `v` for the edges `a` now and `b` before is kept when
+/// its OBI is within the budget: neither the step nor the guess is numerically zero.
+#[inline]
+pub(super) fn first_guess_usable(a: f64, b: f64, v: f64) -> bool {
+    !(negligible(b - a, a) | negligible(v, a))
+}
+
+/// [`offset_convex`]'s first guesses `v_j = (e_prev[j] − e_t[j]) / precision`.
+#[inline]
+pub(super) fn first_guesses(e_t: &[f64], e_prev: &[f64], precision: usize, v: &mut [f64]) {
+    let div = precision.max(1) as f64;
+    for ((v, &a), &b) in v.iter_mut().zip(e_t).zip(e_prev) {
+        *v = (b - a) / div;
+    }
 }
 
 /// [`offset_convex`] for a chunk of rows, bit for bit: row `j` has the edges `(e_t[j],
@@ -256,10 +272,7 @@ pub(super) fn offsets_convex_into(
     guess_obis: impl FnOnce(&[f64], &mut [f64]),
     mut searched: impl FnMut(usize, bool),
 ) {
-    let div = precision.max(1) as f64;
-    for ((v, &a), &b) in v.iter_mut().zip(e_t).zip(e_prev) {
-        *v = (b - a) / div;
-    }
+    first_guesses(e_t, e_prev, precision, v);
     guess_obis(v, obi);
     let accepted = |v: &[f64], obi: &[f64], j: usize| first_guess_accepted(e_t[j], e_prev[j], v[j], obi[j], z);
     // Whether every first guess is accepted (one pass with no branch; usually so).

@@ -228,13 +228,13 @@ pub(super) struct Order2<'a> {
 
 /// One block's rows of the sums of [`Order2`]: labels, outputs, weights at α = 0, partial weights
 /// at α and the OBI terms.
-struct Order2Rows<'a> {
-    alpha: f64,
-    y: &'a [f64],
-    h: &'a [f64],
-    w: &'a [f64],
-    wt: &'a [f64],
-    q: &'a [f64],
+pub(super) struct Order2Rows<'a> {
+    pub(super) alpha: f64,
+    pub(super) y: &'a [f64],
+    pub(super) h: &'a [f64],
+    pub(super) w: &'a [f64],
+    pub(super) wt: &'a [f64],
+    pub(super) q: &'a [f64],
 }
 
 impl Order2Rows<'_> {
@@ -243,7 +243,7 @@ impl Order2Rows<'_> {
     /// −0; the sums are in registers through the loop.
     #[inline(always)]
     #[allow(clippy::needless_range_loop)] // six slices by one index; `sw` is not read when UNIT
-    fn add<const UNIT: bool>(&self, sw: &[f64], m_t: f64, qbar: bool, sums: PassSums) -> PassSums {
+    pub(super) fn add<const UNIT: bool>(&self, sw: &[f64], m_t: f64, qbar: bool, sums: PassSums) -> PassSums {
         let PassSums { mut order2, qbar: mut qsum } = sums;
         for i in 0..self.y.len() {
             let s = if UNIT { 1.0 } else { sw[i] };
@@ -607,13 +607,19 @@ pub fn solve_alpha_certified(
 ) -> Result<Option<CertifiedAlpha>> {
     let red = Red::local(input.y.len());
     let fz = &mut Vec::new();
-    solve_alpha_certified_on(input, delta_init, max_halvings, kappa, obi_points, red, Known::default(), fz, false)
+    solve_alpha_certified_on(input, delta_init, max_halvings, kappa, obi_points, red, Known::default(), fz, false, None)
 }
+
+/// A trial pass in place of [`secant_pass`]: given α, the buffer of loss values and the
+/// [`Order2`] asked for, it returns the same sums and loss values, bit for bit (and may do more
+/// with the rows while they are at hand: the update computed ahead, update.rs).
+pub(super) type TrialPass<'a> = &'a mut dyn FnMut(f64, &mut [f64], Order2<'_>) -> PassSums;
 
 /// [`solve_alpha_certified`] over the examples of every rank: two calls per trial α. `fz` is
 /// the passes' buffer of loss values; with `keep_losses`, when an α is accepted it holds
-/// `F(ẽ_i + α y_i h_i)` at it (the step reuses it), else its values are unspecified.
-#[allow(clippy::too_many_arguments)] // the public rule's arguments, the ranks' reducer, what the round knows, F's buffer and whether it is kept
+/// `F(ẽ_i + α y_i h_i)` at it (the step reuses it), else its values are unspecified. `trial`, when
+/// given, runs the trial passes (the last one it runs is the accepted α's).
+#[allow(clippy::too_many_arguments)] // the public rule's arguments, the ranks' reducer, what the round knows, F's buffer, whether it is kept and the trial pass
 pub(super) fn solve_alpha_certified_on(
     input: &AlphaInput<'_>,
     delta_init: f64,
@@ -624,6 +630,7 @@ pub(super) fn solve_alpha_certified_on(
     known: Known,
     fz: &mut Vec<f64>,
     keep_losses: bool,
+    mut trial: Option<TrialPass<'_>>,
 ) -> Result<Option<CertifiedAlpha>> {
     let AlphaInput { loss, y, h, sample_weight: sw, edges, offsets, weights: w } = *input;
     let (m, m_t, eta0) = checked_input(input, red, known)?;
@@ -648,7 +655,10 @@ pub(super) fn solve_alpha_certified_on(
         // docs/explanation/secboost.md#secboost-algorithm: W = |mean_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)|: in the pass that
         // computes the partial weights (parallel chunks).
         let order2 = Order2 { w, sw: (!known.unit_weights).then_some(sw), m_t, qbar: fused_qbar, losses: keep_losses };
-        let sums = secant_pass(loss, edges, alpha, y, h, offsets, None, fz, Some(order2));
+        let sums = match trial.as_mut() {
+            Some(pass) => pass(alpha, fz, order2),
+            None => secant_pass(loss, edges, alpha, y, h, offsets, None, fz, Some(order2)),
+        };
         // Over every rank (`n` = the number of examples).
         let mut big_w = red.mean(sums.order2)?.abs();
         if !big_w.is_finite() {

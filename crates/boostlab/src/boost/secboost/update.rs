@@ -10,20 +10,26 @@ use rayon::prelude::*;
 
 use super::logistic;
 use super::obi::obi_convex_into;
-use super::oracle::offsets_convex_into;
-use super::solve_alpha::{is_logistic, weights_from_values, with_chunk_tmp};
-use super::{offset_seed, SecBoost};
+use super::oracle::{first_guess_usable, first_guesses, offsets_convex_into};
+use super::solve_alpha::{is_logistic, weights_from_values, with_chunk_tmp, Order2, Order2Rows, PassSums};
+use super::{offset_seed, SecBoost, SolveAlphaRule};
 use crate::boost::{Diagnostics, Step};
 use crate::error::{Error, Result};
 use crate::util::fastmath::select;
 use crate::util::par::ROW_CHUNK;
 use crate::util::traffic::{self, Pass};
 
-/// What one chunk of [`SecBoost::update_convex`] found: the sums of the round's records over its
-/// rows, and the first row of a non-finite edge, weight or loss value.
+/// What one chunk of [`SecBoost::update_convex`] (or [`SecBoost::trial_ahead`]) found: the sums
+/// of the round's records over its rows, and the first row of a non-finite edge, weight or loss
+/// value.
 #[derive(Debug, Clone, Copy, Default)]
-struct ChunkSums {
+pub(super) struct ChunkSums {
     max_obi: f64,
+    /// Ahead of the budget ([`SecBoost::trial_ahead`]): some row's first guess is not kept whatever
+    /// the budget (a numerically zero step or guess, a NaN OBI), and the largest OBI of a first
+    /// guess over every row.
+    unusable_guess: bool,
+    max_guess_obi: f64,
     /// `Σ s` over the rows of positive sample weight with a random offset, a negative weight, a
     /// zero weight.
     random: f64,
@@ -49,6 +55,8 @@ impl ChunkSums {
     fn then(self, next: ChunkSums) -> ChunkSums {
         ChunkSums {
             max_obi: self.max_obi.max(next.max_obi),
+            unusable_guess: self.unusable_guess || next.unusable_guess,
+            max_guess_obi: self.max_guess_obi.max(next.max_guess_obi),
             random: self.random + next.random,
             negative: self.negative + next.negative,
             zero: self.zero + next.zero,
@@ -140,6 +148,140 @@ impl SecBoost {
                 .into_iter()
                 .fold(ChunkSums::default(), ChunkSums::then)
         };
+        self.finish_update(alpha, h, out, sums, diag)
+    }
+
+    /// Whether a round computes its end ahead, in Solve_α's trial passes
+    /// ([`SecBoost::trial_ahead`]): the one-pass update of the logistic loss under the certified
+    /// rule without shrinkage, where the accepted trial edges are the new edges.
+    pub(super) fn updates_ahead(&self) -> bool {
+        self.updates_in_one_pass()
+            && self.lr == 1.0
+            && self.params.solve_alpha == SolveAlphaRule::Certified
+            && is_logistic(&self.loss)
+    }
+
+    /// A trial pass of the certified Solve_α at `alpha` ([`super::solve_alpha::secant_pass`] with
+    /// `order2`: the same sums and loss values `fz`, bit for bit) that also computes the end of the
+    /// round as [`SecBoost::update_convex`] would if `alpha` is accepted: the new edges, the
+    /// oracle's first guesses as offsets, the weights at them and the round's sums, into `out`
+    /// (edges, offsets, weights: `m` values each). The budget is known only after the pass:
+    /// [`SecBoost::ahead_holds`] tells whether every first guess is then accepted, as
+    /// [`SecBoost::update_convex`] would have found (docs/explanation/secboost.md#secboost-speed).
+    pub(super) fn trial_ahead(
+        &self,
+        alpha: f64,
+        h: &[f64],
+        fz: &mut [f64],
+        order2: Order2<'_>,
+        out: &mut [Vec<f64>; 3],
+    ) -> (PassSums, ChunkSums) {
+        debug_assert!(order2.qbar && self.updates_ahead());
+        let m = self.y.len();
+        // The secant pass's reads (edges, labels, outputs, offsets, weights; the sample weights
+        // unless all are 1) and its loss values written; the new edges, offsets and weights written.
+        let b = traffic::bytes(h);
+        traffic::add(Pass::BoosterStep, (5 + usize::from(!self.unit_weights)) * b, b);
+        traffic::add(Pass::BoosterUpdate, 0, 3 * b);
+        let [edges, offsets, weights] = out;
+        let one = |a: usize, out: Out<'_>| {
+            let (mut p, mut s) = (PassSums::default(), ChunkSums::default());
+            let blocks = out
+                .edges
+                .chunks_mut(BLOCK)
+                .zip(out.offsets.chunks_mut(BLOCK))
+                .zip(out.weights.chunks_mut(BLOCK))
+                .zip(out.losses.chunks_mut(BLOCK));
+            for (k, (((edges, offsets), weights), losses)) in blocks.enumerate() {
+                let out = Out { edges, offsets, weights, losses };
+                self.ahead_block(a + k * BLOCK, alpha, h, order2, out, &mut p, &mut s);
+            }
+            (p, s)
+        };
+        let parts = if m <= ROW_CHUNK {
+            vec![one(0, Out { edges, offsets, weights, losses: fz })]
+        } else {
+            edges
+                .par_chunks_mut(ROW_CHUNK)
+                .zip(offsets.par_chunks_mut(ROW_CHUNK))
+                .zip(weights.par_chunks_mut(ROW_CHUNK))
+                .zip(fz.par_chunks_mut(ROW_CHUNK))
+                .enumerate()
+                .map(|(k, (((edges, offsets), weights), losses))| {
+                    one(k * ROW_CHUNK, Out { edges, offsets, weights, losses })
+                })
+                .collect::<Vec<_>>()
+        };
+        // In chunk order, as secant_pass and update_convex add them.
+        parts.into_iter().fold((PassSums::default(), ChunkSums::default()), |(t, s), (p, c)| {
+            (PassSums { order2: t.order2 + p.order2, qbar: t.qbar + p.qbar }, s.then(c))
+        })
+    }
+
+    /// Whether the end of the round computed by [`SecBoost::trial_ahead`] (its `sums`) is
+    /// [`SecBoost::update_convex`]'s at the budget `z`: every edge finite and every first guess
+    /// accepted (then no row searched further).
+    pub(super) fn ahead_holds(sums: &ChunkSums, z: f64) -> bool {
+        sums.bad_edge.is_none() && !sums.unusable_guess && sums.max_guess_obi <= z
+    }
+
+    /// One block of [`SecBoost::trial_ahead`], its first row `a`: the trial edges (`shifted`'s
+    /// bits) as new edges, the first guesses as offsets, both offsets' weights and OBIs from one
+    /// exponential ([`logistic::two_offsets_into`]), the order-2 sums into `p` and the round's
+    /// sums into `s` (the order of [`SecBoost::update_block`]).
+    #[allow(clippy::too_many_arguments)] // trial_ahead's arguments and its two running sums
+    fn ahead_block(
+        &self,
+        a: usize,
+        alpha: f64,
+        h: &[f64],
+        order2: Order2<'_>,
+        out: Out<'_>,
+        p: &mut PassSums,
+        s: &mut ChunkSums,
+    ) {
+        let Out { edges, offsets, weights, losses } = out;
+        let len = edges.len();
+        let r = a..a + len;
+        let (prev, y, h) = (&self.edges[r.clone()], &self.y[r.clone()], &h[r.clone()]);
+        let mut bad = false;
+        for (j, e) in edges.iter_mut().enumerate() {
+            *e = prev[j] + alpha * y[j] * h[j];
+            bad |= !e.is_finite();
+        }
+        if bad && s.bad_edge.is_none() {
+            s.bad_edge = edges.iter().position(|e| !e.is_finite()).map(|j| a + j);
+        }
+        first_guesses(edges, prev, self.params.oracle_precision, offsets);
+        with_chunk_tmp(&self.loss, len, |wt, q, guess_obi| {
+            let old = &self.offsets[r.clone()];
+            logistic::two_offsets_into(&self.loss, edges, old, offsets, losses, wt, q, weights, guess_obi);
+            let rows = Order2Rows { alpha, y, h, w: &order2.w[r.clone()], wt, q };
+            *p = match order2.sw {
+                Some(sw) => rows.add::<false>(&sw[r.clone()], order2.m_t, order2.qbar, *p),
+                None => rows.add::<true>(&[], order2.m_t, order2.qbar, *p),
+            };
+            let mut unusable = s.unusable_guess;
+            for j in 0..len {
+                unusable |= !first_guess_usable(edges[j], prev[j], offsets[j]) | guess_obi[j].is_nan();
+            }
+            s.unusable_guess = unusable;
+            s.max_guess_obi = max_of(s.max_guess_obi, guess_obi);
+            self.guess_records(a, guess_obi, offsets, s);
+        });
+        self.block_sums(a, edges, weights, losses, s);
+    }
+
+    /// The round's end from its outputs `out` (new edges, offsets, weights, loss values) and sums:
+    /// the state replaced and the records written, or the error of a non-finite value.
+    pub(super) fn finish_update(
+        &mut self,
+        alpha: f64,
+        h: &[f64],
+        out: [Vec<f64>; 4],
+        sums: ChunkSums,
+        diag: &mut Diagnostics,
+    ) -> Result<Step> {
         if let Some(i) = sums.bad_edge {
             self.spare.extend(out);
             let e = self.edges[i] + alpha * self.y[i] * h[i];
@@ -271,20 +413,7 @@ impl SecBoost {
                     }
                 },
             );
-            s.max_obi = if self.unit_weights {
-                max_of(s.max_obi, obi)
-            } else {
-                let mut max_obi = s.max_obi;
-                for (((o, &q), &s_w), &old) in offsets.iter_mut().zip(&*obi).zip(sw).zip(&self.offsets[a..a + len]) {
-                    if s_w > 0.0 {
-                        max_obi = max_obi.max(q);
-                    } else {
-                        // A row of sample weight 0 is left out: it keeps its offset.
-                        *o = old;
-                    }
-                }
-                max_obi
-            };
+            self.guess_records(a, obi, offsets, s);
             if logistic {
                 for j in searched {
                     weights[j] = logistic::weight(edges[j], offsets[j], losses[j]);
@@ -293,6 +422,34 @@ impl SecBoost {
             }
             weights_from_values(loss, edges, offsets, losses, weights, fzv);
         });
+        self.block_sums(a, edges, weights, losses, s);
+    }
+
+    /// The largest OBI of a block's offsets `obi` over its rows of positive sample weight into
+    /// `s`; a row of sample weight 0 gets its offset back (its first row `a`).
+    #[inline(always)]
+    fn guess_records(&self, a: usize, obi: &[f64], offsets: &mut [f64], s: &mut ChunkSums) {
+        s.max_obi = if self.unit_weights {
+            max_of(s.max_obi, obi)
+        } else {
+            let r = a..a + obi.len();
+            let mut max_obi = s.max_obi;
+            for (((o, &q), &s_w), &old) in offsets.iter_mut().zip(obi).zip(&self.sw[r.clone()]).zip(&self.offsets[r]) {
+                if s_w > 0.0 {
+                    max_obi = max_obi.max(q);
+                } else {
+                    // A row of sample weight 0 is left out: it keeps its offset.
+                    *o = old;
+                }
+            }
+            max_obi
+        };
+    }
+
+    /// [`SecBoost::add_sums`] over a block, its first row `a`, and the first rows of a non-finite
+    /// weight or loss value into `s`.
+    #[inline(always)]
+    fn block_sums(&self, a: usize, edges: &[f64], weights: &mut [f64], losses: &mut [f64], s: &mut ChunkSums) {
         let (bad_weight, bad_loss) = if self.unit_weights {
             self.add_sums::<true>(a, edges, weights, losses, s)
         } else {

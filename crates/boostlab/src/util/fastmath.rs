@@ -281,22 +281,24 @@ fn map_body<K: Lanes<I, O>, const I: usize, const O: usize>(x: [&[f64]; I], mut 
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn map_avx2<K: Lanes<I, O>, const I: usize, const O: usize>(x: [&[f64]; I], out: [&mut [f64]; O]) {
     map_body::<K, I, O>(x, out);
 }
 
 /// `out[k][i] = K(x[0][i], x[1][i], …)[k]` over the shortest of the lengths, compiled for AVX2
-/// (four lanes a vector) when the CPU has it. For a `K` made of IEEE `+ − × ÷`, comparisons and
-/// bit operations only (no libm call; Rust never contracts into an FMA), both builds give the
-/// same bits, and the same as `K` on one lane.
+/// and FMA (four lanes a vector) when the CPU has both. For a `K` made of IEEE `+ − × ÷`,
+/// comparisons, bit operations and fused multiply-adds (`mul_add`) only, both builds give the
+/// same bits, and the same as `K` on one lane: no other libm call, Rust never contracts `a·b + c`
+/// into an FMA by itself, and a fused multiply-add is correctly rounded whether the FMA
+/// instruction computes it or, in the baseline build, the C library's `fma` (slower).
 #[allow(unsafe_code)]
 pub(crate) fn map<K: Lanes<I, O>, const I: usize, const O: usize>(x: [&[f64]; I], out: [&mut [f64]; O]) {
     #[cfg(target_arch = "x86_64")]
-    if avx2() {
-        // SAFETY: the CPU supports AVX2 (`is_x86_feature_detected!` in `avx2`), the only
-        // requirement of calling a `#[target_feature(enable = "avx2")]` function; the body
-        // indexes within the common length of the slices.
+    if avx2() && fma() {
+        // SAFETY: the CPU supports AVX2 and FMA (`is_x86_feature_detected!` in `avx2` and
+        // `fma`), the only requirement of calling a `#[target_feature(enable = "avx2,fma")]`
+        // function; the body indexes within the common length of the slices.
         unsafe { map_avx2::<K, I, O>(x, out) };
         return;
     }
@@ -323,6 +325,13 @@ impl Lanes2 for Logistic {
 /// the CPU has it: the same bits either way.
 pub fn logistic_loss_many(z: &[f64], out: &mut [f64]) {
     map2::<Logistic>(z, z, out);
+}
+
+/// Whether the CPU has fused multiply-adds (detected once per process), for [`map`]'s AVX2 build.
+#[cfg(target_arch = "x86_64")]
+fn fma() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::is_x86_feature_detected!("fma"))
 }
 
 /// Whether the AVX2 builds run (detected once per process; `BOOSTLAB_SIMD=0` in the

@@ -601,21 +601,55 @@ impl Booster for SecBoost {
         if h.len() != m {
             return Err(Error::InvalidData(format!("SecBoost: {} outputs for {m} examples", h.len())));
         }
-        if let Some((i, v)) = first_non_finite(h) {
-            return Err(Error::Numerical(format!("weak hypothesis output {v} at example {i}")));
-        }
         let coll = self.coll.clone();
         let red = Red { coll: &coll, n: self.n_all };
+        let certified = self.params.solve_alpha == SolveAlphaRule::Certified;
+        // F at the new edges, when Solve_α computed it at the α it returns.
+        let mut fz_new = self.spare.pop().unwrap_or_default();
+        fz_new.clear(); // filled only by a Solve_α that computed F at the α it returns
+                        // The round's end computed in Solve_α's trial passes, when it can be (update.rs): the new
+                        // edges, offsets and weights of the last pass, and its sums. (Not with the closed-form α,
+                        // which comes first.)
+        let closed_form = self.params.alpha_rule == AlphaRule::Auto && self.loss.beta().is_some();
+        let mut ahead = (certified && !closed_form && self.updates_ahead()).then(|| {
+            std::array::from_fn::<_, 3, _>(|_| {
+                let mut v = self.spare.pop().unwrap_or_default();
+                v.resize(m, 0.0);
+                v
+            })
+        });
+        // On one machine the first trial (α = δ_init, as η is positive for a tree grown on
+        // this round's statistics) runs before η and M, and sums them, and checks the outputs: one
+        // pass over the rows less. A negative η makes it a wasted pass.
+        let first = ahead.as_mut().filter(|_| !coll.is_distributed()).map(|out| {
+            fz_new.resize(m, 0.0);
+            let sw = (!self.unit_weights).then_some(&self.sw[..]);
+            let order2 = Order2 { w: &self.weights, sw, qbar: true, losses: true };
+            self.trial_ahead(self.params.delta_init, h, &mut fz_new, order2, out)
+        });
+        let bad_output = match &first {
+            Some((_, sums)) => sums.bad_output.map(|i| (i, h[i])),
+            None => first_non_finite(h),
+        };
+        if let Some((i, v)) = bad_output {
+            self.spare.extend(ahead.into_iter().flatten());
+            self.spare.push(fz_new);
+            return Err(Error::Numerical(format!("weak hypothesis output {v} at example {i}")));
+        }
         // The step's first sums (on one machine): the outputs' finiteness; W̄_1 (sample weights,
         // weights); the risk (sample weights, losses); M (outputs, sample weights); η (sample
         // weights, weights, labels, outputs).
         let n = self.n_all;
         // The sums of this state that the last round's one-pass update kept (else one pass each).
         let kept = self.state_sums.take();
-        traffic::add(Pass::BoosterStep, if kept.is_some() { 5 } else { 9 } * traffic::bytes(h), 0);
+        let own = if first.is_some() { 0 } else { 5 };
+        traffic::add(Pass::BoosterStep, if kept.is_some() { own } else { own + 4 } * traffic::bytes(h), 0);
         let w1_sum = kept.map_or_else(|| chunked_sum(m, |i| self.sw[i] * self.weights[i]), |k| k.w1);
         let risk_sum = kept.map_or_else(|| self.risk_sum(), |k| k.risk);
-        let (eta_sum, m_local) = edge_sum_and_max((!self.unit_weights).then_some(&self.sw), &self.weights, &self.y, h);
+        let (eta_sum, m_local) = match &first {
+            Some((_, sums)) => (sums.eta.total(), sums.m),
+            None => edge_sum_and_max((!self.unit_weights).then_some(&self.sw), &self.weights, &self.y, h),
+        };
         let (risk_prev, w1_sum, m_t, eta) = if coll.is_distributed() {
             // F(S, H_(t−1)), W̄_1, M_t and η_t over every rank (one call).
             let mut sums = [risk_sum, w1_sum, eta_sum];
@@ -635,13 +669,16 @@ impl Booster for SecBoost {
         let w1 = (w1_sum / n).abs();
         diag.insert("mean_abs_weight", w1);
         // docs/explanation/secboost.md#secboost-algorithm: M_t = max |h_t(x_i)|, η_t = η(w_t, h_t).
-        if m_t == 0.0 {
-            return Ok(Step::Stop { reason: "the weak hypothesis is 0 on every training example".into() });
-        }
-        diag.insert("eta", eta);
-        if eta == 0.0 {
+        if m_t == 0.0 || eta == 0.0 {
+            self.spare.extend(ahead.into_iter().flatten());
+            self.spare.push(fz_new);
+            if m_t == 0.0 {
+                return Ok(Step::Stop { reason: "the weak hypothesis is 0 on every training example".into() });
+            }
+            diag.insert("eta", eta);
             return Ok(Step::Stop { reason: "the weak hypothesis has zero edge (η = 0)".into() });
         }
+        diag.insert("eta", eta);
         let input = AlphaInput {
             loss: &self.loss,
             y: &self.y,
@@ -651,7 +688,6 @@ impl Booster for SecBoost {
             offsets: &self.offsets,
             weights: &self.weights,
         };
-        let certified = p.solve_alpha == SolveAlphaRule::Certified;
         let obi_points = QBAR_GRID * p.oracle_precision;
         // q̄ at a trial α: the OBI of the offsets v_(t−1) at the new edges (docs/explanation/secboost.md#secboost-algorithm).
         let qbar_at = |alpha: f64| {
@@ -665,9 +701,6 @@ impl Booster for SecBoost {
         let share_qbar =
             !certified && grid_oracle && !self.loss.declared_convex() && !self.loss.is_batch() && self.lr == 1.0;
         let mut chosen = None;
-        // F at the new edges, when Solve_α computed it at the α it returns.
-        let mut fz_new = self.spare.pop().unwrap_or_default();
-        fz_new.clear(); // filled only by a Solve_α that computed F at the α it returns
         if let (AlphaRule::Auto, Some(beta)) = (p.alpha_rule, self.loss.beta()) {
             // docs/explanation/secboost.md#secboost-algorithm: β-smooth F: W̄ = 2β, α = η/(2(1+ε)M²W̄) (the middle of the interval, π = 0).
             let w2 = 2.0 * beta;
@@ -683,16 +716,9 @@ impl Booster for SecBoost {
         }
         // (Not when the closed-form α was kept: its q̄ is computed already.)
         let share_qbar = share_qbar && chosen.is_none();
-        // The round's end computed in Solve_α's trial passes, when it can be (update.rs): the new
-        // edges, offsets and weights of the last pass, and its sums.
-        let mut ahead = (certified && chosen.is_none() && self.updates_ahead()).then(|| {
-            std::array::from_fn::<_, 3, _>(|_| {
-                let mut v = self.spare.pop().unwrap_or_default();
-                v.resize(m, 0.0);
-                v
-            })
-        });
-        let mut ahead_sums = None;
+        // The first trial's pass, when it is Solve_α's (η > 0), and the sums of the last one.
+        let first = first.filter(|_| eta > 0.0);
+        let mut ahead_sums = first.map(|f| f.1);
         let (this, last) = (&*self, &mut ahead_sums);
         let mut trial_ahead = ahead.as_mut().map(|out| {
             move |alpha: f64, fz: &mut [f64], o: Order2<'_>| {
@@ -717,6 +743,7 @@ impl Booster for SecBoost {
                     // Solve_α's trial edges).
                     self.lr == 1.0,
                     trial_ahead.as_mut().map(|t| t as TrialPass<'_>),
+                    first.map(|f| f.0),
                 )? {
                     Some(c) => (c.solution, c.qbar),
                     None => {
@@ -1401,7 +1428,7 @@ mod tests {
                         &v,
                         Some(&mut out),
                         &mut fz,
-                        Some(Order2 { w: &w, sw: Some(&sw), m_t, qbar: loss.declared_convex(), losses: true }),
+                        Some(Order2 { w: &w, sw: Some(&sw), qbar: loss.declared_convex(), losses: true }),
                     );
                     (out, fz, acc)
                 })
@@ -1409,16 +1436,21 @@ mod tests {
             let (out, fz, acc) = run(1);
             assert!(out.iter().zip(&wt).all(|(a, b)| a.to_bits() == b.to_bits()), "n = {n}: weights");
             assert!(fz.iter().zip(&scratch.fz).all(|(a, b)| a.to_bits() == b.to_bits()), "n = {n}: F");
-            let big_w = (acc.order2 / n as f64).abs();
+            let big_w = order2_w(acc.order2.total() / n as f64, alpha, m_t);
+            // W as its definition writes it, a division per row: the same within rounding.
+            let naive_w =
+                ((0..n).map(|i| sw[i] * (h[i] / m_t).powi(2) * (w[i] - wt[i]) / (alpha * y[i] * h[i])).sum::<f64>()
+                    / n as f64)
+                    .abs();
+            assert!(naive_w > 0.0 && (big_w - naive_w).abs() <= 1e-12 * naive_w, "n = {n}: {big_w} vs {naive_w}");
             // The convex loss's q̄ of the same pass, against `mean_obi` on the materialised edges.
             let ne: Vec<f64> = shifted(&e, alpha, &y, &h).collect();
             let serial_q = mean_obi(&loss, &sw, &ne, &e, &v, 400, Red::local(n)).expect("local");
-            let qbar = acc.qbar / n as f64;
+            let qbar = acc.qbar.total() / n as f64;
             if !loss.declared_convex() {
-                assert_eq!(acc.qbar, 0.0, "n = {n}: no q̄ asked");
-            } else if n <= SECANT_CHUNK {
-                assert_eq!(qbar.to_bits(), serial_q.to_bits(), "n = {n}: one chunk is the serial q̄");
+                assert_eq!(acc.qbar.total(), 0.0, "n = {n}: no q̄ asked");
             } else {
+                // The same terms, summed in four lanes by the pass and in row order by `mean_obi`.
                 assert!(serial_q > 0.0 && (qbar - serial_q).abs() <= 1e-12 * serial_q, "n = {n}: {qbar} vs {serial_q}");
             }
             if n <= SECANT_CHUNK {

@@ -64,7 +64,9 @@ pub struct OffsetChoice {
 /// Whether `v` is numerically zero next to the edge `e`.
 #[inline]
 fn negligible(v: f64, e: f64) -> bool {
-    v.abs() <= DEGENERATE_OFFSET * e.abs().max(1.0)
+    // `max(|e|, 1)` (1 for a NaN `e`, as `f64::max`) by a comparison, which vectorises.
+    let s = e.abs();
+    v.abs() <= DEGENERATE_OFFSET * if s > 1.0 { s } else { 1.0 }
 }
 
 /// The seeded tiny random offset of the degenerate cases: magnitude uniform in

@@ -50,29 +50,50 @@ pub(super) fn edge(sw: &[f64], w: &[f64], y: &[f64], h: &[f64]) -> f64 {
 }
 
 /// `(Σ_i s_i w_i y_i h_i, M = max |h_i|)` in one pass (the maximum over the rows of positive sample
-/// weight, as [`max_abs_weighted`]): serial sums over fixed chunks, added in chunk order. `sw`
+/// weight, as [`max_abs_weighted`]): sums in the lanes of [`Sum4`] over fixed chunks, added in
+/// chunk order. `sw`
 /// `None`: every sample weight is 1 (not read: the same bits).
 pub(super) fn edge_sum_and_max(sw: Option<&[f64]>, w: &[f64], y: &[f64], h: &[f64]) -> (f64, f64) {
     crate::util::par::map_chunks(w.len(), |r| match sw {
-        Some(sw) => edge_rows::<false>(sw, w, y, h, r),
-        None => edge_rows::<true>(&[], w, y, h, r),
+        Some(sw) => edge_rows::<false>(sw, w, y, h, r, (Sum4::default(), 0.0)),
+        None => edge_rows::<true>(&[], w, y, h, r, (Sum4::default(), 0.0)),
     })
     .into_iter()
-    .fold((0.0, 0.0), |(s, m), (a, b)| (s + a, m.max(b)))
+    .fold((0.0, 0.0), |(s, m), (a, b)| (s + a.total(), m.max(b)))
 }
 
-/// [`edge_sum_and_max`] over the rows `r` (`UNIT`: every sample weight is 1, `sw` not read).
+/// [`edge_sum_and_max`]'s running sum (in the lanes of [`Sum4`]: `r` starts at a multiple of 4
+/// in its chunk) and maximum `from` continued over the rows `r` (`UNIT`: every sample weight is
+/// 1, `sw` not read).
 #[inline(always)]
-fn edge_rows<const UNIT: bool>(sw: &[f64], w: &[f64], y: &[f64], h: &[f64], r: std::ops::Range<usize>) -> (f64, f64) {
-    let (mut sum, mut max) = (0.0, 0.0_f64);
-    for i in r {
+pub(super) fn edge_rows<const UNIT: bool>(
+    sw: &[f64],
+    w: &[f64],
+    y: &[f64],
+    h: &[f64],
+    r: std::ops::Range<usize>,
+    from: (Sum4, f64),
+) -> (Sum4, f64) {
+    let (Sum4(mut sum), max) = from;
+    let mut lanes = [max; 4];
+    let mut row = |i: usize, l: usize| {
         let s = if UNIT { 1.0 } else { sw[i] };
-        sum += s * w[i] * y[i] * h[i];
+        sum[l] += s * w[i] * y[i] * h[i];
         if s > 0.0 {
-            max = max.max(h[i].abs());
+            lanes[l] = lanes[l].max(h[i].abs());
         }
+    };
+    let mut i = r.start;
+    while i + 4 <= r.end {
+        for l in 0..4 {
+            row(i + l, l);
+        }
+        i += 4;
     }
-    (sum, max)
+    for i in i..r.end {
+        row(i, (i - r.start) % 4);
+    }
+    (Sum4(sum), lanes[0].max(lanes[1]).max(lanes[2].max(lanes[3])))
 }
 
 /// What the round already knows of Solve_α's input, so that Solve_α does not read the rows again
@@ -209,14 +230,13 @@ pub(super) fn with_chunk_tmp<R>(loss: &Loss, len: usize, f: impl FnOnce(&mut [f6
     r
 }
 
-/// The order-2 term of `W` (docs/explanation/secboost.md#secboost-algorithm) asked of [`secant_pass`]: the weights `w` at α = 0, the
-/// sample weights and `M`.
+/// The order-2 term of `W` (docs/explanation/secboost.md#secboost-algorithm) asked of [`secant_pass`]: the weights `w` at α = 0 and the
+/// sample weights.
 #[derive(Clone, Copy)]
 pub(super) struct Order2<'a> {
     pub(super) w: &'a [f64],
     /// The sample weights (`None`: every one is 1).
     pub(super) sw: Option<&'a [f64]>,
-    pub(super) m_t: f64,
     /// Also `Σ_i s_i Q_F(z_i, z_i + v_i)` over the rows of positive sample weight, the convex
     /// OBI of the offsets at the trial edges `z = ẽ + α y h` (the terms of `q̄` for a loss declared
     /// convex, [`obi_convex`] per row): computed in the same pass, with no loss value kept.
@@ -238,32 +258,89 @@ pub(super) struct Order2Rows<'a> {
 }
 
 impl Order2Rows<'_> {
-    /// `sums` plus the block's terms, in row order (`UNIT`: every sample weight is 1, `sw` not
-    /// read: the same bits). No branch: adding +0 leaves either sum as it is, and neither is ever
-    /// −0; the sums are in registers through the loop.
+    /// `sums` plus the block's terms (`UNIT`: every sample weight is 1, `sw` not read: the same
+    /// bits), in the lanes of [`Sum4`]: the block's first row is a multiple of 4 within its chunk.
+    /// No branch: adding +0 leaves a lane as it is.
     #[inline(always)]
-    #[allow(clippy::needless_range_loop)] // six slices by one index; `sw` is not read when UNIT
-    pub(super) fn add<const UNIT: bool>(&self, sw: &[f64], m_t: f64, qbar: bool, sums: PassSums) -> PassSums {
-        let PassSums { mut order2, qbar: mut qsum } = sums;
-        for i in 0..self.y.len() {
+    pub(super) fn add<const UNIT: bool>(&self, sw: &[f64], qbar: bool, sums: PassSums) -> PassSums {
+        let PassSums { order2: Sum4(mut o), qbar: Sum4(mut q) } = sums;
+        let row = |i: usize| {
             let s = if UNIT { 1.0 } else { sw[i] };
-            let e = self.alpha * self.y[i] * self.h[i];
-            let r = self.h[i] / m_t;
-            let term = s * r * r * (self.w[i] - self.wt[i]) / e;
-            order2 += if e != 0.0 { term } else { 0.0 };
-            qsum += if qbar && s > 0.0 { s * self.q[i] } else { 0.0 };
+            let t = order2_term(s, self.w[i], self.wt[i], self.y[i], self.h[i], self.alpha);
+            (t, if qbar && s > 0.0 { s * self.q[i] } else { 0.0 })
+        };
+        let n = self.y.len();
+        let mut i = 0;
+        while i + 4 <= n {
+            for l in 0..4 {
+                let (t, u) = row(i + l);
+                o[l] += t;
+                q[l] += u;
+            }
+            i += 4;
         }
-        PassSums { order2, qbar: qsum }
+        for i in i..n {
+            let (t, u) = row(i);
+            o[i % 4] += t;
+            q[i % 4] += u;
+        }
+        PassSums { order2: Sum4(o), qbar: Sum4(q) }
+    }
+}
+
+/// Row `i`'s term of the order-2 sum: `s (w − w̃) y h` (0 where `α y h = 0`), which is
+/// `α M² · s (h/M)² (w − w̃)/(α y h)`, the term of `W` (docs/explanation/secboost.md#secboost-algorithm),
+/// as `y² = 1`: no division per row ([`order2_w`] divides the sum once).
+#[inline(always)]
+fn order2_term(s: f64, w: f64, wt: f64, y: f64, h: f64, alpha: f64) -> f64 {
+    let e = alpha * y * h;
+    let term = s * (w - wt) * (y * h);
+    if e != 0.0 {
+        term
+    } else {
+        0.0
+    }
+}
+
+/// `W = |mean_i s_i (h_i/M)² (w_i − w̃_i)/(α y_i h_i)|` from the mean of [`order2_term`]'s terms.
+#[inline]
+pub(super) fn order2_w(mean: f64, alpha: f64, m_t: f64) -> f64 {
+    (mean / (alpha * (m_t * m_t))).abs()
+}
+
+/// A sum over a chunk's rows in four lanes: the chunk's row `j` in lane `j mod 4`, the lanes added
+/// as `(l₀ + l₁) + (l₂ + l₃)`. Four chains of additions instead of one; the same bits however the
+/// chunk is cut into blocks whose first rows are multiples of 4.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(super) struct Sum4(pub(super) [f64; 4]);
+
+impl Sum4 {
+    /// The sum: its lanes added.
+    pub(super) fn total(self) -> f64 {
+        let [a, b, c, d] = self.0;
+        (a + b) + (c + d)
+    }
+
+    /// `self` then the sum `next` of a later chunk: their totals added (in lane 0).
+    pub(super) fn then(self, next: Sum4) -> Sum4 {
+        Sum4([self.total() + next.total(), 0.0, 0.0, 0.0])
     }
 }
 
 /// The sums of one [`secant_pass`] with [`Order2`], each over fixed chunks in chunk order.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(super) struct PassSums {
-    /// `Σ_i s_i (h_i/M)² (w_i − w̃_i)/(α y_i h_i)` (see [`order2_bound`]).
-    pub(super) order2: f64,
+    /// `Σ_i s_i (w_i − w̃_i) y_i h_i` ([`order2_term`]; [`order2_w`] gives `W`).
+    pub(super) order2: Sum4,
     /// `Σ_i s_i Q_F(z_i, z_i + v_i)` when [`Order2::qbar`] is set, else 0.
-    pub(super) qbar: f64,
+    pub(super) qbar: Sum4,
+}
+
+impl PassSums {
+    /// `self` then the sums of a later chunk.
+    pub(super) fn then(self, next: PassSums) -> PassSums {
+        PassSums { order2: self.order2.then(next.order2), qbar: self.qbar.then(next.qbar) }
+    }
 }
 
 /// One pass for the (partial) weights and `W`. `out_i = −δ_{v_i} F(ẽ_i + α y_i h_i)`
@@ -328,8 +405,8 @@ pub(super) fn secant_pass(
             let Some(o) = order2 else { return };
             let rows = Order2Rows { alpha, y: &y[a..b], h: &h[a..b], w: &o.w[a..b], wt: &*wt, q: &*fzv };
             *sums = match o.sw {
-                Some(sw) => rows.add::<false>(&sw[a..b], o.m_t, o.qbar, *sums),
-                None => rows.add::<true>(&[], o.m_t, o.qbar, *sums),
+                Some(sw) => rows.add::<false>(&sw[a..b], o.qbar, *sums),
+                None => rows.add::<true>(&[], o.qbar, *sums),
             };
         })
     };
@@ -365,7 +442,7 @@ pub(super) fn secant_pass(
             None => fz.par_chunks_mut(chunk).enumerate().map(|(k, f)| one(k, None, f)).collect(),
         }
     };
-    parts.iter().fold(PassSums::default(), |t, p| PassSums { order2: t.order2 + p.order2, qbar: t.qbar + p.qbar })
+    parts.into_iter().fold(PassSums::default(), PassSums::then)
 }
 
 /// `out_i = −(F(z_i + v_i) − fz_i) / v_i` with `fz_i = F(z_i)` already known
@@ -404,17 +481,14 @@ pub(super) fn order2_bound(
     m_t: f64,
     red: Red<'_>,
 ) -> Result<f64> {
-    let mut acc = 0.0;
     traffic::add(Pass::BoosterStep, 3 * traffic::bytes(w) + traffic::bytes(sw) + traffic::bytes(wt), 0);
+    // The terms of `secant_pass` in the lanes of one chunk (the same bits on one chunk).
+    let mut acc = Sum4::default();
     for i in 0..w.len() {
-        let e = alpha * y[i] * h[i];
-        if e != 0.0 {
-            let r = h[i] / m_t;
-            acc += sw[i] * r * r * (w[i] - wt[i]) / e;
-        }
+        acc.0[i % 4] += order2_term(sw[i], w[i], wt[i], y[i], h[i], alpha);
     }
     // Over every rank (`n` = the number of examples).
-    Ok(red.mean(acc)?.abs())
+    Ok(order2_w(red.mean(acc.total())?, alpha, m_t))
 }
 
 /// Solve_α, extended (docs/explanation/secboost.md#secboost-algorithm): the leveraging coefficient α, the bound `W̄` and ε.
@@ -607,7 +681,19 @@ pub fn solve_alpha_certified(
 ) -> Result<Option<CertifiedAlpha>> {
     let red = Red::local(input.y.len());
     let fz = &mut Vec::new();
-    solve_alpha_certified_on(input, delta_init, max_halvings, kappa, obi_points, red, Known::default(), fz, false, None)
+    solve_alpha_certified_on(
+        input,
+        delta_init,
+        max_halvings,
+        kappa,
+        obi_points,
+        red,
+        Known::default(),
+        fz,
+        false,
+        None,
+        None,
+    )
 }
 
 /// A trial pass in place of [`secant_pass`]: given α, the buffer of loss values and the
@@ -618,8 +704,9 @@ pub(super) type TrialPass<'a> = &'a mut dyn FnMut(f64, &mut [f64], Order2<'_>) -
 /// [`solve_alpha_certified`] over the examples of every rank: two calls per trial α. `fz` is
 /// the passes' buffer of loss values; with `keep_losses`, when an α is accepted it holds
 /// `F(ẽ_i + α y_i h_i)` at it (the step reuses it), else its values are unspecified. `trial`, when
-/// given, runs the trial passes (the last one it runs is the accepted α's).
-#[allow(clippy::too_many_arguments)] // the public rule's arguments, the ranks' reducer, what the round knows, F's buffer, whether it is kept and the trial pass
+/// given, runs the trial passes (the last one it runs is the accepted α's). `first`: the sums of
+/// the first trial's pass (at `α = δ_init·sign(η₀)`), run already, its loss values in `fz`.
+#[allow(clippy::too_many_arguments)] // the public rule's arguments, the ranks' reducer, what the round knows, F's buffer, whether it is kept, the trial pass and its first sums
 pub(super) fn solve_alpha_certified_on(
     input: &AlphaInput<'_>,
     delta_init: f64,
@@ -631,14 +718,20 @@ pub(super) fn solve_alpha_certified_on(
     fz: &mut Vec<f64>,
     keep_losses: bool,
     mut trial: Option<TrialPass<'_>>,
+    mut first: Option<PassSums>,
 ) -> Result<Option<CertifiedAlpha>> {
     let AlphaInput { loss, y, h, sample_weight: sw, edges, offsets, weights: w } = *input;
     let (m, m_t, eta0) = checked_input(input, red, known)?;
     if !(kappa > 0.0 && kappa < 1.0) {
         return Err(Error::param("kappa", "a real in (0, 1)", kappa));
     }
-    fz.clear();
-    fz.resize(m, 0.0);
+    if fz.len() != m {
+        first = None;
+    }
+    if first.is_none() {
+        fz.clear();
+        fz.resize(m, 0.0);
+    }
     // A convex loss's q̄ terms are closed forms or short searches: computed in the pass of the
     // partial weights (a trial rejected before its q̄ test wastes them; one rarely is). A
     // non-convex loss's grid OBI costs `4Z + 2` loss values a row: only where the test needs it.
@@ -654,13 +747,14 @@ pub(super) fn solve_alpha_certified_on(
         delta *= 0.5;
         // docs/explanation/secboost.md#secboost-algorithm: W = |mean_i (h_i/M)² δ_{α y_i h_i, v_i} F(ẽ_i)|: in the pass that
         // computes the partial weights (parallel chunks).
-        let order2 = Order2 { w, sw: (!known.unit_weights).then_some(sw), m_t, qbar: fused_qbar, losses: keep_losses };
-        let sums = match trial.as_mut() {
-            Some(pass) => pass(alpha, fz, order2),
-            None => secant_pass(loss, edges, alpha, y, h, offsets, None, fz, Some(order2)),
+        let order2 = Order2 { w, sw: (!known.unit_weights).then_some(sw), qbar: fused_qbar, losses: keep_losses };
+        let sums = match (first.take(), trial.as_mut()) {
+            (Some(sums), _) => sums,
+            (None, Some(pass)) => pass(alpha, fz, order2),
+            (None, None) => secant_pass(loss, edges, alpha, y, h, offsets, None, fz, Some(order2)),
         };
         // Over every rank (`n` = the number of examples).
-        let mut big_w = red.mean(sums.order2)?.abs();
+        let mut big_w = order2_w(red.mean(sums.order2.total())?, alpha, m_t);
         if !big_w.is_finite() {
             continue;
         }
@@ -684,7 +778,7 @@ pub(super) fn solve_alpha_certified_on(
             break;
         }
         let qbar = if fused_qbar {
-            red.mean(sums.qbar)?
+            red.mean(sums.qbar.total())?
         } else {
             for (ne, e) in new_edges.iter_mut().zip(shifted(edges, alpha, y, h)) {
                 *ne = e;

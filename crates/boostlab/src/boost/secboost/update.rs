@@ -11,7 +11,9 @@ use rayon::prelude::*;
 use super::logistic;
 use super::obi::obi_convex_into;
 use super::oracle::{first_guess_usable, first_guesses, offsets_convex_into};
-use super::solve_alpha::{is_logistic, weights_from_values, with_chunk_tmp, Order2, Order2Rows, PassSums};
+use super::solve_alpha::{
+    edge_rows, is_logistic, weights_from_values, with_chunk_tmp, Order2, Order2Rows, PassSums, Sum4,
+};
 use super::{offset_seed, SecBoost, SolveAlphaRule};
 use crate::boost::{Diagnostics, Step};
 use crate::error::{Error, Result};
@@ -30,6 +32,12 @@ pub(super) struct ChunkSums {
     /// guess over every row.
     unusable_guess: bool,
     max_guess_obi: f64,
+    /// Ahead of η and M ([`SecBoost::trial_ahead`]): `Σ s w y h` and `max |h|` over the rows of
+    /// positive sample weight, as [`super::solve_alpha::edge_sum_and_max`] sums them, and the
+    /// first row of a non-finite output.
+    pub(super) eta: Sum4,
+    pub(super) m: f64,
+    pub(super) bad_output: Option<usize>,
     /// `Σ s` over the rows of positive sample weight with a random offset, a negative weight, a
     /// zero weight.
     random: f64,
@@ -57,6 +65,9 @@ impl ChunkSums {
             max_obi: self.max_obi.max(next.max_obi),
             unusable_guess: self.unusable_guess || next.unusable_guess,
             max_guess_obi: self.max_guess_obi.max(next.max_guess_obi),
+            eta: self.eta.then(next.eta),
+            m: self.m.max(next.m),
+            bad_output: self.bad_output.or(next.bad_output),
             random: self.random + next.random,
             negative: self.negative + next.negative,
             zero: self.zero + next.zero,
@@ -165,7 +176,8 @@ impl SecBoost {
     /// `order2`: the same sums and loss values `fz`, bit for bit) that also computes the end of the
     /// round as [`SecBoost::update_convex`] would if `alpha` is accepted: the new edges, the
     /// oracle's first guesses as offsets, the weights at them and the round's sums, into `out`
-    /// (edges, offsets, weights: `m` values each). The budget is known only after the pass:
+    /// (edges, offsets, weights: `m` values each). It also sums η and M and checks the outputs
+    /// (for the first trial, run before them: see the step). The budget is known only after the pass:
     /// [`SecBoost::ahead_holds`] tells whether every first guess is then accepted, as
     /// [`SecBoost::update_convex`] would have found (docs/explanation/secboost.md#secboost-speed).
     pub(super) fn trial_ahead(
@@ -213,9 +225,7 @@ impl SecBoost {
                 .collect::<Vec<_>>()
         };
         // In chunk order, as secant_pass and update_convex add them.
-        parts.into_iter().fold((PassSums::default(), ChunkSums::default()), |(t, s), (p, c)| {
-            (PassSums { order2: t.order2 + p.order2, qbar: t.qbar + p.qbar }, s.then(c))
-        })
+        parts.into_iter().fold((PassSums::default(), ChunkSums::default()), |(t, s), (p, c)| (t.then(p), s.then(c)))
     }
 
     /// Whether the end of the round computed by [`SecBoost::trial_ahead`] (its `sums`) is
@@ -243,14 +253,24 @@ impl SecBoost {
         let Out { edges, offsets, weights, losses } = out;
         let len = edges.len();
         let r = a..a + len;
+        // η's sum and M, continued in row order (as edge_sum_and_max).
+        (s.eta, s.m) = match order2.sw {
+            Some(sw) => edge_rows::<false>(sw, order2.w, &self.y, h, r.clone(), (s.eta, s.m)),
+            None => edge_rows::<true>(&[], order2.w, &self.y, h, r.clone(), (s.eta, s.m)),
+        };
         let (prev, y, h) = (&self.edges[r.clone()], &self.y[r.clone()], &h[r.clone()]);
-        let mut bad = false;
+        let (mut bad, mut bad_h) = (false, false);
         for (j, e) in edges.iter_mut().enumerate() {
             *e = prev[j] + alpha * y[j] * h[j];
             bad |= !e.is_finite();
+            bad_h |= !h[j].is_finite();
         }
+        let first = |v: &[f64]| v.iter().position(|x| !x.is_finite()).map(|j| a + j);
         if bad && s.bad_edge.is_none() {
-            s.bad_edge = edges.iter().position(|e| !e.is_finite()).map(|j| a + j);
+            s.bad_edge = first(edges);
+        }
+        if bad_h && s.bad_output.is_none() {
+            s.bad_output = first(h);
         }
         first_guesses(edges, prev, self.params.oracle_precision, offsets);
         with_chunk_tmp(&self.loss, len, |wt, q, guess_obi| {
@@ -258,16 +278,18 @@ impl SecBoost {
             logistic::two_offsets_into(&self.loss, edges, old, offsets, losses, wt, q, weights, guess_obi);
             let rows = Order2Rows { alpha, y, h, w: &order2.w[r.clone()], wt, q };
             *p = match order2.sw {
-                Some(sw) => rows.add::<false>(&sw[r.clone()], order2.m_t, order2.qbar, *p),
-                None => rows.add::<true>(&[], order2.m_t, order2.qbar, *p),
+                Some(sw) => rows.add::<false>(&sw[r.clone()], order2.qbar, *p),
+                None => rows.add::<true>(&[], order2.qbar, *p),
             };
-            let mut unusable = s.unusable_guess;
-            for j in 0..len {
-                unusable |= !first_guess_usable(edges[j], prev[j], offsets[j]) | guess_obi[j].is_nan();
+            let (unusable, max) = scan_guesses(edges, prev, offsets, guess_obi);
+            s.unusable_guess |= unusable;
+            s.max_guess_obi = s.max_guess_obi.max(max);
+            if self.unit_weights {
+                // (Every row counts in `max_obi` too: the same maximum.)
+                s.max_obi = s.max_obi.max(max);
+            } else {
+                self.guess_records(a, guess_obi, offsets, s);
             }
-            s.unusable_guess = unusable;
-            s.max_guess_obi = max_of(s.max_guess_obi, guess_obi);
-            self.guess_records(a, guess_obi, offsets, s);
         });
         self.block_sums(a, edges, weights, losses, s);
     }
@@ -484,16 +506,39 @@ impl SecBoost {
         let ChunkSums { mut negative, mut zero, mut nonzero, mut risk, mut error, mut w1, mut abs_total, .. } = *s;
         let mut edge_scale = s.edge_scale;
         let y = &self.y[a..a + edges.len()];
+        if UNIT {
+            // Every sample weight 1: the sums of weights are counts, kept as integers (exact,
+            // as sums of ones below 2⁵³ are in any order: the same bits, shorter chains).
+            let (mut negatives, mut zeros, mut errors) = (0u32, 0u32, 0u32);
+            for j in 0..edges.len() {
+                let (w, f) = (weights[j], losses[j]);
+                bad_weight |= !w.is_finite();
+                bad_loss |= !f.is_finite();
+                negatives += u32::from(w < 0.0);
+                zeros += u32::from(w == 0.0);
+                nonzero |= w != 0.0;
+                risk += f;
+                errors += u32::from(is_wrong(y[j], edges[j]));
+                w1 += w;
+                abs_total += w.abs();
+                // (`f64::max` on values ≥ +0, by a comparison: a NaN edge, refused later,
+                // leaves the maximum as `f64::max` would.)
+                let e = edges[j].abs();
+                edge_scale = if e > edge_scale { e } else { edge_scale };
+            }
+            (s.negative, s.zero, s.error) =
+                (negative + f64::from(negatives), zero + f64::from(zeros), error + f64::from(errors));
+            (s.nonzero, s.risk, s.w1, s.abs_total, s.edge_scale) = (nonzero, risk, w1, abs_total, edge_scale);
+            return (bad_weight, bad_loss);
+        }
         let sws = &self.sw[a..a + edges.len()];
         for j in 0..edges.len() {
-            let sw = if UNIT { 1.0 } else { sws[j] };
+            let sw = sws[j];
             let (pos, kept) = (sw > 0.0, sw != 0.0);
             // A row of sample weight 0 is left out: weight and loss value 0.
             let w = select(kept, weights[j], 0.0);
             let f = select(kept, losses[j], 0.0);
-            if !UNIT {
-                (weights[j], losses[j]) = (w, f);
-            }
+            (weights[j], losses[j]) = (w, f);
             bad_weight |= !w.is_finite();
             bad_loss |= !f.is_finite();
             // (Adding +0 leaves every sum as it is: none of them is ever −0.)
@@ -511,6 +556,30 @@ impl SecBoost {
         s.edge_scale = edge_scale;
         (bad_weight, bad_loss)
     }
+}
+
+/// Whether some first guess `v` (for the edges `e_t` now and `e_prev` before) is not kept
+/// whatever the budget (see [`first_guess_usable`]; or its OBI is NaN), and the largest OBI, −∞
+/// for none (one pass, four running maxima: see [`max_of`]).
+#[inline(always)]
+fn scan_guesses(e_t: &[f64], e_prev: &[f64], v: &[f64], obi: &[f64]) -> (bool, f64) {
+    let mut bad = [false; 4];
+    let mut max = [f64::NEG_INFINITY; 4];
+    let row = |j: usize| !first_guess_usable(e_t[j], e_prev[j], v[j]) | obi[j].is_nan();
+    let n = obi.len();
+    let mut j = 0;
+    while j + 4 <= n {
+        for l in 0..4 {
+            bad[l] |= row(j + l);
+            max[l] = max[l].max(obi[j + l]);
+        }
+        j += 4;
+    }
+    for (j, &q) in obi.iter().enumerate().skip(j) {
+        bad[0] |= row(j);
+        max[0] = max[0].max(q);
+    }
+    (bad.iter().any(|b| *b), (max[0].max(max[1])).max(max[2].max(max[3])))
 }
 
 /// `max(m, max q)`, four running maxima: the maximum of a set does not depend on the order it is
@@ -540,8 +609,13 @@ fn record_sums(diag: &mut Diagnostics, b: &[f64], sw_unit: f64, n: f64) {
 /// `s` when the score `y·ẽ` predicts the wrong class (a score of 0 predicts −1), else 0.
 #[inline]
 pub(super) fn wrong(y: f64, edge: f64, s: f64) -> f64 {
-    let score = y * edge; // H = y·ẽ
-                          // `s·1` or `s·0` (`+0`, as `s ≥ 0`), not a branch: a quarter of the rows may be wrong, in no
-                          // order a branch predictor can follow.
-    s * f64::from(u8::from((score > 0.0) != (y > 0.0)))
+    // `s·1` or `s·0` (`+0`, as `s ≥ 0`), not a branch: a quarter of the rows may be wrong, in no
+    // order a branch predictor can follow.
+    s * f64::from(u8::from(is_wrong(y, edge)))
+}
+
+/// Whether the score `y·ẽ` (`H = y·ẽ`) predicts the wrong class (a score of 0 predicts −1).
+#[inline]
+fn is_wrong(y: f64, edge: f64) -> bool {
+    (y * edge > 0.0) != (y > 0.0)
 }

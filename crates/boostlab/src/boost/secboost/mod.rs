@@ -1540,7 +1540,8 @@ mod tests {
     /// the order of their sums on several (the OBIs: to the search's accuracy). Without shrinkage
     /// the end is computed ahead, in Solve_α's trial pass: kept when every first guess is accepted,
     /// else (an oracle of precision 1, whose first guesses go all the way back) dropped for the
-    /// update's search; both happen here.
+    /// update's search; both happen here, and a round of negative edge (whose first trial pass,
+    /// run before η is known, is discarded). A non-finite output is the same error either way.
     #[test]
     fn one_pass_update_equals_the_general_path() {
         AHEAD.with(|c| c.set([0, 0]));
@@ -1561,7 +1562,12 @@ mod tests {
             general.set_learning_rate(lr);
             for round in 0..8 {
                 let what = format!("n = {n}, ν = {lr}, Z = {precision}, round {round}");
-                let h = fit_stump(&fast, &x);
+                let mut h = fit_stump(&fast, &x);
+                if round == 2 {
+                    // A weak hypothesis of negative edge: the first trial pass, run before η at
+                    // α = δ_init, is discarded and Solve_α starts from −δ_init.
+                    h.iter_mut().for_each(|v| *v = -*v);
+                }
                 let (mut df, mut dg) = (Diagnostics::new(), Diagnostics::new());
                 let step = fast.step(&h, &mut df).expect("step");
                 assert_eq!(step, general.step(&h, &mut dg).expect("step"), "{what}");
@@ -1591,6 +1597,16 @@ mod tests {
                 assert!(df["random_offsets"] == 0.0 && df["certified"] == 1.0, "{what}: {df:?}");
             }
         }
+        let (x, y) = data(5, 3000, 0.15);
+        let builtin = Loss::from_spec(&LossSpec::Logistic).expect("loss");
+        let mut fast = SecBoost::new(params("logistic"), builtin.clone(), labels(&y)).expect("valid");
+        let mut general = SecBoost::new(params("logistic"), builtin, labels(&y)).expect("valid");
+        general.general_path = true;
+        let mut h = fit_stump(&fast, &x);
+        h[2011] = f64::NAN;
+        let (a, b) = (fast.step(&h, &mut Diagnostics::new()), general.step(&h, &mut Diagnostics::new()));
+        let (a, b) = (a.expect_err("NaN output").to_string(), b.expect_err("NaN output").to_string());
+        assert!(a == b && a.contains("output NaN at example 2011"), "{a} / {b}");
         let [kept, refused] = AHEAD.with(std::cell::Cell::get);
         assert!(kept >= 8 && refused >= 1, "rounds whose end computed ahead was kept: {kept}, dropped: {refused}");
     }

@@ -96,6 +96,33 @@ struct Out<'a> {
     losses: &'a mut [f64],
 }
 
+impl<'a> Out<'a> {
+    /// The rows cut into pieces of `len` rows, each with its first row (from 0).
+    fn pieces(self, len: usize) -> impl Iterator<Item = (usize, Out<'a>)> {
+        let Out { edges, offsets, weights, losses } = self;
+        let pieces = edges.chunks_mut(len).zip(offsets.chunks_mut(len)).zip(weights.chunks_mut(len));
+        pieces
+            .zip(losses.chunks_mut(len))
+            .enumerate()
+            .map(move |(k, (((edges, offsets), weights), losses))| (k * len, Out { edges, offsets, weights, losses }))
+    }
+
+    /// `f(first row, chunk)` over the fixed chunks of [`ROW_CHUNK`] rows, in parallel (one call
+    /// with at most that many rows), the results in chunk order.
+    fn map_chunks<R: Send>(self, f: impl Fn(usize, Out<'_>) -> R + Sync + Send) -> Vec<R> {
+        if self.edges.len() <= ROW_CHUNK {
+            return vec![f(0, self)];
+        }
+        let Out { edges, offsets, weights, losses } = self;
+        let chunks = edges.par_chunks_mut(ROW_CHUNK).zip(offsets.par_chunks_mut(ROW_CHUNK));
+        let chunks = chunks.zip(weights.par_chunks_mut(ROW_CHUNK)).zip(losses.par_chunks_mut(ROW_CHUNK));
+        chunks
+            .enumerate()
+            .map(|(k, (((edges, offsets), weights), losses))| f(k * ROW_CHUNK, Out { edges, offsets, weights, losses }))
+            .collect()
+    }
+}
+
 impl SecBoost {
     /// Whether the round ends with [`SecBoost::update_convex`]: the convex oracle on a loss that
     /// is not a batch closure (whose values are computed per row, on any thread).
@@ -143,22 +170,10 @@ impl SecBoost {
             (4 - usize::from(known)) * b,
         );
         let [edges, offsets, weights, losses] = &mut out;
-        let sums = if m <= ROW_CHUNK {
-            self.update_chunk(0, alpha, h, z, known, Out { edges, offsets, weights, losses })
-        } else {
-            edges
-                .par_chunks_mut(ROW_CHUNK)
-                .zip(offsets.par_chunks_mut(ROW_CHUNK))
-                .zip(weights.par_chunks_mut(ROW_CHUNK))
-                .zip(losses.par_chunks_mut(ROW_CHUNK))
-                .enumerate()
-                .map(|(k, (((edges, offsets), weights), losses))| {
-                    self.update_chunk(k * ROW_CHUNK, alpha, h, z, known, Out { edges, offsets, weights, losses })
-                })
-                .collect::<Vec<_>>()
-                .into_iter()
-                .fold(ChunkSums::default(), ChunkSums::then)
-        };
+        let sums = Out { edges, offsets, weights, losses }
+            .map_chunks(|a, out| self.update_chunk(a, alpha, h, z, known, out))
+            .into_iter()
+            .fold(ChunkSums::default(), ChunkSums::then);
         self.finish_update(alpha, h, out, sums, diag)
     }
 
@@ -189,41 +204,19 @@ impl SecBoost {
         out: &mut [Vec<f64>; 3],
     ) -> (PassSums, ChunkSums) {
         debug_assert!(order2.qbar && self.updates_ahead());
-        let m = self.y.len();
         // The secant pass's reads (edges, labels, outputs, offsets, weights; the sample weights
         // unless all are 1) and its loss values written; the new edges, offsets and weights written.
         let b = traffic::bytes(h);
         traffic::add(Pass::BoosterStep, (5 + usize::from(!self.unit_weights)) * b, b);
         traffic::add(Pass::BoosterUpdate, 0, 3 * b);
         let [edges, offsets, weights] = out;
-        let one = |a: usize, out: Out<'_>| {
+        let parts = Out { edges, offsets, weights, losses: fz }.map_chunks(|a, out| {
             let (mut p, mut s) = (PassSums::default(), ChunkSums::default());
-            let blocks = out
-                .edges
-                .chunks_mut(BLOCK)
-                .zip(out.offsets.chunks_mut(BLOCK))
-                .zip(out.weights.chunks_mut(BLOCK))
-                .zip(out.losses.chunks_mut(BLOCK));
-            for (k, (((edges, offsets), weights), losses)) in blocks.enumerate() {
-                let out = Out { edges, offsets, weights, losses };
-                self.ahead_block(a + k * BLOCK, alpha, h, order2, out, &mut p, &mut s);
+            for (j, out) in out.pieces(BLOCK) {
+                self.ahead_block(a + j, alpha, h, order2, out, &mut p, &mut s);
             }
             (p, s)
-        };
-        let parts = if m <= ROW_CHUNK {
-            vec![one(0, Out { edges, offsets, weights, losses: fz })]
-        } else {
-            edges
-                .par_chunks_mut(ROW_CHUNK)
-                .zip(offsets.par_chunks_mut(ROW_CHUNK))
-                .zip(weights.par_chunks_mut(ROW_CHUNK))
-                .zip(fz.par_chunks_mut(ROW_CHUNK))
-                .enumerate()
-                .map(|(k, (((edges, offsets), weights), losses))| {
-                    one(k * ROW_CHUNK, Out { edges, offsets, weights, losses })
-                })
-                .collect::<Vec<_>>()
-        };
+        });
         // In chunk order, as secant_pass and update_convex add them.
         parts.into_iter().fold((PassSums::default(), ChunkSums::default()), |(t, s), (p, c)| (t.then(p), s.then(c)))
     }
@@ -367,14 +360,8 @@ impl SecBoost {
     /// `known`: `out.losses` holds `F(ẽ_t)` already.
     fn update_chunk(&self, a: usize, alpha: f64, h: &[f64], z: f64, known: bool, out: Out<'_>) -> ChunkSums {
         let mut s = ChunkSums::default();
-        let blocks = out
-            .edges
-            .chunks_mut(BLOCK)
-            .zip(out.offsets.chunks_mut(BLOCK))
-            .zip(out.weights.chunks_mut(BLOCK))
-            .zip(out.losses.chunks_mut(BLOCK));
-        for (k, (((edges, offsets), weights), losses)) in blocks.enumerate() {
-            self.update_block(a + k * BLOCK, alpha, h, z, known, Out { edges, offsets, weights, losses }, &mut s);
+        for (j, out) in out.pieces(BLOCK) {
+            self.update_block(a + j, alpha, h, z, known, out, &mut s);
             if s.bad_edge.is_some() {
                 break;
             }

@@ -606,10 +606,11 @@ impl Booster for SecBoost {
         let certified = self.params.solve_alpha == SolveAlphaRule::Certified;
         // F at the new edges, when Solve_α computed it at the α it returns.
         let mut fz_new = self.spare.pop().unwrap_or_default();
-        fz_new.clear(); // filled only by a Solve_α that computed F at the α it returns
-                        // The round's end computed in Solve_α's trial passes, when it can be (update.rs): the new
-                        // edges, offsets and weights of the last pass, and its sums. (Not with the closed-form α,
-                        // which comes first.)
+        // (Filled only by a Solve_α that computed F at the α it returns.)
+        fz_new.clear();
+        // The round's end computed in Solve_α's trial passes, when it can be (update.rs): the new
+        // edges, offsets and weights of the last pass, and its sums. (Not with the closed-form α,
+        // which comes first.)
         let closed_form = self.params.alpha_rule == AlphaRule::Auto && self.loss.beta().is_some();
         let mut ahead = (certified && !closed_form && self.updates_ahead()).then(|| {
             std::array::from_fn::<_, 3, _>(|_| {

@@ -76,23 +76,13 @@ pub(super) fn edge_rows<const UNIT: bool>(
 ) -> (Sum4, f64) {
     let (Sum4(mut sum), max) = from;
     let mut lanes = [max; 4];
-    let mut row = |i: usize, l: usize| {
+    in_lanes(r, |i, l| {
         let s = if UNIT { 1.0 } else { sw[i] };
         sum[l] += s * w[i] * y[i] * h[i];
         if s > 0.0 {
             lanes[l] = lanes[l].max(h[i].abs());
         }
-    };
-    let mut i = r.start;
-    while i + 4 <= r.end {
-        for l in 0..4 {
-            row(i + l, l);
-        }
-        i += 4;
-    }
-    for i in i..r.end {
-        row(i, (i - r.start) % 4);
-    }
+    });
     (Sum4(sum), lanes[0].max(lanes[1]).max(lanes[2].max(lanes[3])))
 }
 
@@ -264,26 +254,11 @@ impl Order2Rows<'_> {
     #[inline(always)]
     pub(super) fn add<const UNIT: bool>(&self, sw: &[f64], qbar: bool, sums: PassSums) -> PassSums {
         let PassSums { order2: Sum4(mut o), qbar: Sum4(mut q) } = sums;
-        let row = |i: usize| {
+        in_lanes(0..self.y.len(), |i, l| {
             let s = if UNIT { 1.0 } else { sw[i] };
-            let t = order2_term(s, self.w[i], self.wt[i], self.y[i], self.h[i], self.alpha);
-            (t, if qbar && s > 0.0 { s * self.q[i] } else { 0.0 })
-        };
-        let n = self.y.len();
-        let mut i = 0;
-        while i + 4 <= n {
-            for l in 0..4 {
-                let (t, u) = row(i + l);
-                o[l] += t;
-                q[l] += u;
-            }
-            i += 4;
-        }
-        for i in i..n {
-            let (t, u) = row(i);
-            o[i % 4] += t;
-            q[i % 4] += u;
-        }
+            o[l] += order2_term(s, self.w[i], self.wt[i], self.y[i], self.h[i], self.alpha);
+            q[l] += if qbar && s > 0.0 { s * self.q[i] } else { 0.0 };
+        });
         PassSums { order2: Sum4(o), qbar: Sum4(q) }
     }
 }
@@ -306,6 +281,22 @@ fn order2_term(s: f64, w: f64, wt: f64, y: f64, h: f64, alpha: f64) -> f64 {
 #[inline]
 pub(super) fn order2_w(mean: f64, alpha: f64, m_t: f64) -> f64 {
     (mean / (alpha * (m_t * m_t))).abs()
+}
+
+/// `f(i, l)` for every row `i` of `r` in order, `l = (i − r.start) mod 4` its lane of [`Sum4`]
+/// (four rows a step, so that the four lanes' chains run side by side).
+#[inline(always)]
+pub(super) fn in_lanes(r: std::ops::Range<usize>, mut f: impl FnMut(usize, usize)) {
+    let mut i = r.start;
+    while i + 4 <= r.end {
+        for l in 0..4 {
+            f(i + l, l);
+        }
+        i += 4;
+    }
+    for i in i..r.end {
+        f(i, (i - r.start) % 4);
+    }
 }
 
 /// A sum over a chunk's rows in four lanes: the chunk's row `j` in lane `j mod 4`, the lanes added
@@ -484,9 +475,7 @@ pub(super) fn order2_bound(
     traffic::add(Pass::BoosterStep, 3 * traffic::bytes(w) + traffic::bytes(sw) + traffic::bytes(wt), 0);
     // The terms of `secant_pass` in the lanes of one chunk (the same bits on one chunk).
     let mut acc = Sum4::default();
-    for i in 0..w.len() {
-        acc.0[i % 4] += order2_term(sw[i], w[i], wt[i], y[i], h[i], alpha);
-    }
+    in_lanes(0..w.len(), |i, l| acc.0[l] += order2_term(sw[i], w[i], wt[i], y[i], h[i], alpha));
     // Over every rank (`n` = the number of examples).
     Ok(order2_w(red.mean(acc.total())?, alpha, m_t))
 }

@@ -12,7 +12,7 @@ use super::logistic;
 use super::obi::obi_convex_into;
 use super::oracle::{first_guess_usable, first_guesses, offsets_convex_into};
 use super::solve_alpha::{
-    edge_rows, is_logistic, weights_from_values, with_chunk_tmp, Order2, Order2Rows, PassSums, Sum4,
+    edge_rows, in_lanes, is_logistic, weights_from_values, with_chunk_tmp, Order2, Order2Rows, PassSums, Sum4,
 };
 use super::{offset_seed, SecBoost, SolveAlphaRule};
 use crate::boost::{Diagnostics, Step};
@@ -258,12 +258,11 @@ impl SecBoost {
             bad |= !e.is_finite();
             bad_h |= !h[j].is_finite();
         }
-        let first = |v: &[f64]| v.iter().position(|x| !x.is_finite()).map(|j| a + j);
         if bad && s.bad_edge.is_none() {
-            s.bad_edge = first(edges);
+            s.bad_edge = first_bad_row(a, edges);
         }
         if bad_h && s.bad_output.is_none() {
-            s.bad_output = first(h);
+            s.bad_output = first_bad_row(a, h);
         }
         first_guesses(edges, prev, self.params.oracle_precision, offsets);
         with_chunk_tmp(&self.loss, len, |wt, q, guess_obi| {
@@ -384,7 +383,7 @@ impl SecBoost {
             bad |= !e.is_finite();
         }
         if bad {
-            s.bad_edge = edges.iter().position(|e| !e.is_finite()).map(|j| a + j);
+            s.bad_edge = first_bad_row(a, edges);
             return;
         }
         let seed = |j: usize| offset_seed(p.seed, self.round, self.row0 + a + j);
@@ -464,12 +463,11 @@ impl SecBoost {
         } else {
             self.add_sums::<false>(a, edges, weights, losses, s)
         };
-        let first = |v: &[f64]| v.iter().position(|x| !x.is_finite()).map(|j| a + j);
         if bad_weight && s.bad_weight.is_none() {
-            s.bad_weight = first(weights);
+            s.bad_weight = first_bad_row(a, weights);
         }
         if bad_loss && s.bad_loss.is_none() {
-            s.bad_loss = first(losses);
+            s.bad_loss = first_bad_row(a, losses);
         }
     }
 }
@@ -552,21 +550,16 @@ impl SecBoost {
 fn scan_guesses(e_t: &[f64], e_prev: &[f64], v: &[f64], obi: &[f64]) -> (bool, f64) {
     let mut bad = [false; 4];
     let mut max = [f64::NEG_INFINITY; 4];
-    let row = |j: usize| !first_guess_usable(e_t[j], e_prev[j], v[j]) | obi[j].is_nan();
-    let n = obi.len();
-    let mut j = 0;
-    while j + 4 <= n {
-        for l in 0..4 {
-            bad[l] |= row(j + l);
-            max[l] = max[l].max(obi[j + l]);
-        }
-        j += 4;
-    }
-    for (j, &q) in obi.iter().enumerate().skip(j) {
-        bad[0] |= row(j);
-        max[0] = max[0].max(q);
-    }
+    in_lanes(0..obi.len(), |j, l| {
+        bad[l] |= !first_guess_usable(e_t[j], e_prev[j], v[j]) | obi[j].is_nan();
+        max[l] = max[l].max(obi[j]);
+    });
     (bad.iter().any(|b| *b), (max[0].max(max[1])).max(max[2].max(max[3])))
+}
+
+/// The row of the first non-finite value of a block whose first row is `a`.
+fn first_bad_row(a: usize, v: &[f64]) -> Option<usize> {
+    v.iter().position(|x| !x.is_finite()).map(|j| a + j)
 }
 
 /// `max(m, max q)`, four running maxima: the maximum of a set does not depend on the order it is

@@ -20,10 +20,11 @@
 //! And the logistic loss `ln(1 + e^(−z))` of SecBoost's default loss ([`logistic_loss`],
 //! [`logistic_loss_many`]): SecBoost evaluates it at every example and round, and glibc's `exp`
 //! and `log1p` would be its largest cost. The kernel is IEEE `+ − × ÷` and bit operations only
-//! (no libm call, no FMA, no branch), so one Rust body compiled for the baseline x86-64 target and
-//! for AVX2 gives the same bits (`logistic_loss_many` picks the AVX2 build at run time), and the
-//! scalar function is the same body: `value` and `eval_many` agree bit for bit. [`map`] runs any
-//! such kernel of several inputs and outputs four lanes at a time, with the same bits.
+//! (no libm call, no FMA, no branch), so one Rust body compiled for the baseline x86-64 target, for
+//! AVX2 and for AVX-512 gives the same bits (`logistic_loss_many` picks the widest build the CPU
+//! runs), and the scalar function is the same body: `value` and `eval_many` agree bit for bit.
+//! [`map`] runs any such kernel of several inputs and outputs four (AVX2) or eight (AVX-512) lanes
+//! at a time, with the same bits.
 
 /// The largest exponent [`snapped_int_exponent`] snaps to (`t = 1 − 1/16 = 0.9375`): above it
 /// the relative error bound `(n − 1)·2^−53` of [`powi_seq`] would exceed a few ulps of `pow`'s,
@@ -249,9 +250,23 @@ impl<K: Lanes2> Lanes<2, 1> for Two<K> {
 /// polynomials' Horner chains (with four, the kernels took 30 % longer).
 const BLOCK: usize = 32;
 
+/// Lanes per block of [`map`]'s AVX-512 build: two vectors a value, so that a kernel's values
+/// stay in the 32 vector registers (SecBoost's two-offset kernel, on one core of the benchmark's
+/// host: 7.3 ns a row, against 8.5 with 32 lanes and 10.0 in the AVX2 build).
+const BLOCK_AVX512: usize = 16;
+
 /// `out[k][i] = K(x[0][i], …)[k]` over the shortest of the lengths: the body of [`map`].
 #[inline(always)]
-fn map_body<K: Lanes<I, O>, const I: usize, const O: usize>(x: [&[f64]; I], mut out: [&mut [f64]; O]) {
+fn map_body<K: Lanes<I, O>, const I: usize, const O: usize>(x: [&[f64]; I], out: [&mut [f64]; O]) {
+    map_block::<K, I, O, BLOCK>(x, out);
+}
+
+/// [`map_body`] in blocks of `BLOCK` lanes.
+#[inline(always)]
+fn map_block<K: Lanes<I, O>, const I: usize, const O: usize, const BLOCK: usize>(
+    x: [&[f64]; I],
+    mut out: [&mut [f64]; O],
+) {
     let n = x.iter().map(|s| s.len()).chain(out.iter().map(|s| s.len())).min().unwrap_or(0);
     let mut done = 0;
     while done + BLOCK <= n {
@@ -286,23 +301,108 @@ fn map_avx2<K: Lanes<I, O>, const I: usize, const O: usize>(x: [&[f64]; I], out:
     map_body::<K, I, O>(x, out);
 }
 
-/// `out[k][i] = K(x[0][i], x[1][i], …)[k]` over the shortest of the lengths, compiled for AVX2
-/// and FMA (four lanes a vector) when the CPU has both. For a `K` made of IEEE `+ − × ÷`,
-/// comparisons, bit operations and fused multiply-adds (`mul_add`) only, both builds give the
-/// same bits, and the same as `K` on one lane: no other libm call, Rust never contracts `a·b + c`
-/// into an FMA by itself, and a fused multiply-add is correctly rounded whether the FMA
-/// instruction computes it or, in the baseline build, the C library's `fma` (slower).
-#[allow(unsafe_code)]
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,fma")]
+fn map_avx512<K: Lanes<I, O>, const I: usize, const O: usize>(x: [&[f64]; I], out: [&mut [f64]; O]) {
+    map_block::<K, I, O, BLOCK_AVX512>(x, out);
+}
+
+/// The builds of [`map`]'s kernels, narrowest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Build {
+    /// The baseline x86-64 target (SSE2), or any other architecture.
+    Baseline,
+    /// AVX2 and FMA: four lanes a vector.
+    Avx2,
+    /// AVX-512 (F, DQ, VL) with FMA: eight lanes a vector.
+    Avx512,
+}
+
+/// `out[k][i] = K(x[0][i], x[1][i], …)[k]` over the shortest of the lengths, by the widest build
+/// the CPU runs ([`widest_build`]). For a `K` made of IEEE `+ − × ÷`, comparisons, bit operations
+/// and fused multiply-adds (`mul_add`) only, every build gives the same bits, and the same as `K`
+/// on one lane: no other libm call, Rust never contracts `a·b + c` into an FMA by itself, the
+/// vector width only decides how many lanes one instruction computes, and a fused multiply-add is
+/// correctly rounded whether the FMA instruction computes it or, in the baseline build, the C
+/// library's `fma` (slower).
 pub(crate) fn map<K: Lanes<I, O>, const I: usize, const O: usize>(x: [&[f64]; I], out: [&mut [f64]; O]) {
+    #[cfg(test)]
+    let build = TEST_BUILD.get().unwrap_or_else(widest_build);
+    #[cfg(not(test))]
+    let build = widest_build();
+    map_with::<K, I, O>(build, x, out);
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The build [`map`] runs on this thread ([`with_build`]).
+    static TEST_BUILD: std::cell::Cell<Option<Build>> = const { std::cell::Cell::new(None) };
+}
+
+/// `f()` with [`map`] running `build` on this thread (tests compare every build of
+/// [`cpu_builds`] with the scalar forms).
+#[cfg(test)]
+pub(crate) fn with_build<R>(build: Build, f: impl FnOnce() -> R) -> R {
+    TEST_BUILD.set(Some(build));
+    let r = f();
+    TEST_BUILD.set(None);
+    r
+}
+
+/// Every build of [`map`] this CPU runs, narrowest first.
+#[cfg(test)]
+pub(crate) fn cpu_builds() -> Vec<Build> {
+    [Build::Baseline, Build::Avx2, Build::Avx512].into_iter().filter(|&b| b <= cpu_build()).collect()
+}
+
+/// [`map`] by `build`, or by the baseline build when the CPU does not run `build` (the tests
+/// compare every build the CPU runs).
+#[allow(unsafe_code)]
+fn map_with<K: Lanes<I, O>, const I: usize, const O: usize>(build: Build, x: [&[f64]; I], out: [&mut [f64]; O]) {
     #[cfg(target_arch = "x86_64")]
-    if avx2() && fma() {
-        // SAFETY: the CPU supports AVX2 and FMA (`is_x86_feature_detected!` in `avx2` and
-        // `fma`), the only requirement of calling a `#[target_feature(enable = "avx2,fma")]`
-        // function; the body indexes within the common length of the slices.
-        unsafe { map_avx2::<K, I, O>(x, out) };
-        return;
+    match build.min(cpu_build()) {
+        // SAFETY: the CPU supports AVX-512 F/DQ/VL, AVX2 and FMA (`is_x86_feature_detected!` in
+        // `cpu_build`), the only requirement of calling a function with those target features;
+        // the body indexes within the common length of the slices.
+        Build::Avx512 => return unsafe { map_avx512::<K, I, O>(x, out) },
+        // SAFETY: as above, for AVX2 and FMA.
+        Build::Avx2 => return unsafe { map_avx2::<K, I, O>(x, out) },
+        Build::Baseline => {}
     }
+    let _ = build;
     map_body::<K, I, O>(x, out);
+}
+
+/// The widest build of [`map`] that the CPU runs (detected once per process), capped by
+/// `BOOSTLAB_SIMD` in the environment for A/B timing: `0` keeps the baseline builds, `avx2` the
+/// AVX2 ones.
+pub(crate) fn widest_build() -> Build {
+    static ON: std::sync::OnceLock<Build> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        let cap = match std::env::var("BOOSTLAB_SIMD").as_deref() {
+            Ok("0") => Build::Baseline,
+            Ok("avx2") => Build::Avx2,
+            _ => Build::Avx512,
+        };
+        cpu_build().min(cap)
+    })
+}
+
+/// The widest build of [`map`] the CPU supports.
+fn cpu_build() -> Build {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        if !(has!("avx2") && has!("fma")) {
+            return Build::Baseline;
+        }
+        if has!("avx512f") && has!("avx512dq") && has!("avx512vl") {
+            return Build::Avx512;
+        }
+        Build::Avx2
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    Build::Baseline
 }
 
 /// `out[i] = K(a[i], b[i])` over the shortest of the three lengths ([`map`] of two inputs and one
@@ -321,20 +421,13 @@ impl Lanes2 for Logistic {
     }
 }
 
-/// [`logistic_loss`] of every `z[i]` into `out[i]` (the shorter length), by the AVX2 build when
-/// the CPU has it: the same bits either way.
+/// [`logistic_loss`] of every `z[i]` into `out[i]` (the shorter length), by the widest build the
+/// CPU runs ([`map`]): the same bits in every build.
 pub fn logistic_loss_many(z: &[f64], out: &mut [f64]) {
     map2::<Logistic>(z, z, out);
 }
 
-/// Whether the CPU has fused multiply-adds (detected once per process), for [`map`]'s AVX2 build.
-#[cfg(target_arch = "x86_64")]
-fn fma() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::is_x86_feature_detected!("fma"))
-}
-
-/// Whether the AVX2 builds run (detected once per process; `BOOSTLAB_SIMD=0` in the
+/// Whether t-AdaBoost's AVX2 kernels run (detected once per process; `BOOSTLAB_SIMD=0` in the
 /// environment keeps the baseline builds, for A/B timing).
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn avx2() -> bool {
@@ -481,24 +574,28 @@ mod tests {
         for (&x, &o) in z.iter().zip(&out) {
             assert_eq!(o.to_bits(), logistic_loss(x).to_bits(), "z = {x:e}");
         }
-        // The baseline build is the body itself: the dispatched build must equal it too.
-        let mut base = vec![0.0; z.len()];
-        map_body::<Two<Logistic>, 2, 1>([&z, &z], [&mut base]);
-        assert!(out.iter().zip(&base).all(|(a, b)| a.to_bits() == b.to_bits()), "AVX2 and baseline builds");
+        // Every build the CPU runs gives the same bits.
+        for build in cpu_builds() {
+            let mut other = vec![0.0; z.len()];
+            map_with::<Two<Logistic>, 2, 1>(build, [&z, &z], [&mut other]);
+            assert!(out.iter().zip(&other).all(|(a, b)| a.to_bits() == b.to_bits()), "{build:?} build");
+        }
     }
 
     proptest::proptest! {
-        /// Any inputs, any lengths (the shorter one is written): the dispatched kernel never
+        /// Any inputs, any lengths (the shorter one is written): every build of the kernel never
         /// reads or writes out of bounds, a finite or infinite input gives a non-negative
         /// non-NaN value, a NaN gives NaN, and every value is the scalar function's.
         #[test]
         fn logistic_loss_many_is_total(z in proptest::collection::vec(proptest::num::f64::ANY, 0..70), extra in 0usize..5) {
-            let mut out = vec![-1.0; z.len().saturating_sub(extra)];
-            logistic_loss_many(&z, &mut out);
-            for (&x, &o) in z.iter().zip(&out) {
-                proptest::prop_assert_eq!(o.to_bits(), logistic_loss(x).to_bits());
-                let ok = if x.is_nan() { o.is_nan() } else { o >= 0.0 };
-                proptest::prop_assert!(ok, "z = {:e}: {:e}", x, o);
+            for build in cpu_builds() {
+                let mut out = vec![-1.0; z.len().saturating_sub(extra)];
+                with_build(build, || logistic_loss_many(&z, &mut out));
+                for (&x, &o) in z.iter().zip(&out) {
+                    proptest::prop_assert_eq!(o.to_bits(), logistic_loss(x).to_bits(), "{:?} build", build);
+                    let ok = if x.is_nan() { o.is_nan() } else { o >= 0.0 };
+                    proptest::prop_assert!(ok, "z = {:e}: {:e}", x, o);
+                }
             }
         }
     }

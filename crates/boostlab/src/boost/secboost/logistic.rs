@@ -13,7 +13,7 @@
 //!
 //! Every kernel is IEEE `+ − × ÷`, fused multiply-adds (the polynomials), comparisons and bit
 //! operations only, lane by lane ([`crate::util::fastmath::map`]): the same bits on one lane, on
-//! four, and on every machine.
+//! four or eight, and on every machine.
 
 use super::obi::obi_convex;
 use crate::math::loss::Loss;
@@ -383,7 +383,7 @@ pub(super) fn two_offsets_into(
 mod tests {
     use super::*;
     use crate::math::loss::LossSpec;
-    use crate::util::fastmath::logistic_loss;
+    use crate::util::fastmath::{cpu_builds, logistic_loss, with_build};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
@@ -479,26 +479,28 @@ mod tests {
                 _ => *v = 0.3,
             }
         }
-        for len in [0, 1, 2, 31, 32, 33, 100, 3000] {
+        for (build, len) in cpu_builds().into_iter().flat_map(|b| [0, 1, 2, 31, 32, 33, 100, 3000].map(|n| (b, n))) {
             let z: Vec<f64> = zv[..len].iter().map(|p| p.0).collect();
             let v: Vec<f64> = zv[..len].iter().map(|p| p.1).collect();
             let f: Vec<f64> = z.iter().map(|&z| logistic_loss(z)).collect();
             let (mut f1, mut w1, mut q1) = (vec![0.0; len], vec![0.0; len], vec![0.0; len]);
             let (mut w2, mut q2, mut w3, mut w4, mut f4) =
                 (vec![0.0; len], vec![0.0; len], vec![0.0; len], vec![0.0; len], vec![0.0; len]);
-            weights_obis_into(&l, &z, &v, Some(&mut f1), &mut w1, &mut q1);
-            weights_obis_into(&l, &z, &v, None, &mut w2, &mut q2);
-            weights_into(&z, &v, &f, &mut w3);
-            losses_and_weights_into(&z, &v, &mut f4, &mut w4);
             // Two offsets a row: `v`, and the pairs' offsets in reverse order (other sizes).
             let g: Vec<f64> = zv[..len].iter().rev().map(|p| p.1).collect();
             let mut two: [Vec<f64>; 5] = std::array::from_fn(|_| vec![0.0; len]);
-            let [f5, w5, q5, wg5, qg5] = &mut two;
-            two_offsets_into(&l, &z, &v, &g, f5, w5, q5, wg5, qg5);
+            with_build(build, || {
+                weights_obis_into(&l, &z, &v, Some(&mut f1), &mut w1, &mut q1);
+                weights_obis_into(&l, &z, &v, None, &mut w2, &mut q2);
+                weights_into(&z, &v, &f, &mut w3);
+                losses_and_weights_into(&z, &v, &mut f4, &mut w4);
+                let [f5, w5, q5, wg5, qg5] = &mut two;
+                two_offsets_into(&l, &z, &v, &g, f5, w5, q5, wg5, qg5);
+            });
             for i in 0..len {
                 let (w, q) = (weight(z[i], v[i], f[i]), obi_convex(&l, z[i], v[i]));
                 let (wg, qg) = (weight(z[i], g[i], f[i]), obi_convex(&l, z[i], g[i]));
-                let what = format!("len {len}, z = {:e}, v = {:e}, g = {:e}", z[i], v[i], g[i]);
+                let what = format!("{build:?} build, len {len}, z = {:e}, v = {:e}, g = {:e}", z[i], v[i], g[i]);
                 for (got, want, name) in [
                     (f1[i], f[i], "loss"),
                     (f4[i], f[i], "loss"),
@@ -522,7 +524,7 @@ mod tests {
 
     proptest::proptest! {
         /// Any bit patterns: the slice forms never panic, and agree with the scalar ones bit for
-        /// bit (the AVX2 build included, when the CPU has it).
+        /// bit (in every build the CPU runs).
         #[test]
         fn slice_forms_are_total(
             pairs in proptest::collection::vec((proptest::num::f64::ANY, proptest::num::f64::ANY), 0..70),
@@ -531,13 +533,16 @@ mod tests {
             let z: Vec<f64> = pairs.iter().map(|p| p.0).collect();
             let v: Vec<f64> = pairs.iter().map(|p| p.1).collect();
             let n = z.len();
-            let (mut f, mut w, mut q) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
-            weights_obis_into(&l, &z, &v, Some(&mut f), &mut w, &mut q);
             // The two-offset form, its second offsets the first ones in reverse order.
             let g: Vec<f64> = v.iter().rev().copied().collect();
+            for build in cpu_builds() {
+            let (mut f, mut w, mut q) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
             let mut two: [Vec<f64>; 5] = std::array::from_fn(|_| vec![0.0; n]);
-            let [f2, w2, q2, wg, qg] = &mut two;
-            two_offsets_into(&l, &z, &v, &g, f2, w2, q2, wg, qg);
+            with_build(build, || {
+                weights_obis_into(&l, &z, &v, Some(&mut f), &mut w, &mut q);
+                let [f2, w2, q2, wg, qg] = &mut two;
+                two_offsets_into(&l, &z, &v, &g, f2, w2, q2, wg, qg);
+            });
             for i in 0..n {
                 proptest::prop_assert_eq!(f[i].to_bits(), logistic_loss(z[i]).to_bits());
                 proptest::prop_assert_eq!(w[i].to_bits(), weight(z[i], v[i], f[i]).to_bits());
@@ -546,6 +551,7 @@ mod tests {
                 for (got, want) in two.iter().map(|o| o[i]).zip(want) {
                     proptest::prop_assert_eq!(got.to_bits(), want.to_bits());
                 }
+            }
             }
         }
     }

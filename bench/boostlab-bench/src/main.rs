@@ -139,7 +139,7 @@ fn reset_peak() {
 fn read_features(path: &Path, d: usize) -> Result<Features> {
     let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let bytes = file.metadata()?.len() as usize;
-    if d == 0 || bytes % (4 * d) != 0 {
+    if d == 0 || !bytes.is_multiple_of(4 * d) {
         bail!("{}: {bytes} bytes is not a multiple of 4 × {d}", path.display());
     }
     let n = bytes / (4 * d);

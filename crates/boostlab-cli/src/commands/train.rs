@@ -279,7 +279,7 @@ pub fn run(mut a: TrainArgs) -> Result<()> {
             }
         }
         if let Some(k) = every {
-            if r.round % k == 0 || r.round == last_round || r.stop_reason.is_some() || r.round == 1 {
+            if r.round.is_multiple_of(k) || r.round == last_round || r.stop_reason.is_some() || r.round == 1 {
                 let l = layout.get_or_insert_with(|| {
                     let l = TableLayout::new(ordered_keys(std::slice::from_ref(r)), width);
                     emit(l.header());

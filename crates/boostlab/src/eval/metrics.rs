@@ -96,7 +96,7 @@ pub fn auc(y: &[f64], scores: &[f64]) -> Result<f64> {
 /// The predicted class of each row of row-major `n × k` scores: the first column holding the
 /// row's maximum (NaN entries are never chosen unless the whole row is NaN, then class 0).
 pub fn argmax_rows(scores: &[f64], k: usize) -> Result<Vec<u32>> {
-    if k == 0 || scores.len() % k != 0 {
+    if k == 0 || !scores.len().is_multiple_of(k) {
         return Err(Error::InvalidData(format!("{} scores do not form rows of {k} classes", scores.len())));
     }
     Ok(scores

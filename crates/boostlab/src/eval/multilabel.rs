@@ -22,7 +22,7 @@ fn check(y: &[f64], scores: &[f64], k: usize, sample_weight: Option<&[f64]>) -> 
     if k == 0 {
         return Err(Error::InvalidData("multi-label metric with 0 labels".into()));
     }
-    if y.is_empty() || y.len() % k != 0 {
+    if y.is_empty() || !y.len().is_multiple_of(k) {
         return Err(Error::InvalidData(format!(
             "label matrix of {} entries is not a non-empty n × {k} matrix",
             y.len()

@@ -349,7 +349,7 @@ impl Tree {
         if self.nodes.is_empty() {
             return Err("a tree has no nodes".into());
         }
-        if self.n_outputs == 0 || self.leaf_values.len() % self.n_outputs != 0 {
+        if self.n_outputs == 0 || !self.leaf_values.len().is_multiple_of(self.n_outputs) {
             return Err("leaf values do not match n_outputs".into());
         }
         if let Some(v) = self.leaf_values.iter().find(|v| !v.is_finite()) {

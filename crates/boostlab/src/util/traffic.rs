@@ -243,7 +243,10 @@ mod tests {
         assert_eq!(bins.read, rounds * n64 * d64, "the root reads every bin once (u8 bins)");
         assert_eq!(bins.gathered_reads, 0);
         let hs = s.get(Pass::HistogramStatistics).read;
-        assert!(hs >= rounds * n64 * 8 && hs % (rounds * n64 * 8) == 0, "whole passes over the statistics: {hs}");
+        assert!(
+            hs >= rounds * n64 * 8 && hs.is_multiple_of(rounds * n64 * 8),
+            "whole passes over the statistics: {hs}"
+        );
         assert_eq!(s.get(Pass::Partition), PassBytes::default());
         assert_eq!(s.get(Pass::GatherStatistics), PassBytes::default());
         assert_eq!(

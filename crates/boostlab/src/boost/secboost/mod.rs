@@ -1656,7 +1656,7 @@ mod tests {
         for m in [0usize, 1, 5, 300, 5000] {
             let keys: Vec<u64> = (0..m).map(|_| rng.gen_range(0..40)).collect();
             // A value of the key, except for "random" keys (multiples of 7), whose value is the row's.
-            let f = |i: usize| if keys[i] % 7 == 0 { (keys[i], i, true) } else { (keys[i] * 3, 0, false) };
+            let f = |i: usize| if keys[i].is_multiple_of(7) { (keys[i], i, true) } else { (keys[i] * 3, 0, false) };
             let got = per_distinct_row(m, |i| [keys[i], 0, 1], f, |v| v.2);
             let naive: Vec<_> = (0..m).map(f).collect();
             assert_eq!(got, naive, "m = {m}");

@@ -369,6 +369,7 @@ fn map_with<K: Lanes<I, O>, const I: usize, const O: usize>(build: Build, x: [&[
         Build::Avx2 => return unsafe { map_avx2::<K, I, O>(x, out) },
         Build::Baseline => {}
     }
+    #[cfg(not(target_arch = "x86_64"))]
     let _ = build;
     map_body::<K, I, O>(x, out);
 }
@@ -427,14 +428,11 @@ pub fn logistic_loss_many(z: &[f64], out: &mut [f64]) {
     map2::<Logistic>(z, z, out);
 }
 
-/// Whether t-AdaBoost's AVX2 kernels run (detected once per process; `BOOSTLAB_SIMD=0` in the
-/// environment keeps the baseline builds, for A/B timing).
+/// Whether t-AdaBoost's AVX2 kernels run: when [`map`]'s AVX2 build or a wider one does
+/// (`BOOSTLAB_SIMD=0` in the environment keeps the baseline builds, for A/B timing).
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn avx2() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| {
-        std::is_x86_feature_detected!("avx2") && std::env::var("BOOSTLAB_SIMD").map_or(true, |v| v != "0")
-    })
+    widest_build() >= Build::Avx2
 }
 
 #[cfg(test)]

@@ -207,6 +207,13 @@ fn chunked_sum(n: usize, term: impl Fn(usize) -> f64 + Sync) -> f64 {
     .fold(0.0, |t, s| t + s)
 }
 
+/// A round that ends early gives its row vectors back to the spare ones: those of the end computed
+/// ahead, if any, and the loss values'.
+fn recycle(spare: &mut Vec<Vec<f64>>, ahead: Option<[Vec<f64>; 3]>, fz: Vec<f64>) {
+    spare.extend(ahead.into_iter().flatten());
+    spare.push(fz);
+}
+
 /// Index and value of the first non-finite entry.
 fn first_non_finite(v: &[f64]) -> Option<(usize, f64)> {
     // Whether there is one: a parallel pass with no branch; then where.
@@ -633,8 +640,7 @@ impl Booster for SecBoost {
             None => first_non_finite(h),
         };
         if let Some((i, v)) = bad_output {
-            self.spare.extend(ahead.into_iter().flatten());
-            self.spare.push(fz_new);
+            recycle(&mut self.spare, ahead, fz_new);
             return Err(Error::Numerical(format!("weak hypothesis output {v} at example {i}")));
         }
         // The step's first sums (on one machine): the outputs' finiteness; W̄_1 (sample weights,
@@ -671,8 +677,7 @@ impl Booster for SecBoost {
         diag.insert("mean_abs_weight", w1);
         // docs/explanation/secboost.md#secboost-algorithm: M_t = max |h_t(x_i)|, η_t = η(w_t, h_t).
         if m_t == 0.0 || eta == 0.0 {
-            self.spare.extend(ahead.into_iter().flatten());
-            self.spare.push(fz_new);
+            recycle(&mut self.spare, ahead, fz_new);
             if m_t == 0.0 {
                 return Ok(Step::Stop { reason: "the weak hypothesis is 0 on every training example".into() });
             }
@@ -748,7 +753,7 @@ impl Booster for SecBoost {
                 )? {
                     Some(c) => (c.solution, c.qbar),
                     None => {
-                        self.spare.extend(ahead.into_iter().flatten());
+                        recycle(&mut self.spare, ahead, fz_new);
                         self.record(diag)?; // of H_(t−1), which is kept
                         return Ok(Step::Stop {
                             reason: format!(

@@ -108,14 +108,18 @@ fn horner<const N: usize, const D: usize>(lead: f64, c: &[f64; D], x: [f64; N]) 
     p
 }
 
-/// Each lane's `lo` where `|v| ≤ small`, else its `hi()` (computed only when some lane needs it:
-/// a lane's value depends on its own `v` only).
+/// Whether every lane has `|v| ≤ small`.
 #[inline(always)]
-fn by_size<const N: usize>(v: [f64; N], small: f64, lo: [f64; N], hi: impl FnOnce() -> [f64; N]) -> [f64; N] {
-    if v.iter().all(|v| v.abs() <= small) {
-        return lo;
-    }
-    let hi = hi();
+fn all_small<const N: usize>(v: &[f64; N], small: f64) -> bool {
+    v.iter().all(|v| v.abs() <= small)
+}
+
+/// Each lane's `lo` where `|v| ≤ small`, else its `hi` (a lane's value depends on its own `v`
+/// only). The callers compute `hi` only when some lane needs it ([`all_small`]), in a function of
+/// their own that is inlined too: a closure here may be compiled apart from the vector build that
+/// calls it, with a library call for each fused multiply-add.
+#[inline(always)]
+fn by_size<const N: usize>(v: [f64; N], small: f64, lo: [f64; N], hi: [f64; N]) -> [f64; N] {
     std::array::from_fn(|l| select(v[l].abs() <= small, lo[l], hi[l]))
 }
 
@@ -130,21 +134,28 @@ fn weight_series<const N: usize>(b: [f64; N], v: [f64; N]) -> [f64; N] {
     let x: [f64; N] = std::array::from_fn(|l| -(b[l] * (v[l] * mu[l])));
     let ln = horner(-1.0 / 8.0, &L_SHORT, x);
     let lo = std::array::from_fn(|l| b[l] * mu[l] * ln[l]);
-    by_size(v, SMALL_V, lo, || {
-        let mu = horner(1.0 / 39_916_800.0, &MU_SERIES, v);
-        let mut d = [0.0; N];
-        let mut s2 = [0.0; N];
-        for l in 0..N {
-            // x = b(e^(−v) − 1); ln(1 + x) = 2 atanh(s), s = x/(2 + x), so L(x) = 2·d·atanh(s)/s
-            // with d = 1/(2 + x).
-            let x = -(b[l] * (v[l] * mu[l]));
-            d[l] = 1.0 / (2.0 + x);
-            let s = x * d[l];
-            s2[l] = s * s;
-        }
-        let p = horner(1.0 / 13.0, &L_SERIES, s2);
-        std::array::from_fn(|l| b[l] * mu[l] * (2.0 * d[l] * p[l]))
-    })
+    if all_small(&v, SMALL_V) {
+        return lo;
+    }
+    by_size(v, SMALL_V, lo, weight_series_long(b, v))
+}
+
+/// [`weight_series`] for `SMALL_V < |v| ≤` [`SECANT_SERIES_V`]: the longer series.
+#[inline(always)]
+fn weight_series_long<const N: usize>(b: [f64; N], v: [f64; N]) -> [f64; N] {
+    let mu = horner(1.0 / 39_916_800.0, &MU_SERIES, v);
+    let mut d = [0.0; N];
+    let mut s2 = [0.0; N];
+    for l in 0..N {
+        // x = b(e^(−v) − 1); ln(1 + x) = 2 atanh(s), s = x/(2 + x), so L(x) = 2·d·atanh(s)/s
+        // with d = 1/(2 + x).
+        let x = -(b[l] * (v[l] * mu[l]));
+        d[l] = 1.0 / (2.0 + x);
+        let s = x * d[l];
+        s2[l] = s * s;
+    }
+    let p = horner(1.0 / 13.0, &L_SERIES, s2);
+    std::array::from_fn(|l| b[l] * mu[l] * (2.0 * d[l] * p[l]))
 }
 
 /// The OBI series of every lane, from `a = σ(z)`, `b = σ(−z)` and the interval's width `v`
@@ -158,7 +169,12 @@ fn weight_series<const N: usize>(b: [f64; N], v: [f64; N]) -> [f64; N] {
 fn obi_series<const N: usize>(a: [f64; N], b: [f64; N], v: [f64; N]) -> [f64; N] {
     let h: [f64; N] = std::array::from_fn(|l| 0.5 * v[l]);
     // |h| ≤ 1/256: e^(−h) through h⁶, the first term left out below 10⁻²⁰.
-    let k = by_size(v, SMALL_V, horner(1.0 / 720.0, &K_SHORT, h), || horner(-1.0 / 39_916_800.0, &K_SERIES, h));
+    let short = horner(1.0 / 720.0, &K_SHORT, h);
+    let k = if all_small(&v, SMALL_V) {
+        short
+    } else {
+        by_size(v, SMALL_V, short, horner(-1.0 / 39_916_800.0, &K_SERIES, h))
+    };
     let mut out = [0.0; N];
     for l in 0..N {
         let bk = b[l] * k[l];

@@ -1543,8 +1543,8 @@ mod tests {
     /// as a batch closure: the lockstep oracle, whole-data passes) give the same edges, offsets,
     /// weights, loss values and tree statistics, bit for bit, with sample weights (zeros
     /// included) and shrinkage; the records are the same bits on one chunk of rows and agree to
-    /// the order of their sums on several (the OBIs: to the search's accuracy). Without shrinkage
-    /// the end is computed ahead, in Solve_α's trial pass: kept when every first guess is accepted,
+    /// the order of their sums on several (the OBIs: to the search's accuracy). With or without
+    /// shrinkage the end is computed ahead, in Solve_α's trial pass: kept when every first guess is accepted,
     /// else (an oracle of precision 1, whose first guesses go all the way back) dropped for the
     /// update's search; both happen here, and a round of negative edge (whose first trial pass,
     /// run before η is known, is discarded). A non-finite output is the same error either way.
@@ -1552,7 +1552,9 @@ mod tests {
     fn one_pass_update_equals_the_general_path() {
         AHEAD.with(|c| c.set([0, 0]));
         let cases = [(3000, 1.0, false, 100), (3000, 0.3, true, 100), (2 * SECANT_CHUNK + 123, 1.0, true, 100)];
-        for (n, lr, zeros, precision) in cases.into_iter().chain([(3000, 1.0, false, 1), (3000, 1.0, true, 2)]) {
+        let more = [(2 * SECANT_CHUNK + 123, 0.1, false, 100), (3000, 1.0, false, 1), (3000, 1.0, true, 2)];
+        for (n, lr, zeros, precision) in cases.into_iter().chain(more) {
+            let [kept_before, _] = AHEAD.with(std::cell::Cell::get);
             let (x, y) = data(5, n, 0.15);
             let mut rng = ChaCha8Rng::seed_from_u64(9);
             let sw: Vec<f64> =
@@ -1601,6 +1603,11 @@ mod tests {
                     break;
                 }
                 assert!(df["random_offsets"] == 0.0 && df["certified"] == 1.0, "{what}: {df:?}");
+            }
+            // Every round of the usual oracle keeps the end computed ahead, shrunk or not.
+            let [kept, _] = AHEAD.with(std::cell::Cell::get);
+            if precision == 100 {
+                assert_eq!(kept - kept_before, 8, "n = {n}, ν = {lr}: rounds whose end computed ahead was kept");
             }
         }
         let (x, y) = data(5, 3000, 0.15);

@@ -686,8 +686,9 @@ pub fn solve_alpha_certified(
 }
 
 /// A trial pass in place of [`secant_pass`]: given α, the buffer of loss values and the
-/// [`Order2`] asked for, it returns the same sums and loss values, bit for bit (and may do more
-/// with the rows while they are at hand: the update computed ahead, update.rs).
+/// [`Order2`] asked for, it returns the same sums, bit for bit, and the same loss values when
+/// they are asked for (it may do more with the rows while they are at hand: the update computed
+/// ahead, update.rs).
 pub(super) type TrialPass<'a> = &'a mut dyn FnMut(f64, &mut [f64], Order2<'_>) -> PassSums;
 
 /// [`solve_alpha_certified`] over the examples of every rank: two calls per trial α. `fz` is

@@ -179,19 +179,18 @@ impl SecBoost {
 
     /// Whether a round computes its end ahead, in Solve_α's trial passes
     /// ([`SecBoost::trial_ahead`]): the one-pass update of the logistic loss under the certified
-    /// rule without shrinkage, where the accepted trial edges are the new edges.
+    /// rule (with or without shrinkage).
     pub(super) fn updates_ahead(&self) -> bool {
-        self.updates_in_one_pass()
-            && self.lr == 1.0
-            && self.params.solve_alpha == SolveAlphaRule::Certified
-            && is_logistic(&self.loss)
+        self.updates_in_one_pass() && self.params.solve_alpha == SolveAlphaRule::Certified && is_logistic(&self.loss)
     }
 
     /// A trial pass of the certified Solve_α at `alpha` ([`super::solve_alpha::secant_pass`] with
-    /// `order2`: the same sums and loss values `fz`, bit for bit) that also computes the end of the
-    /// round as [`SecBoost::update_convex`] would if `alpha` is accepted: the new edges, the
-    /// oracle's first guesses as offsets, the weights at them and the round's sums, into `out`
-    /// (edges, offsets, weights: `m` values each). It also sums η and M and checks the outputs
+    /// `order2`: the same sums, bit for bit) that also computes the end of the round as
+    /// [`SecBoost::update_convex`] would if `alpha` is accepted (at the step `α` shrunk, under
+    /// shrinkage): the new edges, the oracle's first guesses as offsets, the weights at them and
+    /// the round's sums, into `out` (edges, offsets, weights: `m` values each), and the loss values
+    /// at the new edges into `fz` (without shrinkage the trial edges are the new edges: the
+    /// secant pass's loss values). It also sums η and M and checks the outputs
     /// (for the first trial, run before them: see the step). The budget is known only after the pass:
     /// [`SecBoost::ahead_holds`] tells whether every first guess is then accepted, as
     /// [`SecBoost::update_convex`] would have found (docs/explanation/secboost.md#secboost-speed).
@@ -252,9 +251,11 @@ impl SecBoost {
             None => edge_rows::<true>(&[], order2.w, &self.y, h, r.clone(), (s.eta, s.m)),
         };
         let (prev, y, h) = (&self.edges[r.clone()], &self.y[r.clone()], &h[r.clone()]);
+        // The update's step: α shrunk as the step shrinks it (α itself without shrinkage).
+        let step = crate::boost::shrink(self.lr, alpha);
         let (mut bad, mut bad_h) = (false, false);
         for (j, e) in edges.iter_mut().enumerate() {
-            *e = prev[j] + alpha * y[j] * h[j];
+            *e = prev[j] + step * y[j] * h[j];
             bad |= !e.is_finite();
             bad_h |= !h[j].is_finite();
         }
@@ -267,7 +268,19 @@ impl SecBoost {
         first_guesses(edges, prev, self.params.oracle_precision, offsets);
         with_chunk_tmp(&self.loss, len, |wt, q, guess_obi| {
             let old = &self.offsets[r.clone()];
-            logistic::two_offsets_into(&self.loss, edges, old, offsets, losses, wt, q, weights, guess_obi);
+            if self.lr == 1.0 {
+                // The trial edges are the new edges: one exponential a row for both offsets.
+                logistic::two_offsets_into(&self.loss, edges, old, offsets, losses, wt, q, weights, guess_obi);
+            } else {
+                // Under shrinkage the trial edges (`shifted`'s bits) are Solve_α's and the new
+                // edges the update's: one exponential at each.
+                let mut trial = [0.0; BLOCK];
+                let trial = &mut trial[..len];
+                for (j, t) in trial.iter_mut().enumerate() {
+                    *t = prev[j] + alpha * y[j] * h[j];
+                }
+                logistic::two_points_into(&self.loss, [trial, old, edges, offsets], wt, q, losses, weights, guess_obi);
+            }
             let rows = Order2Rows { alpha, y, h, w: &order2.w[r.clone()], wt, q };
             *p = match order2.sw {
                 Some(sw) => rows.add::<false>(&sw[r.clone()], order2.qbar, *p),

@@ -80,6 +80,10 @@ struct FitArgs {
     /// Temperature of t-AdaBoost.
     #[arg(long, default_value_t = 0.8)]
     t: f64,
+    /// Shrinkage (the library's default, 1, when not given; the Python estimators' binary
+    /// boosters default to 0.5 or 0.1).
+    #[arg(long)]
+    learning_rate: Option<f64>,
     /// Split criterion override (`gini`, `empirical`, `matusita`).
     #[arg(long)]
     criterion: Option<String>,
@@ -187,6 +191,9 @@ fn params(a: &FitArgs) -> Result<BoostParams> {
         ..Default::default()
     };
     p.tree.max_leaves = a.leaves;
+    if let Some(lr) = a.learning_rate {
+        p.learning_rate = lr;
+    }
     // The peers' fits do not calibrate their probabilities: the same work, the trees alone.
     p.calibration = boostlab::params::CalibrationParams::none();
     if p.algorithm == Algorithm::TAdaBoost {

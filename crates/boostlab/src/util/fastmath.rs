@@ -326,11 +326,17 @@ pub(crate) enum Build {
 /// correctly rounded whether the FMA instruction computes it or, in the baseline build, the C
 /// library's `fma` (slower).
 pub(crate) fn map<K: Lanes<I, O>, const I: usize, const O: usize>(x: [&[f64]; I], out: [&mut [f64]; O]) {
+    map_with::<K, I, O>(current_build(), x, out);
+}
+
+/// The build that [`map`], and the loops compiled like it, run on this thread: [`widest_build`]
+/// (in tests, the build [`with_build`] chose, never wider than the CPU's).
+pub(crate) fn current_build() -> Build {
     #[cfg(test)]
-    let build = TEST_BUILD.get().unwrap_or_else(widest_build);
-    #[cfg(not(test))]
-    let build = widest_build();
-    map_with::<K, I, O>(build, x, out);
+    if let Some(b) = TEST_BUILD.get() {
+        return b.min(cpu_build());
+    }
+    widest_build()
 }
 
 #[cfg(test)]

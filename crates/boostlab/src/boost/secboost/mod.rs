@@ -992,6 +992,7 @@ mod tests {
     use super::solve_alpha::*;
     use super::*;
     use crate::math::loss::LossSpec;
+    use crate::util::fastmath::{cpu_builds, with_build};
     use proptest::prelude::*;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
@@ -1553,7 +1554,10 @@ mod tests {
         AHEAD.with(|c| c.set([0, 0]));
         let cases = [(3000, 1.0, false, 100), (3000, 0.3, true, 100), (2 * SECANT_CHUNK + 123, 1.0, true, 100)];
         let more = [(2 * SECANT_CHUNK + 123, 0.1, false, 100), (3000, 1.0, false, 1), (3000, 1.0, true, 2)];
-        for (n, lr, zeros, precision) in cases.into_iter().chain(more) {
+        // Every build of the fast path's loops that the CPU runs (on this thread: the chunks of
+        // the largest case run on the pool's threads, in the widest build).
+        let all = cpu_builds().into_iter().flat_map(|b| cases.into_iter().chain(more).map(move |c| (b, c)));
+        for (build, (n, lr, zeros, precision)) in all {
             let [kept_before, _] = AHEAD.with(std::cell::Cell::get);
             let (x, y) = data(5, n, 0.15);
             let mut rng = ChaCha8Rng::seed_from_u64(9);
@@ -1569,7 +1573,7 @@ mod tests {
             fast.set_learning_rate(lr);
             general.set_learning_rate(lr);
             for round in 0..8 {
-                let what = format!("n = {n}, ν = {lr}, Z = {precision}, round {round}");
+                let what = format!("{build:?} build, n = {n}, ν = {lr}, Z = {precision}, round {round}");
                 let mut h = fit_stump(&fast, &x);
                 if round == 2 {
                     // A weak hypothesis of negative edge: the first trial pass, run before η at
@@ -1577,7 +1581,7 @@ mod tests {
                     h.iter_mut().for_each(|v| *v = -*v);
                 }
                 let (mut df, mut dg) = (Diagnostics::new(), Diagnostics::new());
-                let step = fast.step(&h, &mut df).expect("step");
+                let step = with_build(build, || fast.step(&h, &mut df)).expect("step");
                 assert_eq!(step, general.step(&h, &mut dg).expect("step"), "{what}");
                 for (a, b, name) in [
                     (&fast.edges, &general.edges, "edges"),
@@ -1607,7 +1611,11 @@ mod tests {
             // Every round of the usual oracle keeps the end computed ahead, shrunk or not.
             let [kept, _] = AHEAD.with(std::cell::Cell::get);
             if precision == 100 {
-                assert_eq!(kept - kept_before, 8, "n = {n}, ν = {lr}: rounds whose end computed ahead was kept");
+                assert_eq!(
+                    kept - kept_before,
+                    8,
+                    "{build:?} build, n = {n}, ν = {lr}: rounds whose end computed ahead was kept"
+                );
             }
         }
         let (x, y) = data(5, 3000, 0.15);

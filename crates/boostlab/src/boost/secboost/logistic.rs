@@ -260,26 +260,6 @@ impl Lanes<3, 5> for TwoOffsets {
     }
 }
 
-/// Inputs `(z, v, z', g)`, outputs `(−δ_v F(z), Q_F(z, z + v, z + v), F(z'), −δ_g F(z'),
-/// Q_F(z', z' + g, z' + g))`: [`WeightObi`] at `(z, v)` and [`LossWeightObi`] at `(z', g)`, one
-/// exponential at each point.
-struct TwoPoints;
-
-impl Lanes<4, 5> for TwoPoints {
-    #[inline(always)]
-    fn lanes<const N: usize>([z, v, zn, g]: [[f64; N]; 4]) -> [[f64; N]; 5] {
-        let (_, a, b) = loss_and_sigmoids(z);
-        let (f, an, bn) = loss_and_sigmoids(zn);
-        [
-            weight_series(b, v),
-            obi_series(a, b, widths(z, v)),
-            f,
-            weight_series(bn, g),
-            obi_series(an, bn, widths(zn, g)),
-        ]
-    }
-}
-
 /// Inputs `(z, v)`, outputs `(−δ_v F(z), Q_F(z, z + v, z + v))`.
 struct WeightObi;
 
@@ -415,30 +395,6 @@ pub(super) fn two_offsets_into(
     }
 }
 
-/// [`weights_obis_into`] without the loss values at `(z, v)` (into `w`, `q`) and with them at
-/// `(zn, g)` (into `f`, `wg`, `qg`), in one pass: the bits of the two calls (the logistic loss
-/// `loss`; equal lengths).
-#[allow(clippy::too_many_arguments)] // two points' weights and OBIs
-pub(super) fn two_points_into(
-    loss: &Loss,
-    [z, v, zn, g]: [&[f64]; 4],
-    w: &mut [f64],
-    q: &mut [f64],
-    f: &mut [f64],
-    wg: &mut [f64],
-    qg: &mut [f64],
-) {
-    map::<TwoPoints, 4, 5>([z, v, zn, g], [&mut *w, &mut *q, &mut *f, &mut *wg, &mut *qg]);
-    if some_off_series(z, v) {
-        fix_weights(z, v, None, w);
-        fix_obis(loss, z, v, q);
-    }
-    if some_off_series(zn, g) {
-        fix_weights(zn, g, Some(f), wg);
-        fix_obis(loss, zn, g, qg);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -549,9 +505,6 @@ mod tests {
             // Two offsets a row: `v`, and the pairs' offsets in reverse order (other sizes).
             let g: Vec<f64> = zv[..len].iter().rev().map(|p| p.1).collect();
             let mut two: [Vec<f64>; 5] = std::array::from_fn(|_| vec![0.0; len]);
-            // Two points a row: `(z, v)`, and the edges in reverse order with `g`.
-            let zn: Vec<f64> = z.iter().rev().copied().collect();
-            let mut points: [Vec<f64>; 5] = std::array::from_fn(|_| vec![0.0; len]);
             with_build(build, || {
                 weights_obis_into(&l, &z, &v, Some(&mut f1), &mut w1, &mut q1);
                 weights_obis_into(&l, &z, &v, None, &mut w2, &mut q2);
@@ -559,14 +512,10 @@ mod tests {
                 losses_and_weights_into(&z, &v, &mut f4, &mut w4);
                 let [f5, w5, q5, wg5, qg5] = &mut two;
                 two_offsets_into(&l, &z, &v, &g, f5, w5, q5, wg5, qg5);
-                let [w6, q6, f6, wg6, qg6] = &mut points;
-                two_points_into(&l, [&z, &v, &zn, &g], w6, q6, f6, wg6, qg6);
             });
             for i in 0..len {
                 let (w, q) = (weight(z[i], v[i], f[i]), obi_convex(&l, z[i], v[i]));
                 let (wg, qg) = (weight(z[i], g[i], f[i]), obi_convex(&l, z[i], g[i]));
-                let fzn = logistic_loss(zn[i]);
-                let (wn, qn) = (weight(zn[i], g[i], fzn), obi_convex(&l, zn[i], g[i]));
                 let what = format!("{build:?} build, len {len}, z = {:e}, v = {:e}, g = {:e}", z[i], v[i], g[i]);
                 for (got, want, name) in [
                     (f1[i], f[i], "loss"),
@@ -582,11 +531,6 @@ mod tests {
                     (q2[i], q, "obi"),
                     (two[2][i], q, "obi"),
                     (two[4][i], qg, "obi at g"),
-                    (points[0][i], w, "weight at the first point"),
-                    (points[1][i], q, "obi at the first point"),
-                    (points[2][i], fzn, "loss at the second point"),
-                    (points[3][i], wn, "weight at the second point"),
-                    (points[4][i], qn, "obi at the second point"),
                 ] {
                     assert_eq!(got.to_bits(), want.to_bits(), "{what}: {name} {got:e} vs {want:e}");
                 }
@@ -610,15 +554,10 @@ mod tests {
             for build in cpu_builds() {
             let (mut f, mut w, mut q) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
             let mut two: [Vec<f64>; 5] = std::array::from_fn(|_| vec![0.0; n]);
-            // The two-point form, its second point the edges in reverse order with `g`.
-            let zn: Vec<f64> = z.iter().rev().copied().collect();
-            let mut points: [Vec<f64>; 5] = std::array::from_fn(|_| vec![0.0; n]);
             with_build(build, || {
                 weights_obis_into(&l, &z, &v, Some(&mut f), &mut w, &mut q);
                 let [f2, w2, q2, wg, qg] = &mut two;
                 two_offsets_into(&l, &z, &v, &g, f2, w2, q2, wg, qg);
-                let [w3, q3, f3, wg3, qg3] = &mut points;
-                two_points_into(&l, [&z, &v, &zn, &g], w3, q3, f3, wg3, qg3);
             });
             for i in 0..n {
                 proptest::prop_assert_eq!(f[i].to_bits(), logistic_loss(z[i]).to_bits());
@@ -626,11 +565,6 @@ mod tests {
                 proptest::prop_assert_eq!(q[i].to_bits(), obi_convex(&l, z[i], v[i]).to_bits());
                 let want = [f[i], w[i], q[i], weight(z[i], g[i], f[i]), obi_convex(&l, z[i], g[i])];
                 for (got, want) in two.iter().map(|o| o[i]).zip(want) {
-                    proptest::prop_assert_eq!(got.to_bits(), want.to_bits());
-                }
-                let fzn = logistic_loss(zn[i]);
-                let want = [w[i], q[i], fzn, weight(zn[i], g[i], fzn), obi_convex(&l, zn[i], g[i])];
-                for (got, want) in points.iter().map(|o| o[i]).zip(want) {
                     proptest::prop_assert_eq!(got.to_bits(), want.to_bits());
                 }
             }

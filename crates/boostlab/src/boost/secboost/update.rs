@@ -338,7 +338,8 @@ impl SecBoost {
             for (j, t) in trial.iter_mut().enumerate() {
                 *t = prev[j] + alpha * y[j] * h[j];
             }
-            logistic::two_points_into(&self.loss, [trial, old, edges, offsets], wt, q, losses, weights, guess_obi);
+            logistic::weights_obis_into(&self.loss, trial, old, None, wt, q);
+            logistic::weights_obis_into(&self.loss, edges, offsets, Some(&mut *losses), weights, guess_obi);
         }
         let rows = Order2Rows { alpha, y, h, w: &order2.w[r.clone()], wt, q };
         *p = match order2.sw {

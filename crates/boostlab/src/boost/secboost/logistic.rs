@@ -294,6 +294,7 @@ impl Lanes<2, 1> for Obi {
 }
 
 /// Whether some row's weight or OBI is not the series form (one pass with no branch).
+#[inline(always)] // into the callers' builds (the update ahead's: AVX2)
 fn some_off_series(z: &[f64], v: &[f64]) -> bool {
     z.iter().zip(v).fold(false, |off, (&z, &v)| off | !(weight_by_series(z, v) & obi_by_series(z, v)))
 }
@@ -346,6 +347,7 @@ pub(super) fn losses_and_weights_into(z: &[f64], v: &[f64], f: &mut [f64], w: &m
 /// `f_i = F(z_i)` (when `f` is given), `w_i = −δ_{v_i} F(z_i)` and
 /// `q_i = Q_F(z_i, z_i + v_i, z_i + v_i)` (the bits of [`obi_convex`]) for every row (the logistic
 /// loss `loss`; equal lengths).
+#[inline(always)] // into the callers' builds (the update ahead's: AVX2)
 pub(super) fn weights_obis_into(
     loss: &Loss,
     z: &[f64],
@@ -375,6 +377,7 @@ pub(super) fn weights_obis_into(
 /// `v_i` the weight `w_i` and OBI `q_i`, at `g_i` the weight `wg_i` and OBI `qg_i` (the bits of the
 /// one-offset forms; the logistic loss `loss`; equal lengths).
 #[allow(clippy::too_many_arguments)] // two offsets' weights and OBIs
+#[inline(always)] // into the callers' builds (the update ahead's: AVX2)
 pub(super) fn two_offsets_into(
     loss: &Loss,
     z: &[f64],

@@ -1,7 +1,7 @@
 """The cost of a SecBoost round (logistic loss) against a Real AdaBoost round on the path users take:
 the Python estimators' `fit` on a float32 numpy array, each fit in a fresh process.
 
-    python bench/secboost_round.py                   # 1M × 28, 30 rounds, 2 threads, 3 repeats
+    python bench/secboost_round.py                   # 1M × 28, 30 rounds, 2 threads, 5 repeats
     python bench/secboost_round.py --n 200000 --repeats 1 --no-write
 
 A round's time is measured inside the fit, by a round callback: the median of the intervals between
@@ -70,7 +70,7 @@ def main():
     ap.add_argument("--n", type=int, default=1_000_000, help="training rows (bench/harness.py's synthetic data)")
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--no-write", action="store_true", help="do not rewrite docs/reference/benchmarks.md")
     a = ap.parse_args()
     if a.job:

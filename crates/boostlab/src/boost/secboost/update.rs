@@ -123,11 +123,20 @@ impl<'a> Out<'a> {
     }
 }
 
+/// A trial pass's inputs, the same for every block ([`SecBoost::trial_ahead`]): the trial α, the
+/// weak hypothesis's outputs and the order-2 sums' inputs.
+#[derive(Clone, Copy)]
+struct Trial<'a> {
+    alpha: f64,
+    h: &'a [f64],
+    order2: Order2<'a>,
+}
+
 /// A block's temporaries in [`SecBoost::trial_ahead`] ([`BLOCK`] values each, every one written
 /// before it is read): the trial edges (under shrinkage), the partial weights and OBIs at the trial
 /// edges, and the first guesses' OBIs.
 struct BlockTmp<'t> {
-    trial: &'t mut [f64],
+    trial_edges: &'t mut [f64],
     wt: &'t mut [f64],
     q: &'t mut [f64],
     guess_obi: &'t mut [f64],
@@ -219,17 +228,13 @@ impl SecBoost {
         traffic::add(Pass::BoosterStep, (5 + usize::from(!self.unit_weights)) * b, b);
         traffic::add(Pass::BoosterUpdate, 0, 3 * b);
         let [edges, offsets, weights] = out;
+        let trial = Trial { alpha, h, order2 };
         let parts = Out { edges, offsets, weights, losses: fz }.map_chunks(|a, out| {
-            let (mut p, mut s) = (PassSums::default(), ChunkSums::default());
             // A block's temporaries, for every block of the chunk.
-            let mut trial = [0.0; BLOCK];
+            let mut trial_edges = [0.0; BLOCK];
             with_chunk_tmp(&self.loss, BLOCK, |wt, q, guess_obi| {
-                let mut tmp = BlockTmp { trial: &mut trial, wt, q, guess_obi };
-                for (j, out) in out.pieces(BLOCK) {
-                    self.ahead_block(a + j, alpha, h, order2, out, &mut tmp, &mut p, &mut s);
-                }
-            });
-            (p, s)
+                self.ahead_chunk(trial, a, out, &mut BlockTmp { trial_edges: &mut trial_edges, wt, q, guess_obi })
+            })
         });
         // In chunk order, as secant_pass and update_convex add them.
         parts.into_iter().fold((PassSums::default(), ChunkSums::default()), |(t, s), (p, c)| (t.then(p), s.then(c)))
@@ -242,65 +247,54 @@ impl SecBoost {
         sums.bad_edge.is_none() && !sums.unusable_guess && sums.max_guess_obi <= z
     }
 
-    /// One block of [`SecBoost::trial_ahead`], its first row `a`: the trial edges (`shifted`'s
-    /// bits) as new edges, the first guesses as offsets, both offsets' weights and OBIs from one
-    /// exponential ([`logistic::two_offsets_into`]), the order-2 sums into `p` and the round's
-    /// sums into `s` (the order of [`SecBoost::update_block`]).
-    #[allow(clippy::too_many_arguments)] // trial_ahead's arguments and its two running sums
+    /// One chunk of [`SecBoost::trial_ahead`], its first row `a`, block by block
+    /// ([`SecBoost::ahead_block`]): the chunk's order-2 sums and round sums.
     #[allow(unsafe_code)]
-    fn ahead_block(
-        &self,
-        a: usize,
-        alpha: f64,
-        h: &[f64],
-        order2: Order2<'_>,
-        out: Out<'_>,
-        tmp: &mut BlockTmp<'_>,
-        p: &mut PassSums,
-        s: &mut ChunkSums,
-    ) {
+    fn ahead_chunk(&self, t: Trial<'_>, a: usize, out: Out<'_>, tmp: &mut BlockTmp<'_>) -> (PassSums, ChunkSums) {
         #[cfg(target_arch = "x86_64")]
         if crate::util::fastmath::current_build() >= crate::util::fastmath::Build::Avx2 {
             // SAFETY: the build is at most the CPU's (`current_build`, detected at run time): it
             // has AVX2 and FMA, the only requirement of calling a function with those target
             // features.
-            return unsafe { self.ahead_block_avx2(a, alpha, h, order2, out, tmp, p, s) };
+            return unsafe { self.ahead_chunk_avx2(t, a, out, tmp) };
         }
-        self.ahead_block_body(a, alpha, h, order2, out, tmp, p, s);
+        self.ahead_blocks(t, a, out, tmp)
     }
 
-    /// [`SecBoost::ahead_block`] compiled for AVX2: its loops over the rows four at a time (IEEE
+    /// [`SecBoost::ahead_chunk`] compiled for AVX2: its loops over the rows four at a time (IEEE
     /// operations lane by lane, never contracted: the same bits).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    #[allow(clippy::too_many_arguments)] // ahead_block's
-    fn ahead_block_avx2(
-        &self,
-        a: usize,
-        alpha: f64,
-        h: &[f64],
-        order2: Order2<'_>,
-        out: Out<'_>,
-        tmp: &mut BlockTmp<'_>,
-        p: &mut PassSums,
-        s: &mut ChunkSums,
-    ) {
-        self.ahead_block_body(a, alpha, h, order2, out, tmp, p, s);
+    fn ahead_chunk_avx2(&self, t: Trial<'_>, a: usize, out: Out<'_>, tmp: &mut BlockTmp<'_>) -> (PassSums, ChunkSums) {
+        self.ahead_blocks(t, a, out, tmp)
     }
 
+    /// The blocks of [`SecBoost::ahead_chunk`], in row order.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)] // ahead_block's
-    fn ahead_block_body(
+    fn ahead_blocks(&self, t: Trial<'_>, a: usize, out: Out<'_>, tmp: &mut BlockTmp<'_>) -> (PassSums, ChunkSums) {
+        let (mut p, mut s) = (PassSums::default(), ChunkSums::default());
+        for (j, out) in out.pieces(BLOCK) {
+            self.ahead_block(t, a + j, out, tmp, &mut p, &mut s);
+        }
+        (p, s)
+    }
+
+    /// One block of [`SecBoost::trial_ahead`], its first row `a`: the new edges (the trial edges,
+    /// `shifted`'s bits, without shrinkage), the first guesses as offsets, the weights and OBIs of
+    /// the previous offsets at the trial edges and of the first guesses at the new edges (from one
+    /// exponential without shrinkage: [`logistic::two_offsets_into`]), the order-2 sums into `p`
+    /// and the round's sums into `s` (the order of [`SecBoost::update_block`]).
+    #[inline(always)]
+    fn ahead_block(
         &self,
+        t: Trial<'_>,
         a: usize,
-        alpha: f64,
-        h: &[f64],
-        order2: Order2<'_>,
         out: Out<'_>,
         tmp: &mut BlockTmp<'_>,
         p: &mut PassSums,
         s: &mut ChunkSums,
     ) {
+        let Trial { alpha, h, order2 } = t;
         let Out { edges, offsets, weights, losses } = out;
         let len = edges.len();
         let r = a..a + len;
@@ -325,7 +319,7 @@ impl SecBoost {
             s.bad_output = first_bad_row(a, h);
         }
         first_guesses(edges, prev, self.params.oracle_precision, offsets);
-        let BlockTmp { trial, wt, q, guess_obi } = tmp;
+        let BlockTmp { trial_edges, wt, q, guess_obi } = tmp;
         let (wt, q, guess_obi) = (&mut wt[..len], &mut q[..len], &mut guess_obi[..len]);
         let old = &self.offsets[r.clone()];
         if self.lr == 1.0 {
@@ -334,7 +328,7 @@ impl SecBoost {
         } else {
             // Under shrinkage the trial edges (`shifted`'s bits) are Solve_α's and the new edges
             // the update's: one exponential at each.
-            let trial = &mut trial[..len];
+            let trial = &mut trial_edges[..len];
             for (j, t) in trial.iter_mut().enumerate() {
                 *t = prev[j] + alpha * y[j] * h[j];
             }

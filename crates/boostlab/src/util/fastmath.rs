@@ -434,11 +434,12 @@ pub fn logistic_loss_many(z: &[f64], out: &mut [f64]) {
     map2::<Logistic>(z, z, out);
 }
 
-/// Whether t-AdaBoost's AVX2 kernels run: when [`map`]'s AVX2 build or a wider one does
-/// (`BOOSTLAB_SIMD=0` in the environment keeps the baseline builds, for A/B timing).
+/// Whether the AVX2 builds run on this thread (t-AdaBoost's kernels, SecBoost's update ahead):
+/// when [`map`]'s AVX2 build or a wider one does ([`current_build`]; `BOOSTLAB_SIMD=0` in the
+/// environment keeps the baseline builds, for A/B timing).
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn avx2() -> bool {
-    widest_build() >= Build::Avx2
+    current_build() >= Build::Avx2
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use super::logistic;
 use super::obi::obi_convex_into;
 use super::oracle::{first_guess_usable, first_guesses, offsets_convex_into};
 use super::solve_alpha::{
-    edge_rows, in_lanes, is_logistic, weights_from_values, with_chunk_tmp, Order2, Order2Rows, PassSums, Sum4,
+    edge_rows, in_lanes, is_logistic, shifted, weights_from_values, with_chunk_tmp, Order2, Order2Rows, PassSums, Sum4,
 };
 use super::{offset_seed, SecBoost, SolveAlphaRule};
 use crate::boost::{Diagnostics, Step};
@@ -252,10 +252,9 @@ impl SecBoost {
     #[allow(unsafe_code)]
     fn ahead_chunk(&self, t: Trial<'_>, a: usize, out: Out<'_>, tmp: &mut BlockTmp<'_>) -> (PassSums, ChunkSums) {
         #[cfg(target_arch = "x86_64")]
-        if crate::util::fastmath::current_build() >= crate::util::fastmath::Build::Avx2 {
-            // SAFETY: the build is at most the CPU's (`current_build`, detected at run time): it
-            // has AVX2 and FMA, the only requirement of calling a function with those target
-            // features.
+        if crate::util::fastmath::avx2() {
+            // SAFETY: `avx2()` holds only when the CPU has AVX2 and FMA (detected at run time),
+            // the only requirement of calling a function with those target features.
             return unsafe { self.ahead_chunk_avx2(t, a, out, tmp) };
         }
         self.ahead_blocks(t, a, out, tmp)
@@ -329,9 +328,7 @@ impl SecBoost {
             // Under shrinkage the trial edges (`shifted`'s bits) are Solve_α's and the new edges
             // the update's: one exponential at each.
             let trial = &mut trial_edges[..len];
-            for (j, t) in trial.iter_mut().enumerate() {
-                *t = prev[j] + alpha * y[j] * h[j];
-            }
+            trial.iter_mut().zip(shifted(prev, alpha, y, h)).for_each(|(t, e)| *t = e);
             logistic::weights_obis_into(&self.loss, trial, old, None, wt, q);
             logistic::weights_obis_into(&self.loss, edges, offsets, Some(&mut *losses), weights, guess_obi);
         }

@@ -235,9 +235,15 @@ fn fit_and_predict(a: &FitArgs) -> Result<serde_json::Value> {
     let (rss_loaded, _) = rss_kib();
     reset_peak();
     let _ = boostlab::traffic::take();
+    // A round's time: the median interval between rounds' ends, the first round left out (it
+    // follows the binning), steadier than the difference of two fits' times.
+    let mut ends = Vec::new();
+    let mut on_round = |_: &boostlab::RoundRecord| ends.push(Instant::now());
     let t0 = Instant::now();
-    let model = Trainer::new(&p).fit(&train)?;
+    let model = Trainer::new(&p).on_round(&mut on_round).fit(&train)?;
     let fit_s = t0.elapsed().as_secs_f64();
+    let mut gaps: Vec<f64> = ends.windows(2).map(|w| (w[1] - w[0]).as_secs_f64()).collect();
+    gaps.sort_by(f64::total_cmp);
     let counted = boostlab::traffic::take();
     let (_, hwm_fit) = rss_kib();
     let mut out = json!({
@@ -247,6 +253,7 @@ fn fit_and_predict(a: &FitArgs) -> Result<serde_json::Value> {
         "fit_s": fit_s,
         "rounds": model.n_trees(),
         "per_round_s": fit_s / model.n_trees().max(1) as f64,
+        "round_median_s": gaps.get(gaps.len() / 2).copied(),
         "rss_loaded_kib": rss_loaded,
         "peak_fit_kib": hwm_fit,
     });

@@ -217,7 +217,7 @@ pub fn offset_convex(loss: &Loss, e_t: f64, e_prev: f64, z: f64, precision: usiz
     if negligible(d, e_t) {
         return random_offset(e_t, seed);
     }
-    let mut v = d / precision.max(1) as f64;
+    let mut v = d / guess_divisor(precision);
     for _ in 0..MAX_CONVEX_DIVISIONS {
         if negligible(v, e_t) {
             break;
@@ -246,10 +246,16 @@ pub(super) fn first_guess_usable(a: f64, b: f64, v: f64) -> bool {
     !(negligible(b - a, a) | negligible(v, a))
 }
 
+/// The divisor of [`first_guesses`]: the oracle's precision, at least 1.
+#[inline]
+pub(super) fn guess_divisor(precision: usize) -> f64 {
+    precision.max(1) as f64
+}
+
 /// [`offset_convex`]'s first guesses `v_j = (e_prev[j] − e_t[j]) / precision`.
 #[inline]
 pub(super) fn first_guesses(e_t: &[f64], e_prev: &[f64], precision: usize, v: &mut [f64]) {
-    let div = precision.max(1) as f64;
+    let div = guess_divisor(precision);
     for ((v, &a), &b) in v.iter_mut().zip(e_t).zip(e_prev) {
         *v = (b - a) / div;
     }
@@ -323,7 +329,7 @@ pub fn offsets_many(
     }
     if convex {
         // offset_convex: halve v until the convex OBI is within z.
-        let mut v: Vec<f64> = active.iter().map(|&i| (e_prev[i] - e_t[i]) / precision.max(1) as f64).collect();
+        let mut v: Vec<f64> = active.iter().map(|&i| (e_prev[i] - e_t[i]) / guess_divisor(precision)).collect();
         for _ in 0..MAX_CONVEX_DIVISIONS {
             let mut keep_i = Vec::with_capacity(active.len());
             let mut keep_v = Vec::with_capacity(active.len());

@@ -74,16 +74,41 @@ pub(super) fn edge_rows<const UNIT: bool>(
     r: std::ops::Range<usize>,
     from: (Sum4, f64),
 ) -> (Sum4, f64) {
-    let (Sum4(mut sum), max) = from;
-    let mut lanes = [max; 4];
-    in_lanes(r, |i, l| {
-        let s = if UNIT { 1.0 } else { sw[i] };
-        sum[l] += s * w[i] * y[i] * h[i];
+    let mut acc = EdgeLanes::from(from);
+    in_lanes(r, |i, l| acc.row(l, if UNIT { 1.0 } else { sw[i] }, w[i], y[i], h[i]));
+    acc.finish()
+}
+
+/// [`edge_sum_and_max`]'s running sum `Σ s w y h` in the lanes of [`Sum4`] and its maximum of
+/// `|h|` (over the rows of positive sample weight) in four running maxima, one row at a time.
+#[derive(Clone, Copy)]
+pub(super) struct EdgeLanes {
+    sum: [f64; 4],
+    max: [f64; 4],
+}
+
+impl EdgeLanes {
+    /// The sum and maximum `from` continued.
+    #[inline(always)]
+    pub(super) fn from((Sum4(sum), max): (Sum4, f64)) -> EdgeLanes {
+        EdgeLanes { sum, max: [max; 4] }
+    }
+
+    /// A row of sample weight `s`, weight `w`, label `y` and output `h`, in lane `l`.
+    #[inline(always)]
+    pub(super) fn row(&mut self, l: usize, s: f64, w: f64, y: f64, h: f64) {
+        self.sum[l] += s * w * y * h;
         if s > 0.0 {
-            lanes[l] = lanes[l].max(h[i].abs());
+            self.max[l] = self.max[l].max(h.abs());
         }
-    });
-    (Sum4(sum), lanes[0].max(lanes[1]).max(lanes[2].max(lanes[3])))
+    }
+
+    /// The sum and the maximum (of a set: the same in any order).
+    #[inline(always)]
+    pub(super) fn finish(self) -> (Sum4, f64) {
+        let m = self.max;
+        (Sum4(self.sum), m[0].max(m[1]).max(m[2].max(m[3])))
+    }
 }
 
 /// What the round already knows of Solve_α's input, so that Solve_α does not read the rows again
@@ -252,14 +277,12 @@ impl Order2Rows<'_> {
     /// bits), in the lanes of [`Sum4`]: the block's first row is a multiple of 4 within its chunk.
     /// No branch: adding +0 leaves a lane as it is.
     #[inline(always)]
-    pub(super) fn add<const UNIT: bool>(&self, sw: &[f64], qbar: bool, sums: PassSums) -> PassSums {
-        let PassSums { order2: Sum4(mut o), qbar: Sum4(mut q) } = sums;
+    pub(super) fn add<const UNIT: bool>(&self, sw: &[f64], qbar: bool, mut sums: PassSums) -> PassSums {
         in_lanes(0..self.y.len(), |i, l| {
             let s = if UNIT { 1.0 } else { sw[i] };
-            o[l] += order2_term(s, self.w[i], self.wt[i], self.y[i], self.h[i], self.alpha);
-            q[l] += if qbar && s > 0.0 { s * self.q[i] } else { 0.0 };
+            sums.add_row(l, s, [self.w[i], self.wt[i], self.y[i], self.h[i]], self.alpha, qbar.then(|| self.q[i]));
         });
-        PassSums { order2: Sum4(o), qbar: Sum4(q) }
+        sums
     }
 }
 
@@ -328,6 +351,18 @@ pub(super) struct PassSums {
 }
 
 impl PassSums {
+    /// A row's terms in lane `l`: its sample weight `s`, `[w, w̃, y, h]` (weight at α = 0, partial
+    /// weight, label, output), the trial `alpha` and its OBI term when `q̄` is summed. No branch:
+    /// adding +0 leaves a lane as it is.
+    #[inline(always)]
+    pub(super) fn add_row(&mut self, l: usize, s: f64, [w, wt, y, h]: [f64; 4], alpha: f64, q: Option<f64>) {
+        self.order2.0[l] += order2_term(s, w, wt, y, h, alpha);
+        self.qbar.0[l] += match q {
+            Some(q) if s > 0.0 => s * q,
+            _ => 0.0,
+        };
+    }
+
     /// `self` then the sums of a later chunk.
     pub(super) fn then(self, next: PassSums) -> PassSums {
         PassSums { order2: self.order2.then(next.order2), qbar: self.qbar.then(next.qbar) }

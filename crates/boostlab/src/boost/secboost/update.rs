@@ -10,10 +10,8 @@ use rayon::prelude::*;
 
 use super::logistic;
 use super::obi::obi_convex_into;
-use super::oracle::{first_guess_usable, first_guesses, offsets_convex_into};
-use super::solve_alpha::{
-    edge_rows, in_lanes, is_logistic, shifted, weights_from_values, with_chunk_tmp, Order2, Order2Rows, PassSums, Sum4,
-};
+use super::oracle::{first_guess_usable, guess_divisor, offsets_convex_into};
+use super::solve_alpha::{is_logistic, weights_from_values, with_chunk_tmp, EdgeLanes, Order2, PassSums, Sum4};
 use super::{offset_seed, SecBoost, SolveAlphaRule};
 use crate::boost::{Diagnostics, Step};
 use crate::error::{Error, Result};
@@ -59,6 +57,17 @@ pub(super) struct ChunkSums {
 }
 
 impl ChunkSums {
+    /// The first rows of a non-finite weight and loss value of a block whose first row is `a`,
+    /// when `bad` says it has some and no earlier block had.
+    fn bad_rows(&mut self, a: usize, (bad_weight, bad_loss): (bool, bool), weights: &[f64], losses: &[f64]) {
+        if bad_weight && self.bad_weight.is_none() {
+            self.bad_weight = first_bad_row(a, weights);
+        }
+        if bad_loss && self.bad_loss.is_none() {
+            self.bad_loss = first_bad_row(a, losses);
+        }
+    }
+
     /// `self` then `next` (the later chunk): sums added, first rows kept.
     fn then(self, next: ChunkSums) -> ChunkSums {
         ChunkSums {
@@ -282,9 +291,34 @@ impl SecBoost {
     /// `shifted`'s bits, without shrinkage), the first guesses as offsets, the weights and OBIs of
     /// the previous offsets at the trial edges and of the first guesses at the new edges (from one
     /// exponential without shrinkage: [`logistic::two_offsets_into`]), the order-2 sums into `p`
-    /// and the round's sums into `s` (the order of [`SecBoost::update_block`]).
+    /// and the round's sums into `s`.
+    ///
+    /// Two loops over the rows, before and after the loss's kernels, each doing for a row what the
+    /// general path's loops do over the block one after the other (η and M, the new edges, the
+    /// first guesses and the trial edges; the order-2 sums, the check of the guesses and the
+    /// round's sums). Every sum adds the same terms in the same order, so the bits are the same;
+    /// the block's values are read twice instead of seven times.
     #[inline(always)]
     fn ahead_block(
+        &self,
+        t: Trial<'_>,
+        a: usize,
+        out: Out<'_>,
+        tmp: &mut BlockTmp<'_>,
+        p: &mut PassSums,
+        s: &mut ChunkSums,
+    ) {
+        debug_assert_eq!(t.order2.sw.is_none(), self.unit_weights);
+        if self.unit_weights {
+            self.ahead_block_by::<true>(t, a, out, tmp, p, s);
+        } else {
+            self.ahead_block_by::<false>(t, a, out, tmp, p, s);
+        }
+    }
+
+    /// [`SecBoost::ahead_block`] (`UNIT`: every sample weight is 1, not read: the same bits).
+    #[inline(always)]
+    fn ahead_block_by<const UNIT: bool>(
         &self,
         t: Trial<'_>,
         a: usize,
@@ -297,56 +331,80 @@ impl SecBoost {
         let Out { edges, offsets, weights, losses } = out;
         let len = edges.len();
         let r = a..a + len;
-        // η's sum and M, continued in row order (as edge_sum_and_max).
-        (s.eta, s.m) = match order2.sw {
-            Some(sw) => edge_rows::<false>(sw, order2.w, &self.y, h, r.clone(), (s.eta, s.m)),
-            None => edge_rows::<true>(&[], order2.w, &self.y, h, r.clone(), (s.eta, s.m)),
+        let BlockTmp { trial_edges, wt, q, guess_obi } = tmp;
+        let rows = AheadRows::<UNIT> {
+            prev: &self.edges[r.clone()],
+            y: &self.y[r.clone()],
+            h: &h[r.clone()],
+            w: &order2.w[r.clone()],
+            sw: if UNIT { &[] } else { &self.sw[r.clone()] },
+            old: &self.offsets[r],
+            alpha,
+            // The update's step: α shrunk as the step shrinks it (α itself without shrinkage).
+            step: crate::boost::shrink(self.lr, alpha),
+            shrunk: self.lr != 1.0,
+            div: guess_divisor(self.params.oracle_precision),
         };
-        let (prev, y, h) = (&self.edges[r.clone()], &self.y[r.clone()], &h[r.clone()]);
-        // The update's step: α shrunk as the step shrinks it (α itself without shrinkage).
-        let step = crate::boost::shrink(self.lr, alpha);
-        let (mut bad, mut bad_h) = (false, false);
-        for (j, e) in edges.iter_mut().enumerate() {
-            *e = prev[j] + step * y[j] * h[j];
-            bad |= !e.is_finite();
-            bad_h |= !h[j].is_finite();
+        let (trial, wt, q, guess_obi) = (&mut trial_edges[..len], &mut wt[..len], &mut q[..len], &mut guess_obi[..len]);
+        // Before the kernels, four rows a step (the block's first row is a multiple of 4 in its
+        // chunk: row j in lane j mod 4).
+        let mut eta = EdgeLanes::from((s.eta, s.m));
+        let mut bad = [false; 2];
+        let full = len - len % 4;
+        for j in (0..full).step_by(4) {
+            rows.front::<4>(j, &mut eta, &mut bad, [&mut *edges, &mut *offsets, &mut *trial]);
         }
-        if bad && s.bad_edge.is_none() {
+        let tail = [&mut *edges, &mut *offsets, &mut *trial];
+        match len - full {
+            1 => rows.front::<1>(full, &mut eta, &mut bad, tail),
+            2 => rows.front::<2>(full, &mut eta, &mut bad, tail),
+            3 => rows.front::<3>(full, &mut eta, &mut bad, tail),
+            _ => {}
+        }
+        (s.eta, s.m) = eta.finish();
+        if bad[0] && s.bad_edge.is_none() {
             s.bad_edge = first_bad_row(a, edges);
         }
-        if bad_h && s.bad_output.is_none() {
-            s.bad_output = first_bad_row(a, h);
+        if bad[1] && s.bad_output.is_none() {
+            s.bad_output = first_bad_row(a, rows.h);
         }
-        first_guesses(edges, prev, self.params.oracle_precision, offsets);
-        let BlockTmp { trial_edges, wt, q, guess_obi } = tmp;
-        let (wt, q, guess_obi) = (&mut wt[..len], &mut q[..len], &mut guess_obi[..len]);
-        let old = &self.offsets[r.clone()];
-        if self.lr == 1.0 {
-            // The trial edges are the new edges: one exponential a row for both offsets.
-            logistic::two_offsets_into(&self.loss, edges, old, offsets, losses, wt, q, weights, guess_obi);
-        } else {
-            // Under shrinkage the trial edges (`shifted`'s bits) are Solve_α's and the new edges
-            // the update's: one exponential at each.
-            let trial = &mut trial_edges[..len];
-            trial.iter_mut().zip(shifted(prev, alpha, y, h)).for_each(|(t, e)| *t = e);
-            logistic::weights_obis_into(&self.loss, trial, old, None, wt, q);
+        if rows.shrunk {
+            // The trial edges are Solve_α's and the new edges the update's: one exponential at each.
+            logistic::weights_obis_into(&self.loss, trial, rows.old, None, wt, q);
             logistic::weights_obis_into(&self.loss, edges, offsets, Some(&mut *losses), weights, guess_obi);
+        } else {
+            // The trial edges are the new edges: one exponential a row for both offsets.
+            logistic::two_offsets_into(&self.loss, edges, rows.old, offsets, losses, wt, q, weights, guess_obi);
         }
-        let rows = Order2Rows { alpha, y, h, w: &order2.w[r.clone()], wt, q };
-        *p = match order2.sw {
-            Some(sw) => rows.add::<false>(&sw[r.clone()], order2.qbar, *p),
-            None => rows.add::<true>(&[], order2.qbar, *p),
+        // After them, four rows a step: the order-2 sums, the check of the first guesses, the
+        // largest OBI and the round's sums (in locals: in registers through the loop).
+        let mut back = Back {
+            order2: *p,
+            guesses: GuessLanes::new(),
+            max_obi: s.max_obi,
+            round: RoundRows::<UNIT>::from(s),
+            qbar: order2.qbar,
         };
-        let (unusable, max) = scan_guesses(edges, prev, offsets, guess_obi);
+        let computed = [&*edges, &*wt, &*q, &*guess_obi];
+        for j in (0..full).step_by(4) {
+            rows.back::<4>(j, computed, &mut back, [&mut *offsets, &mut *weights, &mut *losses]);
+        }
+        let tail = [&mut *offsets, &mut *weights, &mut *losses];
+        match len - full {
+            1 => rows.back::<1>(full, computed, &mut back, tail),
+            2 => rows.back::<2>(full, computed, &mut back, tail),
+            3 => rows.back::<3>(full, computed, &mut back, tail),
+            _ => {}
+        }
+        let Back { order2, guesses, max_obi, round, .. } = back;
+        *p = order2;
+        let (unusable, max) = guesses.finish();
         s.unusable_guess |= unusable;
         s.max_guess_obi = s.max_guess_obi.max(max);
-        if self.unit_weights {
-            // (Every row counts in `max_obi` too: the same maximum.)
-            s.max_obi = s.max_obi.max(max);
-        } else {
-            self.guess_records(a, guess_obi, offsets, s);
-        }
-        self.block_sums(a, edges, weights, losses, s);
+        // (With every sample weight 1 every row counts in `max_obi` too: the same maximum.)
+        s.max_obi = if UNIT { s.max_obi.max(max) } else { max_obi };
+        let bad = round.finish(s);
+        s.bad_rows(a, bad, weights, losses);
     }
 
     /// The round's end from its outputs `out` (new edges, offsets, weights, loss values) and sums:
@@ -521,25 +579,20 @@ impl SecBoost {
     /// weight or loss value into `s`.
     #[inline(always)]
     fn block_sums(&self, a: usize, edges: &[f64], weights: &mut [f64], losses: &mut [f64], s: &mut ChunkSums) {
-        let (bad_weight, bad_loss) = if self.unit_weights {
+        let bad = if self.unit_weights {
             self.add_sums::<true>(a, edges, weights, losses, s)
         } else {
             self.add_sums::<false>(a, edges, weights, losses, s)
         };
-        if bad_weight && s.bad_weight.is_none() {
-            s.bad_weight = first_bad_row(a, weights);
-        }
-        if bad_loss && s.bad_loss.is_none() {
-            s.bad_loss = first_bad_row(a, losses);
-        }
+        s.bad_rows(a, bad, weights, losses);
     }
 }
 
 impl SecBoost {
     /// The round's sums over one block of new edges, weights and loss values, its first row `a`,
-    /// added to `s` in row order; the weights and loss values of rows of sample weight 0 set to 0.
-    /// Returns whether some weight, and some loss value, is not finite. `UNIT`: every sample
-    /// weight is 1 (not read: the same bits).
+    /// added to `s` in row order ([`RoundRows`]); the weights and loss values of rows of sample
+    /// weight 0 set to 0. Returns whether some weight, and some loss value, is not finite.
+    /// `UNIT`: every sample weight is 1 (not read: the same bits).
     #[inline(always)]
     fn add_sums<const UNIT: bool>(
         &self,
@@ -549,75 +602,262 @@ impl SecBoost {
         losses: &mut [f64],
         s: &mut ChunkSums,
     ) -> (bool, bool) {
-        let (mut bad_weight, mut bad_loss) = (false, false);
-        // The running sums in locals (registers), back into `s` after the loop.
-        let ChunkSums { mut negative, mut zero, mut nonzero, mut risk, mut error, mut w1, mut abs_total, .. } = *s;
-        let mut edge_scale = s.edge_scale;
-        let y = &self.y[a..a + edges.len()];
-        if UNIT {
-            // Every sample weight 1: the sums of weights are counts, kept as integers (exact,
-            // as sums of ones below 2⁵³ are in any order: the same bits, shorter chains).
-            let (mut negatives, mut zeros, mut errors) = (0u32, 0u32, 0u32);
-            for j in 0..edges.len() {
-                let (w, f) = (weights[j], losses[j]);
-                bad_weight |= !w.is_finite();
-                bad_loss |= !f.is_finite();
-                negatives += u32::from(w < 0.0);
-                zeros += u32::from(w == 0.0);
-                nonzero |= w != 0.0;
-                risk += f;
-                errors += u32::from(is_wrong(y[j], edges[j]));
-                w1 += w;
-                abs_total += w.abs();
-                // (`f64::max` on values ≥ +0, by a comparison: a NaN edge, refused later,
-                // leaves the maximum as `f64::max` would.)
-                let e = edges[j].abs();
-                edge_scale = if e > edge_scale { e } else { edge_scale };
-            }
-            (s.negative, s.zero, s.error) =
-                (negative + f64::from(negatives), zero + f64::from(zeros), error + f64::from(errors));
-            (s.nonzero, s.risk, s.w1, s.abs_total, s.edge_scale) = (nonzero, risk, w1, abs_total, edge_scale);
-            return (bad_weight, bad_loss);
+        let mut acc = RoundRows::<UNIT>::from(s);
+        let len = edges.len();
+        let y = &self.y[a..a + len];
+        let sws = if UNIT { &[][..] } else { &self.sw[a..a + len] };
+        for j in 0..len {
+            let (mut w, mut f) = ([weights[j]], [losses[j]]);
+            acc.rows::<1>([if UNIT { 1.0 } else { sws[j] }], [y[j]], [edges[j]], &mut w, &mut f);
+            (weights[j], losses[j]) = (w[0], f[0]);
         }
-        let sws = &self.sw[a..a + edges.len()];
-        for j in 0..edges.len() {
-            let sw = sws[j];
-            let (pos, kept) = (sw > 0.0, sw != 0.0);
-            // A row of sample weight 0 is left out: weight and loss value 0.
-            let w = select(kept, weights[j], 0.0);
-            let f = select(kept, losses[j], 0.0);
-            (weights[j], losses[j]) = (w, f);
-            bad_weight |= !w.is_finite();
-            bad_loss |= !f.is_finite();
-            // (Adding +0 leaves every sum as it is: none of them is ever −0.)
-            negative += select(pos & (w < 0.0), sw, 0.0);
-            zero += select(pos & (w == 0.0), sw, 0.0);
-            nonzero |= (w != 0.0) & kept;
-            risk += sw * f;
-            error += wrong(y[j], edges[j], sw);
-            w1 += sw * w;
-            abs_total += w.abs() * sw;
-            edge_scale = edge_scale.max(select(pos, edges[j].abs(), 0.0));
-        }
-        (s.negative, s.zero, s.nonzero, s.risk, s.error, s.w1, s.abs_total) =
-            (negative, zero, nonzero, risk, error, w1, abs_total);
-        s.edge_scale = edge_scale;
-        (bad_weight, bad_loss)
+        acc.finish(s)
     }
 }
 
-/// Whether some first guess `v` (for the edges `e_t` now and `e_prev` before) is not kept
-/// whatever the budget (see [`first_guess_usable`]; or its OBI is NaN), and the largest OBI, −∞
-/// for none (one pass, four running maxima: see [`max_of`]).
+/// `v[j..j + N]` as an array.
 #[inline(always)]
-fn scan_guesses(e_t: &[f64], e_prev: &[f64], v: &[f64], obi: &[f64]) -> (bool, f64) {
-    let mut bad = [false; 4];
-    let mut max = [f64::NEG_INFINITY; 4];
-    in_lanes(0..obi.len(), |j, l| {
-        bad[l] |= !first_guess_usable(e_t[j], e_prev[j], v[j]) | obi[j].is_nan();
-        max[l] = max[l].max(obi[j]);
-    });
-    (bad.iter().any(|b| *b), (max[0].max(max[1])).max(max[2].max(max[3])))
+fn at<const N: usize>(v: &[f64], j: usize) -> [f64; N] {
+    let a: &[f64; N] = v[j..j + N].try_into().expect("N values");
+    *a
+}
+
+/// One block's inputs of [`SecBoost::ahead_block`] (`UNIT`: every sample weight is 1, `sw` not
+/// read), and its loops' steps over `N ≤ 4` rows at a time: row `j + l` in lane `l` of [`Sum4`]
+/// (`j` a multiple of 4 in the chunk), each statement over the `N` lanes (vector instructions),
+/// every sum in row order within its lane.
+struct AheadRows<'a, const UNIT: bool> {
+    prev: &'a [f64],
+    y: &'a [f64],
+    h: &'a [f64],
+    w: &'a [f64],
+    sw: &'a [f64],
+    old: &'a [f64],
+    alpha: f64,
+    step: f64,
+    shrunk: bool,
+    div: f64,
+}
+
+/// The running sums of [`SecBoost::ahead_block`] after the loss's kernels.
+struct Back<const UNIT: bool> {
+    order2: PassSums,
+    guesses: GuessLanes,
+    max_obi: f64,
+    round: RoundRows<UNIT>,
+    qbar: bool,
+}
+
+impl<const UNIT: bool> AheadRows<'_, UNIT> {
+    #[inline(always)]
+    fn sample_weights<const N: usize>(&self, j: usize) -> [f64; N] {
+        if UNIT {
+            [1.0; N]
+        } else {
+            at(self.sw, j)
+        }
+    }
+
+    /// Before the kernels, rows `j..j + N`: η's sum and M (as [`super::solve_alpha::edge_rows`]),
+    /// the new edges into `out[0]` and whether one, or an output, is not finite (`bad`), the first
+    /// guesses into `out[1]` (as [`super::oracle::first_guesses`]) and, under shrinkage, the trial
+    /// edges into `out[2]` (as `shifted`).
+    #[inline(always)]
+    fn front<const N: usize>(&self, j: usize, eta: &mut EdgeLanes, bad: &mut [bool; 2], out: [&mut [f64]; 3]) {
+        let (prev, y, h, w) = (at::<N>(self.prev, j), at::<N>(self.y, j), at::<N>(self.h, j), at::<N>(self.w, j));
+        let s = self.sample_weights::<N>(j);
+        for l in 0..N {
+            eta.row(l, s[l], w[l], y[l], h[l]);
+        }
+        let e: [f64; N] = std::array::from_fn(|l| prev[l] + self.step * y[l] * h[l]);
+        for l in 0..N {
+            bad[0] |= !e[l].is_finite();
+            bad[1] |= !h[l].is_finite();
+        }
+        let [edges, offsets, trial] = out;
+        edges[j..j + N].copy_from_slice(&e);
+        offsets[j..j + N].copy_from_slice(&std::array::from_fn::<f64, N, _>(|l| (prev[l] - e[l]) / self.div));
+        if self.shrunk {
+            trial[j..j + N].copy_from_slice(&std::array::from_fn::<f64, N, _>(|l| prev[l] + self.alpha * y[l] * h[l]));
+        }
+    }
+
+    /// After the kernels, rows `j..j + N` of the new edges, partial weights, OBIs at the trial
+    /// edges and the guesses' OBIs (`computed`): the order-2 sums (as [`PassSums::add_row`] in
+    /// Order2Rows::add), the check of the guesses, the largest OBI (a row of sample weight 0 gets
+    /// its offset back in `out[0]`) and the round's sums (as [`SecBoost::add_sums`], on the
+    /// weights and loss values `out[1]`, `out[2]`).
+    #[inline(always)]
+    fn back<const N: usize>(&self, j: usize, computed: [&[f64]; 4], b: &mut Back<UNIT>, out: [&mut [f64]; 3]) {
+        let [e, wt, q, obi] = computed.map(|v| at::<N>(v, j));
+        let (prev, y, h, w) = (at::<N>(self.prev, j), at::<N>(self.y, j), at::<N>(self.h, j), at::<N>(self.w, j));
+        let s = self.sample_weights::<N>(j);
+        let [offsets, weights, losses] = out;
+        let v = at::<N>(offsets, j);
+        for l in 0..N {
+            b.order2.add_row(l, s[l], [w[l], wt[l], y[l], h[l]], self.alpha, b.qbar.then_some(q[l]));
+        }
+        for l in 0..N {
+            b.guesses.row(l, e[l], prev[l], v[l], obi[l]);
+        }
+        if !UNIT {
+            for l in 0..N {
+                if s[l] > 0.0 {
+                    b.max_obi = b.max_obi.max(obi[l]);
+                } else {
+                    // A row of sample weight 0 is left out: it keeps its offset.
+                    offsets[j + l] = self.old[j + l];
+                }
+            }
+        }
+        let (mut wn, mut f) = (at::<N>(weights, j), at::<N>(losses, j));
+        b.round.rows(s, y, e, &mut wn, &mut f);
+        if !UNIT {
+            weights[j..j + N].copy_from_slice(&wn);
+            losses[j..j + N].copy_from_slice(&f);
+        }
+    }
+}
+
+/// The round's running sums over a block's rows, in locals (registers), into the chunk's
+/// [`ChunkSums`] at the block's end. The sums of reals run in row order; what does not depend on
+/// the order (counts, maxima, flags) runs in four lanes. `UNIT`: every sample weight is 1; then
+/// the sums of weights are counts, kept as integers (exact, as sums of ones below 2⁵³ are in any
+/// order: the same bits, shorter chains).
+struct RoundRows<const UNIT: bool> {
+    negative: f64,
+    zero: f64,
+    error: f64,
+    risk: f64,
+    w1: f64,
+    abs_total: f64,
+    /// Negative weights, zero weights, wrong predictions (`UNIT`).
+    counts: [[u32; 4]; 3],
+    nonzero: [bool; 4],
+    edge_scale: [f64; 4],
+    bad_weight: [bool; 4],
+    bad_loss: [bool; 4],
+}
+
+impl<const UNIT: bool> RoundRows<UNIT> {
+    #[inline(always)]
+    fn from(s: &ChunkSums) -> Self {
+        let ChunkSums { negative, zero, error, nonzero, risk, w1, abs_total, edge_scale, .. } = *s;
+        RoundRows {
+            negative,
+            zero,
+            error,
+            risk,
+            w1,
+            abs_total,
+            counts: [[0; 4]; 3],
+            nonzero: [nonzero, false, false, false],
+            edge_scale: [edge_scale; 4],
+            bad_weight: [false; 4],
+            bad_loss: [false; 4],
+        }
+    }
+
+    /// `N ≤ 4` rows (row `l` in lane `l`) of sample weights `sw`, labels `y`, new edges `edge`,
+    /// weights `w` and loss values `f` (set to 0 for a row of sample weight 0).
+    #[inline(always)]
+    fn rows<const N: usize>(&mut self, sw: [f64; N], y: [f64; N], edge: [f64; N], w: &mut [f64; N], f: &mut [f64; N]) {
+        if !UNIT {
+            // A row of sample weight 0 is left out: weight and loss value 0.
+            for l in 0..N {
+                let kept = sw[l] != 0.0;
+                (w[l], f[l]) = (select(kept, w[l], 0.0), select(kept, f[l], 0.0));
+            }
+        }
+        for l in 0..N {
+            self.bad_weight[l] |= !w[l].is_finite();
+            self.bad_loss[l] |= !f[l].is_finite();
+        }
+        if UNIT {
+            for l in 0..N {
+                self.counts[0][l] += u32::from(w[l] < 0.0);
+                self.counts[1][l] += u32::from(w[l] == 0.0);
+                self.counts[2][l] += u32::from(is_wrong(y[l], edge[l]));
+                self.nonzero[l] |= w[l] != 0.0;
+                // (`f64::max` on values ≥ +0, by a comparison: a NaN edge, refused later, leaves
+                // the maximum as `f64::max` would.)
+                let e = edge[l].abs();
+                self.edge_scale[l] = if e > self.edge_scale[l] { e } else { self.edge_scale[l] };
+            }
+            for l in 0..N {
+                self.risk += f[l];
+                self.w1 += w[l];
+                self.abs_total += w[l].abs();
+            }
+            return;
+        }
+        for l in 0..N {
+            let pos = sw[l] > 0.0;
+            self.nonzero[l] |= (w[l] != 0.0) & (sw[l] != 0.0);
+            self.edge_scale[l] = self.edge_scale[l].max(select(pos, edge[l].abs(), 0.0));
+        }
+        for l in 0..N {
+            let (sw, w, f) = (sw[l], w[l], f[l]);
+            let pos = sw > 0.0;
+            // (Adding +0 leaves every sum as it is: none of them is ever −0.)
+            self.negative += select(pos & (w < 0.0), sw, 0.0);
+            self.zero += select(pos & (w == 0.0), sw, 0.0);
+            self.risk += sw * f;
+            self.error += wrong(y[l], edge[l], sw);
+            self.w1 += sw * w;
+            self.abs_total += w.abs() * sw;
+        }
+    }
+
+    /// The block's sums into `s`; whether some weight, and some loss value, is not finite.
+    #[inline(always)]
+    fn finish(self, s: &mut ChunkSums) -> (bool, bool) {
+        let [negatives, zeros, errors] = self.counts.map(|c| f64::from(c.iter().sum::<u32>()));
+        (s.negative, s.zero, s.error) = if UNIT {
+            (self.negative + negatives, self.zero + zeros, self.error + errors)
+        } else {
+            (self.negative, self.zero, self.error)
+        };
+        let m = self.edge_scale;
+        // (The lanes' maxima by the comparison of `rows` with `UNIT`, else `f64::max`: the
+        // serial loop's value either way.)
+        s.edge_scale = if UNIT {
+            let max = |a: f64, b: f64| if b > a { b } else { a };
+            max(max(m[0], m[1]), max(m[2], m[3]))
+        } else {
+            m[0].max(m[1]).max(m[2].max(m[3]))
+        };
+        (s.nonzero, s.risk, s.w1, s.abs_total) = (self.nonzero.iter().any(|b| *b), self.risk, self.w1, self.abs_total);
+        (self.bad_weight.iter().any(|b| *b), self.bad_loss.iter().any(|b| *b))
+    }
+}
+
+/// Over a block's first guesses: whether some guess `v` (for the edges `e_t` now and `e_prev`
+/// before) is not kept whatever the budget (see [`first_guess_usable`]; or its OBI is NaN), and
+/// the largest OBI, −∞ for none (four running maxima: see [`max_of`]).
+struct GuessLanes {
+    unusable: [bool; 4],
+    max: [f64; 4],
+}
+
+impl GuessLanes {
+    #[inline(always)]
+    fn new() -> GuessLanes {
+        GuessLanes { unusable: [false; 4], max: [f64::NEG_INFINITY; 4] }
+    }
+
+    /// A row's edges, guess and the guess's OBI, in lane `l`.
+    #[inline(always)]
+    fn row(&mut self, l: usize, e_t: f64, e_prev: f64, v: f64, obi: f64) {
+        self.unusable[l] |= !first_guess_usable(e_t, e_prev, v) | obi.is_nan();
+        self.max[l] = self.max[l].max(obi);
+    }
+
+    #[inline(always)]
+    fn finish(self) -> (bool, f64) {
+        let m = self.max;
+        (self.unusable.iter().any(|b| *b), (m[0].max(m[1])).max(m[2].max(m[3])))
+    }
 }
 
 /// The row of the first non-finite value of a block whose first row is `a`.

@@ -19,10 +19,12 @@
 //!
 //! And the logistic loss `ln(1 + e^(−z))` of SecBoost's default loss ([`logistic_loss`],
 //! [`logistic_loss_many`]): SecBoost evaluates it at every example and round, and glibc's `exp`
-//! and `log1p` would be its largest cost. The kernel is IEEE `+ − × ÷` and bit operations only
-//! (no libm call, no FMA, no branch), so one Rust body compiled for the baseline x86-64 target, for
-//! AVX2 and for AVX-512 gives the same bits (`logistic_loss_many` picks the widest build the CPU
-//! runs), and the scalar function is the same body: `value` and `eval_many` agree bit for bit.
+//! and `log1p` would be its largest cost. The kernel is IEEE `+ − × ÷`, bit operations and, for
+//! each step of its polynomials, a fused multiply-add (no other libm call, no branch). A fused
+//! multiply-add is correctly rounded by the FMA instruction and by the C library's `fma` alike, so
+//! one Rust body compiled for the baseline x86-64 target, for AVX2 and for AVX-512 gives the same
+//! bits (`logistic_loss_many` picks the widest build the CPU runs, and so does the scalar
+//! function): `value` and `eval_many` agree bit for bit.
 //! [`map`] runs any such kernel of several inputs and outputs four (AVX2) or eight (AVX-512) lanes
 //! at a time, with the same bits.
 
@@ -142,7 +144,9 @@ const ATANH_SERIES: [f64; 10] = [
 ///
 /// `x = k ln 2 + r` with `k = round(x/ln 2)` and `|r| ≤ ½ ln 2` (Cody–Waite: `k·LN2_HI` is exact
 /// and so is `x − k·LN2_HI`), `eʳ` by its Taylor polynomial of degree 13 (the first term left out
-/// is below `4·10⁻¹⁸`), then `2ᵏ` applied as two exact powers of two, `2^(k−j)·2^j` with
+/// is below `4·10⁻¹⁸`; Horner's rule with a fused multiply-add a step: half the operations of a
+/// multiplication and an addition, one rounding instead of two), then `2ᵏ` applied as two exact
+/// powers of two, `2^(k−j)·2^j` with
 /// `j = round(k/2)`, so that results below the normal range round once, into the subnormals.
 ///
 /// Lanes: every step runs over all `N` lanes before the next, so the compiler keeps `N/4`
@@ -156,10 +160,10 @@ pub(crate) fn exp_nonpositive<const N: usize>(x: [f64; N]) -> [f64; N] {
         k[l] = (x[l] * std::f64::consts::LOG2_E + ROUND_MAGIC) - ROUND_MAGIC;
         r[l] = (x[l] - k[l] * LN2_HI) - k[l] * LN2_LO;
     }
-    let mut p = [1.0 / 6_227_020_800.0; N];
+    let mut p: [f64; N] = [1.0 / 6_227_020_800.0; N];
     for c in EXP_TAYLOR {
         for l in 0..N {
-            p[l] = p[l] * r[l] + c;
+            p[l] = p[l].mul_add(r[l], c);
         }
     }
     for l in 0..N {
@@ -171,8 +175,8 @@ pub(crate) fn exp_nonpositive<const N: usize>(x: [f64; N]) -> [f64; N] {
 
 /// `ln(1 + t)` of every lane, for `t ∈ [0, 1]`: `2 atanh(s)` with `s = t/(2 + t)`, or, for
 /// `t ≥ ½`, `ln 2 + ln(1 + u)` with `u = (t − 1)/2` (exact), so that `|s| ≤ 0.2`; the odd series
-/// of `atanh` through `s²³` (the first term left out is below `3·10⁻²⁰` of the result). Lanes as
-/// in [`exp_nonpositive`].
+/// of `atanh` through `s²³` (the first term left out is below `3·10⁻²⁰` of the result; Horner's
+/// rule by fused multiply-adds). Lanes as in [`exp_nonpositive`].
 #[inline(always)]
 fn ln_1p_unit<const N: usize>(t: [f64; N]) -> [f64; N] {
     let mut s = [0.0; N];
@@ -182,10 +186,10 @@ fn ln_1p_unit<const N: usize>(t: [f64; N]) -> [f64; N] {
         s[l] = u / (2.0 + u);
         s2[l] = s[l] * s[l];
     }
-    let mut p = [1.0 / 23.0; N];
+    let mut p: [f64; N] = [1.0 / 23.0; N];
     for c in ATANH_SERIES {
         for l in 0..N {
-            p[l] = p[l] * s2[l] + c;
+            p[l] = p[l].mul_add(s2[l], c);
         }
     }
     for l in 0..N {
@@ -222,7 +226,11 @@ pub(crate) fn logistic_lanes_and_exp<const N: usize>(z: [f64; N]) -> ([f64; N], 
 #[inline]
 #[must_use]
 pub fn logistic_loss(z: f64) -> f64 {
-    logistic_lanes([z])[0]
+    // Through `map`'s widest build: its fused multiply-adds are the CPU's instruction (in the
+    // baseline build, each would be a call of the C library's `fma`).
+    let mut out = [0.0];
+    logistic_loss_many(&[z], &mut out);
+    out[0]
 }
 
 /// A function of `I` reals to `O` reals computed on `N` lanes at a time, each lane exactly as on

@@ -628,8 +628,8 @@ impl Booster for SecBoost {
         // this round's statistics) runs before η and M, and sums them, and checks the outputs: one
         // pass over the rows less. A negative η makes it a wasted pass.
         let first = ahead.as_mut().filter(|_| !coll.is_distributed()).map(|out| {
-            // (The pass writes every row: a vector of the right length is not zeroed first, which
-            // took 7 % of a round on one thread.)
+            // (The pass writes every row: a vector of the right length is not zeroed first, an
+            // 8 MB fill on one thread at 1M rows, 4 % of a round at 2 threads.)
             if fz_new.len() != m {
                 fz_new.clear();
                 fz_new.resize(m, 0.0);

@@ -280,9 +280,14 @@ impl SecBoost {
     /// The blocks of [`SecBoost::ahead_chunk`], in row order.
     #[inline(always)]
     fn ahead_blocks(&self, t: Trial<'_>, a: usize, out: Out<'_>, tmp: &mut BlockTmp<'_>) -> (PassSums, ChunkSums) {
+        debug_assert_eq!(t.order2.sw.is_none(), self.unit_weights);
         let (mut p, mut s) = (PassSums::default(), ChunkSums::default());
         for (j, out) in out.pieces(BLOCK) {
-            self.ahead_block(t, a + j, out, tmp, &mut p, &mut s);
+            if self.unit_weights {
+                self.ahead_block::<true>(t, a + j, out, tmp, &mut p, &mut s);
+            } else {
+                self.ahead_block::<false>(t, a + j, out, tmp, &mut p, &mut s);
+            }
         }
         (p, s)
     }
@@ -297,28 +302,10 @@ impl SecBoost {
     /// general path's loops do over the block one after the other (η and M, the new edges, the
     /// first guesses and the trial edges; the order-2 sums, the check of the guesses and the
     /// round's sums). Every sum adds the same terms in the same order, so the bits are the same;
-    /// the block's values are read twice instead of seven times.
+    /// the block's values are read twice instead of seven times. `UNIT`: every sample weight is 1
+    /// (not read: the same bits).
     #[inline(always)]
-    fn ahead_block(
-        &self,
-        t: Trial<'_>,
-        a: usize,
-        out: Out<'_>,
-        tmp: &mut BlockTmp<'_>,
-        p: &mut PassSums,
-        s: &mut ChunkSums,
-    ) {
-        debug_assert_eq!(t.order2.sw.is_none(), self.unit_weights);
-        if self.unit_weights {
-            self.ahead_block_by::<true>(t, a, out, tmp, p, s);
-        } else {
-            self.ahead_block_by::<false>(t, a, out, tmp, p, s);
-        }
-    }
-
-    /// [`SecBoost::ahead_block`] (`UNIT`: every sample weight is 1, not read: the same bits).
-    #[inline(always)]
-    fn ahead_block_by<const UNIT: bool>(
+    fn ahead_block<const UNIT: bool>(
         &self,
         t: Trial<'_>,
         a: usize,

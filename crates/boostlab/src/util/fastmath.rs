@@ -140,6 +140,21 @@ const ATANH_SERIES: [f64; 10] = [
     1.0 / 3.0,
 ];
 
+/// `lead·xᴰ + c[0]·xᴰ⁻¹ + … + c[D−1]` of every lane, by Horner's rule with a fused multiply-add
+/// per step (one rounding a step, half the operations: [`map`] compiles it for FMA, and the
+/// C library's `fma` gives the same bits elsewhere). Every step runs over all `N` lanes before the
+/// next (see [`exp_nonpositive`]).
+#[inline(always)]
+pub(crate) fn horner<const N: usize, const D: usize>(lead: f64, c: &[f64; D], x: [f64; N]) -> [f64; N] {
+    let mut p = [lead; N];
+    for c in c {
+        for l in 0..N {
+            p[l] = p[l].mul_add(x[l], *c);
+        }
+    }
+    p
+}
+
 /// `eˣ` of every lane, for `x ∈ [−746, 0]` (0 below about −745.1, as the correctly rounded value).
 ///
 /// `x = k ln 2 + r` with `k = round(x/ln 2)` and `|r| ≤ ½ ln 2` (Cody–Waite: `k·LN2_HI` is exact
@@ -160,12 +175,7 @@ pub(crate) fn exp_nonpositive<const N: usize>(x: [f64; N]) -> [f64; N] {
         k[l] = (x[l] * std::f64::consts::LOG2_E + ROUND_MAGIC) - ROUND_MAGIC;
         r[l] = (x[l] - k[l] * LN2_HI) - k[l] * LN2_LO;
     }
-    let mut p: [f64; N] = [1.0 / 6_227_020_800.0; N];
-    for c in EXP_TAYLOR {
-        for l in 0..N {
-            p[l] = p[l].mul_add(r[l], c);
-        }
-    }
+    let mut p = horner(1.0 / 6_227_020_800.0, &EXP_TAYLOR, r);
     for l in 0..N {
         let half = (k[l] * 0.5 + ROUND_MAGIC) - ROUND_MAGIC;
         p[l] = p[l] * pow2(k[l] - half) * pow2(half);
@@ -186,12 +196,7 @@ fn ln_1p_unit<const N: usize>(t: [f64; N]) -> [f64; N] {
         s[l] = u / (2.0 + u);
         s2[l] = s[l] * s[l];
     }
-    let mut p: [f64; N] = [1.0 / 23.0; N];
-    for c in ATANH_SERIES {
-        for l in 0..N {
-            p[l] = p[l].mul_add(s2[l], c);
-        }
-    }
+    let mut p = horner(1.0 / 23.0, &ATANH_SERIES, s2);
     for l in 0..N {
         let two_s = 2.0 * s[l];
         let v = two_s + two_s * (s2[l] * p[l]);

@@ -17,7 +17,7 @@
 
 use super::obi::obi_convex;
 use crate::math::loss::Loss;
-use crate::util::fastmath::{logistic_lanes_and_exp, map, select, Lanes};
+use crate::util::fastmath::{horner, logistic_lanes_and_exp, map, select, Lanes};
 
 /// Below this `|v|` (and above 0) the weight is the series form: `|x| ≤ e^(1/8) − 1`, so that
 /// [`L_SERIES`] through `s¹²` leaves out less than `10⁻¹⁸` of `L`, and [`MU_SERIES`] through
@@ -92,20 +92,6 @@ fn loss_and_sigmoids<const N: usize>(z: [f64; N]) -> ([f64; N], [f64; N], [f64; 
         b[l] = select(z[l] >= 0.0, er, r);
     }
     (f, a, b)
-}
-
-/// `lead·xᴰ + c[0]·xᴰ⁻¹ + … + c[D−1]` of every lane, by Horner's rule with a fused multiply-add
-/// per step (one rounding a step, half the operations: [`map`] compiles it for FMA, and the
-/// C library's `fma` gives the same bits elsewhere).
-#[inline(always)]
-fn horner<const N: usize, const D: usize>(lead: f64, c: &[f64; D], x: [f64; N]) -> [f64; N] {
-    let mut p = [lead; N];
-    for c in c {
-        for l in 0..N {
-            p[l] = p[l].mul_add(x[l], *c);
-        }
-    }
-    p
 }
 
 /// Whether every lane has `|v| ≤ small`.

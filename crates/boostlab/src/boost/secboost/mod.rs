@@ -839,7 +839,7 @@ impl Booster for SecBoost {
             traffic::bytes(h) + choice,
         );
         traffic::add(Pass::BoosterUpdate, choice, traffic::bytes(h));
-        let new_edges: Vec<f64> = self.edges.iter().zip(&self.y).zip(h).map(|((e, y), h)| e + alpha * y * h).collect();
+        let new_edges: Vec<f64> = shifted(&self.edges, alpha, &self.y, h).collect();
         if let Some((i, e)) = first_non_finite(&new_edges) {
             return Err(Error::Numerical(format!("SecBoost: edge {e} at example {i}")));
         }

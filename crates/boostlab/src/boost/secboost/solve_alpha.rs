@@ -204,7 +204,14 @@ pub(super) fn is_logistic(loss: &Loss) -> bool {
 
 /// `ẽ_i + α y_i h_i`.
 pub(super) fn shifted<'a>(edges: &'a [f64], alpha: f64, y: &'a [f64], h: &'a [f64]) -> impl Iterator<Item = f64> + 'a {
-    edges.iter().zip(y).zip(h).map(move |((e, y), h)| e + alpha * y * h)
+    edges.iter().zip(y).zip(h).map(move |((&e, &y), &h)| shifted_edge(e, alpha, y, h))
+}
+
+/// An edge moved by the step `alpha`: `e + α y h`, the one formula of every trial and new edge
+/// (the same bits on every path).
+#[inline(always)]
+pub(super) fn shifted_edge(e: f64, alpha: f64, y: f64, h: f64) -> f64 {
+    e + alpha * y * h
 }
 
 /// Rows per chunk of [`secant_pass`] (fixed, so its sums do not depend on the thread count; with

@@ -11,7 +11,9 @@ use rayon::prelude::*;
 use super::logistic;
 use super::obi::obi_convex_into;
 use super::oracle::{first_guess_usable, guess_divisor, offsets_convex_into};
-use super::solve_alpha::{is_logistic, weights_from_values, with_chunk_tmp, EdgeLanes, Order2, PassSums, Sum4};
+use super::solve_alpha::{
+    is_logistic, shifted_edge, weights_from_values, with_chunk_tmp, EdgeLanes, Order2, PassSums, Sum4,
+};
 use super::{offset_seed, SecBoost, SolveAlphaRule};
 use crate::boost::{Diagnostics, Step};
 use crate::error::{Error, Result};
@@ -406,7 +408,7 @@ impl SecBoost {
     ) -> Result<Step> {
         if let Some(i) = sums.bad_edge {
             self.spare.extend(out);
-            let e = self.edges[i] + alpha * self.y[i] * h[i];
+            let e = shifted_edge(self.edges[i], alpha, self.y[i], h[i]);
             return Err(Error::Numerical(format!("SecBoost: edge {e} at example {i}")));
         }
         let [edges, offsets, weights, losses] = out;
@@ -487,7 +489,7 @@ impl SecBoost {
         let mut bad = false;
         for (j, e) in edges.iter_mut().enumerate() {
             let i = a + j;
-            *e = self.edges[i] + alpha * self.y[i] * h[i];
+            *e = shifted_edge(self.edges[i], alpha, self.y[i], h[i]);
             bad |= !e.is_finite();
         }
         if bad {
@@ -656,7 +658,7 @@ impl<const UNIT: bool> AheadRows<'_, UNIT> {
         for l in 0..N {
             eta.row(l, s[l], w[l], y[l], h[l]);
         }
-        let e: [f64; N] = std::array::from_fn(|l| prev[l] + self.step * y[l] * h[l]);
+        let e: [f64; N] = std::array::from_fn(|l| shifted_edge(prev[l], self.step, y[l], h[l]));
         for l in 0..N {
             bad[0] |= !e[l].is_finite();
             bad[1] |= !h[l].is_finite();
@@ -665,7 +667,8 @@ impl<const UNIT: bool> AheadRows<'_, UNIT> {
         edges[j..j + N].copy_from_slice(&e);
         offsets[j..j + N].copy_from_slice(&std::array::from_fn::<f64, N, _>(|l| (prev[l] - e[l]) / self.div));
         if self.shrunk {
-            trial[j..j + N].copy_from_slice(&std::array::from_fn::<f64, N, _>(|l| prev[l] + self.alpha * y[l] * h[l]));
+            trial[j..j + N]
+                .copy_from_slice(&std::array::from_fn::<f64, N, _>(|l| shifted_edge(prev[l], self.alpha, y[l], h[l])));
         }
     }
 

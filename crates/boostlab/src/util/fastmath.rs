@@ -455,6 +455,13 @@ pub(crate) fn avx2() -> bool {
     current_build() >= Build::Avx2
 }
 
+/// Whether the AVX-512 builds run on this thread (SecBoost's update ahead): when [`map`]'s
+/// AVX-512 build does ([`current_build`]).
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn avx512() -> bool {
+    current_build() >= Build::Avx512
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -72,6 +72,7 @@ use solve_alpha::{
     Known, Order2, Red, Scratch, TrialPass, QBAR_GRID,
 };
 pub use solve_alpha::{solve_alpha, solve_alpha_certified, AlphaInput, AlphaSolution, CertifiedAlpha};
+use update::Outputs;
 
 use super::{Booster, Diagnostics, Labels, Step};
 use crate::collective::Shared;
@@ -113,7 +114,8 @@ pub struct SecBoost {
     offsets: Vec<f64>,
     /// `w_(t+1)i = −δ_{v_ti} F(ẽ_ti)`.
     weights: Vec<f64>,
-    /// `F(ẽ_i)`.
+    /// `F(ẽ_i)` (0 for a row of sample weight 0), or none when the round's update summed them
+    /// without keeping them ([`SecBoost::trial_ahead`]): see [`SecBoost::loss_values`].
     losses: Vec<f64>,
     leaf_eps: f64,
     round: u64,
@@ -207,11 +209,19 @@ fn chunked_sum(n: usize, term: impl Fn(usize) -> f64 + Sync) -> f64 {
     .fold(0.0, |t, s| t + s)
 }
 
+/// One row's tree statistic: the weight `w`'s magnitude times the sample weight `s` and the
+/// normaliser `scale`, signed by the relabelled label `ỹ = y·sign(w)`
+/// (docs/explanation/secboost.md#secboost-algorithm).
+#[inline(always)]
+fn statistic(w: f64, y: f64, s: f64, scale: f64) -> f64 {
+    let relabel = if w >= 0.0 { y } else { -y };
+    super::signed(relabel, w.abs() * s * scale)
+}
+
 /// A round that ends early gives its row vectors back to the spare ones: those of the end computed
 /// ahead, if any, and the loss values'.
 fn recycle(spare: &mut Vec<Vec<f64>>, ahead: Option<[Vec<f64>; 3]>, fz: Vec<f64>) {
-    spare.extend(ahead.into_iter().flatten());
-    spare.push(fz);
+    spare.extend(ahead.into_iter().flatten().chain([fz]).filter(|v| v.capacity() > 0));
 }
 
 /// Index and value of the first non-finite entry.
@@ -435,7 +445,33 @@ impl SecBoost {
     /// `Σ s_i F(ẽ_i)` of [`SecBoost::risk`], over fixed chunks in order (as the round's one-pass
     /// update adds it).
     fn risk_sum(&self) -> f64 {
-        self.state_sums.map_or_else(|| chunked_sum(self.y.len(), |i| self.sw[i] * self.losses[i]), |k| k.risk)
+        self.state_sums.map_or_else(
+            || {
+                let f = self.loss_values();
+                chunked_sum(self.y.len(), |i| self.sw[i] * f[i])
+            },
+            |k| k.risk,
+        )
+    }
+
+    /// `F(ẽ_i)` of the current edges, 0 for a row of sample weight 0: the kept values, else (after
+    /// an update that summed them without keeping them) computed anew, the same bits.
+    fn loss_values(&self) -> std::borrow::Cow<'_, [f64]> {
+        if self.losses.len() == self.y.len() {
+            return std::borrow::Cow::Borrowed(&self.losses);
+        }
+        let mut f = self.loss.values(&self.edges);
+        for (f, s) in f.iter_mut().zip(&self.sw) {
+            if *s == 0.0 {
+                *f = 0.0;
+            }
+        }
+        std::borrow::Cow::Owned(f)
+    }
+
+    /// Gives row vectors back to the spare ones (but not an empty one).
+    fn give_back(&mut self, v: impl IntoIterator<Item = Vec<f64>>) {
+        self.spare.extend(v.into_iter().filter(|v| v.capacity() > 0));
     }
 
     /// New offsets for every example; `Err(i)` for the first example without an admissible one.
@@ -557,38 +593,21 @@ impl Booster for SecBoost {
         let (w, total_pass) = (traffic::bytes(&self.weights), self.dist_total.is_none() && self.state_sums.is_none());
         traffic::add(Pass::Normalisation, if total_pass { 2 * w } else { 0 }, 0);
         traffic::add(Pass::BoosterStatistics, (2 + usize::from(!self.unit_weights)) * w, traffic::bytes(stats));
-        // Parallel over fixed chunks (each row's value is its own).
+        // Parallel over fixed chunks (each row's value is its own). One loop of no index and no
+        // branch per case, so that it runs in vector instructions.
         let rows = |(k, stats): (usize, &mut [f64])| {
             let r = k * ROW_CHUNK..k * ROW_CHUNK + stats.len();
-            let sw = &self.sw[r.clone()];
-            for (j, ((st, w), y)) in stats.iter_mut().zip(&self.weights[r.clone()]).zip(&self.y[r]).enumerate() {
+            let rows = stats.iter_mut().zip(&self.weights[r.clone()]).zip(&self.y[r.clone()]);
+            if self.unit_weights {
                 // (Unit sample weights are not read: a multiplication by 1 changes no bit.)
-                let s = if self.unit_weights { 1.0 } else { sw[j] };
-                let a = w.abs() * s * scale;
-                // docs/explanation/secboost.md#secboost-algorithm: ỹ_i = y_i · sign(w_ti), weight |w_ti|.
-                let relabel = if *w >= 0.0 { *y } else { -*y };
-                *st = super::signed(relabel, a);
+                rows.for_each(|((st, &w), &y)| *st = statistic(w, y, 1.0, scale));
+            } else {
+                rows.zip(&self.sw[r]).for_each(|(((st, &w), &y), &s)| *st = statistic(w, y, s, scale));
             }
         };
         stats.par_chunks_mut(ROW_CHUNK).enumerate().for_each(rows);
     }
 
-    /// One SecBoost round (docs/explanation/secboost.md#secboost-algorithm, steps 2.2–2.7). Diagnostics: `risk_prev` (F(S, H_(t−1))), the
-    /// certificate `b` (B_t), `qbar` (q̄_t), `pi` (π_t), `certified_decrease`
-    /// (B_t − q̄_t, so that `risk ≤ risk_prev − certified_decrease`), `certified` (1 under the
-    /// certified rule, 0 under the paper's), `closed_form` (β-smooth losses under `auto`: 1 if the
-    /// closed-form α was kept), and `eta`, `alpha`, `w2` (W̄_2),
-    /// `epsilon`, `z_obi` (the OBI budget z_t), `mean_abs_weight` (W̄_1 = |mean_i w_ti| of the
-    /// paper's eq. 16, for the weights this round used), `risk` (F(S, H_t)), `train_error`, and
-    /// `halvings`, `max_obi`, `random_offsets`, `zero_weights`, `negative_weights` (of the new
-    /// weights).
-    ///
-    /// Stops (with `stop_reason`): `Stop` when `h` is 0 everywhere or has zero edge η;
-    /// `AddAndStop` when some example has no admissible offset, or when all new weights are 0.
-    ///
-    /// # Errors
-    /// [`Error::InvalidData`] if `h` has the wrong length; [`Error::Numerical`] for non-finite `h`,
-    /// a failing [`solve_alpha`], or a loss value that is not finite at the new edges.
     fn set_learning_rate(&mut self, lr: f64) {
         self.lr = lr;
     }
@@ -603,47 +622,89 @@ impl Booster for SecBoost {
         Ok(())
     }
 
+    /// One SecBoost round: see [`SecBoost::step_on`].
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
+        self.step_on(Outputs::Dense(h), h, diag)
+    }
+
+    /// With the round's end computed in Solve_α's trial passes on one machine, the passes read the
+    /// leaves; the outputs are written out only if the round needs them after its first pass (a
+    /// refused first guess: the update's own pass).
+    fn step_on_leaves(
+        &mut self,
+        leaf_of_row: &[u32],
+        leaf_values: &[f64],
+        h: &mut [f64],
+        diag: &mut Diagnostics,
+        stats: &mut [f64],
+    ) -> Result<Step> {
+        let step = if self.ends_ahead() && !self.coll.is_distributed() && h.len() == leaf_of_row.len() {
+            self.step_on(Outputs::Leaves { of_row: leaf_of_row, values: leaf_values }, h, diag)?
+        } else {
+            super::driver::tree_outputs(leaf_of_row, leaf_values, 1, h);
+            self.step(h, diag)?
+        };
+        self.statistics(stats);
+        Ok(step)
+    }
+}
+
+impl SecBoost {
+    /// One SecBoost round on the weak hypothesis's `outputs` (docs/explanation/secboost.md#secboost-algorithm, steps 2.2–2.7). Diagnostics: `risk_prev` (F(S, H_(t−1))), the
+    /// certificate `b` (B_t), `qbar` (q̄_t), `pi` (π_t), `certified_decrease`
+    /// (B_t − q̄_t, so that `risk ≤ risk_prev − certified_decrease`), `certified` (1 under the
+    /// certified rule, 0 under the paper's), `closed_form` (β-smooth losses under `auto`: 1 if the
+    /// closed-form α was kept), and `eta`, `alpha`, `w2` (W̄_2),
+    /// `epsilon`, `z_obi` (the OBI budget z_t), `mean_abs_weight` (W̄_1 = |mean_i w_ti| of the
+    /// paper's eq. 16, for the weights this round used), `risk` (F(S, H_t)), `train_error`, and
+    /// `halvings`, `max_obi`, `random_offsets`, `zero_weights`, `negative_weights` (of the new
+    /// weights).
+    ///
+    /// Stops (with `stop_reason`): `Stop` when `h` is 0 everywhere or has zero edge η;
+    /// `AddAndStop` when some example has no admissible offset, or when all new weights are 0.
+    ///
+    /// `h`: the outputs as a vector, or, when the trial passes read them from the leaves (which
+    /// [`SecBoost::step_on_leaves`] does only when every pass of the round is a trial pass but a
+    /// fallback's, which writes them out), a buffer of their length that is never read.
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] if `h` has the wrong length; [`Error::Numerical`] for non-finite `h`,
+    /// a failing [`solve_alpha`], or a loss value that is not finite at the new edges.
+    fn step_on(&mut self, outputs: Outputs<'_>, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
         let m = self.y.len();
-        if h.len() != m {
-            return Err(Error::InvalidData(format!("SecBoost: {} outputs for {m} examples", h.len())));
+        if h.len() != m || outputs.len() != m {
+            return Err(Error::InvalidData(format!("SecBoost: {} outputs for {m} examples", outputs.len())));
         }
         let coll = self.coll.clone();
         let red = Red { coll: &coll, n: self.n_all };
         let certified = self.params.solve_alpha == SolveAlphaRule::Certified;
-        // F at the new edges, when Solve_α computed it at the α it returns.
-        let mut fz_new = self.spare.pop().unwrap_or_default();
         // The round's end computed in Solve_α's trial passes, when it can be (update.rs): the new
         // edges, offsets and weights of the last pass, and its sums. (Not with the closed-form α,
         // which comes first.)
-        let closed_form = self.params.alpha_rule == AlphaRule::Auto && self.loss.beta().is_some();
-        let mut ahead = (certified && !closed_form && self.updates_ahead()).then(|| {
+        let mut ahead = self.ends_ahead().then(|| {
+            // (Every pass writes every row: a vector of the right length is not zeroed first, an
+            // 8 MB fill on one thread at 1M rows, 4 % of a round at 2 threads.)
             std::array::from_fn::<_, 3, _>(|_| {
                 let mut v = self.spare.pop().unwrap_or_default();
                 v.resize(m, 0.0);
                 v
             })
         });
+        // F at the new edges, when Solve_α computed it at the α it returns (not with the end
+        // computed ahead, whose passes sum the loss values without keeping them).
+        let mut fz_new = if ahead.is_some() { Vec::new() } else { self.spare.pop().unwrap_or_default() };
+        fz_new.clear();
         // On one machine the first trial (α = δ_init, as η is positive for a tree grown on
         // this round's statistics) runs before η and M, and sums them, and checks the outputs: one
         // pass over the rows less. A negative η makes it a wasted pass.
         let first = ahead.as_mut().filter(|_| !coll.is_distributed()).map(|out| {
-            // (The pass writes every row: a vector of the right length is not zeroed first, an
-            // 8 MB fill on one thread at 1M rows, 4 % of a round at 2 threads.)
-            if fz_new.len() != m {
-                fz_new.clear();
-                fz_new.resize(m, 0.0);
-            }
             let sw = (!self.unit_weights).then_some(&self.sw[..]);
-            let order2 = Order2 { w: &self.weights, sw, qbar: true, losses: true };
-            self.trial_ahead(self.params.delta_init, h, &mut fz_new, order2, out)
+            let order2 = Order2 { w: &self.weights, sw, qbar: true, losses: false };
+            self.trial_ahead(self.params.delta_init, outputs, order2, out)
         });
-        if first.is_none() {
-            // (Filled only by a Solve_α that computed F at the α it returns.)
-            fz_new.clear();
-        }
+        debug_assert!(first.is_some() || matches!(outputs, Outputs::Dense(_)));
         let bad_output = match &first {
-            Some((_, sums)) => sums.bad_output.map(|i| (i, h[i])),
+            Some((_, sums)) => sums.bad_output.map(|i| (i, outputs.at(i))),
             None => first_non_finite(h),
         };
         if let Some((i, v)) = bad_output {
@@ -734,8 +795,8 @@ impl Booster for SecBoost {
         let mut ahead_sums = first.map(|f| f.1);
         let (this, last) = (&*self, &mut ahead_sums);
         let mut trial_ahead = ahead.as_mut().map(|out| {
-            move |alpha: f64, fz: &mut [f64], o: Order2<'_>| {
-                let (p, s) = this.trial_ahead(alpha, h, fz, o, out);
+            move |alpha: f64, o: Order2<'_>| {
+                let (p, s) = this.trial_ahead(alpha, outputs, o, out);
                 *last = Some(s);
                 p
             }
@@ -816,18 +877,20 @@ impl Booster for SecBoost {
                 });
                 if holds {
                     let [edges, offsets, weights] = out;
-                    return self.finish_update(alpha, h, [edges, offsets, weights, fz_new], sums, diag);
+                    // (The loss values were summed, not kept.)
+                    return self.finish_update(alpha, outputs, [edges, offsets, weights, Vec::new()], sums, diag);
                 }
                 // Some first guess is refused at this budget: the update searches its offset.
-                self.spare.extend(out);
+                self.give_back(out);
             }
-            let fz = if self.lr == 1.0 {
+            let fz = if self.lr == 1.0 && fz_new.len() == m {
                 Some(fz_new)
             } else {
-                self.spare.push(fz_new);
+                self.give_back([fz_new]);
                 None
             };
-            return self.update_convex(alpha, h, z, fz, diag);
+            // (The outputs written out, when the passes read the leaves.)
+            return self.update_convex(alpha, &outputs.dense(), z, fz, diag);
         }
         // docs/explanation/secboost.md#secboost-algorithm: ẽ_ti = ẽ_(t−1)i + α_t y_i h_t(x_i).
         // The new edges (edges, labels, outputs read) and their finiteness; the oracle (new edges,
@@ -974,9 +1037,7 @@ impl Booster for SecBoost {
         }
         Ok(Step::Add { alpha })
     }
-}
 
-impl SecBoost {
     /// Records the risk and the training error of `H_t` (over every rank, in one call).
     fn record(&self, diag: &mut Diagnostics) -> Result<()> {
         // The risk (sample weights, losses) and the training error (sample weights, edges, labels).
@@ -1555,7 +1616,8 @@ mod tests {
     /// shrinkage the end is computed ahead, in Solve_α's trial pass: kept when every first guess is accepted,
     /// else (an oracle of precision 1, whose first guesses go all the way back) dropped for the
     /// update's search; both happen here, and a round of negative edge (whose first trial pass,
-    /// run before η is known, is discarded). A non-finite output is the same error either way.
+    /// run before η is known, is discarded). The fast path reads the outputs as a vector or, as a
+    /// grown tree gives them, from its leaves. A non-finite output is the same error every way.
     #[test]
     fn one_pass_update_equals_the_general_path() {
         AHEAD.with(|c| c.set([0, 0]));
@@ -1586,12 +1648,14 @@ mod tests {
             let lab = || Labels { sample_weight: (!unit).then_some(&sw[..]), ..labels(&y) };
             let p = SecBoostParams { oracle_precision: precision, ..params("logistic") };
             let mut fast = SecBoost::new(p.clone(), builtin.clone(), lab()).expect("valid");
+            let mut leaves = SecBoost::new(p.clone(), builtin.clone(), lab()).expect("valid");
             let mut general = SecBoost::new(p, builtin, lab()).expect("valid");
             general.general_path = true;
             assert!(fast.updates_in_one_pass() && !general.updates_in_one_pass());
             assert_eq!(fast.unit_weights, unit);
-            fast.set_learning_rate(lr);
-            general.set_learning_rate(lr);
+            for b in [&mut fast, &mut leaves, &mut general] {
+                b.set_learning_rate(lr);
+            }
             for round in 0..8 {
                 let what = format!("{build:?} build, n = {n}, ν = {lr}, Z = {precision}, round {round}");
                 let mut h = fit_stump(&fast, &x);
@@ -1600,27 +1664,44 @@ mod tests {
                     // α = δ_init, is discarded and Solve_α starts from −δ_init.
                     h.iter_mut().for_each(|v| *v = -*v);
                 }
-                let (mut df, mut dg) = (Diagnostics::new(), Diagnostics::new());
+                let (mut df, mut dg, mut dl) = (Diagnostics::new(), Diagnostics::new(), Diagnostics::new());
+                let [kept, _] = AHEAD.with(std::cell::Cell::get);
                 let step = with_build(build, || fast.step(&h, &mut df)).expect("step");
+                let ahead_kept = AHEAD.with(std::cell::Cell::get)[0] > kept;
                 assert_eq!(step, general.step(&h, &mut dg).expect("step"), "{what}");
-                for (a, b, name) in [
-                    (&fast.edges, &general.edges, "edges"),
-                    (&fast.offsets, &general.offsets, "offsets"),
-                    (&fast.weights, &general.weights, "weights"),
-                    (&fast.losses, &general.losses, "losses"),
-                ] {
-                    assert!(a.iter().zip(b).all(|(a, b)| a.to_bits() == b.to_bits()), "{what}: {name}");
+                // The stump as a tree's leaves (its two values) and the outputs' buffer, which
+                // the step on the leaves does not read (but for a fallback's writing it).
+                let (of_row, values) = as_leaves(&h);
+                let (mut buffer, mut sl) = (vec![f64::NAN; n], vec![0.0; n]);
+                let on_leaves =
+                    with_build(build, || leaves.step_on_leaves(&of_row, &values, &mut buffer, &mut dl, &mut sl));
+                assert_eq!(step, on_leaves.expect("step"), "{what}: on the leaves");
+                // The end computed ahead sums the loss values without keeping them: recomputed,
+                // they are the general path's.
+                assert!(!ahead_kept || fast.losses.is_empty(), "{what}: loss values kept");
+                for b in [&fast, &leaves] {
+                    for (a, b, name) in [
+                        (&b.edges[..], &general.edges[..], "edges"),
+                        (&b.offsets, &general.offsets, "offsets"),
+                        (&b.weights, &general.weights, "weights"),
+                        (&b.loss_values(), &general.losses, "losses"),
+                    ] {
+                        assert!(a.iter().zip(b).all(|(a, b)| a.to_bits() == b.to_bits()), "{what}: {name}");
+                    }
                 }
                 let (mut sf, mut sg) = (vec![0.0; n], vec![0.0; n]);
                 fast.statistics(&mut sf);
                 general.statistics(&mut sg);
-                assert!(sf.iter().zip(&sg).all(|(a, b)| a.to_bits() == b.to_bits()), "{what}: statistics");
+                for s in [&sf, &sl] {
+                    assert!(s.iter().zip(&sg).all(|(a, b)| a.to_bits() == b.to_bits()), "{what}: statistics");
+                }
                 assert_eq!(df.keys().collect::<Vec<_>>(), dg.keys().collect::<Vec<_>>(), "{what}");
                 for (k, a) in &df {
                     let b = dg[k];
                     let close =
                         if n <= SECANT_CHUNK { a.to_bits() == b.to_bits() } else { (a - b).abs() <= 1e-12 * b.abs() };
                     assert!(close, "{what}: {k} = {a} vs {b}");
+                    assert_eq!(a.to_bits(), dl[k].to_bits(), "{what}: {k} on the leaves");
                 }
                 if !matches!(step, Step::Add { .. }) {
                     // (An oracle of precision 1 ends the fit within a few rounds.)
@@ -1628,12 +1709,13 @@ mod tests {
                 }
                 assert!(df["random_offsets"] == 0.0 && df["certified"] == 1.0, "{what}: {df:?}");
             }
-            // Every round of the usual oracle keeps the end computed ahead, shrunk or not.
+            // Every round of the usual oracle keeps the end computed ahead, shrunk or not (on the
+            // outputs and on the leaves).
             let [kept, _] = AHEAD.with(std::cell::Cell::get);
             if precision == 100 {
                 assert_eq!(
                     kept - kept_before,
-                    8,
+                    16,
                     "{build:?} build, n = {n}, ν = {lr}: rounds whose end computed ahead was kept"
                 );
             }
@@ -1641,6 +1723,7 @@ mod tests {
         let (x, y) = data(5, 3000, 0.15);
         let builtin = Loss::from_spec(&LossSpec::Logistic).expect("loss");
         let mut fast = SecBoost::new(params("logistic"), builtin.clone(), labels(&y)).expect("valid");
+        let mut leaves = SecBoost::new(params("logistic"), builtin.clone(), labels(&y)).expect("valid");
         let mut general = SecBoost::new(params("logistic"), builtin, labels(&y)).expect("valid");
         general.general_path = true;
         let mut h = fit_stump(&fast, &x);
@@ -1648,8 +1731,29 @@ mod tests {
         let (a, b) = (fast.step(&h, &mut Diagnostics::new()), general.step(&h, &mut Diagnostics::new()));
         let (a, b) = (a.expect_err("NaN output").to_string(), b.expect_err("NaN output").to_string());
         assert!(a == b && a.contains("output NaN at example 2011"), "{a} / {b}");
+        let (of_row, values) = as_leaves(&h);
+        let (mut buffer, mut stats) = (vec![0.0; h.len()], vec![0.0; h.len()]);
+        let c = leaves.step_on_leaves(&of_row, &values, &mut buffer, &mut Diagnostics::new(), &mut stats);
+        assert_eq!(c.expect_err("NaN output").to_string(), a);
         let [kept, refused] = AHEAD.with(std::cell::Cell::get);
         assert!(kept >= 8 && refused >= 1, "rounds whose end computed ahead was kept: {kept}, dropped: {refused}");
+    }
+
+    /// Outputs as a tree's leaves: each row's index among the distinct values (by their bits),
+    /// and the values.
+    fn as_leaves(h: &[f64]) -> (Vec<u32>, Vec<f64>) {
+        let mut values: Vec<f64> = Vec::new();
+        let of_row = h
+            .iter()
+            .map(|v| match values.iter().position(|u| u.to_bits() == v.to_bits()) {
+                Some(l) => l as u32,
+                None => {
+                    values.push(*v);
+                    (values.len() - 1) as u32
+                }
+            })
+            .collect();
+        (of_row, values)
     }
 
     #[test]
@@ -1680,7 +1784,7 @@ mod tests {
                     "{loss} {rule:?} round {round}"
                 );
                 assert!(
-                    fz.iter().zip(&b.losses).all(|(a, c)| a.to_bits() == c.to_bits()),
+                    fz.iter().zip(&*b.loss_values()).all(|(a, c)| a.to_bits() == c.to_bits()),
                     "{loss} {rule:?} round {round}"
                 );
                 if !matches!(step, Step::Add { .. }) {

@@ -727,17 +727,17 @@ pub fn solve_alpha_certified(
     )
 }
 
-/// A trial pass in place of [`secant_pass`]: given α, the buffer of loss values and the
-/// [`Order2`] asked for, it returns the same sums, bit for bit, and the same loss values when
-/// they are asked for (it may do more with the rows while they are at hand: the update computed
-/// ahead, update.rs).
-pub(super) type TrialPass<'a> = &'a mut dyn FnMut(f64, &mut [f64], Order2<'_>) -> PassSums;
+/// A trial pass in place of [`secant_pass`]: given α and the [`Order2`] asked for, it returns the
+/// same sums, bit for bit, and keeps what it needs of the rows itself (it may do more with them
+/// while they are at hand: the update computed ahead, update.rs).
+pub(super) type TrialPass<'a> = &'a mut dyn FnMut(f64, Order2<'_>) -> PassSums;
 
 /// [`solve_alpha_certified`] over the examples of every rank: two calls per trial α. `fz` is
 /// the passes' buffer of loss values; with `keep_losses`, when an α is accepted it holds
 /// `F(ẽ_i + α y_i h_i)` at it (the step reuses it), else its values are unspecified. `trial`, when
-/// given, runs the trial passes (the last one it runs is the accepted α's). `first`: the sums of
-/// the first trial's pass (at `α = δ_init·sign(η₀)`), run already, its loss values in `fz`.
+/// given, runs the trial passes (the last one it runs is the accepted α's; `fz` is then not
+/// touched). `first`: the sums of the first trial's pass (at `α = δ_init·sign(η₀)`), run already
+/// (by `trial`, or by [`secant_pass`] with its loss values in `fz`).
 #[allow(clippy::too_many_arguments)] // the public rule's arguments, the ranks' reducer, what the round knows, F's buffer, whether it is kept, the trial pass and its first sums
 pub(super) fn solve_alpha_certified_on(
     input: &AlphaInput<'_>,
@@ -757,12 +757,15 @@ pub(super) fn solve_alpha_certified_on(
     if !(kappa > 0.0 && kappa < 1.0) {
         return Err(Error::param("kappa", "a real in (0, 1)", kappa));
     }
-    if fz.len() != m {
-        first = None;
-    }
-    if first.is_none() {
-        fz.clear();
-        fz.resize(m, 0.0);
+    if trial.is_none() {
+        // This function's own passes write the loss values into `fz`.
+        if fz.len() != m {
+            first = None;
+        }
+        if first.is_none() {
+            fz.clear();
+            fz.resize(m, 0.0);
+        }
     }
     // A convex loss's q̄ terms are closed forms or short searches: computed in the pass of the
     // partial weights (a trial rejected before its q̄ test wastes them; one rarely is). A
@@ -782,7 +785,7 @@ pub(super) fn solve_alpha_certified_on(
         let order2 = Order2 { w, sw: (!known.unit_weights).then_some(sw), qbar: fused_qbar, losses: keep_losses };
         let sums = match (first.take(), trial.as_mut()) {
             (Some(sums), _) => sums,
-            (None, Some(pass)) => pass(alpha, fz, order2),
+            (None, Some(pass)) => pass(alpha, order2),
             (None, None) => secant_pass(loss, edges, alpha, y, h, offsets, None, fz, Some(order2)),
         };
         // Over every rank (`n` = the number of examples).

@@ -99,38 +99,101 @@ impl ChunkSums {
 /// 64 KiB) stay in the core's cache from one step to the next.
 const BLOCK: usize = 1024;
 
-/// One chunk's output slices: new edges, offsets, weights and loss values.
-struct Out<'a> {
-    edges: &'a mut [f64],
-    offsets: &'a mut [f64],
-    weights: &'a mut [f64],
-    losses: &'a mut [f64],
-}
+/// One chunk's `K` output slices of equal length: the new edges, offsets, weights (and loss
+/// values, for [`SecBoost::update_convex`]).
+struct Out<'a, const K: usize>([&'a mut [f64]; K]);
 
-impl<'a> Out<'a> {
+impl<'a, const K: usize> Out<'a, K> {
     /// The rows cut into pieces of `len` rows, each with its first row (from 0).
-    fn pieces(self, len: usize) -> impl Iterator<Item = (usize, Out<'a>)> {
-        let Out { edges, offsets, weights, losses } = self;
-        let pieces = edges.chunks_mut(len).zip(offsets.chunks_mut(len)).zip(weights.chunks_mut(len));
-        pieces
-            .zip(losses.chunks_mut(len))
-            .enumerate()
-            .map(move |(k, (((edges, offsets), weights), losses))| (k * len, Out { edges, offsets, weights, losses }))
+    fn pieces(self, len: usize) -> impl Iterator<Item = (usize, Out<'a, K>)> {
+        let (mut rest, mut first) = (self.0, 0);
+        std::iter::from_fn(move || {
+            let k = len.min(rest.first().map_or(0, |v| v.len()));
+            if k == 0 {
+                return None;
+            }
+            let piece = rest.each_mut().map(|v| {
+                let (head, tail) = std::mem::take(v).split_at_mut(k);
+                *v = tail;
+                head
+            });
+            first += k;
+            Some((first - k, Out(piece)))
+        })
     }
 
     /// `f(first row, chunk)` over the fixed chunks of [`ROW_CHUNK`] rows, in parallel (one call
     /// with at most that many rows), the results in chunk order.
-    fn map_chunks<R: Send>(self, f: impl Fn(usize, Out<'_>) -> R + Sync + Send) -> Vec<R> {
-        if self.edges.len() <= ROW_CHUNK {
+    fn map_chunks<R: Send>(self, f: impl Fn(usize, Out<'_, K>) -> R + Sync + Send) -> Vec<R> {
+        if self.0.first().is_none_or(|v| v.len() <= ROW_CHUNK) {
             return vec![f(0, self)];
         }
-        let Out { edges, offsets, weights, losses } = self;
-        let chunks = edges.par_chunks_mut(ROW_CHUNK).zip(offsets.par_chunks_mut(ROW_CHUNK));
-        let chunks = chunks.zip(weights.par_chunks_mut(ROW_CHUNK)).zip(losses.par_chunks_mut(ROW_CHUNK));
-        chunks
-            .enumerate()
-            .map(|(k, (((edges, offsets), weights), losses))| f(k * ROW_CHUNK, Out { edges, offsets, weights, losses }))
-            .collect()
+        let chunks: Vec<_> = self.pieces(ROW_CHUNK).collect();
+        chunks.into_par_iter().map(|(a, out)| f(a, out)).collect()
+    }
+}
+
+/// A weak hypothesis's outputs on the rows: given, or a grown tree's leaves, read by the pass
+/// (`h_i = values[of_row[i]]`: no vector of outputs written by one pass and read by the next).
+#[derive(Clone, Copy)]
+pub(super) enum Outputs<'a> {
+    Dense(&'a [f64]),
+    Leaves { of_row: &'a [u32], values: &'a [f64] },
+}
+
+impl<'a> Outputs<'a> {
+    /// The number of rows.
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Outputs::Dense(h) => h.len(),
+            Outputs::Leaves { of_row, .. } => of_row.len(),
+        }
+    }
+
+    /// Row `i`'s output.
+    pub(super) fn at(&self, i: usize) -> f64 {
+        match self {
+            Outputs::Dense(h) => h[i],
+            Outputs::Leaves { of_row, values } => values[of_row[i] as usize],
+        }
+    }
+
+    /// Every row's output, as a vector only when it is not one already.
+    pub(super) fn dense(&self) -> std::borrow::Cow<'a, [f64]> {
+        match *self {
+            Outputs::Dense(h) => std::borrow::Cow::Borrowed(h),
+            Outputs::Leaves { of_row, values } => {
+                let mut h = vec![0.0; of_row.len()];
+                crate::boost::driver::tree_outputs(of_row, values, 1, &mut h);
+                std::borrow::Cow::Owned(h)
+            }
+        }
+    }
+
+    /// The outputs of rows `r`: a slice of the given ones, or the leaves' values written into `tmp`.
+    #[inline(always)]
+    fn rows<'b>(&self, r: std::ops::Range<usize>, tmp: &'b mut [f64]) -> &'b [f64]
+    where
+        'a: 'b,
+    {
+        match *self {
+            Outputs::Dense(h) => &h[r],
+            Outputs::Leaves { of_row, values } => {
+                let tmp = &mut tmp[..r.len()];
+                for (h, &l) in tmp.iter_mut().zip(&of_row[r]) {
+                    *h = values[l as usize];
+                }
+                tmp
+            }
+        }
+    }
+
+    /// The bytes a pass reads for them.
+    fn bytes(&self) -> usize {
+        match self {
+            Outputs::Dense(h) => traffic::bytes(h),
+            Outputs::Leaves { of_row, .. } => traffic::bytes(of_row),
+        }
     }
 }
 
@@ -139,15 +202,18 @@ impl<'a> Out<'a> {
 #[derive(Clone, Copy)]
 struct Trial<'a> {
     alpha: f64,
-    h: &'a [f64],
+    h: Outputs<'a>,
     order2: Order2<'a>,
 }
 
 /// A block's temporaries in [`SecBoost::trial_ahead`] ([`BLOCK`] values each, every one written
-/// before it is read): the trial edges (under shrinkage), the partial weights and OBIs at the trial
-/// edges, and the first guesses' OBIs.
+/// before it is read): the outputs (from the leaves), the trial edges (under shrinkage), the loss
+/// values at the new edges, the partial weights and OBIs at the trial edges, and the first guesses'
+/// OBIs.
 struct BlockTmp<'t> {
+    h: &'t mut [f64],
     trial_edges: &'t mut [f64],
+    losses: &'t mut [f64],
     wt: &'t mut [f64],
     q: &'t mut [f64],
     guess_obi: &'t mut [f64],
@@ -199,12 +265,11 @@ impl SecBoost {
             (3 + 2 * usize::from(!self.unit_weights) + usize::from(known)) * b,
             (4 - usize::from(known)) * b,
         );
-        let [edges, offsets, weights, losses] = &mut out;
-        let sums = Out { edges, offsets, weights, losses }
+        let sums = Out(out.each_mut().map(|v| &mut v[..]))
             .map_chunks(|a, out| self.update_chunk(a, alpha, h, z, known, out))
             .into_iter()
             .fold(ChunkSums::default(), ChunkSums::then);
-        self.finish_update(alpha, h, out, sums, diag)
+        self.finish_update(alpha, Outputs::Dense(h), out, sums, diag)
     }
 
     /// Whether a round computes its end ahead, in Solve_α's trial passes
@@ -214,37 +279,44 @@ impl SecBoost {
         self.updates_in_one_pass() && self.params.solve_alpha == SolveAlphaRule::Certified && is_logistic(&self.loss)
     }
 
+    /// Whether this round's end is computed in Solve_α's trial passes: [`SecBoost::updates_ahead`]
+    /// with an α from Solve_α (not a closed form, which comes first).
+    pub(super) fn ends_ahead(&self) -> bool {
+        let closed_form = self.params.alpha_rule == super::AlphaRule::Auto && self.loss.beta().is_some();
+        self.updates_ahead() && !closed_form
+    }
+
     /// A trial pass of the certified Solve_α at `alpha` ([`super::solve_alpha::secant_pass`] with
     /// `order2`: the same sums, bit for bit) that also computes the end of the round as
     /// [`SecBoost::update_convex`] would if `alpha` is accepted (at the step `α` shrunk, under
     /// shrinkage): the new edges, the oracle's first guesses as offsets, the weights at them and
-    /// the round's sums, into `out` (edges, offsets, weights: `m` values each), and the loss values
-    /// at the new edges into `fz` (without shrinkage the trial edges are the new edges: the
-    /// secant pass's loss values). It also sums η and M and checks the outputs
+    /// the round's sums, into `out` (edges, offsets, weights: `m` values each). The loss values at
+    /// the new edges are summed, not kept (the state's are recomputed if ever read:
+    /// [`SecBoost::loss_values`]). It also sums η and M and checks the outputs
     /// (for the first trial, run before them: see the step). The budget is known only after the pass:
     /// [`SecBoost::ahead_holds`] tells whether every first guess is then accepted, as
     /// [`SecBoost::update_convex`] would have found (docs/explanation/secboost.md#secboost-speed).
     pub(super) fn trial_ahead(
         &self,
         alpha: f64,
-        h: &[f64],
-        fz: &mut [f64],
+        h: Outputs<'_>,
         order2: Order2<'_>,
         out: &mut [Vec<f64>; 3],
     ) -> (PassSums, ChunkSums) {
         debug_assert!(order2.qbar && self.updates_ahead());
         // The secant pass's reads (edges, labels, outputs, offsets, weights; the sample weights
-        // unless all are 1) and its loss values written; the new edges, offsets and weights written.
-        let b = traffic::bytes(h);
-        traffic::add(Pass::BoosterStep, (5 + usize::from(!self.unit_weights)) * b, b);
+        // unless all are 1); the new edges, offsets and weights written.
+        let b = traffic::bytes(&self.edges);
+        traffic::add(Pass::BoosterStep, (4 + usize::from(!self.unit_weights)) * b + h.bytes(), 0);
         traffic::add(Pass::BoosterUpdate, 0, 3 * b);
-        let [edges, offsets, weights] = out;
         let trial = Trial { alpha, h, order2 };
-        let parts = Out { edges, offsets, weights, losses: fz }.map_chunks(|a, out| {
+        let parts = Out(out.each_mut().map(|v| &mut v[..])).map_chunks(|a, out| {
             // A block's temporaries, for every block of the chunk.
-            let mut trial_edges = [0.0; BLOCK];
+            let (mut hb, mut trial_edges, mut losses) = ([0.0; BLOCK], [0.0; BLOCK], [0.0; BLOCK]);
             with_chunk_tmp(&self.loss, BLOCK, |wt, q, guess_obi| {
-                self.ahead_chunk(trial, a, out, &mut BlockTmp { trial_edges: &mut trial_edges, wt, q, guess_obi })
+                let (h, trial_edges, losses) = (&mut hb, &mut trial_edges, &mut losses);
+                let mut tmp = BlockTmp { h, trial_edges, losses, wt, q, guess_obi };
+                self.ahead_chunk(trial, a, out, &mut tmp)
             })
         });
         // In chunk order, as secant_pass and update_convex add them.
@@ -261,7 +333,14 @@ impl SecBoost {
     /// One chunk of [`SecBoost::trial_ahead`], its first row `a`, block by block
     /// ([`SecBoost::ahead_block`]): the chunk's order-2 sums and round sums.
     #[allow(unsafe_code)]
-    fn ahead_chunk(&self, t: Trial<'_>, a: usize, out: Out<'_>, tmp: &mut BlockTmp<'_>) -> (PassSums, ChunkSums) {
+    fn ahead_chunk(&self, t: Trial<'_>, a: usize, out: Out<'_, 3>, tmp: &mut BlockTmp<'_>) -> (PassSums, ChunkSums) {
+        #[cfg(target_arch = "x86_64")]
+        if crate::util::fastmath::avx512() {
+            // SAFETY: `avx512()` holds only when the CPU has AVX-512 (F, DQ, VL), AVX2 and FMA
+            // (detected at run time), the only requirement of calling a function with those target
+            // features.
+            return unsafe { self.ahead_chunk_avx512(t, a, out, tmp) };
+        }
         #[cfg(target_arch = "x86_64")]
         if crate::util::fastmath::avx2() {
             // SAFETY: `avx2()` holds only when the CPU has AVX2 and FMA (detected at run time),
@@ -275,13 +354,33 @@ impl SecBoost {
     /// operations lane by lane, never contracted: the same bits).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    fn ahead_chunk_avx2(&self, t: Trial<'_>, a: usize, out: Out<'_>, tmp: &mut BlockTmp<'_>) -> (PassSums, ChunkSums) {
+    fn ahead_chunk_avx2(
+        &self,
+        t: Trial<'_>,
+        a: usize,
+        out: Out<'_, 3>,
+        tmp: &mut BlockTmp<'_>,
+    ) -> (PassSums, ChunkSums) {
+        self.ahead_blocks(t, a, out, tmp)
+    }
+
+    /// [`SecBoost::ahead_chunk`] compiled for AVX-512: the same four-row steps as the AVX2 build,
+    /// with twice the vector registers (the loops' running sums stay in them). The same bits.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,fma")]
+    fn ahead_chunk_avx512(
+        &self,
+        t: Trial<'_>,
+        a: usize,
+        out: Out<'_, 3>,
+        tmp: &mut BlockTmp<'_>,
+    ) -> (PassSums, ChunkSums) {
         self.ahead_blocks(t, a, out, tmp)
     }
 
     /// The blocks of [`SecBoost::ahead_chunk`], in row order.
     #[inline(always)]
-    fn ahead_blocks(&self, t: Trial<'_>, a: usize, out: Out<'_>, tmp: &mut BlockTmp<'_>) -> (PassSums, ChunkSums) {
+    fn ahead_blocks(&self, t: Trial<'_>, a: usize, out: Out<'_, 3>, tmp: &mut BlockTmp<'_>) -> (PassSums, ChunkSums) {
         debug_assert_eq!(t.order2.sw.is_none(), self.unit_weights);
         let (mut p, mut s) = (PassSums::default(), ChunkSums::default());
         for (j, out) in out.pieces(BLOCK) {
@@ -311,20 +410,20 @@ impl SecBoost {
         &self,
         t: Trial<'_>,
         a: usize,
-        out: Out<'_>,
+        out: Out<'_, 3>,
         tmp: &mut BlockTmp<'_>,
         p: &mut PassSums,
         s: &mut ChunkSums,
     ) {
         let Trial { alpha, h, order2 } = t;
-        let Out { edges, offsets, weights, losses } = out;
+        let Out([edges, offsets, weights]) = out;
         let len = edges.len();
         let r = a..a + len;
-        let BlockTmp { trial_edges, wt, q, guess_obi } = tmp;
+        let BlockTmp { h: hb, trial_edges, losses, wt, q, guess_obi } = tmp;
         let rows = AheadRows::<UNIT> {
             prev: &self.edges[r.clone()],
             y: &self.y[r.clone()],
-            h: &h[r.clone()],
+            h: h.rows(r.clone(), hb),
             w: &order2.w[r.clone()],
             sw: if UNIT { &[] } else { &self.sw[r.clone()] },
             old: &self.offsets[r],
@@ -334,7 +433,8 @@ impl SecBoost {
             shrunk: self.lr != 1.0,
             div: guess_divisor(self.params.oracle_precision),
         };
-        let (trial, wt, q, guess_obi) = (&mut trial_edges[..len], &mut wt[..len], &mut q[..len], &mut guess_obi[..len]);
+        let (trial, losses) = (&mut trial_edges[..len], &mut losses[..len]);
+        let (wt, q, guess_obi) = (&mut wt[..len], &mut q[..len], &mut guess_obi[..len]);
         // Before the kernels, four rows a step (the block's first row is a multiple of 4 in its
         // chunk: row j in lane j mod 4).
         let mut eta = EdgeLanes::from((s.eta, s.m));
@@ -396,19 +496,20 @@ impl SecBoost {
         s.bad_rows(a, bad, weights, losses);
     }
 
-    /// The round's end from its outputs `out` (new edges, offsets, weights, loss values) and sums:
-    /// the state replaced and the records written, or the error of a non-finite value.
+    /// The round's end from its outputs `out` (new edges, offsets, weights, loss values: none, when
+    /// they were summed and not kept) and sums: the state replaced and the records written, or
+    /// the error of a non-finite value.
     pub(super) fn finish_update(
         &mut self,
         alpha: f64,
-        h: &[f64],
+        h: Outputs<'_>,
         out: [Vec<f64>; 4],
         sums: ChunkSums,
         diag: &mut Diagnostics,
     ) -> Result<Step> {
         if let Some(i) = sums.bad_edge {
-            self.spare.extend(out);
-            let e = shifted_edge(self.edges[i], alpha, self.y[i], h[i]);
+            self.give_back(out);
+            let e = shifted_edge(self.edges[i], alpha, self.y[i], h.at(i));
             return Err(Error::Numerical(format!("SecBoost: edge {e} at example {i}")));
         }
         let [edges, offsets, weights, losses] = out;
@@ -417,9 +518,9 @@ impl SecBoost {
             std::mem::replace(&mut self.offsets, offsets),
             std::mem::replace(&mut self.losses, losses),
         ];
-        self.spare.extend(old);
+        self.give_back(old);
         if let Some(i) = sums.bad_weight.or(sums.bad_loss) {
-            let w = if sums.bad_weight.is_some() { weights[i] } else { self.losses[i] };
+            let w = if sums.bad_weight.is_some() { weights[i] } else { self.loss.value(self.edges[i]) };
             return Err(Error::Numerical(format!(
                 "loss `{}` is not finite near edge {} (example {i}: {w})",
                 self.loss.name(),
@@ -467,7 +568,7 @@ impl SecBoost {
     /// in order, each through every step before the next, so that a block's values stay in the
     /// core's cache between the steps (the sums run in row order either way).
     /// `known`: `out.losses` holds `F(ẽ_t)` already.
-    fn update_chunk(&self, a: usize, alpha: f64, h: &[f64], z: f64, known: bool, out: Out<'_>) -> ChunkSums {
+    fn update_chunk(&self, a: usize, alpha: f64, h: &[f64], z: f64, known: bool, out: Out<'_, 4>) -> ChunkSums {
         let mut s = ChunkSums::default();
         for (j, out) in out.pieces(BLOCK) {
             self.update_block(a + j, alpha, h, z, known, out, &mut s);
@@ -480,9 +581,9 @@ impl SecBoost {
 
     /// One block of [`SecBoost::update_chunk`], its first row `a`, its sums added to `s`.
     #[allow(clippy::too_many_arguments)] // update_chunk's arguments and its running sums
-    fn update_block(&self, a: usize, alpha: f64, h: &[f64], z: f64, known: bool, out: Out<'_>, s: &mut ChunkSums) {
+    fn update_block(&self, a: usize, alpha: f64, h: &[f64], z: f64, known: bool, out: Out<'_, 4>, s: &mut ChunkSums) {
         let p = &self.params;
-        let Out { edges, offsets, weights, losses } = out;
+        let Out([edges, offsets, weights, losses]) = out;
         let len = edges.len();
         // (No branch in the loops over the rows: the first row at fault is looked for only when
         // there is one.)

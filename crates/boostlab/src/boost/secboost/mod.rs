@@ -622,7 +622,22 @@ impl Booster for SecBoost {
         Ok(())
     }
 
-    /// One SecBoost round: see [`SecBoost::step_on`].
+    /// One SecBoost round (docs/explanation/secboost.md#secboost-algorithm, steps 2.2–2.7). Diagnostics: `risk_prev` (F(S, H_(t−1))), the
+    /// certificate `b` (B_t), `qbar` (q̄_t), `pi` (π_t), `certified_decrease`
+    /// (B_t − q̄_t, so that `risk ≤ risk_prev − certified_decrease`), `certified` (1 under the
+    /// certified rule, 0 under the paper's), `closed_form` (β-smooth losses under `auto`: 1 if the
+    /// closed-form α was kept), and `eta`, `alpha`, `w2` (W̄_2),
+    /// `epsilon`, `z_obi` (the OBI budget z_t), `mean_abs_weight` (W̄_1 = |mean_i w_ti| of the
+    /// paper's eq. 16, for the weights this round used), `risk` (F(S, H_t)), `train_error`, and
+    /// `halvings`, `max_obi`, `random_offsets`, `zero_weights`, `negative_weights` (of the new
+    /// weights).
+    ///
+    /// Stops (with `stop_reason`): `Stop` when `h` is 0 everywhere or has zero edge η;
+    /// `AddAndStop` when some example has no admissible offset, or when all new weights are 0.
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] if `h` has the wrong length; [`Error::Numerical`] for non-finite `h`,
+    /// a failing [`solve_alpha`], or a loss value that is not finite at the new edges.
     fn step(&mut self, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
         self.step_on(Outputs::Dense(h), h, diag)
     }
@@ -650,26 +665,12 @@ impl Booster for SecBoost {
 }
 
 impl SecBoost {
-    /// One SecBoost round on the weak hypothesis's `outputs` (docs/explanation/secboost.md#secboost-algorithm, steps 2.2–2.7). Diagnostics: `risk_prev` (F(S, H_(t−1))), the
-    /// certificate `b` (B_t), `qbar` (q̄_t), `pi` (π_t), `certified_decrease`
-    /// (B_t − q̄_t, so that `risk ≤ risk_prev − certified_decrease`), `certified` (1 under the
-    /// certified rule, 0 under the paper's), `closed_form` (β-smooth losses under `auto`: 1 if the
-    /// closed-form α was kept), and `eta`, `alpha`, `w2` (W̄_2),
-    /// `epsilon`, `z_obi` (the OBI budget z_t), `mean_abs_weight` (W̄_1 = |mean_i w_ti| of the
-    /// paper's eq. 16, for the weights this round used), `risk` (F(S, H_t)), `train_error`, and
-    /// `halvings`, `max_obi`, `random_offsets`, `zero_weights`, `negative_weights` (of the new
-    /// weights).
-    ///
-    /// Stops (with `stop_reason`): `Stop` when `h` is 0 everywhere or has zero edge η;
-    /// `AddAndStop` when some example has no admissible offset, or when all new weights are 0.
+    /// [`Booster::step`] on the weak hypothesis's `outputs`, given as a vector or as a tree's
+    /// leaves.
     ///
     /// `h`: the outputs as a vector, or, when the trial passes read them from the leaves (which
     /// [`SecBoost::step_on_leaves`] does only when every pass of the round is a trial pass but a
     /// fallback's, which writes them out), a buffer of their length that is never read.
-    ///
-    /// # Errors
-    /// [`Error::InvalidData`] if `h` has the wrong length; [`Error::Numerical`] for non-finite `h`,
-    /// a failing [`solve_alpha`], or a loss value that is not finite at the new edges.
     fn step_on(&mut self, outputs: Outputs<'_>, h: &[f64], diag: &mut Diagnostics) -> Result<Step> {
         let m = self.y.len();
         if h.len() != m || outputs.len() != m {

@@ -43,6 +43,9 @@ def dask_data(n=700, seed=3, classes=2):
 def place(client, frames, sizes, owners):
     """Dask collections of `frames` (pandas objects) split into partitions of `sizes` rows, the
     i-th held by worker `owners[i]` (an index into the sorted worker addresses)."""
+    # (Every worker the placement names, registered: a worker the nanny is restarting is briefly
+    # missing from the scheduler's list.)
+    client.wait_for_workers(max(owners) + 1, timeout=60)
     workers = sorted(client.scheduler_info()["workers"])
     bounds = np.concatenate([[0], np.cumsum(sizes)])
     out = []

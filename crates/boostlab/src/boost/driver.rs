@@ -456,19 +456,23 @@ fn learn_label_threshold(data: &BinnedData, model: &Ensemble, variant: MultiVari
 /// `h` (`n × k`) = the leaf values of each row's leaf; parallel over fixed row chunks.
 pub(crate) fn tree_outputs(leaf_of_row: &[u32], leaf_values: &[f64], k: usize, h: &mut [f64]) {
     traffic::add(Pass::TreeOutputs, traffic::bytes(leaf_of_row), traffic::bytes(h));
-    let fill = |(h, leaves): (&mut [f64], &[u32])| {
-        if k == 1 {
-            for (h, &l) in h.iter_mut().zip(leaves) {
-                *h = leaf_values[l as usize];
-            }
-        } else {
-            for (h, &l) in h.chunks_exact_mut(k).zip(leaves) {
-                let l = l as usize;
-                h.copy_from_slice(&leaf_values[l * k..(l + 1) * k]);
-            }
-        }
-    };
+    let fill = |(h, leaves): (&mut [f64], &[u32])| outputs_of_rows(leaves, leaf_values, k, h);
     h.par_chunks_mut(ROW_CHUNK * k).zip(leaf_of_row.par_chunks(ROW_CHUNK)).for_each(fill);
+}
+
+/// [`tree_outputs`] of some rows, on this thread (`h`: `leaf_of_row.len() × k`).
+#[inline]
+pub(crate) fn outputs_of_rows(leaf_of_row: &[u32], leaf_values: &[f64], k: usize, h: &mut [f64]) {
+    if k == 1 {
+        for (h, &l) in h.iter_mut().zip(leaf_of_row) {
+            *h = leaf_values[l as usize];
+        }
+    } else {
+        for (h, &l) in h.chunks_exact_mut(k).zip(leaf_of_row) {
+            let l = l as usize;
+            h.copy_from_slice(&leaf_values[l * k..(l + 1) * k]);
+        }
+    }
 }
 
 /// The boosting loop: `model` is the empty model (its clip level, base score and decoding set

@@ -218,10 +218,15 @@ fn statistic(w: f64, y: f64, s: f64, scale: f64) -> f64 {
     super::signed(relabel, w.abs() * s * scale)
 }
 
+/// Row vectors given back to the spare ones (but not an empty one, which holds no memory).
+fn give_back(spare: &mut Vec<Vec<f64>>, v: impl IntoIterator<Item = Vec<f64>>) {
+    spare.extend(v.into_iter().filter(|v| v.capacity() > 0));
+}
+
 /// A round that ends early gives its row vectors back to the spare ones: those of the end computed
 /// ahead, if any, and the loss values'.
 fn recycle(spare: &mut Vec<Vec<f64>>, ahead: Option<[Vec<f64>; 3]>, fz: Vec<f64>) {
-    spare.extend(ahead.into_iter().flatten().chain([fz]).filter(|v| v.capacity() > 0));
+    give_back(spare, ahead.into_iter().flatten().chain([fz]));
 }
 
 /// Index and value of the first non-finite entry.
@@ -469,9 +474,9 @@ impl SecBoost {
         std::borrow::Cow::Owned(f)
     }
 
-    /// Gives row vectors back to the spare ones (but not an empty one).
+    /// Gives row vectors back to the spare ones ([`give_back`]).
     fn give_back(&mut self, v: impl IntoIterator<Item = Vec<f64>>) {
-        self.spare.extend(v.into_iter().filter(|v| v.capacity() > 0));
+        give_back(&mut self.spare, v);
     }
 
     /// New offsets for every example; `Err(i)` for the first example without an admissible one.
@@ -653,7 +658,7 @@ impl Booster for SecBoost {
         diag: &mut Diagnostics,
         stats: &mut [f64],
     ) -> Result<Step> {
-        let step = if self.ends_ahead() && !self.coll.is_distributed() && h.len() == leaf_of_row.len() {
+        let step = if self.first_trial_ahead() && h.len() == leaf_of_row.len() {
             self.step_on(Outputs::Leaves { of_row: leaf_of_row, values: leaf_values }, h, diag)?
         } else {
             super::driver::tree_outputs(leaf_of_row, leaf_values, 1, h);
@@ -698,7 +703,7 @@ impl SecBoost {
         // On one machine the first trial (α = δ_init, as η is positive for a tree grown on
         // this round's statistics) runs before η and M, and sums them, and checks the outputs: one
         // pass over the rows less. A negative η makes it a wasted pass.
-        let first = ahead.as_mut().filter(|_| !coll.is_distributed()).map(|out| {
+        let first = ahead.as_mut().filter(|_| self.first_trial_ahead()).map(|out| {
             let sw = (!self.unit_weights).then_some(&self.sw[..]);
             let order2 = Order2 { w: &self.weights, sw, qbar: true, losses: false };
             self.trial_ahead(self.params.delta_init, outputs, order2, out)

@@ -15,6 +15,7 @@ use super::solve_alpha::{
     is_logistic, shifted_edge, weights_from_values, with_chunk_tmp, EdgeLanes, Order2, PassSums, Sum4,
 };
 use super::{offset_seed, SecBoost, SolveAlphaRule};
+use crate::boost::driver::outputs_of_rows;
 use crate::boost::{Diagnostics, Step};
 use crate::error::{Error, Result};
 use crate::util::fastmath::select;
@@ -180,9 +181,7 @@ impl<'a> Outputs<'a> {
             Outputs::Dense(h) => &h[r],
             Outputs::Leaves { of_row, values } => {
                 let tmp = &mut tmp[..r.len()];
-                for (h, &l) in tmp.iter_mut().zip(&of_row[r]) {
-                    *h = values[l as usize];
-                }
+                outputs_of_rows(&of_row[r], values, 1, tmp);
                 tmp
             }
         }
@@ -284,6 +283,13 @@ impl SecBoost {
     pub(super) fn ends_ahead(&self) -> bool {
         let closed_form = self.params.alpha_rule == super::AlphaRule::Auto && self.loss.beta().is_some();
         self.updates_ahead() && !closed_form
+    }
+
+    /// Whether the round's first trial pass runs before η and M (and checks the outputs): its
+    /// end computed ahead, on one machine. Then every pass of the round is a trial pass, but for
+    /// the update pass of a refused first guess, and the passes may read a tree's leaves.
+    pub(super) fn first_trial_ahead(&self) -> bool {
+        self.ends_ahead() && !self.coll.is_distributed()
     }
 
     /// A trial pass of the certified Solve_α at `alpha` ([`super::solve_alpha::secant_pass`] with
